@@ -1,0 +1,9 @@
+import type { APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { authorize } from '../lib/auth/authorizer.ts';
+import { readAuthorizerConfig } from '../lib/config.ts';
+import { authorizerDeps } from '../lib/wiring.ts';
+
+const deps = await authorizerDeps(readAuthorizerConfig());
+
+/** TOKEN authorizer in front of every protected route. */
+export const handler = (event: APIGatewayTokenAuthorizerEvent) => authorize(deps, event);

@@ -1,0 +1,16 @@
+import { readShipmentsConfig } from '../lib/config.ts';
+import { created, endpoint } from '../lib/http.ts';
+import { createShipment, ShipmentRequestSchema } from '../lib/shipments/shipments.ts';
+import { shipmentDeps } from '../lib/wiring.ts';
+
+const deps = shipmentDeps(readShipmentsConfig());
+
+/** POST /api/v1/shipments */
+export const handler = endpoint({
+  body: ShipmentRequestSchema,
+  authorized: true,
+  handle: async ({ body, caller }) => {
+    const { parcelNumber, status, createdAt } = await createShipment(deps, caller, body);
+    return created({ parcelNumber, status, createdAt }, `/api/v1/tracking/${parcelNumber}`);
+  },
+});

@@ -1,0 +1,12 @@
+import { LoginRequestSchema, loginWithContext, toExtendedLoginResponse } from '../lib/auth/login.ts';
+import { readLoginConfig } from '../lib/config.ts';
+import { endpoint, ok } from '../lib/http.ts';
+import { loginDeps } from '../lib/wiring.ts';
+
+const deps = await loginDeps(readLoginConfig());
+
+/** POST /api/v1/login-extended */
+export const handler = endpoint({
+  body: LoginRequestSchema,
+  handle: async ({ body }) => ok(toExtendedLoginResponse(await loginWithContext(deps, body))),
+});

@@ -1,0 +1,12 @@
+import { LoginRequestSchema, login, toLoginResponse } from '../lib/auth/login.ts';
+import { readLoginConfig } from '../lib/config.ts';
+import { endpoint, ok } from '../lib/http.ts';
+import { loginDeps } from '../lib/wiring.ts';
+
+const deps = await loginDeps(readLoginConfig());
+
+/** POST /api/v1/login */
+export const handler = endpoint({
+  body: LoginRequestSchema,
+  handle: async ({ body }) => ok(toLoginResponse(await login(deps, body))),
+});

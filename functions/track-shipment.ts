@@ -1,0 +1,20 @@
+import { readShipmentsConfig } from '../lib/config.ts';
+import { endpoint, ok } from '../lib/http.ts';
+import { TrackingParamsSchema, trackShipment } from '../lib/shipments/shipments.ts';
+import { shipmentDeps } from '../lib/wiring.ts';
+
+const deps = shipmentDeps(readShipmentsConfig());
+
+/** GET /api/v1/tracking/{parcelNumber} */
+export const handler = endpoint({
+  params: TrackingParamsSchema,
+  authorized: true,
+  handle: async ({ params, caller }) => {
+    const { parcelNumber, status, createdAt, shipment } = await trackShipment(
+      deps,
+      caller,
+      params.parcelNumber,
+    );
+    return ok({ parcelNumber, status, createdAt, shipment });
+  },
+});

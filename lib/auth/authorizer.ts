@@ -1,0 +1,60 @@
+/**
+ * The API Gateway TOKEN authorizer's decision.
+ *
+ * Any failure (no header, another scheme, a malformed, tampered, expired or foreign token,
+ * a refresh token) throws an Error whose message is exactly `Unauthorized`: that is the one
+ * signal API Gateway (and serverless-offline) turns into a 401. Any other error, or a Deny
+ * policy, would become a 500 or a 403.
+ *
+ * The Allow policy covers every method and path of the API stage, not only the one being
+ * called: API Gateway caches the decision per token and reuses it for other routes.
+ */
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { Logger } from '../log.ts';
+import type { AccessTokenVerifier } from './tokens.ts';
+
+/** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+export class Unauthorized extends Error {
+  constructor() {
+    super('Unauthorized');
+    this.name = 'Unauthorized';
+  }
+}
+
+/** arn:aws:execute-api:region:account:api/stage/METHOD/path → arn:...:api/stage/* */
+export function stageWideResource(methodArn: string): string {
+  const [arnPrefix, apiId, stage] = methodArn.split('/');
+  if (arnPrefix === undefined || apiId === undefined || stage === undefined) throw new Unauthorized();
+  return `${arnPrefix}/${apiId}/${stage}/*`;
+}
+
+export async function authorize(
+  deps: { readonly verifier: AccessTokenVerifier; readonly logger: Logger },
+  event: Pick<APIGatewayTokenAuthorizerEvent, 'authorizationToken' | 'methodArn'>,
+): Promise<APIGatewayAuthorizerResult> {
+  const match = BEARER.exec(event.authorizationToken ?? '');
+  if (match?.[1] === undefined) {
+    deps.logger.info('authorizer denied', { reason: 'no bearer token' });
+    throw new Unauthorized();
+  }
+  let subject: Awaited<ReturnType<AccessTokenVerifier['verify']>>;
+  try {
+    subject = await deps.verifier.verify(match[1]);
+  } catch (error) {
+    const reason = (error as { code?: unknown }).code;
+    deps.logger.info('authorizer denied', { reason: typeof reason === 'string' ? reason : 'invalid token' });
+    throw new Unauthorized();
+  }
+  return {
+    principalId: subject.username,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [
+        { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWideResource(event.methodArn) },
+      ],
+    },
+    context: { username: subject.username, customerId: subject.customerId ?? '' },
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * Password hashing with bcrypt (bcryptjs).
+ *
+ * `verify` always spends one bcrypt compare at the stage's cost, whether or not the user
+ * exists: an unknown username is compared against a dummy hash made at init with the same
+ * cost, so response time does not tell an attacker which usernames exist.
+ *
+ * bcrypt reads only the first 72 bytes of a password. A longer password can never match:
+ * otherwise two passwords sharing their first 72 bytes would both log in.
+ */
+import { randomBytes } from 'node:crypto';
+import bcrypt from 'bcryptjs';
+
+export const BCRYPT_MAX_BYTES = 72;
+
+export const passwordBytes = (password: string) => Buffer.byteLength(password, 'utf8');
+
+export interface PasswordVerifier {
+  /**
+   * True only when `password` matches `hash`. With `hash` null (no such user) it compares
+   * against the dummy hash and resolves false, taking as long as a real compare.
+   */
+  verify(password: string, hash: string | null): Promise<boolean>;
+}
+
+/** A bcrypt hash of `password` at `cost` (the stage's cost: see serverless.yml `bcryptCost`). */
+export const hashPassword = (password: string, cost: number): Promise<string> => bcrypt.hash(password, cost);
+
+export function createPasswordVerifier({ cost }: { readonly cost: number }): PasswordVerifier {
+  // Made once per container; its plaintext is random and thrown away.
+  const dummyHash = bcrypt.hashSync(randomBytes(18).toString('base64'), cost);
+  return {
+    async verify(password, hash) {
+      const tooLong = passwordBytes(password) > BCRYPT_MAX_BYTES;
+      const matches = await bcrypt.compare(password, hash === null || tooLong ? dummyHash : hash);
+      return matches && hash !== null && !tooLong;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * The service's one error vocabulary. Domain code throws `AppError` with a stable code;
+ * `lib/http.ts` is the only place that turns a code into an HTTP status and a body.
+ * Nothing here knows about HTTP.
+ */
+export type ErrorCode =
+  /** The request body or a parameter failed validation. */
+  | 'VALIDATION_FAILED'
+  /** The body is not parseable JSON. */
+  | 'MALFORMED_JSON'
+  /** The body is not declared as JSON. */
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  /** The body is larger than the service accepts. */
+  | 'PAYLOAD_TOO_LARGE'
+  /** Any failed login: unknown user, wrong password, wrong username case, disabled user. */
+  | 'INVALID_CREDENTIALS'
+  /** The user is valid but has no customer (auto-login context) linked. */
+  | 'CONTEXT_MISSING'
+  /** The resource does not exist, or exists but belongs to someone else. */
+  | 'NOT_FOUND'
+  /** The resource to create exists already (admin operations). */
+  | 'ALREADY_EXISTS'
+  /** A dependency (DynamoDB, the key store) failed or timed out. */
+  | 'DEPENDENCY_UNAVAILABLE';
+
+/** A field that failed validation, named by its path in the body. Never carries the value. */
+export interface InvalidParam {
+  readonly name: string;
+  readonly reason: string;
+}
+
+export interface AppErrorOptions {
+  /** Safe, client-facing detail. Never a value the client sent, never an internal message. */
+  readonly detail?: string;
+  readonly invalidParams?: readonly InvalidParam[];
+  /** Internal cause: logged, never sent. */
+  readonly cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly detail: string | undefined;
+  readonly invalidParams: readonly InvalidParam[] | undefined;
+
+  constructor(code: ErrorCode, options: AppErrorOptions = {}) {
+    super(code, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.detail = options.detail;
+    this.invalidParams = options.invalidParams;
+  }
+}
+
+export const isAppError = (error: unknown): error is AppError => error instanceof AppError;

@@ -1,0 +1,236 @@
+/**
+ * The only place that knows HTTP: the middy chain every endpoint shares, request
+ * validation, success responses and the mapping of error codes to problem+json (RFC 9457).
+ *
+ * Order of work for a request with a body: size limit and content type, then JSON parsing,
+ * then schema validation, then the domain. A request that fails early causes no password
+ * hashing and no database access. Every response is `no-store`: they carry tokens or a
+ * customer's shipments. Clients get fixed texts; the cause of a failure goes to the log only.
+ */
+import middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import * as v from 'valibot';
+import type { TokenSubject } from './auth/tokens.ts';
+import { AppError, type ErrorCode, type InvalidParam, isAppError } from './errors.ts';
+import { logger as defaultLogger, describeError, type Logger } from './log.ts';
+
+/** Request bodies above this many bytes are refused (413) before they are parsed. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+const PROBLEM_TYPE_PREFIX = 'urn:parcel-auth:problem:';
+
+interface ProblemDefinition {
+  readonly status: number;
+  readonly slug: string;
+  readonly title: string;
+  readonly detail?: string;
+}
+
+/** Error code → HTTP. Adding a code to `ErrorCode` without a row here does not compile. */
+const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
+  VALIDATION_FAILED: { status: 400, slug: 'validation-failed', title: 'Invalid request' },
+  MALFORMED_JSON: {
+    status: 400,
+    slug: 'malformed-json',
+    title: 'Malformed JSON',
+    detail: 'The request body is not a valid JSON document.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    slug: 'unsupported-media-type',
+    title: 'Unsupported media type',
+    detail: 'Send the request body as application/json.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    slug: 'payload-too-large',
+    title: 'Payload too large',
+    detail: `The request body exceeds ${MAX_BODY_BYTES} bytes.`,
+  },
+  INVALID_CREDENTIALS: {
+    status: 401,
+    slug: 'invalid-credentials',
+    title: 'Invalid credentials',
+    detail: 'The username or password is incorrect.',
+  },
+  CONTEXT_MISSING: {
+    status: 403,
+    slug: 'auto-login-context-missing',
+    title: 'Auto-login context missing',
+    detail: 'This login is not linked to a customer account.',
+  },
+  NOT_FOUND: { status: 404, slug: 'not-found', title: 'Not found' },
+  ALREADY_EXISTS: { status: 409, slug: 'already-exists', title: 'Already exists' },
+  DEPENDENCY_UNAVAILABLE: {
+    status: 503,
+    slug: 'service-unavailable',
+    title: 'Service unavailable',
+    detail: 'The service cannot answer right now. Try again later.',
+  },
+};
+
+const BASE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
+
+export interface Reply {
+  readonly status: 200 | 201;
+  readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export const ok = (body: unknown): Reply => ({ status: 200, body });
+export const created = (body: unknown, location: string): Reply => ({
+  status: 201,
+  body,
+  headers: { Location: location },
+});
+
+const jsonResponse = (statusCode: number, contentType: string, body: unknown, headers = {}) => ({
+  statusCode,
+  headers: { 'Content-Type': contentType, ...BASE_HEADERS, ...headers },
+  body: JSON.stringify(body),
+});
+
+/** The problem+json response for an error code. */
+export function problemResponse(error: AppError): APIGatewayProxyResult {
+  const problem = PROBLEMS[error.code];
+  return jsonResponse(
+    problem.status,
+    'application/problem+json',
+    {
+      type: `${PROBLEM_TYPE_PREFIX}${problem.slug}`,
+      title: problem.title,
+      status: problem.status,
+      ...((error.detail ?? problem.detail) !== undefined && { detail: error.detail ?? problem.detail }),
+      ...(error.invalidParams !== undefined && { invalidParams: error.invalidParams }),
+    },
+    problem.status === 503 ? { 'Retry-After': '1' } : {},
+  );
+}
+
+/** Turns anything thrown into a known error: middy's HTTP errors by status, the rest 503. */
+function classify(error: unknown): AppError {
+  if (isAppError(error)) return error;
+  const statusCode = (error as { statusCode?: unknown } | null)?.statusCode;
+  if (statusCode === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', { cause: error });
+  // @middy/http-json-body-parser: unparseable JSON, or a `__proto__` / `constructor.prototype` key.
+  if (statusCode === 422) return new AppError('MALFORMED_JSON', { cause: error });
+  return new AppError('DEPENDENCY_UNAVAILABLE', { cause: error });
+}
+
+/** The names of the failing fields with a fixed reason each; never the value that was sent. */
+function invalidParams(issues: readonly v.BaseIssue<unknown>[], root: string): InvalidParam[] {
+  return issues.map((issue) => {
+    const path = v.getDotPath(issue);
+    if (path === null) return { name: root, reason: issue.message };
+    return { name: path, reason: issue.received === 'undefined' ? 'is required' : issue.message };
+  });
+}
+
+/** Validates `input` against `schema`, or throws VALIDATION_FAILED naming the failing fields. */
+export function validate<TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  input: unknown,
+  root: string,
+): v.InferOutput<TSchema> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const params = invalidParams(result.issues, root);
+  throw new AppError('VALIDATION_FAILED', {
+    detail: `Invalid ${params.map((p) => p.name).join(', ')}.`,
+    invalidParams: params,
+  });
+}
+
+const bodyBytes = (body: string, base64: boolean) =>
+  base64 ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body, 'utf8');
+
+/** Size limit and a case-insensitive Content-Type, before anything parses the body. */
+const guardBody: middy.MiddlewareObj<APIGatewayProxyEvent> = {
+  before({ event }) {
+    if (typeof event.body === 'string' && bodyBytes(event.body, event.isBase64Encoded) > MAX_BODY_BYTES) {
+      throw new AppError('PAYLOAD_TOO_LARGE');
+    }
+    const headers = event.headers ?? {};
+    const contentType = Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+    event.headers = { ...headers, 'content-type': contentType };
+  },
+};
+
+function mapErrors(log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return {
+    onError(request) {
+      const error = classify(request.error);
+      const requestId = request.context.awsRequestId;
+      if (error.code === 'DEPENDENCY_UNAVAILABLE') {
+        log.error('request failed', { requestId, error: describeError(error) });
+      }
+      request.response = problemResponse(error);
+      return request.response;
+    },
+  };
+}
+
+/** The caller as the authorizer put it in the request context. */
+export type Caller = TokenSubject;
+
+const AuthorizerContextSchema = v.object({
+  username: v.pipe(v.string(), v.nonEmpty()),
+  customerId: v.optional(v.string(), ''),
+});
+
+function callerOf(event: APIGatewayProxyEvent): Caller {
+  const result = v.safeParse(AuthorizerContextSchema, event.requestContext?.authorizer);
+  // Only reachable if a route was deployed without the authorizer: a configuration fault.
+  if (!result.success) throw new Error('request has no authorizer context');
+  return { username: result.output.username, customerId: result.output.customerId || null };
+}
+
+export interface EndpointInput<TBody, TParams, TCaller> {
+  readonly body: TBody;
+  readonly params: TParams;
+  readonly caller: TCaller;
+}
+
+type Output<TSchema> = TSchema extends v.GenericSchema ? v.InferOutput<TSchema> : undefined;
+
+export interface EndpointSpec<
+  TBody extends v.GenericSchema | undefined,
+  TParams extends v.GenericSchema | undefined,
+  TAuthorized extends boolean,
+> {
+  /** Schema of the JSON body; without one the body is ignored. */
+  readonly body?: TBody;
+  /** Schema of the path parameters. */
+  readonly params?: TParams;
+  /** True for a route behind the authorizer: the handler gets its caller. */
+  readonly authorized?: TAuthorized;
+  readonly logger?: Logger;
+  readonly handle: (
+    input: EndpointInput<Output<TBody>, Output<TParams>, TAuthorized extends true ? Caller : null>,
+  ) => Promise<Reply>;
+}
+
+/** Builds a Lambda handler for an API Gateway (REST, proxy) route. */
+export function endpoint<
+  TBody extends v.GenericSchema | undefined = undefined,
+  TParams extends v.GenericSchema | undefined = undefined,
+  TAuthorized extends boolean = false,
+>(spec: EndpointSpec<TBody, TParams, TAuthorized>) {
+  type Input = Parameters<typeof spec.handle>[0];
+  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>().use(
+    mapErrors(spec.logger ?? defaultLogger),
+  );
+  if (spec.body !== undefined) chain.use(guardBody).use(httpJsonBodyParser());
+  return chain.handler(async (event) => {
+    // Each part is validated against its schema; the cast only restates the generic shape.
+    const input = {
+      body: spec.body === undefined ? undefined : validate(spec.body, event.body, 'body'),
+      params:
+        spec.params === undefined ? undefined : validate(spec.params, event.pathParameters ?? {}, 'path'),
+      caller: spec.authorized === true ? callerOf(event) : null,
+    } as Input;
+    const reply = await spec.handle(input);
+    return jsonResponse(reply.status, 'application/json', reply.body, reply.headers);
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * Shipments on their own table, keyed by parcel number. The body is kept as a JSON string:
+ * it is stored and returned as sent, with no DynamoDB limits on nesting or number precision.
+ */
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo, isConditionalCheckFailure } from '../aws/errors.ts';
+import type { ShipmentRepository } from './shipments.ts';
+
+export function createDynamoShipmentRepository(deps: {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+}): ShipmentRepository {
+  const { client, tableName: TableName } = deps;
+  return {
+    async insert({ shipment, ...record }) {
+      try {
+        await dynamo(() =>
+          client.send(
+            new PutCommand({
+              TableName,
+              Item: { ...record, payload: JSON.stringify(shipment) },
+              ConditionExpression: 'attribute_not_exists(parcelNumber)',
+            }),
+          ),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionalCheckFailure(error)) return false;
+        throw error;
+      }
+    },
+
+    async get(parcelNumber) {
+      const { Item } = await dynamo(() => client.send(new GetCommand({ TableName, Key: { parcelNumber } })));
+      if (Item === undefined) return null;
+      return {
+        parcelNumber: String(Item.parcelNumber),
+        customerId: String(Item.customerId),
+        createdBy: String(Item.createdBy),
+        createdAt: String(Item.createdAt),
+        status: 'registered',
+        shipment: JSON.parse(String(Item.payload)) as Record<string, unknown>,
+      };
+    },
+  };
+}

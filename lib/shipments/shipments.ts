@@ -1,0 +1,85 @@
+/**
+ * Shipments: the protected example endpoints. A shipment belongs to the customer of the
+ * login that created it; any login of that customer may track it, and to everybody else
+ * it does not exist (404, not 403, so parcel numbers cannot be probed across customers).
+ */
+import { randomInt } from 'node:crypto';
+import * as v from 'valibot';
+import type { TokenSubject as Caller } from '../auth/tokens.ts';
+import { AppError } from '../errors.ts';
+
+/** The body of POST /shipments: any JSON object, stored as sent. */
+export const ShipmentRequestSchema = v.pipe(
+  v.record(v.string(), v.unknown(), 'must be a JSON object'),
+  v.check((input) => !Array.isArray(input), 'must be a JSON object'),
+);
+
+const PARCEL_NUMBER = /^\d{14}$/;
+export const TrackingParamsSchema = v.object({
+  parcelNumber: v.pipe(v.string('is required'), v.regex(PARCEL_NUMBER, 'must be 14 digits')),
+});
+
+export interface Shipment {
+  readonly parcelNumber: string;
+  readonly customerId: string;
+  readonly createdBy: string;
+  readonly createdAt: string;
+  readonly status: 'registered';
+  readonly shipment: Record<string, unknown>;
+}
+
+export interface ShipmentRepository {
+  /** Stores a new shipment; resolves false if the parcel number is taken. */
+  insert(shipment: Shipment): Promise<boolean>;
+  get(parcelNumber: string): Promise<Shipment | null>;
+}
+
+export interface ShipmentDeps {
+  readonly shipments: ShipmentRepository;
+  readonly now?: () => Date;
+  readonly newParcelNumber?: () => string;
+}
+
+/** 14 random digits from the CSPRNG: unguessable across customers. */
+export const randomParcelNumber = () =>
+  `${randomInt(1, 10)}${String(randomInt(0, 1_000_000)).padStart(6, '0')}${String(randomInt(0, 10_000_000)).padStart(7, '0')}`;
+
+const requireCustomer = (caller: Caller) => {
+  if (caller.customerId === null) throw new AppError('CONTEXT_MISSING');
+  return caller.customerId;
+};
+
+export async function createShipment(
+  deps: ShipmentDeps,
+  caller: Caller,
+  body: Record<string, unknown>,
+): Promise<Shipment> {
+  const customerId = requireCustomer(caller);
+  const { now = () => new Date(), newParcelNumber = randomParcelNumber } = deps;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const shipment: Shipment = {
+      parcelNumber: newParcelNumber(),
+      customerId,
+      createdBy: caller.username,
+      createdAt: now().toISOString(),
+      status: 'registered',
+      shipment: body,
+    };
+    if (await deps.shipments.insert(shipment)) return shipment;
+  }
+  throw new AppError('DEPENDENCY_UNAVAILABLE', {
+    cause: new Error('no free parcel number after 3 attempts'),
+  });
+}
+
+export async function trackShipment(
+  deps: ShipmentDeps,
+  caller: Caller,
+  parcelNumber: string,
+): Promise<Shipment> {
+  const shipment = await deps.shipments.get(parcelNumber);
+  if (shipment === null || caller.customerId === null || shipment.customerId !== caller.customerId) {
+    throw new AppError('NOT_FOUND', { detail: 'No shipment with this parcel number.' });
+  }
+  return shipment;
+}

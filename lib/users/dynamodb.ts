@@ -1,0 +1,280 @@
+/**
+ * The account store on one DynamoDB table (`accounts`), keyed so that login and
+ * login-extended need exactly one GetItem:
+ *
+ * | item            | pk                   | sk                  |
+ * |-----------------|----------------------|---------------------|
+ * | user            | USER#<folded name>   | USER                |
+ * | pickup address  | CUSTOMER#<id>        | ADDRESS#<position>  |
+ * | membership      | CUSTOMER#<id>        | MEMBER#<folded name>|
+ * | address counter | CUSTOMER#<id>        | CUSTOMER            |
+ *
+ * The user item carries the derived `depotCode` of its customer. Every write that can
+ * change it (adding an address, creating a user) first writes its own item and then reads
+ * the customer's partition with a consistent Query, so of two concurrent writers at least
+ * one sees the other. Users are updated only with a view that has seen more addresses than
+ * the one they hold (`addressesSeen`), so a stale view never overwrites a fresher one.
+ * No transactions are needed, which keeps the embedded DynamoDB usable.
+ */
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { dynamo, isConditionalCheckFailure } from '../aws/errors.ts';
+import { AppError } from '../errors.ts';
+import {
+  type AccountRepository,
+  firstDepotCode,
+  foldUsername,
+  type NewUser,
+  type PickupAddress,
+  type UserRecord,
+} from './repository.ts';
+
+const USER_SK = 'USER';
+const COUNTER_SK = 'CUSTOMER';
+const ADDRESS_PREFIX = 'ADDRESS#';
+const MEMBER_PREFIX = 'MEMBER#';
+
+const userKey = (username: string) => ({ pk: `USER#${foldUsername(username)}`, sk: USER_SK });
+const customerPk = (customerId: string) => `CUSTOMER#${customerId}`;
+const addressSk = (position: number) => `${ADDRESS_PREFIX}${String(position).padStart(10, '0')}`;
+const memberSk = (username: string) => `${MEMBER_PREFIX}${foldUsername(username)}`;
+
+interface UserItem {
+  username: string;
+  passwordHash: string;
+  enabled: boolean;
+  customerId?: string;
+  depotCode?: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const toUser = (item: UserItem): UserRecord => ({
+  username: item.username,
+  passwordHash: item.passwordHash,
+  enabled: item.enabled,
+  customerId: item.customerId ?? null,
+  depotCode: item.depotCode ?? null,
+  createdAt: item.createdAt,
+  updatedAt: item.updatedAt,
+});
+
+const toAddress = (item: Record<string, unknown>): PickupAddress => ({
+  customerId: String(item.customerId),
+  position: Number(item.position),
+  depotCode: String(item.depotCode ?? ''),
+  createdAt: String(item.createdAt),
+});
+
+export function createDynamoAccountRepository(deps: {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly now?: () => Date;
+}): AccountRepository {
+  const { client, tableName: TableName } = deps;
+  const now = () => (deps.now ?? (() => new Date()))().toISOString();
+
+  /** Every item of a customer's partition, in key order (addresses before members). */
+  async function readCustomer(customerId: string) {
+    const addresses: PickupAddress[] = [];
+    const members: string[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo(() =>
+        client.send(
+          new QueryCommand({
+            TableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': customerPk(customerId) },
+            ConsistentRead: true,
+            ExclusiveStartKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) {
+        const sk = String(item.sk);
+        if (sk.startsWith(ADDRESS_PREFIX)) addresses.push(toAddress(item));
+        else if (sk.startsWith(MEMBER_PREFIX)) members.push(String(item.username));
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return { addresses, members };
+  }
+
+  /** Brings the derived depot code of the customer's users up to date with a fresh view. */
+  async function refreshDepotCode(customerId: string, only?: string) {
+    const { addresses, members } = await readCustomer(customerId);
+    const depotCode = firstDepotCode(addresses);
+    const usernames = only === undefined ? members : [only];
+    await Promise.all(
+      usernames.map(async (username) => {
+        try {
+          await dynamo(() =>
+            client.send(
+              new UpdateCommand({
+                TableName,
+                Key: userKey(username),
+                UpdateExpression: 'SET depotCode = :depot, addressesSeen = :seen',
+                ConditionExpression:
+                  'customerId = :customer AND (attribute_not_exists(addressesSeen) OR addressesSeen < :seen)',
+                ExpressionAttributeValues: {
+                  ':depot': depotCode,
+                  ':seen': addresses.length,
+                  ':customer': customerId,
+                },
+              }),
+            ),
+          );
+        } catch (error) {
+          // The user moved, was removed, or already holds a view at least as fresh.
+          if (!isConditionalCheckFailure(error)) throw error;
+        }
+      }),
+    );
+  }
+
+  /** Updates a user found by exact username; NOT_FOUND when there is none. */
+  async function updateUser(username: string, expression: string, values: Record<string, unknown>) {
+    try {
+      await dynamo(() =>
+        client.send(
+          new UpdateCommand({
+            TableName,
+            Key: userKey(username),
+            UpdateExpression: `${expression}, updatedAt = :now`,
+            ConditionExpression: 'username = :username',
+            ExpressionAttributeValues: { ...values, ':username': username, ':now': now() },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailure(error)) throw new AppError('NOT_FOUND', { detail: 'no such user' });
+      throw error;
+    }
+  }
+
+  return {
+    async findByUsername(username) {
+      const { Item } = await dynamo(() =>
+        client.send(new GetCommand({ TableName, Key: userKey(username), ConsistentRead: true })),
+      );
+      const item = Item as UserItem | undefined;
+      return item !== undefined && item.username === username ? toUser(item) : null;
+    },
+
+    async createUser({ username, passwordHash, customerId }: NewUser) {
+      const at = now();
+      try {
+        await dynamo(() =>
+          client.send(
+            new PutCommand({
+              TableName,
+              Item: {
+                ...userKey(username),
+                username,
+                passwordHash,
+                enabled: true,
+                ...(customerId !== null && { customerId, depotCode: null, addressesSeen: 0 }),
+                createdAt: at,
+                updatedAt: at,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          ),
+        );
+      } catch (error) {
+        if (isConditionalCheckFailure(error)) {
+          throw new AppError('ALREADY_EXISTS', {
+            detail: 'a user with this name (in any letter case) exists',
+          });
+        }
+        throw error;
+      }
+      if (customerId === null) return;
+      await dynamo(() =>
+        client.send(
+          new PutCommand({
+            TableName,
+            Item: { pk: customerPk(customerId), sk: memberSk(username), username },
+          }),
+        ),
+      );
+      await refreshDepotCode(customerId, username);
+    },
+
+    setPasswordHash: (username, passwordHash) =>
+      updateUser(username, 'SET passwordHash = :hash', { ':hash': passwordHash }),
+
+    setEnabled: (username, enabled) =>
+      updateUser(username, 'SET enabled = :enabled', { ':enabled': enabled }),
+
+    async removeUser(username) {
+      let removed: Record<string, unknown> | undefined;
+      try {
+        const result = await dynamo(() =>
+          client.send(
+            new DeleteCommand({
+              TableName,
+              Key: userKey(username),
+              ConditionExpression: 'username = :username',
+              ExpressionAttributeValues: { ':username': username },
+              ReturnValues: 'ALL_OLD',
+            }),
+          ),
+        );
+        removed = result.Attributes;
+      } catch (error) {
+        if (isConditionalCheckFailure(error)) throw new AppError('NOT_FOUND', { detail: 'no such user' });
+        throw error;
+      }
+      const customerId = removed?.customerId;
+      if (typeof customerId === 'string') {
+        await dynamo(() =>
+          client.send(
+            new DeleteCommand({ TableName, Key: { pk: customerPk(customerId), sk: memberSk(username) } }),
+          ),
+        );
+      }
+    },
+
+    async addPickupAddress(customerId, depotCode) {
+      const counter = await dynamo(() =>
+        client.send(
+          new UpdateCommand({
+            TableName,
+            Key: { pk: customerPk(customerId), sk: COUNTER_SK },
+            UpdateExpression: 'ADD addressCount :one',
+            ExpressionAttributeValues: { ':one': 1 },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        ),
+      );
+      const address: PickupAddress = {
+        customerId,
+        position: Number(counter.Attributes?.addressCount),
+        depotCode,
+        createdAt: now(),
+      };
+      await dynamo(() =>
+        client.send(
+          new PutCommand({
+            TableName,
+            Item: { pk: customerPk(customerId), sk: addressSk(address.position), ...address },
+          }),
+        ),
+      );
+      await refreshDepotCode(customerId);
+      return address;
+    },
+
+    async listPickupAddresses(customerId) {
+      return (await readCustomer(customerId)).addresses;
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The account store: users (logins) and each customer's pickup addresses.
+ *
+ * Usernames are case-sensitive for login, matched exactly as stored; but two usernames
+ * that differ only in case cannot both exist, so an integrator who mistypes the case of
+ * their login never reaches somebody else's account.
+ */
+import * as v from 'valibot';
+
+export interface UserRecord {
+  readonly username: string;
+  readonly passwordHash: string;
+  readonly enabled: boolean;
+  /** The customer account this login acts for (its auto-login context); null when none. */
+  readonly customerId: string | null;
+  /**
+   * The first non-empty depot code of the customer's pickup addresses, in their stored
+   * order; null when there is none. Kept on the user item by every address write so that
+   * login-extended reads one item.
+   */
+  readonly depotCode: string | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export interface PickupAddress {
+  readonly customerId: string;
+  /** 1-based position in the customer's list, in the order the addresses were added. */
+  readonly position: number;
+  /** May be empty: not every pickup address has a depot assigned. */
+  readonly depotCode: string;
+  readonly createdAt: string;
+}
+
+export interface NewUser {
+  readonly username: string;
+  readonly passwordHash: string;
+  readonly customerId: string | null;
+}
+
+/** What login needs: one read by exact username. */
+export interface UserReader {
+  /** The user whose stored username equals `username` exactly, or null. */
+  findByUsername(username: string): Promise<UserRecord | null>;
+}
+
+/** What operators need (the admin CLI). Every method throws `AppError` NOT_FOUND or ALREADY_EXISTS. */
+export interface AccountRepository extends UserReader {
+  /** Refuses a username that exists already, also when it differs only by case. */
+  createUser(user: NewUser): Promise<void>;
+  setPasswordHash(username: string, passwordHash: string): Promise<void>;
+  setEnabled(username: string, enabled: boolean): Promise<void>;
+  removeUser(username: string): Promise<void>;
+  /** Appends a pickup address to the end of the customer's list. */
+  addPickupAddress(customerId: string, depotCode: string): Promise<PickupAddress>;
+  listPickupAddresses(customerId: string): Promise<PickupAddress[]>;
+}
+
+/** The first non-empty depot code in list order, or null. */
+export const firstDepotCode = (addresses: readonly Pick<PickupAddress, 'depotCode'>[]): string | null =>
+  addresses.find((address) => address.depotCode !== '')?.depotCode ?? null;
+
+/**
+ * The key under which usernames are unique: Unicode-normalized and lower-cased. Login
+ * still compares the stored username exactly.
+ */
+export const foldUsername = (username: string) => username.normalize('NFKC').toLowerCase();
+
+/** Usernames an operator may create: 1 to 128 visible characters, no spaces or control characters. */
+export const UsernameSchema = v.pipe(
+  v.string(),
+  v.nonEmpty('must not be empty'),
+  v.maxLength(128, 'must be at most 128 characters'),
+  v.regex(/^[^\p{Cc}\p{Cf}\p{Z}]+$/u, 'must not contain spaces or control characters'),
+  v.check((name) => name === name.normalize('NFC'), 'must be in Unicode NFC form'),
+);
+
+export const CustomerIdSchema = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, - or _'),
+);
+
+export const DepotCodeSchema = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9_-]{0,32}$/, 'must be at most 32 letters, digits, - or _ (empty is allowed)'),
+);
