@@ -1,0 +1,131 @@
+/**
+ * `npm start`: the whole service on this machine.
+ *
+ * 1. the embedded DynamoDB (dynalite) on 127.0.0.1:DYNAMODB_PORT, data under DATA_DIR;
+ * 2. the tables of infra/tables.yml, the local signing key, and demo data when empty;
+ * 3. serverless-offline (stage `local`) with the API at http://127.0.0.1:PORT/api/v1.
+ *
+ * Prints `ready <base URL>` once the API serves. SIGINT/SIGTERM stop everything it started.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import * as v from 'valibot';
+import { createDocumentClient } from '../lib/aws/dynamodb.ts';
+import { DurationSchema } from '../lib/config.ts';
+import { tableNames } from '../lib/stage.ts';
+import { createDynamoAccountRepository } from '../lib/users/dynamodb.ts';
+import { startDynalite } from './local/dynalite.ts';
+import { ensureLocalKeys } from './local/keys.ts';
+import { seedDemo } from './local/seed.ts';
+import { readStageParams } from './local/stage-params.ts';
+import { ensureTables } from './local/tables.ts';
+
+const STAGE = 'local';
+const Port = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,5}$/, 'must be a port number'),
+  v.transform(Number),
+  v.maxValue(65535),
+);
+
+const EnvSchema = v.object({
+  PORT: v.optional(Port, '3000'),
+  LAMBDA_PORT: v.optional(Port, '3002'),
+  DYNAMODB_PORT: v.optional(Port, '8000'),
+  DATA_DIR: v.optional(v.pipe(v.string(), v.nonEmpty()), '.data'),
+  ACCESS_TOKEN_TTL: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => v.is(DurationSchema, s), 'must be like 5s, 15m, 24h'),
+    ),
+    '24h',
+  ),
+});
+
+const envResult = v.safeParse(EnvSchema, process.env);
+if (!envResult.success) {
+  for (const issue of envResult.issues) console.error(`${v.getDotPath(issue)}: ${issue.message}`);
+  process.exit(2);
+}
+const env = envResult.output;
+const dataDir = resolve(env.DATA_DIR);
+const baseUrl = `http://127.0.0.1:${env.PORT}/api/v1`;
+
+await mkdir(dataDir, { recursive: true, mode: 0o700 });
+const dynamo = await startDynalite({ port: env.DYNAMODB_PORT, path: resolve(dataDir, 'dynamodb') });
+let offline: ChildProcess | undefined;
+let stopping = false;
+
+async function stop(code: number) {
+  if (stopping) return;
+  stopping = true;
+  if (offline?.pid !== undefined && offline.exitCode === null) {
+    const exited = new Promise((done) => offline?.once('exit', done));
+    // The child leads its own process group: this reaches every process it started.
+    process.kill(-offline.pid, 'SIGTERM');
+    const timer = setTimeout(() => offline?.pid !== undefined && process.kill(-offline.pid, 'SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await dynamo.close();
+  process.exit(code);
+}
+process.once('SIGINT', () => void stop(0));
+process.once('SIGTERM', () => void stop(0));
+
+try {
+  const lowLevel = dynamo.client();
+  await ensureTables(lowLevel, STAGE);
+  const keys = await ensureLocalKeys(dataDir);
+  if (keys.created) console.log(`Created a signing key in ${keys.signingKeyFile}`);
+  const tables = tableNames(STAGE);
+  const demo = await seedDemo({
+    dataDir,
+    client: lowLevel,
+    accountsTable: tables.accounts,
+    accounts: createDynamoAccountRepository({
+      client: createDocumentClient({ region: 'local', dynamodbEndpoint: dynamo.endpoint }),
+      tableName: tables.accounts,
+    }),
+    bcryptCost: readStageParams(STAGE).bcryptCost,
+  });
+  if (demo !== null) console.log(`Demo login: username "${demo.username}", password "${demo.password}"`);
+
+  const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
+  offline = spawn(process.execPath, [serverless, 'offline', 'start', '--stage', STAGE], {
+    cwd: resolve(import.meta.dirname, '..'),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      PORT: String(env.PORT),
+      LAMBDA_PORT: String(env.LAMBDA_PORT),
+      DYNAMODB_PORT: String(dynamo.port),
+      ACCESS_TOKEN_TTL: env.ACCESS_TOKEN_TTL,
+      LOCAL_SIGNING_KEY_FILE: keys.signingKeyFile,
+      LOCAL_JWKS_FILE: keys.jwksFile,
+    },
+  });
+  // serverless-offline reports through the framework's log, on stderr.
+  let announced = false;
+  const relay = (target: NodeJS.WriteStream) => (chunk: Buffer) => {
+    target.write(chunk);
+    if (!announced && chunk.toString().includes('Server ready')) {
+      announced = true;
+      console.log(`ready ${baseUrl}`);
+    }
+  };
+  offline.stdout?.on('data', relay(process.stdout));
+  offline.stderr?.on('data', relay(process.stderr));
+  offline.once('exit', (code) => {
+    if (!stopping) {
+      console.error(`serverless-offline exited (${code ?? 'signal'}); stopping`);
+      void stop(1);
+    }
+  });
+} catch (error) {
+  console.error(`npm start failed: ${error instanceof Error ? error.message : String(error)}`);
+  await stop(1);
+}
