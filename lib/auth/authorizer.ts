@@ -16,18 +16,14 @@ import type { AccessTokenVerifier } from './tokens.ts';
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
-export class Unauthorized extends Error {
-  constructor() {
-    super('Unauthorized');
-    this.name = 'Unauthorized';
-  }
-}
+/** The one error API Gateway maps to 401: a plain Error whose message is exactly `Unauthorized`. */
+const unauthorized = () => new Error('Unauthorized');
 
-/** arn:aws:execute-api:region:account:api/stage/METHOD/path → arn:...:api/stage/* */
+/** arn:aws:execute-api:region:account:apiId/stage/METHOD/path → arn:aws:execute-api:region:account:apiId/stage/* */
 export function stageWideResource(methodArn: string): string {
-  const [arnPrefix, apiId, stage] = methodArn.split('/');
-  if (arnPrefix === undefined || apiId === undefined || stage === undefined) throw new Unauthorized();
-  return `${arnPrefix}/${apiId}/${stage}/*`;
+  const [api, stage] = methodArn.split('/');
+  if (api === undefined || stage === undefined || stage === '') throw unauthorized();
+  return `${api}/${stage}/*`;
 }
 
 export async function authorize(
@@ -37,7 +33,7 @@ export async function authorize(
   const match = BEARER.exec(event.authorizationToken ?? '');
   if (match?.[1] === undefined) {
     deps.logger.info('authorizer denied', { reason: 'no bearer token' });
-    throw new Unauthorized();
+    throw unauthorized();
   }
   let subject: Awaited<ReturnType<AccessTokenVerifier['verify']>>;
   try {
@@ -45,7 +41,7 @@ export async function authorize(
   } catch (error) {
     const reason = (error as { code?: unknown }).code;
     deps.logger.info('authorizer denied', { reason: typeof reason === 'string' ? reason : 'invalid token' });
-    throw new Unauthorized();
+    throw unauthorized();
   }
   return {
     principalId: subject.username,

@@ -9,9 +9,9 @@ import type { TokenSubject as Caller } from '../auth/tokens.ts';
 import { AppError } from '../errors.ts';
 
 /** The body of POST /shipments: any JSON object, stored as sent. */
-export const ShipmentRequestSchema = v.pipe(
-  v.record(v.string(), v.unknown(), 'must be a JSON object'),
-  v.check((input) => !Array.isArray(input), 'must be a JSON object'),
+export const ShipmentRequestSchema = v.custom<Record<string, unknown>>(
+  (input) => typeof input === 'object' && input !== null && !Array.isArray(input),
+  'must be a JSON object',
 );
 
 const PARCEL_NUMBER = /^\d{14}$/;

@@ -1,0 +1,121 @@
+/**
+ * `serverless package --stage prod` runs offline, without AWS credentials, and produces the
+ * template we mean to deploy: checked here resource by resource.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tableNames } from '../../lib/stage.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+}
+let dir: string;
+let templateText: string;
+let resources: Record<string, Resource>;
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const variablesOf = (id: string): Record<string, unknown> => {
+  const environment = resources[id]?.Properties.Environment as
+    | { Variables?: Record<string, unknown> }
+    | undefined;
+  return environment?.Variables ?? {};
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'parcel-auth-package-'));
+  // No credentials anywhere: the package step must not need an AWS account.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
+  await promisify(execFile)(process.execPath, [serverless, 'package', '--stage', 'prod', '--package', dir], {
+    cwd: ROOT,
+    env: {
+      ...env,
+      AWS_CONFIG_FILE: '/nonexistent',
+      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+      ESBUILD_WORK_FOLDER: `.esbuild/package-${process.pid}`,
+    },
+  });
+  templateText = await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8');
+  resources = JSON.parse(templateText).Resources;
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  await rm(join(ROOT, `.esbuild/package-${process.pid}`), { recursive: true, force: true });
+});
+
+describe('the prod CloudFormation template', () => {
+  it('runs every function on nodejs24.x, each from its own artifact', async () => {
+    const functions = ofType('AWS::Lambda::Function');
+    expect(functions.map(([id]) => id).sort()).toEqual([
+      'AuthorizerLambdaFunction',
+      'CreateShipmentLambdaFunction',
+      'LoginExtendedLambdaFunction',
+      'LoginLambdaFunction',
+      'TrackShipmentLambdaFunction',
+    ]);
+    for (const [, fn] of functions) expect(fn.Properties.Runtime).toBe('nodejs24.x');
+    const zips = (await readdir(dir)).filter((name) => name.endsWith('.zip'));
+    expect(zips).toHaveLength(functions.length);
+  });
+
+  it('puts the TOKEN authorizer on every route except the two logins', () => {
+    const [authorizer] = ofType('AWS::ApiGateway::Authorizer');
+    expect(authorizer?.[1].Properties).toMatchObject({
+      Type: 'TOKEN',
+      IdentitySource: 'method.request.header.Authorization',
+      AuthorizerResultTtlInSeconds: 300,
+    });
+    const methods = ofType('AWS::ApiGateway::Method').filter(
+      ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
+    );
+    expect(methods).toHaveLength(4);
+    for (const [id, method] of methods) {
+      const isLogin = /Login/.test(id);
+      expect(method.Properties.AuthorizationType, id).toBe(isLogin ? 'NONE' : 'CUSTOM');
+      if (!isLogin) expect(method.Properties.AuthorizerId, id).toEqual({ Ref: authorizer?.[0] });
+    }
+  });
+
+  it('sets the token lifetimes from the stage parameters', () => {
+    const env = variablesOf;
+    expect(env('LoginLambdaFunction')).toMatchObject({ ACCESS_TOKEN_TTL: '24h', REFRESH_TOKEN_TTL: '30d' });
+    expect(env('LoginExtendedLambdaFunction')).toMatchObject({
+      ACCESS_TOKEN_TTL: '24h',
+      REFRESH_TOKEN_TTL: '30d',
+    });
+    expect(env('AuthorizerLambdaFunction')).toMatchObject({ ACCESS_TOKEN_TTL: '24h' });
+    expect(env('AuthorizerLambdaFunction').REFRESH_TOKEN_TTL).toBeUndefined();
+  });
+
+  it('defines the tables on demand, with point-in-time recovery, encryption and prod protection', () => {
+    const tables = ofType('AWS::DynamoDB::Table');
+    expect(tables.map(([, t]) => t.Properties.TableName).sort()).toEqual(
+      Object.values(tableNames('prod')).sort(),
+    );
+    for (const [, table] of tables) {
+      expect(table.Properties).toMatchObject({
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+        DeletionProtectionEnabled: true,
+      });
+      expect(table.DeletionPolicy).toBe('Retain');
+      expect(table.UpdateReplacePolicy).toBe('Retain');
+    }
+  });
+
+  it('refers to key material only by SSM parameter name', () => {
+    const env = variablesOf('LoginLambdaFunction');
+    expect(env.SIGNING_KEY).toBe('ssm:/parcel-auth/prod/signing-key');
+    expect(templateText).not.toMatch(/PRIVATE KEY|"d"\s*:|"kty"/);
+  });
+});

@@ -1,0 +1,32 @@
+/** Captured API Gateway events, copied per test so a test can change its own copy. */
+import { readFileSync } from 'node:fs';
+import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+
+const load = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8'));
+
+export const loginEvent = (
+  body: string | null,
+  headers: Record<string, string> = {},
+): APIGatewayProxyEvent => {
+  const event = load('login-event.json') as APIGatewayProxyEvent;
+  return { ...event, body, headers: { ...event.headers, ...headers } };
+};
+
+export const trackingEvent = (overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent => ({
+  ...(load('tracking-event.json') as APIGatewayProxyEvent),
+  ...overrides,
+});
+
+export const authorizerEvent = (authorizationToken: string): APIGatewayTokenAuthorizerEvent => ({
+  ...(load('authorizer-event.json') as APIGatewayTokenAuthorizerEvent),
+  authorizationToken,
+});
+
+/** The Lambda context fields the handlers read. */
+export const lambdaContext = () =>
+  ({
+    awsRequestId: '5d8a2c3e-0f1b-4e7a-9c6d-2b4f8e1a7c90',
+    functionName: 'parcel-auth-test',
+    getRemainingTimeInMillis: () => 10_000,
+  }) as unknown as import('aws-lambda').Context;

@@ -1,0 +1,30 @@
+/**
+ * The environment serverless.yml gives the functions, pointed at a test DynamoDB and test
+ * key files. Handlers read it once at import, so tests set it before importing them.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureLocalKeys } from '../../scripts/local/keys.ts';
+
+export async function functionEnv(options: {
+  endpoint: string;
+  tables: { accounts: string; shipments: string };
+}) {
+  const keys = await ensureLocalKeys(await mkdtemp(join(tmpdir(), 'parcel-auth-keys-')));
+  return {
+    STAGE: 'test',
+    AWS_REGION: 'eu-central-1',
+    LOG_LEVEL: 'warn',
+    TOKEN_ISSUER: 'https://auth.test.example/test',
+    TOKEN_AUDIENCE: 'https://api.test.example/test',
+    ACCESS_TOKEN_TTL: '1h',
+    REFRESH_TOKEN_TTL: '30d',
+    ACCOUNTS_TABLE: options.tables.accounts,
+    SHIPMENTS_TABLE: options.tables.shipments,
+    DYNAMODB_ENDPOINT: options.endpoint,
+    SIGNING_KEY: `file:${keys.signingKeyFile}`,
+    VERIFICATION_KEYS: `file:${keys.jwksFile}`,
+    BCRYPT_COST: '4',
+  };
+}

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { AppError } from '../../lib/errors.ts';
+import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
+import type { AccountRepository } from '../../lib/users/repository.ts';
+import { startTestDynamo } from '../helpers/dynamo.ts';
+import { freePort } from '../helpers/ports.ts';
+
+let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
+let accounts: AccountRepository;
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  accounts = createDynamoAccountRepository({
+    client: dynamo.documentClient,
+    tableName: dynamo.tables.accounts,
+  });
+});
+afterAll(() => dynamo.close());
+
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (error: unknown) => (error instanceof AppError ? error.code : String(error)),
+  );
+
+const newUser = (username: string, customerId: string | null = null) =>
+  accounts.createUser({ username, passwordHash: '$2b$04$hash', customerId });
+
+describe('account repository on the embedded DynamoDB', () => {
+  it('finds a user by the exact username only', async () => {
+    await newUser('CaseUser');
+    expect((await accounts.findByUsername('CaseUser'))?.username).toBe('CaseUser');
+    expect(await accounts.findByUsername('caseuser')).toBeNull();
+    expect(await accounts.findByUsername('CASEUSER')).toBeNull();
+  });
+
+  it('refuses a username that exists, also when it differs only by case', async () => {
+    await newUser('twin');
+    expect(await codeOf(newUser('twin'))).toBe('ALREADY_EXISTS');
+    expect(await codeOf(newUser('Twin'))).toBe('ALREADY_EXISTS');
+  });
+
+  it('gives a user the first non-empty depot code of addresses added before it', async () => {
+    await accounts.addPickupAddress('C-before', '');
+    await accounts.addPickupAddress('C-before', 'PRG01');
+    await accounts.addPickupAddress('C-before', 'BRN02');
+    await newUser('before-user', 'C-before');
+    expect(await accounts.findByUsername('before-user')).toMatchObject({
+      customerId: 'C-before',
+      depotCode: 'PRG01',
+    });
+  });
+
+  it('updates the depot code of existing users when an address is added later', async () => {
+    await newUser('after-user', 'C-after');
+    expect((await accounts.findByUsername('after-user'))?.depotCode).toBeNull();
+    await accounts.addPickupAddress('C-after', '');
+    expect((await accounts.findByUsername('after-user'))?.depotCode).toBeNull();
+    await accounts.addPickupAddress('C-after', 'OST07');
+    await accounts.addPickupAddress('C-after', 'PRG01');
+    expect((await accounts.findByUsername('after-user'))?.depotCode).toBe('OST07');
+  });
+
+  it('keeps every address of concurrent appends, in distinct positions', async () => {
+    await newUser('busy-user', 'C-busy');
+    await Promise.all(['', 'A1', 'B2', 'C3', ''].map((depot) => accounts.addPickupAddress('C-busy', depot)));
+    const list = await accounts.listPickupAddresses('C-busy');
+    expect(list.map((a) => a.position)).toEqual([1, 2, 3, 4, 5]);
+    expect((await accounts.findByUsername('busy-user'))?.depotCode).toBe(
+      list.find((a) => a.depotCode !== '')?.depotCode,
+    );
+  });
+
+  it('lists a customer’s addresses in the order they were added', async () => {
+    for (const depot of ['X1', '', 'X3']) await accounts.addPickupAddress('C-order', depot);
+    expect((await accounts.listPickupAddresses('C-order')).map((a) => a.depotCode)).toEqual(['X1', '', 'X3']);
+  });
+
+  it('disables, enables and changes the password of the exact user only', async () => {
+    await newUser('flip');
+    await accounts.setEnabled('flip', false);
+    expect((await accounts.findByUsername('flip'))?.enabled).toBe(false);
+    await accounts.setEnabled('flip', true);
+    await accounts.setPasswordHash('flip', '$2b$04$other');
+    expect(await accounts.findByUsername('flip')).toMatchObject({
+      enabled: true,
+      passwordHash: '$2b$04$other',
+    });
+    expect(await codeOf(accounts.setEnabled('Flip', false))).toBe('NOT_FOUND');
+  });
+
+  it('removes a user and its membership, so later addresses do not touch it', async () => {
+    await newUser('leaver', 'C-leave');
+    await accounts.removeUser('leaver');
+    expect(await accounts.findByUsername('leaver')).toBeNull();
+    await accounts.addPickupAddress('C-leave', 'D1');
+    expect(await accounts.findByUsername('leaver')).toBeNull();
+    expect(await codeOf(accounts.removeUser('leaver'))).toBe('NOT_FOUND');
+  });
+
+  it('reports an unreachable DynamoDB as DEPENDENCY_UNAVAILABLE', async () => {
+    const down = createDynamoAccountRepository({
+      client: createDocumentClient({
+        region: 'local',
+        dynamodbEndpoint: `http://127.0.0.1:${await freePort()}`,
+      }),
+      tableName: dynamo.tables.accounts,
+    });
+    expect(await codeOf(down.findByUsername('anyone'))).toBe('DEPENDENCY_UNAVAILABLE');
+  });
+});

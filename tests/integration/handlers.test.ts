@@ -1,0 +1,242 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import bcrypt from 'bcryptjs';
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { hashPassword } from '../../lib/auth/passwords.ts';
+import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
+import { startTestDynamo } from '../helpers/dynamo.ts';
+import { authorizerEvent, lambdaContext, loginEvent, trackingEvent } from '../helpers/fixtures.ts';
+import { functionEnv } from '../helpers/function-env.ts';
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
+let login: Handler;
+let loginExtended: Handler;
+let createShipment: Handler;
+let trackShipment: Handler;
+let authorizer: typeof import('../../functions/authorizer.ts')['handler'];
+
+const PASSWORD = 'a-long-test-password';
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  for (const [name, value] of Object.entries(await functionEnv(dynamo))) vi.stubEnv(name, value);
+  const accounts = createDynamoAccountRepository({
+    client: dynamo.documentClient,
+    tableName: dynamo.tables.accounts,
+  });
+  await accounts.addPickupAddress('C-1001', '');
+  await accounts.addPickupAddress('C-1001', 'PRG01');
+  await accounts.createUser({
+    username: 'alice',
+    passwordHash: await hashPassword(PASSWORD, 4),
+    customerId: 'C-1001',
+  });
+  await accounts.createUser({
+    username: 'solo',
+    passwordHash: await hashPassword(PASSWORD, 4),
+    customerId: null,
+  });
+  login = (await import('../../functions/login.ts')).handler as Handler;
+  loginExtended = (await import('../../functions/login-extended.ts')).handler as Handler;
+  createShipment = (await import('../../functions/create-shipment.ts')).handler as Handler;
+  trackShipment = (await import('../../functions/track-shipment.ts')).handler as Handler;
+  authorizer = (await import('../../functions/authorizer.ts')).handler;
+});
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await dynamo.close();
+});
+
+const call = (handler: Handler, event: APIGatewayProxyEvent) => handler(event, lambdaContext());
+const json = (body: unknown) => JSON.stringify(body);
+const bodyOf = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
+
+describe('login handlers', () => {
+  it('answers 200 with tokens, no-store and JSON', async () => {
+    const response = await call(login, loginEvent(json({ username: 'alice', password: PASSWORD })));
+    expect(response.statusCode).toBe(200);
+    expect(response.headers).toMatchObject({
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+    });
+    expect(Object.keys(bodyOf(response)).sort()).toEqual(['refreshToken', 'token']);
+  });
+
+  it('answers login-extended with the first non-empty depot code and expireAt of the access token', async () => {
+    const body = bodyOf(
+      await call(loginExtended, loginEvent(json({ username: 'alice', password: PASSWORD }))),
+    );
+    expect(body).toMatchObject({ userName: 'alice', depotCode: 'PRG01' });
+    expect(Date.parse(String(body.expireAt)) / 1000).toBe(decodeJwt(String(body.token)).exp);
+  });
+
+  it('answers login-extended 403 problem+json without tokens for a user without customer', async () => {
+    const response = await call(loginExtended, loginEvent(json({ username: 'solo', password: PASSWORD })));
+    expect(response.statusCode).toBe(403);
+    expect(response.headers?.['Content-Type']).toBe('application/problem+json');
+    expect(bodyOf(response)).toEqual({
+      type: 'urn:parcel-auth:problem:auto-login-context-missing',
+      title: 'Auto-login context missing',
+      status: 403,
+      detail: 'This login is not linked to a customer account.',
+    });
+  });
+
+  it('answers every failed login with the same 401 body on both operations', async () => {
+    const attempts = [
+      { username: 'alice', password: 'wrong-password' },
+      { username: 'nobody', password: PASSWORD },
+      { username: 'Alice', password: PASSWORD },
+    ];
+    const responses = await Promise.all(
+      [login, loginExtended].flatMap((handler) =>
+        attempts.map((attempt) => call(handler, loginEvent(json(attempt)))),
+      ),
+    );
+    expect(new Set(responses.map((r) => r.statusCode))).toEqual(new Set([401]));
+    expect(new Set(responses.map((r) => r.body)).size).toBe(1);
+  });
+
+  it.each([
+    ['a missing password', json({ username: 'alice' }), 'password'],
+    ['a missing username', json({ password: PASSWORD }), 'username'],
+    ['a number as password', json({ username: 'alice', password: 123456789 }), 'password'],
+    ['an empty username', json({ username: '', password: PASSWORD }), 'username'],
+    ['an array', json([{ username: 'alice', password: PASSWORD }]), 'username'],
+    ['JSON null', 'null', 'body'],
+    ['a JSON string', '"alice"', 'body'],
+  ])('answers 400 naming the field for %s', async (_name, body, field) => {
+    const response = await call(login, loginEvent(body));
+    expect(response.statusCode).toBe(400);
+    const problem = bodyOf(response);
+    expect(problem.type).toBe('urn:parcel-auth:problem:validation-failed');
+    expect(problem.invalidParams).toContainEqual(expect.objectContaining({ name: field }));
+    expect(response.body).not.toContain('123456789');
+    expect(response.body).not.toContain(PASSWORD);
+  });
+
+  it.each([
+    ['malformed JSON', '{"username": "alice", '],
+    ['no body at all', null],
+    ['an empty body', ''],
+  ])('answers 400 for %s', async (_name, body) => {
+    const response = await call(login, loginEvent(body));
+    expect(response.statusCode).toBe(400);
+    expect(response.headers?.['Content-Type']).toBe('application/problem+json');
+  });
+
+  it('answers 400 for a __proto__ key without touching any prototype', async () => {
+    const response = await call(
+      login,
+      loginEvent('{"username":"alice","password":"x","__proto__":{"admin":true}}'),
+    );
+    expect(response.statusCode).toBe(400);
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
+  it('answers 415 for a body that is not declared as JSON', async () => {
+    const response = await call(
+      login,
+      loginEvent(json({ username: 'alice', password: PASSWORD }), { 'Content-Type': 'text/plain' }),
+    );
+    expect(response.statusCode).toBe(415);
+  });
+
+  it('reads the content type header in any letter case', async () => {
+    const event = loginEvent(json({ username: 'alice', password: PASSWORD }));
+    event.headers = { 'CONTENT-TYPE': 'application/json; charset=utf-8' };
+    expect((await call(login, event)).statusCode).toBe(200);
+  });
+
+  it('answers 413 for a body over 16 KB, before any password hashing', async () => {
+    const compare = vi.spyOn(bcrypt, 'compare');
+    const response = await call(login, loginEvent(json({ username: 'alice', password: 'x'.repeat(17_000) })));
+    expect(response.statusCode).toBe(413);
+    expect(compare).not.toHaveBeenCalled();
+    compare.mockRestore();
+  });
+
+  it('does no password hashing for malformed JSON or an invalid body', async () => {
+    const compare = vi.spyOn(bcrypt, 'compare');
+    await call(login, loginEvent('{nope'));
+    await call(login, loginEvent(json({ username: 'alice' })));
+    expect(compare).not.toHaveBeenCalled();
+    compare.mockRestore();
+  });
+});
+
+describe('shipment handlers behind the authorizer context', () => {
+  const asCaller = (event: APIGatewayProxyEvent, username: string, customerId: string) => ({
+    ...event,
+    requestContext: { ...event.requestContext, authorizer: { principalId: username, username, customerId } },
+  });
+  const shipmentEvent = (body: string, username = 'alice', customerId = 'C-1001') =>
+    asCaller(
+      {
+        ...trackingEvent(),
+        httpMethod: 'POST',
+        resource: '/api/v1/shipments',
+        path: '/api/v1/shipments',
+        pathParameters: null,
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      },
+      username,
+      customerId,
+    );
+  const trackEvent = (parcelNumber: string, username = 'alice', customerId = 'C-1001') =>
+    asCaller(trackingEvent({ pathParameters: { parcelNumber } }), username, customerId);
+
+  it('stores a shipment for the caller’s customer and tracks it for that customer only', async () => {
+    const shipment = { recipient: { name: 'Jan Novák', city: 'Brno' }, parcels: [{ weightKg: 1.25 }] };
+    const created = await call(createShipment, shipmentEvent(json(shipment)));
+    expect(created.statusCode).toBe(201);
+    const { parcelNumber } = bodyOf(created);
+    expect(parcelNumber).toMatch(/^\d{14}$/);
+    expect(created.headers?.Location).toBe(`/api/v1/tracking/${parcelNumber}`);
+
+    const tracked = await call(trackShipment, trackEvent(String(parcelNumber)));
+    expect(tracked.statusCode).toBe(200);
+    expect(bodyOf(tracked)).toMatchObject({ parcelNumber, status: 'registered', shipment });
+
+    const foreign = await call(trackShipment, trackEvent(String(parcelNumber), 'bob', 'C-2002'));
+    expect(foreign.statusCode).toBe(404);
+    const noCustomer = await call(trackShipment, trackEvent(String(parcelNumber), 'solo', ''));
+    expect(noCustomer.statusCode).toBe(404);
+  });
+
+  it('answers 404 for a parcel number nobody created', async () => {
+    expect((await call(trackShipment, trackEvent('99999999999999'))).statusCode).toBe(404);
+  });
+
+  it('answers 400 for a malformed parcel number', async () => {
+    const response = await call(trackShipment, trackEvent('../../etc'));
+    expect(response.statusCode).toBe(400);
+    expect(bodyOf(response).invalidParams).toContainEqual(expect.objectContaining({ name: 'parcelNumber' }));
+  });
+
+  it('answers 403 to a caller without customer creating a shipment', async () => {
+    expect((await call(createShipment, shipmentEvent(json({ a: 1 }), 'solo', ''))).statusCode).toBe(403);
+  });
+
+  it('answers 400 for a shipment body that is not a JSON object', async () => {
+    expect((await call(createShipment, shipmentEvent(json([1, 2])))).statusCode).toBe(400);
+    expect((await call(createShipment, shipmentEvent('42'))).statusCode).toBe(400);
+  });
+});
+
+describe('authorizer handler', () => {
+  it('allows a token from the login handler and denies its refresh token with exactly Unauthorized', async () => {
+    const { token, refreshToken } = bodyOf(
+      await call(login, loginEvent(json({ username: 'alice', password: PASSWORD }))),
+    );
+    await expect(authorizer(authorizerEvent(`Bearer ${token}`))).resolves.toMatchObject({
+      principalId: 'alice',
+      context: { username: 'alice', customerId: 'C-1001' },
+    });
+    await expect(authorizer(authorizerEvent(`Bearer ${refreshToken}`))).rejects.toThrow(/^Unauthorized$/);
+  });
+});

@@ -1,0 +1,100 @@
+import { SignJWT } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { authorize, stageWideResource } from '../../lib/auth/authorizer.ts';
+import {
+  type AccessTokenVerifier,
+  createAccessTokenVerifier,
+  createTokenIssuer,
+  type IssuedTokens,
+} from '../../lib/auth/tokens.ts';
+import { createLogger } from '../../lib/log.ts';
+import { authorizerEvent } from '../helpers/fixtures.ts';
+import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+
+let verifier: AccessTokenVerifier;
+let tokens: IssuedTokens;
+let keys: Awaited<ReturnType<typeof testKeys>>;
+const logLines: string[] = [];
+const logger = createLogger('debug', (line) => logLines.push(line));
+
+beforeAll(async () => {
+  keys = await testKeys();
+  verifier = createAccessTokenVerifier({ keys: keys.verificationKeys, settings: TOKEN_SETTINGS });
+  tokens = await createTokenIssuer({ signingKey: keys.signingKey, settings: TOKEN_SETTINGS }).issue({
+    username: 'alice',
+    customerId: 'C-1001',
+  });
+});
+
+const decide = (authorizationToken: string) =>
+  authorize({ verifier, logger }, authorizerEvent(authorizationToken));
+
+describe('authorizer', () => {
+  it('allows every method and path of the stage, so a cached decision fits every route', async () => {
+    const result = await decide(`Bearer ${tokens.accessToken}`);
+    expect(result.principalId).toBe('alice');
+    expect(result.policyDocument.Statement).toEqual([
+      {
+        Action: 'execute-api:Invoke',
+        Effect: 'Allow',
+        Resource: 'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod/*',
+      },
+    ]);
+  });
+
+  it('passes the username and customer id to the backend in the context', async () => {
+    expect((await decide(`Bearer ${tokens.accessToken}`)).context).toEqual({
+      username: 'alice',
+      customerId: 'C-1001',
+    });
+  });
+
+  it('accepts the scheme name in any case', async () => {
+    await expect(decide(`bearer ${tokens.accessToken}`)).resolves.toMatchObject({ principalId: 'alice' });
+    await expect(decide(`BEARER ${tokens.accessToken}`)).resolves.toMatchObject({ principalId: 'alice' });
+  });
+
+  it.each([
+    ['an empty header', ''],
+    ['no scheme', 'TOKEN'],
+    ['another scheme', 'Basic YWxpY2U6c2VjcmV0'],
+    ['a bearer without token', 'Bearer '],
+    ['a token with spaces', 'Bearer abc def'],
+    ['a malformed token', 'Bearer not.a.jwt'],
+  ])('throws exactly Unauthorized for %s', async (_name, header) => {
+    await expect(decide(header)).rejects.toThrow(new Error('Unauthorized'));
+  });
+
+  it('throws exactly Unauthorized for a refresh token', async () => {
+    const error = await decide(`Bearer ${tokens.refreshToken}`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toBe('Unauthorized');
+  });
+
+  it('throws exactly Unauthorized for an expired token', async () => {
+    const expired = await new SignJWT({})
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.signingKey.kid })
+      .setIssuer(TOKEN_SETTINGS.issuer)
+      .setAudience(TOKEN_SETTINGS.audience)
+      .setSubject('alice')
+      .setJti('x')
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 120)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+      .sign(keys.signingKey.key);
+    await expect(decide(`Bearer ${expired}`)).rejects.toThrow(new Error('Unauthorized'));
+  });
+
+  it('logs the reason of a denial but never the token', async () => {
+    logLines.length = 0;
+    await decide(`Bearer ${tokens.refreshToken}`).catch(() => undefined);
+    expect(logLines).toHaveLength(1);
+    expect(JSON.parse(logLines[0] ?? '{}')).toMatchObject({ event: 'authorizer denied' });
+    expect(logLines.join('\n')).not.toContain(tokens.refreshToken.split('.')[2]);
+  });
+
+  it('derives the stage-wide resource from a method ARN', () => {
+    expect(stageWideResource('arn:aws:execute-api:eu-central-1:1:api/dev/POST/api/v1/shipments')).toBe(
+      'arn:aws:execute-api:eu-central-1:1:api/dev/*',
+    );
+  });
+});

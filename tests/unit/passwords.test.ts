@@ -1,0 +1,51 @@
+import bcrypt from 'bcryptjs';
+import { describe, expect, it } from 'vitest';
+import { createPasswordVerifier, hashPassword } from '../../lib/auth/passwords.ts';
+
+const COST = 4;
+const verifier = createPasswordVerifier({ cost: COST });
+
+describe('password verifier', () => {
+  it('accepts the password a hash was made from', async () => {
+    await expect(
+      verifier.verify('correct horse battery', await hashPassword('correct horse battery', COST)),
+    ).resolves.toBe(true);
+  });
+
+  it('rejects any other password', async () => {
+    await expect(
+      verifier.verify('Correct horse battery', await hashPassword('correct horse battery', COST)),
+    ).resolves.toBe(false);
+  });
+
+  it('rejects when there is no user, after a compare at the same cost', async () => {
+    const compared: string[] = [];
+    const original = bcrypt.compare;
+    bcrypt.compare = ((password: string, hash: string) => {
+      compared.push(hash);
+      return original(password, hash);
+    }) as typeof bcrypt.compare;
+    try {
+      await expect(verifier.verify('anything', null)).resolves.toBe(false);
+    } finally {
+      bcrypt.compare = original;
+    }
+    expect(compared).toHaveLength(1);
+    expect(bcrypt.getRounds(compared[0] ?? '')).toBe(COST);
+  });
+
+  it('never accepts a password over 72 bytes, even against its own hash', async () => {
+    // 24 three-byte characters fill bcrypt's 72 bytes; bcrypt ignores what follows.
+    const prefix = '€'.repeat(24);
+    const hash = await bcrypt.hash(`${prefix}first`, COST);
+    await expect(bcrypt.compare(`${prefix}second`, hash)).resolves.toBe(true);
+    await expect(verifier.verify(`${prefix}second`, hash)).resolves.toBe(false);
+    await expect(verifier.verify(`${prefix}first`, hash)).resolves.toBe(false);
+  });
+
+  it('accepts a multi-byte password of exactly 72 bytes', async () => {
+    const password = `${'€'.repeat(23)}abc`;
+    expect(Buffer.byteLength(password)).toBe(72);
+    await expect(verifier.verify(password, await hashPassword(password, COST))).resolves.toBe(true);
+  });
+});

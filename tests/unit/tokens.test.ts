@@ -1,0 +1,190 @@
+import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { base64url, decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { generateSigningJwk, importSigningKey } from '../../lib/auth/keys.ts';
+import {
+  ACCESS_TOKEN_TYPE,
+  type AccessTokenVerifier,
+  CLOCK_TOLERANCE_SECONDS,
+  createAccessTokenVerifier,
+  createTokenIssuer,
+  REFRESH_TOKEN_TYPE,
+  type TokenIssuer,
+} from '../../lib/auth/tokens.ts';
+import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+
+const NOW = new Date('2026-11-21T10:00:00Z');
+const alice = { username: 'alice', customerId: 'C-1001' };
+
+let keys: Awaited<ReturnType<typeof testKeys>>;
+let issuer: TokenIssuer;
+const verifierAt = (date: Date): AccessTokenVerifier =>
+  createAccessTokenVerifier({ keys: keys.verificationKeys, settings: TOKEN_SETTINGS, clock: () => date });
+
+beforeAll(async () => {
+  keys = await testKeys();
+  issuer = createTokenIssuer({ signingKey: keys.signingKey, settings: TOKEN_SETTINGS, clock: () => NOW });
+});
+
+/** Re-signs a payload/header with the real key, for tokens the issuer would never make. */
+const forge = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) =>
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: 'EdDSA', typ: ACCESS_TOKEN_TYPE, kid: keys.signingKey.kid, ...header })
+    .sign(keys.signingKey.key);
+
+const validClaims = () => ({
+  iss: TOKEN_SETTINGS.issuer,
+  aud: TOKEN_SETTINGS.audience,
+  sub: 'alice',
+  iat: NOW.getTime() / 1000,
+  exp: NOW.getTime() / 1000 + 60,
+  jti: 'j-1',
+});
+
+describe('token issuer', () => {
+  it('issues an EdDSA access token with kid, at+jwt type and every required claim', async () => {
+    const { accessToken } = await issuer.issue(alice);
+    expect(decodeProtectedHeader(accessToken)).toEqual({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.jwk.kid });
+    const claims = decodeJwt(accessToken);
+    expect(claims).toMatchObject({
+      iss: TOKEN_SETTINGS.issuer,
+      aud: TOKEN_SETTINGS.audience,
+      sub: 'alice',
+      customer_id: 'C-1001',
+      iat: NOW.getTime() / 1000,
+      exp: NOW.getTime() / 1000 + TOKEN_SETTINGS.accessTtlSeconds,
+    });
+    expect(claims.jti).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('issues a refresh token of another type and audience with the refresh lifetime', async () => {
+    const { refreshToken } = await issuer.issue(alice);
+    expect(decodeProtectedHeader(refreshToken).typ).toBe(REFRESH_TOKEN_TYPE);
+    const claims = decodeJwt(refreshToken);
+    expect(claims.aud).toBe(TOKEN_SETTINGS.issuer);
+    expect(claims.exp).toBe(NOW.getTime() / 1000 + TOKEN_SETTINGS.refreshTtlSeconds);
+    expect(claims.customer_id).toBeUndefined();
+  });
+
+  it('reports the access expiry equal to the token exp', async () => {
+    const { accessToken, accessExpiresAt } = await issuer.issue(alice);
+    expect(accessExpiresAt.getTime() / 1000).toBe(decodeJwt(accessToken).exp);
+  });
+
+  it('gives every token its own jti', async () => {
+    const [a, b] = await Promise.all([issuer.issue(alice), issuer.issue(alice)]);
+    const ids = [a.accessToken, a.refreshToken, b.accessToken, b.refreshToken].map((t) => decodeJwt(t).jti);
+    expect(new Set(ids).size).toBe(4);
+  });
+
+  it('leaves out the customer claim for a user without customer', async () => {
+    const { accessToken } = await issuer.issue({ username: 'solo', customerId: null });
+    expect(decodeJwt(accessToken).customer_id).toBeUndefined();
+  });
+});
+
+describe('access token verifier', () => {
+  it('accepts an access token it issued and returns its subject', async () => {
+    const { accessToken } = await issuer.issue(alice);
+    await expect(verifierAt(NOW).verify(accessToken)).resolves.toEqual(alice);
+  });
+
+  it('returns a null customer for a token without the customer claim', async () => {
+    const { accessToken } = await issuer.issue({ username: 'solo', customerId: null });
+    await expect(verifierAt(NOW).verify(accessToken)).resolves.toEqual({
+      username: 'solo',
+      customerId: null,
+    });
+  });
+
+  it('rejects a refresh token presented as an access token', async () => {
+    const { refreshToken } = await issuer.issue(alice);
+    await expect(verifierAt(NOW).verify(refreshToken)).rejects.toThrow();
+  });
+
+  it('rejects a refresh token even when its typ header is changed to at+jwt', async () => {
+    const { refreshToken } = await issuer.issue(alice);
+    const forged = await forge(decodeJwt(refreshToken));
+    await expect(verifierAt(NOW).verify(forged)).rejects.toThrow(/aud/);
+  });
+
+  it('rejects an access token past exp plus the clock tolerance, and accepts it within', async () => {
+    const { accessToken } = await issuer.issue(alice);
+    const exp = NOW.getTime() + TOKEN_SETTINGS.accessTtlSeconds * 1000;
+    await expect(
+      verifierAt(new Date(exp + (CLOCK_TOLERANCE_SECONDS - 1) * 1000)).verify(accessToken),
+    ).resolves.toEqual(alice);
+    await expect(
+      verifierAt(new Date(exp + (CLOCK_TOLERANCE_SECONDS + 1) * 1000)).verify(accessToken),
+    ).rejects.toThrow(/exp/);
+  });
+
+  it('rejects a token whose signature does not match its content', async () => {
+    const { accessToken } = await issuer.issue(alice);
+    const [header, , signature] = accessToken.split('.');
+    const payload = base64url.encode(JSON.stringify({ ...decodeJwt(accessToken), sub: 'mallory' }));
+    await expect(verifierAt(NOW).verify(`${header}.${payload}.${signature}`)).rejects.toThrow(/signature/);
+  });
+
+  it('rejects a token signed by another key with the same kid', async () => {
+    const other = await importSigningKey({ ...(await generateSigningJwk()), kid: keys.jwk.kid });
+    const token = await new SignJWT(validClaims())
+      .setProtectedHeader({ alg: 'EdDSA', typ: ACCESS_TOKEN_TYPE, kid: other.kid })
+      .sign(other.key);
+    await expect(verifierAt(NOW).verify(token)).rejects.toThrow(/signature/);
+  });
+
+  it('rejects a token whose kid is not among the known keys', async () => {
+    await expect(verifierAt(NOW).verify(await forge(validClaims(), { kid: 'unknown' }))).rejects.toThrow(
+      /kid/,
+    );
+  });
+
+  it('rejects alg none', async () => {
+    const header = base64url.encode(
+      JSON.stringify({ alg: 'none', typ: ACCESS_TOKEN_TYPE, kid: keys.jwk.kid }),
+    );
+    const payload = base64url.encode(JSON.stringify(validClaims()));
+    await expect(verifierAt(NOW).verify(`${header}.${payload}.`)).rejects.toThrow();
+  });
+
+  it('rejects an HS256 token keyed with the public key', async () => {
+    const header = base64url.encode(
+      JSON.stringify({ alg: 'HS256', typ: ACCESS_TOKEN_TYPE, kid: keys.jwk.kid }),
+    );
+    const payload = base64url.encode(JSON.stringify(validClaims()));
+    const mac = createHmac('sha256', keys.jwk.x).update(`${header}.${payload}`).digest('base64url');
+    await expect(verifierAt(NOW).verify(`${header}.${payload}.${mac}`)).rejects.toThrow(/alg/);
+  });
+
+  it('rejects an RS256 token even when correctly signed by some RSA key', async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const token = await new SignJWT(validClaims())
+      .setProtectedHeader({ alg: 'RS256', typ: ACCESS_TOKEN_TYPE, kid: keys.jwk.kid })
+      .sign(privateKey);
+    await expect(verifierAt(NOW).verify(token)).rejects.toThrow(/alg/);
+  });
+
+  it.each([
+    ['a wrong issuer', { iss: 'https://evil.example' }, /iss/],
+    ['a wrong audience', { aud: 'https://other-api.example' }, /aud/],
+    ['no subject', { sub: undefined }, /sub/],
+    ['no jti', { jti: undefined }, /jti/],
+    ['no exp', { exp: undefined }, /exp/],
+    ['an iat in the future', { iat: NOW.getTime() / 1000 + 600, exp: NOW.getTime() / 1000 + 900 }, /iat/],
+    ['an nbf in the future', { nbf: NOW.getTime() / 1000 + 600 }, /nbf/],
+    [
+      'a lifetime longer than the stage allows',
+      { iat: NOW.getTime() / 1000 - 7200, exp: NOW.getTime() / 1000 + 60 },
+      /iat/,
+    ],
+  ])('rejects a token with %s', async (_name, override, message) => {
+    await expect(verifierAt(NOW).verify(await forge({ ...validClaims(), ...override }))).rejects.toThrow(
+      message,
+    );
+  });
+
+  it('rejects a token with a wrong typ header', async () => {
+    await expect(verifierAt(NOW).verify(await forge(validClaims(), { typ: 'JWT' }))).rejects.toThrow(/typ/);
+  });
+});
