@@ -113,6 +113,22 @@ describe('the prod CloudFormation template', () => {
     }
   });
 
+  it('answers API Gateway’s own errors as problem+json, with WWW-Authenticate on 401', () => {
+    const responses = Object.fromEntries(
+      ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => [r.Properties.ResponseType, r.Properties]),
+    );
+    expect(Object.keys(responses).sort()).toEqual(['ACCESS_DENIED', 'DEFAULT_4XX', 'DEFAULT_5XX', 'UNAUTHORIZED']);
+    for (const response of Object.values(responses)) {
+      expect(response.ResponseParameters).toMatchObject({
+        'gatewayresponse.header.Content-Type': "'application/problem+json'",
+      });
+    }
+    expect(responses.UNAUTHORIZED?.ResponseParameters).toMatchObject({
+      'gatewayresponse.header.WWW-Authenticate': "'Bearer'",
+    });
+    expect(responses.DEFAULT_5XX?.StatusCode).toBe('503');
+  });
+
   it('refers to key material only by SSM parameter name', () => {
     const env = variablesOf('LoginLambdaFunction');
     expect(env.SIGNING_KEY).toBe('ssm:/parcel-auth/prod/signing-key');
