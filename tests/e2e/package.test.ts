@@ -114,10 +114,18 @@ describe('the prod CloudFormation template', () => {
   });
 
   it('answers API Gateway’s own errors as problem+json, with WWW-Authenticate on 401', () => {
-    const responses = Object.fromEntries(
-      ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => [r.Properties.ResponseType, r.Properties]),
+    const responses: Record<string, Record<string, unknown>> = Object.fromEntries(
+      ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => [
+        String(r.Properties.ResponseType),
+        r.Properties,
+      ]),
     );
-    expect(Object.keys(responses).sort()).toEqual(['ACCESS_DENIED', 'DEFAULT_4XX', 'DEFAULT_5XX', 'UNAUTHORIZED']);
+    expect(Object.keys(responses).sort()).toEqual([
+      'ACCESS_DENIED',
+      'DEFAULT_4XX',
+      'DEFAULT_5XX',
+      'UNAUTHORIZED',
+    ]);
     for (const response of Object.values(responses)) {
       expect(response.ResponseParameters).toMatchObject({
         'gatewayresponse.header.Content-Type': "'application/problem+json'",

@@ -1,0 +1,14 @@
+/**
+ * `npm run admin -- <command>`: the operator CLI (users, pickup addresses, keys).
+ * See scripts/admin/usage.ts, or run `npm run admin -- help`.
+ */
+import { runAdmin } from './admin/main.ts';
+import { passwordReader } from './admin/stdin.ts';
+
+process.exitCode = await runAdmin(process.argv.slice(2), {
+  env: process.env,
+  cwd: process.cwd(),
+  stdout: (text) => process.stdout.write(`${text}\n`),
+  stderr: (text) => process.stderr.write(`${text}\n`),
+  readPassword: passwordReader(process.stdin, process.stderr),
+});

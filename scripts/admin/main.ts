@@ -1,0 +1,71 @@
+/**
+ * The admin CLI as a function: argv in, exit status out. Everything from the outside world
+ * (environment, working directory, stdin, stdout, stderr, the stores) is passed in, so tests
+ * run it in-process; scripts/admin.ts passes the real ones.
+ */
+import type { Env } from '../../lib/config.ts';
+import type { AccountRepository } from '../../lib/users/repository.ts';
+import { ensureLocalKeys } from '../local/keys.ts';
+import { readStageParams } from '../local/stage-params.ts';
+import { runCommand } from './commands.ts';
+import { CliError, describeFailure, failure, oneLine } from './errors.ts';
+import { createSsmParameterStore, type ParameterStore } from './keys.ts';
+import { parseInvocation } from './parse.ts';
+import { type OpenedAccounts, openDynamoAccounts, resolveTarget, type Target } from './target.ts';
+import { USAGE } from './usage.ts';
+
+export interface AdminDeps {
+  readonly env: Env;
+  /** DATA_DIR is resolved against it. */
+  readonly cwd: string;
+  /** Writes one line (or JSON document) to stdout; the newline is added by the writer. */
+  readonly stdout: (text: string) => void;
+  /** Writes one line to stderr. */
+  readonly stderr: (text: string) => void;
+  /** The first line of stdin. Called only by commands that set a password. */
+  readonly readPassword: () => Promise<string>;
+  /** The account store of a target. Default: its DynamoDB table. */
+  readonly openAccounts?: (target: Target) => OpenedAccounts;
+  /** SSM of a region. Default: AWS SSM through the credential chain. */
+  readonly parameters?: (region: string) => ParameterStore;
+}
+
+/** Runs one invocation. Resolves to the exit status: 0 done, 1 failed, 2 usage error. */
+export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promise<number> {
+  let target: Target | undefined;
+  let opened: OpenedAccounts | undefined;
+  try {
+    const invocation = parseInvocation(argv);
+    if (invocation.kind !== 'run') {
+      deps.stdout(USAGE);
+      return invocation.kind === 'help' ? 0 : 2;
+    }
+    const resolved = resolveTarget(invocation.target, deps.env, deps.cwd);
+    target = resolved;
+    const accounts = (): AccountRepository => {
+      opened ??= (deps.openAccounts ?? openDynamoAccounts)(resolved);
+      return opened.accounts;
+    };
+    await runCommand(invocation.command, {
+      target: resolved,
+      accounts,
+      readPassword: deps.readPassword,
+      bcryptCost: () => {
+        try {
+          return readStageParams(resolved.stage).bcryptCost;
+        } catch (error) {
+          throw failure(`cannot read the bcrypt cost of stage ${resolved.stage}: ${oneLine(error)}`);
+        }
+      },
+      ensureLocalKeys,
+      parameters: deps.parameters ?? createSsmParameterStore,
+      print: deps.stdout,
+    });
+    return 0;
+  } catch (error) {
+    deps.stderr(`error: ${describeFailure(error, target)}`);
+    return error instanceof CliError ? error.exitCode : 1;
+  } finally {
+    opened?.close();
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * The admin command line: `<group> <action> <arguments> [options]`, parsed with node:util
+ * `parseArgs` and validated with the account schemas before anything is read or written.
+ *
+ * Messages name an option or an argument but never repeat the value given: an operator who
+ * types a password where a name belongs must not find it echoed into a terminal log.
+ */
+import { parseArgs } from 'node:util';
+import * as v from 'valibot';
+import { CustomerIdSchema, DepotCodeSchema, UsernameSchema } from '../../lib/users/repository.ts';
+import { usageError } from './errors.ts';
+
+export type Command =
+  | { readonly name: 'user add'; readonly username: string; readonly customerId: string | null }
+  | {
+      readonly name: 'user passwd' | 'user disable' | 'user enable' | 'user remove' | 'user show';
+      readonly username: string;
+    }
+  | { readonly name: 'address add'; readonly customerId: string; readonly depotCode: string }
+  | { readonly name: 'address list'; readonly customerId: string }
+  | { readonly name: 'keys init'; readonly force: boolean };
+
+export type CommandName = Command['name'];
+
+/** Which deployed stage to act on; none means the local stack. */
+export interface TargetOptions {
+  readonly stage: string | undefined;
+  readonly region: string | undefined;
+}
+
+export type Invocation =
+  | { readonly kind: 'help' }
+  /** No command at all: the usage text, and a failing exit status. */
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'run'; readonly command: Command; readonly target: TargetOptions };
+
+const OPTIONS = {
+  stage: { type: 'string' },
+  region: { type: 'string' },
+  customer: { type: 'string' },
+  depot: { type: 'string' },
+  force: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+const TARGET_OPTIONS: readonly OptionName[] = ['stage', 'region', 'help'];
+
+const isOptionName = (name: string): name is OptionName => Object.hasOwn(OPTIONS, name);
+
+interface CommandSpec {
+  /** The names of the positional arguments, for messages. */
+  readonly args: readonly string[];
+  readonly options: readonly OptionName[];
+}
+
+const COMMANDS: Record<CommandName, CommandSpec> = {
+  'user add': { args: ['username'], options: ['customer'] },
+  'user passwd': { args: ['username'], options: [] },
+  'user disable': { args: ['username'], options: [] },
+  'user enable': { args: ['username'], options: [] },
+  'user remove': { args: ['username'], options: [] },
+  'user show': { args: ['username'], options: [] },
+  'address add': { args: ['customerId'], options: ['depot'] },
+  'address list': { args: ['customerId'], options: [] },
+  'keys init': { args: [], options: ['force'] },
+};
+
+const GROUPS = new Set(Object.keys(COMMANDS).map((name) => name.split(' ')[0]));
+
+const isCommandName = (name: string): name is CommandName => Object.hasOwn(COMMANDS, name);
+
+/** Serverless stage names: letters, digits and hyphens. */
+const StageSchema = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9-]{1,32}$/, 'must be 1 to 32 letters, digits or hyphens'),
+);
+const RegionSchema = v.pipe(v.string(), v.regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'must be like eu-central-1'));
+/** Lookups match the stored name exactly, so any name that could have been stored is accepted. */
+const ExistingUsernameSchema = v.pipe(v.string(), v.nonEmpty('must not be empty'));
+
+function check<TSchema extends v.GenericSchema<string, string>>(
+  schema: TSchema,
+  value: string,
+  what: string,
+): v.InferOutput<TSchema> {
+  const result = v.safeParse(schema, value);
+  if (result.success) return result.output;
+  throw usageError(`invalid ${what}: ${result.issues[0]?.message ?? 'not accepted'}`);
+}
+
+/** Parses `argv` (without the node and script paths). Throws a usage CliError. */
+export function parseInvocation(argv: readonly string[]): Invocation {
+  const { positionals, tokens } = parseArgs({
+    args: [...argv],
+    options: OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+
+  const given = new Map<OptionName, string | true>();
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    if (!isOptionName(token.name)) throw usageError(`unknown option ${token.rawName.split('=')[0]}`);
+    const spec = OPTIONS[token.name];
+    if (given.has(token.name)) throw usageError(`option --${token.name} is given more than once`);
+    if (spec.type === 'string' && token.value === undefined) {
+      throw usageError(`option --${token.name} needs a value`);
+    }
+    if (spec.type === 'boolean' && token.value !== undefined) {
+      throw usageError(`option --${token.name} takes no value`);
+    }
+    given.set(token.name, token.value ?? true);
+  }
+  const text = (name: OptionName) => {
+    const value = given.get(name);
+    return typeof value === 'string' ? value : undefined;
+  };
+
+  const [group, action, ...args] = positionals;
+  if (given.has('help') || group === 'help') return { kind: 'help' };
+  if (group === undefined) return { kind: 'missing' };
+  if (!GROUPS.has(group)) throw unknownCommand(group);
+  if (action === undefined) throw usageError(`${group} needs an action (see: npm run admin -- help)`);
+  const name = `${group} ${action}`;
+  if (!isCommandName(name)) throw unknownCommand(name);
+
+  const spec = COMMANDS[name];
+  for (const option of given.keys()) {
+    if (!TARGET_OPTIONS.includes(option) && !spec.options.includes(option)) {
+      throw usageError(`option --${option} does not apply to ${name}`);
+    }
+  }
+  if (args.length !== spec.args.length) {
+    const expected = spec.args.length === 0 ? 'no arguments' : spec.args.map((arg) => `<${arg}>`).join(' ');
+    const passwordHint =
+      name === 'user add' || name === 'user passwd' ? '; the password is read from stdin' : '';
+    throw usageError(`${name} takes ${expected}${passwordHint}`);
+  }
+
+  const stage = text('stage');
+  const region = text('region');
+  if (region !== undefined && stage === undefined) throw usageError('--region applies only with --stage');
+  const target: TargetOptions = {
+    stage: stage === undefined ? undefined : check(StageSchema, stage, '--stage'),
+    region: region === undefined ? undefined : check(RegionSchema, region, '--region'),
+  };
+
+  const [first = ''] = args;
+  const command = ((): Command => {
+    switch (name) {
+      case 'user add': {
+        const customer = text('customer');
+        return {
+          name,
+          username: check(UsernameSchema, first, 'username'),
+          customerId: customer === undefined ? null : check(CustomerIdSchema, customer, '--customer'),
+        };
+      }
+      case 'user passwd':
+      case 'user disable':
+      case 'user enable':
+      case 'user remove':
+      case 'user show':
+        return { name, username: check(ExistingUsernameSchema, first, 'username') };
+      case 'address add': {
+        const depot = text('depot');
+        if (depot === undefined) throw usageError("address add needs --depot <code> (--depot '' for none)");
+        return {
+          name,
+          customerId: check(CustomerIdSchema, first, 'customerId'),
+          depotCode: check(DepotCodeSchema, depot, '--depot'),
+        };
+      }
+      case 'address list':
+        return { name, customerId: check(CustomerIdSchema, first, 'customerId') };
+      case 'keys init':
+        return { name, force: given.has('force') };
+    }
+  })();
+  return { kind: 'run', command, target };
+}
+
+/** Names the unknown command only when it looks like one: a mistyped password is not shown. */
+const unknownCommand = (words: string) =>
+  usageError(
+    `unknown command${/^[a-z]{1,20}( [a-z]{1,20})?$/.test(words) ? ` "${words}"` : ''} (see: npm run admin -- help)`,
+  );

@@ -1,0 +1,91 @@
+/**
+ * Which stack the admin CLI acts on. Without `--stage` it is the local stack of `npm start`:
+ * the embedded DynamoDB on loopback (dummy credentials) and the key files under DATA_DIR.
+ * With `--stage <name>` it is a deployed stage: that stage's tables through the usual AWS
+ * credential chain, with no endpoint override, so AWS_ENDPOINT_URL(_DYNAMODB) still apply.
+ */
+import { resolve } from 'node:path';
+import * as v from 'valibot';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import type { Env } from '../../lib/config.ts';
+import { tableNames } from '../../lib/stage.ts';
+import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
+import type { AccountRepository } from '../../lib/users/repository.ts';
+import { usageError } from './errors.ts';
+import type { TargetOptions } from './parse.ts';
+
+export const LOCAL_STAGE = 'local';
+export const DEFAULT_REGION = 'eu-central-1';
+
+export type Target =
+  | {
+      readonly kind: 'local';
+      readonly stage: typeof LOCAL_STAGE;
+      readonly region: string;
+      readonly endpoint: string;
+      readonly dataDir: string;
+    }
+  | { readonly kind: 'aws'; readonly stage: string; readonly region: string };
+
+const LocalEnvSchema = v.object({
+  DYNAMODB_PORT: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,5}$/, 'must be a port number'),
+      v.transform(Number),
+      v.minValue(1, 'must be a port number'),
+      v.maxValue(65535, 'must be a port number'),
+    ),
+    '8000',
+  ),
+  DATA_DIR: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty')), '.data'),
+});
+
+const AwsEnvSchema = v.object({
+  AWS_REGION: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty')), DEFAULT_REGION),
+});
+
+function parseEnv<TSchema extends v.GenericSchema>(schema: TSchema, env: Env): v.InferOutput<TSchema> {
+  const result = v.safeParse(schema, env);
+  if (result.success) return result.output;
+  const [issue] = result.issues;
+  throw usageError(`environment variable ${v.getDotPath(issue) ?? '(unknown)'} ${issue.message}`);
+}
+
+/**
+ * The target of an invocation. `--stage local` is the local stack too: the local stage's
+ * tables exist only in the embedded DynamoDB.
+ */
+export function resolveTarget(options: TargetOptions, env: Env, cwd: string): Target {
+  if (options.stage === undefined || options.stage === LOCAL_STAGE) {
+    const local = parseEnv(LocalEnvSchema, env);
+    return {
+      kind: 'local',
+      stage: LOCAL_STAGE,
+      region: 'local',
+      endpoint: `http://127.0.0.1:${local.DYNAMODB_PORT}`,
+      dataDir: resolve(cwd, local.DATA_DIR),
+    };
+  }
+  const region = options.region ?? parseEnv(AwsEnvSchema, env).AWS_REGION;
+  return { kind: 'aws', stage: options.stage, region };
+}
+
+export interface OpenedAccounts {
+  readonly accounts: AccountRepository;
+  /** Lets the process exit without waiting for idle connections. */
+  close(): void;
+}
+
+/** The account store of a target, on DynamoDB. */
+export function openDynamoAccounts(target: Target): OpenedAccounts {
+  const client = createDocumentClient({
+    region: target.region,
+    dynamodbEndpoint: target.kind === 'local' ? target.endpoint : undefined,
+  });
+  return {
+    accounts: createDynamoAccountRepository({ client, tableName: tableNames(target.stage).accounts }),
+    // The document client shares its request handler with the client it wraps.
+    close: () => client.config.requestHandler.destroy?.(),
+  };
+}

@@ -1,0 +1,38 @@
+export const USAGE = `Usage: npm run admin -- <command> [options]
+
+Operator commands of parcel-auth. Without --stage they act on the local stack (npm start):
+DynamoDB at 127.0.0.1:$DYNAMODB_PORT (default 8000) and key files under $DATA_DIR (default .data).
+
+Users
+  user add <username> [--customer <customerId>]
+                           create a user, enabled; the password is the first line of stdin
+  user passwd <username>   set a new password, read from the first line of stdin
+  user disable <username>  refuse the user's logins
+  user enable <username>   allow them again
+  user remove <username>   delete the user
+  user show <username>     print the user as JSON (never the password hash)
+
+Pickup addresses
+  address add <customerId> --depot <code>
+                           append a pickup address (--depot '' for none) and print it as JSON
+  address list <customerId>
+                           print the customer's pickup addresses in order, as JSON
+
+Keys
+  keys init                local: create the signing key files if missing; print the kid
+  keys init --stage <name> [--force]
+                           create a signing key in SSM (SecureString) and its public key set
+                           (String); --force replaces existing keys, and tokens signed with
+                           the old key stop verifying
+
+Options
+  --stage <name>           a deployed stage: its tables, credentials from the AWS chain
+                           (AWS_PROFILE, AWS_ACCESS_KEY_ID, ...)
+  --region <region>        with --stage; default $AWS_REGION, else eu-central-1
+  -h, --help               this text
+
+Passwords are never arguments. Pipe them, or type them when prompted (not echoed):
+  printf '%s\\n' "$NEW_PASSWORD" | npm run --silent admin -- user add alice --customer C-1001
+A password is at most 72 bytes in UTF-8 (bcrypt ignores the rest).
+
+Exit status: 0 done, 1 the operation failed, 2 a usage error or an invalid value.`;
