@@ -17,3 +17,13 @@ export async function dynamo<T>(call: () => Promise<T>): Promise<T> {
     throw new AppError('DEPENDENCY_UNAVAILABLE', { cause: error });
   }
 }
+
+/** Runs one conditional DynamoDB write; resolves undefined when its condition failed. */
+export async function conditional<T>(call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await dynamo(call);
+  } catch (error) {
+    if (isConditionalCheckFailure(error)) return undefined;
+    throw error;
+  }
+}

@@ -3,7 +3,7 @@
  * it is stored and returned as sent, with no DynamoDB limits on nesting or number precision.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionalCheckFailure } from '../aws/errors.ts';
+import { conditional, dynamo } from '../aws/errors.ts';
 import type { ShipmentRepository } from './shipments.ts';
 
 export function createDynamoShipmentRepository(deps: {
@@ -13,21 +13,16 @@ export function createDynamoShipmentRepository(deps: {
   const { client, tableName: TableName } = deps;
   return {
     async insert({ shipment, ...record }) {
-      try {
-        await dynamo(() =>
-          client.send(
-            new PutCommand({
-              TableName,
-              Item: { ...record, payload: JSON.stringify(shipment) },
-              ConditionExpression: 'attribute_not_exists(parcelNumber)',
-            }),
-          ),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionalCheckFailure(error)) return false;
-        throw error;
-      }
+      const stored = await conditional(() =>
+        client.send(
+          new PutCommand({
+            TableName,
+            Item: { ...record, payload: JSON.stringify(shipment) },
+            ConditionExpression: 'attribute_not_exists(parcelNumber)',
+          }),
+        ),
+      );
+      return stored !== undefined;
     },
 
     async get(parcelNumber) {

@@ -24,7 +24,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { dynamo, isConditionalCheckFailure } from '../aws/errors.ts';
+import { conditional, dynamo } from '../aws/errors.ts';
 import { AppError } from '../errors.ts';
 import {
   type AccountRepository,
@@ -54,6 +54,8 @@ interface UserItem {
   createdAt: string;
   updatedAt: string;
 }
+
+const noSuchUser = () => new AppError('NOT_FOUND', { detail: 'no such user' });
 
 const toUser = (item: UserItem): UserRecord => ({
   username: item.username,
@@ -113,50 +115,42 @@ export function createDynamoAccountRepository(deps: {
     const depotCode = firstDepotCode(addresses);
     const usernames = only === undefined ? members : [only];
     await Promise.all(
-      usernames.map(async (username) => {
-        try {
-          await dynamo(() =>
-            client.send(
-              new UpdateCommand({
-                TableName,
-                Key: userKey(username),
-                UpdateExpression: 'SET depotCode = :depot, addressesSeen = :seen',
-                ConditionExpression:
-                  'customerId = :customer AND (attribute_not_exists(addressesSeen) OR addressesSeen < :seen)',
-                ExpressionAttributeValues: {
-                  ':depot': depotCode,
-                  ':seen': addresses.length,
-                  ':customer': customerId,
-                },
-              }),
-            ),
-          );
-        } catch (error) {
-          // The user moved, was removed, or already holds a view at least as fresh.
-          if (!isConditionalCheckFailure(error)) throw error;
-        }
-      }),
+      // A failed condition: the user moved, was removed, or already holds a view at least as fresh.
+      usernames.map((username) =>
+        conditional(() =>
+          client.send(
+            new UpdateCommand({
+              TableName,
+              Key: userKey(username),
+              UpdateExpression: 'SET depotCode = :depot, addressesSeen = :seen',
+              ConditionExpression:
+                'customerId = :customer AND (attribute_not_exists(addressesSeen) OR addressesSeen < :seen)',
+              ExpressionAttributeValues: {
+                ':depot': depotCode,
+                ':seen': addresses.length,
+                ':customer': customerId,
+              },
+            }),
+          ),
+        ),
+      ),
     );
   }
 
   /** Updates a user found by exact username; NOT_FOUND when there is none. */
   async function updateUser(username: string, expression: string, values: Record<string, unknown>) {
-    try {
-      await dynamo(() =>
-        client.send(
-          new UpdateCommand({
-            TableName,
-            Key: userKey(username),
-            UpdateExpression: `${expression}, updatedAt = :now`,
-            ConditionExpression: 'username = :username',
-            ExpressionAttributeValues: { ...values, ':username': username, ':now': now() },
-          }),
-        ),
-      );
-    } catch (error) {
-      if (isConditionalCheckFailure(error)) throw new AppError('NOT_FOUND', { detail: 'no such user' });
-      throw error;
-    }
+    const updated = await conditional(() =>
+      client.send(
+        new UpdateCommand({
+          TableName,
+          Key: userKey(username),
+          UpdateExpression: `${expression}, updatedAt = :now`,
+          ConditionExpression: 'username = :username',
+          ExpressionAttributeValues: { ...values, ':username': username, ':now': now() },
+        }),
+      ),
+    );
+    if (updated === undefined) throw noSuchUser();
   }
 
   return {
@@ -170,31 +164,25 @@ export function createDynamoAccountRepository(deps: {
 
     async createUser({ username, passwordHash, customerId }: NewUser) {
       const at = now();
-      try {
-        await dynamo(() =>
-          client.send(
-            new PutCommand({
-              TableName,
-              Item: {
-                ...userKey(username),
-                username,
-                passwordHash,
-                enabled: true,
-                ...(customerId !== null && { customerId, depotCode: null, addressesSeen: 0 }),
-                createdAt: at,
-                updatedAt: at,
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            }),
-          ),
-        );
-      } catch (error) {
-        if (isConditionalCheckFailure(error)) {
-          throw new AppError('ALREADY_EXISTS', {
-            detail: 'a user with this name (in any letter case) exists',
-          });
-        }
-        throw error;
+      const created = await conditional(() =>
+        client.send(
+          new PutCommand({
+            TableName,
+            Item: {
+              ...userKey(username),
+              username,
+              passwordHash,
+              enabled: true,
+              ...(customerId !== null && { customerId, depotCode: null, addressesSeen: 0 }),
+              createdAt: at,
+              updatedAt: at,
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        ),
+      );
+      if (created === undefined) {
+        throw new AppError('ALREADY_EXISTS', { detail: 'a user with this name (in any letter case) exists' });
       }
       if (customerId === null) return;
       await dynamo(() =>
@@ -215,25 +203,19 @@ export function createDynamoAccountRepository(deps: {
       updateUser(username, 'SET enabled = :enabled', { ':enabled': enabled }),
 
     async removeUser(username) {
-      let removed: Record<string, unknown> | undefined;
-      try {
-        const result = await dynamo(() =>
-          client.send(
-            new DeleteCommand({
-              TableName,
-              Key: userKey(username),
-              ConditionExpression: 'username = :username',
-              ExpressionAttributeValues: { ':username': username },
-              ReturnValues: 'ALL_OLD',
-            }),
-          ),
-        );
-        removed = result.Attributes;
-      } catch (error) {
-        if (isConditionalCheckFailure(error)) throw new AppError('NOT_FOUND', { detail: 'no such user' });
-        throw error;
-      }
-      const customerId = removed?.customerId;
+      const removed = await conditional(() =>
+        client.send(
+          new DeleteCommand({
+            TableName,
+            Key: userKey(username),
+            ConditionExpression: 'username = :username',
+            ExpressionAttributeValues: { ':username': username },
+            ReturnValues: 'ALL_OLD',
+          }),
+        ),
+      );
+      if (removed === undefined) throw noSuchUser();
+      const customerId = removed.Attributes?.customerId;
       if (typeof customerId === 'string') {
         await dynamo(() =>
           client.send(
