@@ -2,7 +2,7 @@
  * The environment serverless.yml gives the functions, pointed at a test DynamoDB and test
  * key files. Handlers read it once at import, so tests set it before importing them.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureLocalKeys } from '../../scripts/local/keys.ts';
@@ -11,8 +11,9 @@ export async function functionEnv(options: {
   endpoint: string;
   tables: { accounts: string; shipments: string };
 }) {
-  const keys = await ensureLocalKeys(await mkdtemp(join(tmpdir(), 'parcel-auth-keys-')));
-  return {
+  const keyDir = await mkdtemp(join(tmpdir(), 'parcel-auth-keys-'));
+  const keys = await ensureLocalKeys(keyDir);
+  const env: Record<string, string> = {
     STAGE: 'test',
     AWS_REGION: 'eu-central-1',
     LOG_LEVEL: 'warn',
@@ -27,4 +28,7 @@ export async function functionEnv(options: {
     VERIFICATION_KEYS: `file:${keys.jwksFile}`,
     BCRYPT_COST: '4',
   };
+  /** Removes the test key files. */
+  const cleanup = () => rm(keyDir, { recursive: true, force: true });
+  return { env, cleanup };
 }

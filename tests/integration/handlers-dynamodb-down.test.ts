@@ -9,13 +9,15 @@ type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGat
 let login: Handler;
 let loginExtended: Handler;
 const stderr: string[] = [];
+let cleanupKeys: () => Promise<void>;
 
 beforeAll(async () => {
   // Nothing listens on this port: every DynamoDB call fails to connect, as in an outage.
-  const env = await functionEnv({
+  const { env, cleanup } = await functionEnv({
     endpoint: `http://127.0.0.1:${await freePort()}`,
     tables: tableNames('down'),
   });
+  cleanupKeys = cleanup;
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
   vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
     stderr.push(String(chunk));
@@ -24,9 +26,10 @@ beforeAll(async () => {
   login = (await import('../../functions/login.ts')).handler as Handler;
   loginExtended = (await import('../../functions/login-extended.ts')).handler as Handler;
 });
-afterAll(() => {
+afterAll(async () => {
   vi.restoreAllMocks();
   vi.unstubAllEnvs();
+  await cleanupKeys();
 });
 
 describe('login while DynamoDB is unreachable', () => {

@@ -11,6 +11,7 @@ import { functionEnv } from '../helpers/function-env.ts';
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
+let cleanupKeys: () => Promise<void>;
 let login: Handler;
 let loginExtended: Handler;
 let createShipment: Handler;
@@ -21,7 +22,9 @@ const PASSWORD = 'a-long-test-password';
 
 beforeAll(async () => {
   dynamo = await startTestDynamo();
-  for (const [name, value] of Object.entries(await functionEnv(dynamo))) vi.stubEnv(name, value);
+  const { env, cleanup } = await functionEnv(dynamo);
+  cleanupKeys = cleanup;
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
   const accounts = createDynamoAccountRepository({
     client: dynamo.documentClient,
     tableName: dynamo.tables.accounts,
@@ -48,6 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   vi.unstubAllEnvs();
   await dynamo.close();
+  await cleanupKeys();
 });
 
 const call = (handler: Handler, event: APIGatewayProxyEvent) => handler(event, lambdaContext());
