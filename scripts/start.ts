@@ -13,38 +13,17 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import * as v from 'valibot';
 import { createDocumentClient } from '../lib/aws/dynamodb.ts';
-import { DurationSchema } from '../lib/config.ts';
 import { tableNames } from '../lib/stage.ts';
 import { createDynamoAccountRepository } from '../lib/users/dynamodb.ts';
 import { startDynalite } from './local/dynalite.ts';
+import { LocalStackEnvSchema } from './local/env.ts';
 import { ensureLocalKeys } from './local/keys.ts';
 import { seedDemo } from './local/seed.ts';
 import { readStageParams } from './local/stage-params.ts';
 import { ensureTables } from './local/tables.ts';
 
 const STAGE = 'local';
-const Port = v.pipe(
-  v.string(),
-  v.regex(/^\d{1,5}$/, 'must be a port number'),
-  v.transform(Number),
-  v.maxValue(65535),
-);
-
-const EnvSchema = v.object({
-  PORT: v.optional(Port, '3000'),
-  LAMBDA_PORT: v.optional(Port, '3002'),
-  DYNAMODB_PORT: v.optional(Port, '8000'),
-  DATA_DIR: v.optional(v.pipe(v.string(), v.nonEmpty()), '.data'),
-  ACCESS_TOKEN_TTL: v.optional(
-    v.pipe(
-      v.string(),
-      v.check((s) => v.is(DurationSchema, s), 'must be like 5s, 15m, 24h'),
-    ),
-    '24h',
-  ),
-});
-
-const envResult = v.safeParse(EnvSchema, process.env);
+const envResult = v.safeParse(LocalStackEnvSchema, process.env);
 if (!envResult.success) {
   for (const issue of envResult.issues) console.error(`${v.getDotPath(issue)}: ${issue.message}`);
   process.exit(2);

@@ -1,9 +1,14 @@
 /** Reads and writes SSM parameters: where AWS stages keep their signing key and public key set. */
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 
-let client: SSMClient | undefined;
+const clients = new Map<string, SSMClient>();
+/** One client per region, built on first use and kept for the container's life. */
 const ssm = (region: string) => {
-  client ??= new SSMClient({ region });
+  let client = clients.get(region);
+  if (client === undefined) {
+    client = new SSMClient({ region });
+    clients.set(region, client);
+  }
   return client;
 };
 
@@ -13,6 +18,17 @@ export async function readParameter(region: string, name: string): Promise<strin
   const value = result.Parameter?.Value;
   if (value === undefined) throw new Error(`SSM parameter ${name} has no value`);
   return value;
+}
+
+/** Whether a parameter exists. Reads it without decryption: a secret's value is never fetched. */
+export async function parameterExists(region: string, name: string): Promise<boolean> {
+  try {
+    await ssm(region).send(new GetParameterCommand({ Name: name, WithDecryption: false }));
+    return true;
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ParameterNotFound') return false;
+    throw error;
+  }
 }
 
 /** Writes a parameter; the value travels in the request body, never on a command line. */

@@ -11,7 +11,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import {
   generateSigningJwk,
   type Jwks,
@@ -19,7 +18,7 @@ import {
   parsePrivateJwk,
   toPublicJwk,
 } from '../../lib/auth/keys.ts';
-import { writeParameter } from '../../lib/aws/ssm.ts';
+import { parameterExists, writeParameter } from '../../lib/aws/ssm.ts';
 import { keyParameterNames } from '../../lib/stage.ts';
 import { localKeyFiles } from '../local/keys.ts';
 import { failure, oneLine } from './errors.ts';
@@ -61,16 +60,11 @@ export interface ParameterStore {
 }
 
 export function createSsmParameterStore(region: string): ParameterStore {
-  let client: SSMClient | undefined;
   return {
     async exists(name) {
-      client ??= new SSMClient({ region });
       try {
-        // Without decryption: only whether it is there matters, not the secret.
-        await client.send(new GetParameterCommand({ Name: name, WithDecryption: false }));
-        return true;
+        return await parameterExists(region, name);
       } catch (error) {
-        if (error instanceof Error && error.name === 'ParameterNotFound') return false;
         throw failure(`SSM: cannot read parameter ${name} (${region}): ${oneLine(error)}`);
       }
     },

@@ -11,6 +11,7 @@ import type { Env } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
+import { LocalStackLocationSchema } from '../local/env.ts';
 import { usageError } from './errors.ts';
 import type { TargetOptions } from './parse.ts';
 
@@ -26,20 +27,6 @@ export type Target =
       readonly dataDir: string;
     }
   | { readonly kind: 'aws'; readonly stage: string; readonly region: string };
-
-const LocalEnvSchema = v.object({
-  DYNAMODB_PORT: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^\d{1,5}$/, 'must be a port number'),
-      v.transform(Number),
-      v.minValue(1, 'must be a port number'),
-      v.maxValue(65535, 'must be a port number'),
-    ),
-    '8000',
-  ),
-  DATA_DIR: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty')), '.data'),
-});
 
 const AwsEnvSchema = v.object({
   AWS_REGION: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty')), DEFAULT_REGION),
@@ -58,7 +45,7 @@ function parseEnv<TSchema extends v.GenericSchema>(schema: TSchema, env: Env): v
  */
 export function resolveTarget(options: TargetOptions, env: Env, cwd: string): Target {
   if (options.stage === undefined || options.stage === LOCAL_STAGE) {
-    const local = parseEnv(LocalEnvSchema, env);
+    const local = parseEnv(LocalStackLocationSchema, env);
     return {
       kind: 'local',
       stage: LOCAL_STAGE,
