@@ -1,22 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
-import { startTestDynamo } from '../helpers/dynamo.ts';
+import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 import { freePort } from '../helpers/ports.ts';
-
-let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
-let accounts: AccountRepository;
-
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  accounts = createDynamoAccountRepository({
-    client: dynamo.documentClient,
-    tableName: dynamo.tables.accounts,
-  });
-});
-afterAll(() => dynamo.close());
 
 const codeOf = (promise: Promise<unknown>) =>
   promise.then(
@@ -24,10 +12,22 @@ const codeOf = (promise: Promise<unknown>) =>
     (error: unknown) => (error instanceof AppError ? error.code : String(error)),
   );
 
-const newUser = (username: string, customerId: string | null = null) =>
-  accounts.createUser({ username, passwordHash: '$2b$04$hash', customerId });
+describeEachDynamo('account repository', (kind) => {
+  let dynamo: TestDynamo;
+  let accounts: AccountRepository;
 
-describe('account repository on the embedded DynamoDB', () => {
+  beforeAll(async () => {
+    dynamo = await startTestDynamo(kind);
+    accounts = createDynamoAccountRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+    });
+  });
+  afterAll(() => dynamo?.close());
+
+  const newUser = (username: string, customerId: string | null = null) =>
+    accounts.createUser({ username, passwordHash: '$2b$04$hash', customerId });
+
   it('finds a user by the exact username only', async () => {
     await newUser('CaseUser');
     expect((await accounts.findByUsername('CaseUser'))?.username).toBe('CaseUser');
