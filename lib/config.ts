@@ -16,6 +16,13 @@ export const DurationSchema = v.pipe(
   v.transform((text) => Number.parseInt(text.slice(0, -1), 10) * UNITS[text.slice(-1) as keyof typeof UNITS]),
 );
 
+/** A duration that may be zero (`0s`): a window or cache that can be switched off. */
+export const OptionalDurationSchema = v.pipe(
+  v.string(),
+  v.regex(/^(0|[1-9]\d{0,6})[smhd]$/, 'must be a duration such as 0s, 30s, 15m or 24h'),
+  v.transform((text) => Number.parseInt(text.slice(0, -1), 10) * UNITS[text.slice(-1) as keyof typeof UNITS]),
+);
+
 /** Where key material lives: a file (local stage) or an SSM parameter (AWS stages). */
 export type KeySource =
   | { readonly kind: 'file'; readonly path: string }
@@ -44,17 +51,32 @@ const TokenEnv = {
   ACCESS_TOKEN_TTL: DurationSchema,
 };
 
+const RefreshTokenEnv = {
+  ...TokenEnv,
+  REFRESH_TOKEN_TTL: DurationSchema,
+};
+
 const DataEnv = {
   AWS_REGION: v.optional(NonEmpty, 'eu-central-1'),
   DYNAMODB_ENDPOINT: OptionalUrl,
 };
 
-const LoginEnvSchema = v.object({
-  ...TokenEnv,
+/** How long a container keeps key material before it reads it again. */
+const KeyReloadEnv = { KEY_RELOAD_INTERVAL: DurationSchema };
+
+/** What every function that starts or continues a session needs. */
+const SessionEnv = {
+  ...RefreshTokenEnv,
   ...DataEnv,
-  REFRESH_TOKEN_TTL: DurationSchema,
+  ...KeyReloadEnv,
   ACCOUNTS_TABLE: NonEmpty,
-  SIGNING_KEY: KeySourceSchema,
+  SESSIONS_TABLE: NonEmpty,
+  SIGNING_KEYRING: KeySourceSchema,
+  SESSION_MAX_LIFETIME: DurationSchema,
+};
+
+const LoginEnvSchema = v.object({
+  ...SessionEnv,
   BCRYPT_COST: v.pipe(
     v.string(),
     v.regex(/^\d{1,2}$/, 'must be a whole number'),
@@ -64,9 +86,32 @@ const LoginEnvSchema = v.object({
   ),
 });
 
+const RefreshEnvSchema = v.object({
+  ...SessionEnv,
+  VERIFICATION_KEYS: KeySourceSchema,
+  REFRESH_REUSE_GRACE: OptionalDurationSchema,
+});
+
+const LogoutEnvSchema = v.object({
+  ...RefreshTokenEnv,
+  ...DataEnv,
+  ...KeyReloadEnv,
+  SESSIONS_TABLE: NonEmpty,
+  VERIFICATION_KEYS: KeySourceSchema,
+});
+
 const AuthorizerEnvSchema = v.object({
   ...TokenEnv,
+  ...DataEnv,
+  ...KeyReloadEnv,
+  ACCOUNTS_TABLE: NonEmpty,
+  VERIFICATION_KEYS: KeySourceSchema,
+  REVOCATION_CACHE_TTL: OptionalDurationSchema,
+});
+
+const JwksEnvSchema = v.object({
   AWS_REGION: DataEnv.AWS_REGION,
+  ...KeyReloadEnv,
   VERIFICATION_KEYS: KeySourceSchema,
 });
 
@@ -83,26 +128,60 @@ export interface TokenSettings {
   readonly accessTtlSeconds: number;
 }
 
+export type RefreshTokenSettings = TokenSettings & { readonly refreshTtlSeconds: number };
+
 export interface DataSettings {
   readonly region: string;
   /** Set on the local stage only; empty means the regional AWS endpoint. */
   readonly dynamodbEndpoint: string | undefined;
 }
 
+/** Key material and how often a container reads it again. */
+export interface KeySettings<TSources> {
+  readonly sources: TSources;
+  readonly reloadMs: number;
+}
+
+export interface SessionSettingsConfig {
+  readonly maxLifetimeSeconds: number;
+  readonly reuseGraceSeconds: number;
+}
+
 export interface LoginConfig {
   readonly stage: string;
-  readonly tokens: TokenSettings & { readonly refreshTtlSeconds: number };
+  readonly tokens: RefreshTokenSettings;
   readonly data: DataSettings;
   readonly accountsTable: string;
-  readonly signingKey: KeySource;
+  readonly sessionsTable: string;
+  readonly sessions: SessionSettingsConfig;
+  readonly keys: KeySettings<{ readonly signingKeyring: KeySource }>;
   readonly bcryptCost: number;
+}
+
+export interface RefreshConfig extends Omit<LoginConfig, 'bcryptCost' | 'keys'> {
+  readonly keys: KeySettings<{ readonly signingKeyring: KeySource; readonly verificationKeys: KeySource }>;
+}
+
+export interface LogoutConfig {
+  readonly stage: string;
+  readonly tokens: RefreshTokenSettings;
+  readonly data: DataSettings;
+  readonly sessionsTable: string;
+  readonly keys: KeySettings<{ readonly verificationKeys: KeySource }>;
 }
 
 export interface AuthorizerConfig {
   readonly stage: string;
-  readonly region: string;
   readonly tokens: TokenSettings;
-  readonly verificationKeys: KeySource;
+  readonly data: DataSettings;
+  readonly accountsTable: string;
+  readonly keys: KeySettings<{ readonly verificationKeys: KeySource }>;
+  readonly revocationCacheTtlMs: number;
+}
+
+export interface JwksConfig {
+  readonly region: string;
+  readonly keys: KeySettings<{ readonly verificationKeys: KeySource }>;
 }
 
 export interface ShipmentsConfig {
@@ -123,20 +202,59 @@ const tokenSettings = (env: v.InferOutput<v.ObjectSchema<typeof TokenEnv, undefi
   accessTtlSeconds: env.ACCESS_TOKEN_TTL,
 });
 
-const dataSettings = (env: { AWS_REGION: string; DYNAMODB_ENDPOINT: string }): DataSettings => ({
-  region: env.AWS_REGION,
-  dynamodbEndpoint: env.DYNAMODB_ENDPOINT === '' ? undefined : env.DYNAMODB_ENDPOINT,
-});
+const refreshTokenSettings = (
+  env: v.InferOutput<v.ObjectSchema<typeof RefreshTokenEnv, undefined>>,
+): RefreshTokenSettings => Object.freeze({ ...tokenSettings(env), refreshTtlSeconds: env.REFRESH_TOKEN_TTL });
+
+const dataSettings = (env: { AWS_REGION: string; DYNAMODB_ENDPOINT: string }): DataSettings =>
+  Object.freeze({
+    region: env.AWS_REGION,
+    dynamodbEndpoint: env.DYNAMODB_ENDPOINT === '' ? undefined : env.DYNAMODB_ENDPOINT,
+  });
+
+const keySettings = <TSources>(env: { KEY_RELOAD_INTERVAL: number }, sources: TSources) =>
+  Object.freeze({ sources: Object.freeze(sources), reloadMs: env.KEY_RELOAD_INTERVAL * 1000 });
+
+function sessionConfig(parsed: v.InferOutput<v.ObjectSchema<typeof SessionEnv, undefined>>, grace: number) {
+  return {
+    stage: parsed.STAGE,
+    tokens: refreshTokenSettings(parsed),
+    data: dataSettings(parsed),
+    accountsTable: parsed.ACCOUNTS_TABLE,
+    sessionsTable: parsed.SESSIONS_TABLE,
+    sessions: Object.freeze({ maxLifetimeSeconds: parsed.SESSION_MAX_LIFETIME, reuseGraceSeconds: grace }),
+  };
+}
 
 export function readLoginConfig(env: Env = process.env): LoginConfig {
   const parsed = parse(LoginEnvSchema, env);
   return Object.freeze({
-    stage: parsed.STAGE,
-    tokens: Object.freeze({ ...tokenSettings(parsed), refreshTtlSeconds: parsed.REFRESH_TOKEN_TTL }),
-    data: Object.freeze(dataSettings(parsed)),
-    accountsTable: parsed.ACCOUNTS_TABLE,
-    signingKey: parsed.SIGNING_KEY,
+    // Login starts families only; the grace window matters to refresh alone.
+    ...sessionConfig(parsed, 0),
+    keys: keySettings(parsed, { signingKeyring: parsed.SIGNING_KEYRING }),
     bcryptCost: parsed.BCRYPT_COST,
+  });
+}
+
+export function readRefreshConfig(env: Env = process.env): RefreshConfig {
+  const parsed = parse(RefreshEnvSchema, env);
+  return Object.freeze({
+    ...sessionConfig(parsed, parsed.REFRESH_REUSE_GRACE),
+    keys: keySettings(parsed, {
+      signingKeyring: parsed.SIGNING_KEYRING,
+      verificationKeys: parsed.VERIFICATION_KEYS,
+    }),
+  });
+}
+
+export function readLogoutConfig(env: Env = process.env): LogoutConfig {
+  const parsed = parse(LogoutEnvSchema, env);
+  return Object.freeze({
+    stage: parsed.STAGE,
+    tokens: refreshTokenSettings(parsed),
+    data: dataSettings(parsed),
+    sessionsTable: parsed.SESSIONS_TABLE,
+    keys: keySettings(parsed, { verificationKeys: parsed.VERIFICATION_KEYS }),
   });
 }
 
@@ -144,13 +262,23 @@ export function readAuthorizerConfig(env: Env = process.env): AuthorizerConfig {
   const parsed = parse(AuthorizerEnvSchema, env);
   return Object.freeze({
     stage: parsed.STAGE,
-    region: parsed.AWS_REGION,
     tokens: Object.freeze(tokenSettings(parsed)),
-    verificationKeys: parsed.VERIFICATION_KEYS,
+    data: dataSettings(parsed),
+    accountsTable: parsed.ACCOUNTS_TABLE,
+    keys: keySettings(parsed, { verificationKeys: parsed.VERIFICATION_KEYS }),
+    revocationCacheTtlMs: parsed.REVOCATION_CACHE_TTL * 1000,
+  });
+}
+
+export function readJwksConfig(env: Env = process.env): JwksConfig {
+  const parsed = parse(JwksEnvSchema, env);
+  return Object.freeze({
+    region: parsed.AWS_REGION,
+    keys: keySettings(parsed, { verificationKeys: parsed.VERIFICATION_KEYS }),
   });
 }
 
 export function readShipmentsConfig(env: Env = process.env): ShipmentsConfig {
   const parsed = parse(ShipmentsEnvSchema, env);
-  return Object.freeze({ data: Object.freeze(dataSettings(parsed)), shipmentsTable: parsed.SHIPMENTS_TABLE });
+  return Object.freeze({ data: dataSettings(parsed), shipmentsTable: parsed.SHIPMENTS_TABLE });
 }

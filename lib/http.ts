@@ -73,12 +73,21 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
 const BASE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
 export interface Reply {
-  readonly status: 200 | 201;
+  readonly status: 200 | 201 | 204;
   readonly body: unknown;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Seconds any cache may keep the answer; without it the answer is `no-store`. */
+  readonly publicMaxAge?: number;
 }
 
 export const ok = (body: unknown): Reply => ({ status: 200, body });
+/** A public document (such as the key set) that any cache may keep for `seconds`. */
+export const cacheable = (body: unknown, seconds: number): Reply => ({
+  status: 200,
+  body,
+  publicMaxAge: seconds,
+});
+export const noContent = (): Reply => ({ status: 204, body: undefined });
 export const created = (body: unknown, location: string): Reply => ({
   status: 201,
   body,
@@ -231,6 +240,10 @@ export function endpoint<
       caller: spec.authorized === true ? callerOf(event) : null,
     } as Input;
     const reply = await spec.handle(input);
-    return jsonResponse(reply.status, 'application/json', reply.body, reply.headers);
+    if (reply.status === 204) return { statusCode: 204, headers: { ...BASE_HEADERS }, body: '' };
+    const response = jsonResponse(reply.status, 'application/json', reply.body, reply.headers);
+    if (reply.publicMaxAge === undefined) return response;
+    const { Pragma: _noCache, ...headers } = response.headers;
+    return { ...response, headers: { ...headers, 'Cache-Control': `public, max-age=${reply.publicMaxAge}` } };
   });
 }

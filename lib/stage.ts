@@ -7,12 +7,13 @@ export const SERVICE = 'parcel-auth';
 export const tableNames = (stage: string) => ({
   accounts: `${SERVICE}-${stage}-accounts`,
   shipments: `${SERVICE}-${stage}-shipments`,
+  sessions: `${SERVICE}-${stage}-sessions`,
 });
 
 export type TableKey = keyof ReturnType<typeof tableNames>;
 
-/** SSM parameters of an AWS stage's keys: the private signing key (SecureString) and the public set. */
+/** SSM parameters of an AWS stage's keys: the private keyring (SecureString) and the public key set. */
 export const keyParameterNames = (stage: string) => ({
-  signingKey: `/${SERVICE}/${stage}/signing-key`,
+  signingKeyring: `/${SERVICE}/${stage}/signing-keyring`,
   jwks: `/${SERVICE}/${stage}/jwks`,
 });

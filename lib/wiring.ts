@@ -2,44 +2,147 @@
  * Builds each function's dependencies from its configuration, once per container.
  * Handlers call these at module scope (top-level await), so clients, imported keys and the
  * dummy password hash exist before the first request and are shared by every request.
+ * Key material is read again every `keys.reloadMs`, so a rotation reaches warm containers.
  */
 import type { authorize } from './auth/authorizer.ts';
 import {
   importSigningKey,
   importVerificationKeys,
+  type Jwks,
   parseJwks,
-  parsePrivateJwk,
+  parseKeyring,
   readKeyMaterial,
+  type SigningKey,
+  type VerificationKeys,
 } from './auth/keys.ts';
 import type { LoginDeps } from './auth/login.ts';
 import { createPasswordVerifier } from './auth/passwords.ts';
-import { createAccessTokenVerifier, createTokenIssuer } from './auth/tokens.ts';
+import { createRevocationCheck } from './auth/revocation.ts';
+import type { RefreshDeps, SessionDeps } from './auth/sessions.ts';
+import { createAccessTokenVerifier, createRefreshTokenVerifier, createTokenIssuer } from './auth/tokens.ts';
 import { createDocumentClient } from './aws/dynamodb.ts';
-import type { AuthorizerConfig, LoginConfig, ShipmentsConfig } from './config.ts';
-import { logger } from './log.ts';
+import { reloading } from './cache.ts';
+import type {
+  AuthorizerConfig,
+  DataSettings,
+  JwksConfig,
+  KeySettings,
+  KeySource,
+  LoginConfig,
+  LogoutConfig,
+  RefreshConfig,
+  ShipmentsConfig,
+} from './config.ts';
+import { describeError, logger } from './log.ts';
+import { createDynamoFamilyStore } from './sessions/dynamodb.ts';
 import { createDynamoShipmentRepository } from './shipments/dynamodb.ts';
 import type { ShipmentDeps } from './shipments/shipments.ts';
 import { createDynamoAccountRepository } from './users/dynamodb.ts';
 
-export async function loginDeps(config: LoginConfig): Promise<LoginDeps> {
-  const signingKey = await importSigningKey(
-    parsePrivateJwk(await readKeyMaterial(config.signingKey, config.data.region)),
+/** Key material from `source`, re-read every `reloadMs`; converted again only when it changed. */
+function keyMaterial<T>(
+  source: KeySource,
+  region: string,
+  reloadMs: number,
+  convert: (text: string) => Promise<T>,
+): Promise<() => Promise<T>> {
+  let last: { text: string; value: T } | undefined;
+  return reloading(
+    async () => {
+      const text = await readKeyMaterial(source, region);
+      if (last?.text !== text) last = { text, value: await convert(text) };
+      return last.value;
+    },
+    {
+      maxAgeMs: reloadMs,
+      onError: (error) => logger.warn('key material reload failed', { error: describeError(error) }),
+    },
   );
+}
+
+const signingKey = (keys: KeySettings<{ signingKeyring: KeySource }>, region: string) =>
+  keyMaterial<SigningKey>(keys.sources.signingKeyring, region, keys.reloadMs, (text) =>
+    importSigningKey(parseKeyring(text).active),
+  );
+
+const verificationKeys = (keys: KeySettings<{ verificationKeys: KeySource }>, region: string) =>
+  keyMaterial<VerificationKeys>(keys.sources.verificationKeys, region, keys.reloadMs, (text) =>
+    importVerificationKeys(parseJwks(text)),
+  );
+
+const accounts = (data: DataSettings, tableName: string) =>
+  createDynamoAccountRepository({ client: createDocumentClient(data), tableName });
+
+const families = (data: DataSettings, tableName: string) =>
+  createDynamoFamilyStore({ client: createDocumentClient(data), tableName });
+
+async function sessionDeps(config: LoginConfig | RefreshConfig): Promise<SessionDeps> {
   return {
-    users: createDynamoAccountRepository({
-      client: createDocumentClient(config.data),
-      tableName: config.accountsTable,
+    families: families(config.data, config.sessionsTable),
+    tokens: createTokenIssuer({
+      signingKey: await signingKey(config.keys, config.data.region),
+      settings: config.tokens,
     }),
+    settings: config.sessions,
+  };
+}
+
+export async function loginDeps(config: LoginConfig): Promise<LoginDeps> {
+  return {
+    users: accounts(config.data, config.accountsTable),
     passwords: createPasswordVerifier({ cost: config.bcryptCost }),
-    tokens: createTokenIssuer({ signingKey, settings: config.tokens }),
+    sessions: await sessionDeps(config),
+  };
+}
+
+export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps> {
+  return {
+    ...(await sessionDeps(config)),
+    users: accounts(config.data, config.accountsTable),
+    refreshTokens: createRefreshTokenVerifier({
+      keys: await verificationKeys(config.keys, config.data.region),
+      settings: config.tokens,
+    }),
+    logger,
+  };
+}
+
+export async function logoutDeps(
+  config: LogoutConfig,
+): Promise<Pick<RefreshDeps, 'families' | 'refreshTokens'>> {
+  return {
+    families: families(config.data, config.sessionsTable),
+    refreshTokens: createRefreshTokenVerifier({
+      keys: await verificationKeys(config.keys, config.data.region),
+      settings: config.tokens,
+    }),
   };
 }
 
 export async function authorizerDeps(config: AuthorizerConfig): Promise<Parameters<typeof authorize>[0]> {
-  const keys = await importVerificationKeys(
-    parseJwks(await readKeyMaterial(config.verificationKeys, config.region)),
-  );
-  return { verifier: createAccessTokenVerifier({ keys, settings: config.tokens }), logger };
+  return {
+    verifier: createAccessTokenVerifier({
+      keys: await verificationKeys(config.keys, config.data.region),
+      settings: config.tokens,
+    }),
+    revocation: createRevocationCheck({
+      users: accounts(config.data, config.accountsTable),
+      cacheTtlMs: config.revocationCacheTtlMs,
+    }),
+    logger,
+  };
+}
+
+/** The published key set, as the verifiers load it. */
+export async function jwksDeps(config: JwksConfig): Promise<{ jwks: () => Promise<Jwks> }> {
+  return {
+    jwks: await keyMaterial(
+      config.keys.sources.verificationKeys,
+      config.region,
+      config.keys.reloadMs,
+      async (text) => parseJwks(text),
+    ),
+  };
 }
 
 export function shipmentDeps(config: ShipmentsConfig): ShipmentDeps {

@@ -58,7 +58,7 @@ try {
   const lowLevel = dynamo.client();
   await ensureTables(lowLevel, STAGE);
   const keys = await ensureLocalKeys(dataDir);
-  if (keys.created) console.log(`Created a signing key in ${keys.signingKeyFile}`);
+  if (keys.created) console.log(`Created a signing keyring in ${keys.keyringFile}`);
   const tables = tableNames(STAGE);
   const demo = await seedDemo({
     dataDir,
@@ -83,7 +83,7 @@ try {
       LAMBDA_PORT: String(env.LAMBDA_PORT),
       DYNAMODB_PORT: String(dynamo.port),
       ACCESS_TOKEN_TTL: env.ACCESS_TOKEN_TTL,
-      LOCAL_SIGNING_KEY_FILE: keys.signingKeyFile,
+      LOCAL_SIGNING_KEYRING_FILE: keys.keyringFile,
       LOCAL_JWKS_FILE: keys.jwksFile,
     },
   });

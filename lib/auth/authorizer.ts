@@ -2,16 +2,19 @@
  * The API Gateway TOKEN authorizer's decision.
  *
  * Any failure (no header, another scheme, a malformed, tampered, expired or foreign token,
- * a refresh token) throws an Error whose message is exactly `Unauthorized`: that is the one
- * signal API Gateway (and serverless-offline) turns into a 401. Any other error, or a Deny
- * policy, would become a 500 or a 403.
+ * a refresh token, a revoked token) throws an Error whose message is exactly `Unauthorized`:
+ * that is the one signal API Gateway (and serverless-offline) turns into a 401. A Deny
+ * policy would become a 403. When the user store cannot be read the authorizer fails
+ * closed with another error, which API Gateway answers as AUTHORIZER_FAILURE (a 5xx, our
+ * gateway responses make it a 503): the client may retry, and no request gets through.
  *
  * The Allow policy covers every method and path of the API stage, not only the one being
  * called: API Gateway caches the decision per token and reuses it for other routes.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import type { Logger } from '../log.ts';
-import type { AccessTokenVerifier } from './tokens.ts';
+import { describeError, type Logger } from '../log.ts';
+import type { RevocationCheck } from './revocation.ts';
+import type { AccessClaims, AccessTokenVerifier } from './tokens.ts';
 
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -27,7 +30,11 @@ export function stageWideResource(methodArn: string): string {
 }
 
 export async function authorize(
-  deps: { readonly verifier: AccessTokenVerifier; readonly logger: Logger },
+  deps: {
+    readonly verifier: AccessTokenVerifier;
+    readonly revocation: RevocationCheck;
+    readonly logger: Logger;
+  },
   event: Pick<APIGatewayTokenAuthorizerEvent, 'authorizationToken' | 'methodArn'>,
 ): Promise<APIGatewayAuthorizerResult> {
   const match = BEARER.exec(event.authorizationToken ?? '');
@@ -35,12 +42,23 @@ export async function authorize(
     deps.logger.info('authorizer denied', { reason: 'no bearer token' });
     throw unauthorized();
   }
-  let subject: Awaited<ReturnType<AccessTokenVerifier['verify']>>;
+  let subject: AccessClaims;
   try {
     subject = await deps.verifier.verify(match[1]);
   } catch (error) {
     const reason = (error as { code?: unknown }).code;
     deps.logger.info('authorizer denied', { reason: typeof reason === 'string' ? reason : 'invalid token' });
+    throw unauthorized();
+  }
+  let revoked: boolean;
+  try {
+    revoked = await deps.revocation.isRevoked(subject);
+  } catch (error) {
+    deps.logger.error('authorizer cannot check revocation', { error: describeError(error) });
+    throw new Error('revocation check unavailable');
+  }
+  if (revoked) {
+    deps.logger.info('authorizer denied', { reason: 'revoked' });
     throw unauthorized();
   }
   return {

@@ -1,9 +1,18 @@
 /**
  * Token signing keys: Ed25519 (JWS `EdDSA`), identified by their RFC 7638 thumbprint as `kid`.
  *
- * The private key never lives in the repository or the CloudFormation template. The local
- * stage keeps it in a file under the data directory (created on first start); AWS stages
- * read it from an SSM SecureString at cold start. Verifiers get only the public key set.
+ * A stage has two pieces of key material:
+ * - the keyring (private): the `active` key that signs, the `next` key that will sign after
+ *   the next rotation, and the kids of `retired` keys with when they stopped signing;
+ * - the key set (public JWKS): active, next and retired keys, what verifiers load.
+ *
+ * The next key is published one rotation before it signs, so a verifier that loaded the
+ * key set at any time since the last rotation already knows it: rotating never makes a
+ * fresh token fail at a verifier that has not reloaded yet. A retired key stays published
+ * until every token it signed has expired, so rotation does not end sessions either.
+ *
+ * The private keys never live in the repository or the CloudFormation template. The local
+ * stage keeps them in files under the data directory; AWS stages in SSM parameters.
  */
 import { readFile } from 'node:fs/promises';
 import {
@@ -34,11 +43,21 @@ const PrivateJwkSchema = v.object({ ...PublicJwkSchema.entries, d: Base64Url });
 
 const JwksSchema = v.object({ keys: v.pipe(v.array(PublicJwkSchema), v.minLength(1)) });
 
+const Timestamp = v.pipe(v.string(), v.isoTimestamp());
+
+const KeyringSchema = v.object({
+  active: PrivateJwkSchema,
+  next: PrivateJwkSchema,
+  retired: v.array(v.object({ kid: v.pipe(v.string(), v.nonEmpty()), retiredAt: Timestamp })),
+  rotatedAt: Timestamp,
+});
+
 export type PublicJwk = v.InferOutput<typeof PublicJwkSchema>;
 export type PrivateJwk = v.InferOutput<typeof PrivateJwkSchema>;
 export interface Jwks {
   readonly keys: readonly PublicJwk[];
 }
+export type Keyring = v.InferOutput<typeof KeyringSchema>;
 
 /** An imported key, ready for jose. */
 export interface SigningKey {
@@ -83,8 +102,61 @@ function parseJson<TSchema extends v.GenericSchema>(schema: TSchema, text: strin
   return result.output as v.InferOutput<TSchema>;
 }
 
-export const parsePrivateJwk = (text: string): PrivateJwk => parseJson(PrivateJwkSchema, text, 'signing key');
+export const parseKeyring = (text: string): Keyring => parseJson(KeyringSchema, text, 'keyring');
 export const parseJwks = (text: string): Jwks => parseJson(JwksSchema, text, 'key set');
+
+/** A new stage's keys: an active and a next key, nothing retired. */
+export async function generateKeyring(now: Date): Promise<Keyring> {
+  const [active, next] = await Promise.all([generateSigningJwk(), generateSigningJwk()]);
+  return { active, next, retired: [], rotatedAt: now.toISOString() };
+}
+
+/**
+ * The key set to publish for a keyring: its active and next keys, and each retired key
+ * whose public half `previous` (the key set published so far) still holds.
+ */
+export function publishedKeys(keyring: Keyring, previous?: Jwks): Jwks {
+  const retired = keyring.retired.flatMap(
+    ({ kid }) => previous?.keys.filter((key) => key.kid === kid).slice(0, 1) ?? [],
+  );
+  return { keys: [toPublicJwk(keyring.active), toPublicJwk(keyring.next), ...retired] };
+}
+
+export interface Rotation {
+  readonly keyring: Keyring;
+  readonly jwks: Jwks;
+  /** Kids no longer published: retired longer ago than the retention. */
+  readonly dropped: readonly string[];
+}
+
+/**
+ * Rotates a keyring: the next key becomes active, a new next key is made, the active key
+ * retires. Retired keys stay published for `retentionSeconds` after they stopped signing
+ * (the longest a token they signed can live, plus the time a container may keep signing
+ * with a key it loaded before the rotation); older ones are dropped from the key set.
+ */
+export async function rotateKeyring(input: {
+  readonly keyring: Keyring;
+  readonly jwks: Jwks;
+  readonly now: Date;
+  readonly retentionSeconds: number;
+}): Promise<Rotation> {
+  const { keyring, jwks, now, retentionSeconds } = input;
+  const cutoff = now.getTime() - retentionSeconds * 1000;
+  const retired = [{ kid: keyring.active.kid, retiredAt: now.toISOString() }, ...keyring.retired];
+  const kept = retired.filter(({ retiredAt }) => Date.parse(retiredAt) > cutoff);
+  const rotated: Keyring = {
+    active: keyring.next,
+    next: await generateSigningJwk(),
+    retired: kept,
+    rotatedAt: now.toISOString(),
+  };
+  return {
+    keyring: rotated,
+    jwks: publishedKeys(rotated, { keys: [...jwks.keys, toPublicJwk(keyring.active)] }),
+    dropped: retired.filter((key) => !kept.includes(key)).map(({ kid }) => kid),
+  };
+}
 
 /** Imports the signing key. Called once per container, at init. */
 export async function importSigningKey(jwk: PrivateJwk): Promise<SigningKey> {

@@ -9,7 +9,8 @@ import * as v from 'valibot';
 import { AppError } from '../errors.ts';
 import type { UserReader, UserRecord } from '../users/repository.ts';
 import type { PasswordVerifier } from './passwords.ts';
-import type { IssuedTokens, TokenIssuer } from './tokens.ts';
+import { type SessionDeps, startSession } from './sessions.ts';
+import type { IssuedTokens } from './tokens.ts';
 
 /** The body of both login operations. Limits bound the work a request can cause. */
 export const LoginRequestSchema = v.object({
@@ -30,7 +31,8 @@ export type Credentials = v.InferOutput<typeof LoginRequestSchema>;
 export interface LoginDeps {
   readonly users: UserReader;
   readonly passwords: PasswordVerifier;
-  readonly tokens: TokenIssuer;
+  /** Each login starts a session (a refresh-token family). */
+  readonly sessions: SessionDeps;
 }
 
 export interface LoginResult {
@@ -51,7 +53,7 @@ export async function authenticate(deps: Pick<LoginDeps, 'users' | 'passwords'>,
 /** POST /login: credentials in, tokens out. */
 export async function login(deps: LoginDeps, credentials: Credentials): Promise<LoginResult> {
   const user = await authenticate(deps, credentials);
-  return { user, tokens: await deps.tokens.issue(user) };
+  return { user, tokens: await startSession(deps.sessions, user) };
 }
 
 /**
@@ -62,13 +64,20 @@ export async function login(deps: LoginDeps, credentials: Credentials): Promise<
 export async function loginWithContext(deps: LoginDeps, credentials: Credentials): Promise<LoginResult> {
   const user = await authenticate(deps, credentials);
   if (user.customerId === null) throw new AppError('CONTEXT_MISSING');
-  return { user, tokens: await deps.tokens.issue(user) };
+  return { user, tokens: await startSession(deps.sessions, user) };
 }
 
 /** The body of a /login answer. */
 export const toLoginResponse = ({ tokens }: LoginResult) => ({
   token: tokens.accessToken,
   refreshToken: tokens.refreshToken,
+});
+
+/** The body of a /token/refresh answer: the new pair and the access token's expiry. */
+export const toRefreshResponse = (tokens: IssuedTokens) => ({
+  token: tokens.accessToken,
+  refreshToken: tokens.refreshToken,
+  expireAt: tokens.accessExpiresAt.toISOString(),
 });
 
 /** The body of a /login-extended answer: the /login body plus who, where and until when. */

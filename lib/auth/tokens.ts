@@ -1,7 +1,8 @@
 /**
  * Access and refresh tokens: JWTs signed with Ed25519 (`EdDSA`), each with a `kid` header.
  *
- * Both carry iss, aud, sub (the username), iat, exp and jti. They are told apart twice, so
+ * Both carry iss, aud, sub (the username), iat, exp and jti. Refresh tokens also carry `sid`
+ * (the token family, one per login) and `auth_time` (when that login happened). They are told apart twice, so
  * neither can stand in for the other: by the `typ` header (`at+jwt`, RFC 9068, for access;
  * `rt+jwt` for refresh) and by the audience (the carrier API for access, this service's own
  * issuer URL for refresh). Verification pins the algorithm, issuer, audience and type; the
@@ -18,6 +19,8 @@ export const REFRESH_TOKEN_TYPE = 'rt+jwt';
 export const CLOCK_TOLERANCE_SECONDS = 5;
 /** The private claim that carries the customer account of the caller (the auto-login context). */
 export const CUSTOMER_CLAIM = 'customer_id';
+/** The refresh token's family (session) id, as OpenID Connect names a session. */
+export const SESSION_CLAIM = 'sid';
 
 export type Clock = () => Date;
 export const systemClock: Clock = () => new Date();
@@ -29,105 +32,183 @@ export interface TokenSubject {
   readonly customerId: string | null;
 }
 
+/** What to sign: the subject, its session, and the bounds the session sets on every token. */
+export interface TokenRequest {
+  readonly subject: TokenSubject;
+  /** The token family (session) the refresh token belongs to. */
+  readonly familyId: string;
+  /** The refresh token's `jti`, chosen by the session before it is signed. */
+  readonly refreshJti: string;
+  /** Epoch seconds of the login that started the session. */
+  readonly authTime: number;
+  /**
+   * Epoch seconds: no token gets an earlier `iat`. The user's revocation cutoff, which may
+   * lie up to a second ahead: a token issued in the second of a revocation must survive it.
+   */
+  readonly notBefore: number;
+  /** Epoch seconds: no token outlives the session's absolute lifetime. */
+  readonly notAfter: number;
+}
+
 export interface IssuedTokens {
   readonly accessToken: string;
   readonly refreshToken: string;
+  /** The `iat` of both tokens, epoch seconds. */
+  readonly issuedAt: number;
   /** The access token's `exp`, to the second. */
   readonly accessExpiresAt: Date;
 }
 
 export interface TokenIssuer {
-  issue(subject: TokenSubject): Promise<IssuedTokens>;
+  issue(request: TokenRequest): Promise<IssuedTokens>;
 }
 
-export interface AccessTokenVerifier {
-  /** Resolves with the token's subject, or rejects for any token that is not a valid access token. */
-  verify(token: string): Promise<TokenSubject>;
+/** A verified access token. */
+export interface AccessClaims extends TokenSubject {
+  /** Epoch seconds. */
+  readonly issuedAt: number;
 }
 
-const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
+/** A verified refresh token. */
+export interface RefreshClaims {
+  readonly username: string;
+  readonly familyId: string;
+  readonly jti: string;
+  /** Epoch seconds of the login that started the family. */
+  readonly authTime: number;
+}
+
+export interface TokenVerifier<TClaims> {
+  /** Resolves with the token's claims, or rejects for any token that is not valid for this use. */
+  verify(token: string): Promise<TClaims>;
+}
+export type AccessTokenVerifier = TokenVerifier<AccessClaims>;
+export type RefreshTokenVerifier = TokenVerifier<RefreshClaims>;
+
+export const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 export function createTokenIssuer(deps: {
-  readonly signingKey: SigningKey;
+  readonly signingKey: () => Promise<SigningKey>;
   readonly settings: TokenSettings & { readonly refreshTtlSeconds: number };
   readonly clock?: Clock;
 }): TokenIssuer {
-  const { signingKey, settings, clock = systemClock } = deps;
-
-  const sign = (
-    claims: JWTPayload,
-    typ: string,
-    audience: string,
-    subject: string,
-    issuedAt: number,
-    ttlSeconds: number,
-  ) => {
-    const header: JWTHeaderParameters = { alg: SIGNING_ALGORITHM, typ, kid: signingKey.kid };
-    return new SignJWT(claims)
-      .setProtectedHeader(header)
-      .setIssuer(settings.issuer)
-      .setAudience(audience)
-      .setSubject(subject)
-      .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + ttlSeconds)
-      .setJti(randomUUID())
-      .sign(signingKey.key);
-  };
+  const { settings, clock = systemClock } = deps;
 
   return {
-    async issue({ username, customerId }) {
-      const issuedAt = epochSeconds(clock());
-      const accessClaims = customerId === null ? {} : { [CUSTOMER_CLAIM]: customerId };
-      const [accessToken, refreshToken] = await Promise.all([
-        sign(
-          accessClaims,
-          ACCESS_TOKEN_TYPE,
-          settings.audience,
-          username,
-          issuedAt,
-          settings.accessTtlSeconds,
-        ),
-        sign({}, REFRESH_TOKEN_TYPE, settings.issuer, username, issuedAt, settings.refreshTtlSeconds),
-      ]);
-      return {
-        accessToken,
-        refreshToken,
-        accessExpiresAt: new Date((issuedAt + settings.accessTtlSeconds) * 1000),
+    async issue(request) {
+      const { subject, familyId, refreshJti, authTime, notBefore, notAfter } = request;
+      const signingKey = await deps.signingKey();
+      const issuedAt = Math.max(epochSeconds(clock()), notBefore);
+      const expiry = (ttlSeconds: number) => Math.min(issuedAt + ttlSeconds, notAfter);
+      const sign = (claims: JWTPayload, typ: string, audience: string, expiresAt: number, jti: string) => {
+        const header: JWTHeaderParameters = { alg: SIGNING_ALGORITHM, typ, kid: signingKey.kid };
+        return new SignJWT(claims)
+          .setProtectedHeader(header)
+          .setIssuer(settings.issuer)
+          .setAudience(audience)
+          .setSubject(subject.username)
+          .setIssuedAt(issuedAt)
+          .setExpirationTime(expiresAt)
+          .setJti(jti)
+          .sign(signingKey.key);
       };
+      const accessClaims = subject.customerId === null ? {} : { [CUSTOMER_CLAIM]: subject.customerId };
+      const accessExpiresAt = expiry(settings.accessTtlSeconds);
+      const [accessToken, refreshToken] = await Promise.all([
+        sign(accessClaims, ACCESS_TOKEN_TYPE, settings.audience, accessExpiresAt, randomUUID()),
+        sign(
+          { [SESSION_CLAIM]: familyId, auth_time: authTime },
+          REFRESH_TOKEN_TYPE,
+          settings.issuer,
+          expiry(settings.refreshTtlSeconds),
+          refreshJti,
+        ),
+      ]);
+      return { accessToken, refreshToken, issuedAt, accessExpiresAt: new Date(accessExpiresAt * 1000) };
     },
   };
 }
 
-export function createAccessTokenVerifier(deps: {
-  readonly keys: VerificationKeys;
-  readonly settings: TokenSettings;
-  readonly clock?: Clock;
-}): AccessTokenVerifier {
-  const { keys, settings, clock } = deps;
+interface VerifyOptions {
+  readonly keys: () => Promise<VerificationKeys>;
+  readonly issuer: string;
+  readonly clock: Clock | undefined;
+}
+
+/** Verifies a token of one type and audience: pinned algorithm, issuer, type, required claims. */
+async function verifyToken(
+  token: string,
+  { keys, issuer, clock }: VerifyOptions,
+  expected: { typ: string; audience: string; maxAgeSeconds: number; claims: string[] },
+): Promise<JWTPayload & { sub: string; jti: string; iat: number }> {
+  const known = await keys();
   const getKey = (header: JWTHeaderParameters) => {
-    const key = header.kid === undefined ? undefined : keys.get(header.kid);
+    const key = header.kid === undefined ? undefined : known.get(header.kid);
     if (key === undefined) throw new Error('unknown kid');
     return key;
   };
+  const { payload } = await jwtVerify(token, getKey, {
+    algorithms: [SIGNING_ALGORITHM],
+    issuer,
+    audience: expected.audience,
+    typ: expected.typ,
+    requiredClaims: ['sub', 'jti', 'iat', 'exp', ...expected.claims],
+    clockTolerance: CLOCK_TOLERANCE_SECONDS,
+    // Also rejects an `iat` in the future, and a token whose lifetime exceeds the stage's.
+    maxTokenAge: expected.maxAgeSeconds,
+    ...(clock && { currentDate: clock() }),
+  });
+  const { sub, jti, iat } = payload;
+  if (typeof sub !== 'string' || sub === '') throw new Error('sub is not a username');
+  if (typeof jti !== 'string' || jti === '') throw new Error('jti is not a string');
+  return { ...payload, sub, jti, iat: iat as number };
+}
+
+export function createAccessTokenVerifier(deps: {
+  readonly keys: () => Promise<VerificationKeys>;
+  readonly settings: TokenSettings;
+  readonly clock?: Clock;
+}): AccessTokenVerifier {
+  const options = { keys: deps.keys, issuer: deps.settings.issuer, clock: deps.clock };
+  const expected = {
+    typ: ACCESS_TOKEN_TYPE,
+    audience: deps.settings.audience,
+    maxAgeSeconds: deps.settings.accessTtlSeconds,
+    claims: [],
+  };
   return {
     async verify(token) {
-      const { payload } = await jwtVerify(token, getKey, {
-        algorithms: [SIGNING_ALGORITHM],
-        issuer: settings.issuer,
-        audience: settings.audience,
-        typ: ACCESS_TOKEN_TYPE,
-        requiredClaims: ['sub', 'jti', 'iat', 'exp'],
-        clockTolerance: CLOCK_TOLERANCE_SECONDS,
-        // Also rejects an `iat` in the future, and a token whose lifetime exceeds the stage's.
-        maxTokenAge: settings.accessTtlSeconds,
-        ...(clock && { currentDate: clock() }),
-      });
+      const payload = await verifyToken(token, options, expected);
       const customerId = payload[CUSTOMER_CLAIM];
-      if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('sub is not a username');
       if (customerId !== undefined && (typeof customerId !== 'string' || customerId === '')) {
         throw new Error('customer claim is not a string');
       }
-      return { username: payload.sub, customerId: customerId ?? null };
+      return { username: payload.sub, customerId: customerId ?? null, issuedAt: payload.iat };
+    },
+  };
+}
+
+export function createRefreshTokenVerifier(deps: {
+  readonly keys: () => Promise<VerificationKeys>;
+  readonly settings: TokenSettings & { readonly refreshTtlSeconds: number };
+  readonly clock?: Clock;
+}): RefreshTokenVerifier {
+  const options = { keys: deps.keys, issuer: deps.settings.issuer, clock: deps.clock };
+  const expected = {
+    typ: REFRESH_TOKEN_TYPE,
+    // Refresh tokens are for this service alone: its own issuer URL is their audience.
+    audience: deps.settings.issuer,
+    maxAgeSeconds: deps.settings.refreshTtlSeconds,
+    claims: [SESSION_CLAIM, 'auth_time'],
+  };
+  return {
+    async verify(token) {
+      const payload = await verifyToken(token, options, expected);
+      const familyId = payload[SESSION_CLAIM];
+      const authTime = payload.auth_time;
+      if (typeof familyId !== 'string' || familyId === '') throw new Error('sid is not a string');
+      if (typeof authTime !== 'number' || !Number.isInteger(authTime)) throw new Error('bad auth_time');
+      return { username: payload.sub, familyId, jti: payload.jti, authTime };
     },
   };
 }

@@ -32,6 +32,7 @@ import {
   foldUsername,
   type NewUser,
   type PickupAddress,
+  revocationCutoff,
   type UserRecord,
 } from './repository.ts';
 
@@ -51,6 +52,7 @@ interface UserItem {
   enabled: boolean;
   customerId?: string;
   depotCode?: string | null;
+  revokedBefore?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -63,6 +65,7 @@ const toUser = (item: UserItem): UserRecord => ({
   enabled: item.enabled,
   customerId: item.customerId ?? null,
   depotCode: item.depotCode ?? null,
+  revokedBefore: item.revokedBefore ?? 0,
   createdAt: item.createdAt,
   updatedAt: item.updatedAt,
 });
@@ -80,7 +83,8 @@ export function createDynamoAccountRepository(deps: {
   readonly now?: () => Date;
 }): AccountRepository {
   const { client, tableName: TableName } = deps;
-  const now = () => (deps.now ?? (() => new Date()))().toISOString();
+  const clock = deps.now ?? (() => new Date());
+  const now = () => clock().toISOString();
 
   /** Every item of a customer's partition, in key order (addresses before members). */
   async function readCustomer(customerId: string) {
@@ -162,6 +166,22 @@ export function createDynamoAccountRepository(deps: {
       return item !== undefined && item.username === username ? toUser(item) : null;
     },
 
+    async findStatus(username) {
+      // Eventually consistent: half the cost, and the revocation window allows for it.
+      const { Item } = await dynamo(() =>
+        client.send(
+          new GetCommand({
+            TableName,
+            Key: userKey(username),
+            ProjectionExpression: 'username, enabled, revokedBefore',
+          }),
+        ),
+      );
+      const item = Item as Pick<UserItem, 'username' | 'enabled' | 'revokedBefore'> | undefined;
+      if (item === undefined || item.username !== username) return null;
+      return { enabled: item.enabled, revokedBefore: item.revokedBefore ?? 0 };
+    },
+
     async createUser({ username, passwordHash, customerId }: NewUser) {
       const at = now();
       const created = await conditional(() =>
@@ -173,6 +193,7 @@ export function createDynamoAccountRepository(deps: {
               username,
               passwordHash,
               enabled: true,
+              revokedBefore: revocationCutoff(clock()),
               ...(customerId !== null && { customerId, depotCode: null, addressesSeen: 0 }),
               createdAt: at,
               updatedAt: at,
@@ -197,10 +218,21 @@ export function createDynamoAccountRepository(deps: {
     },
 
     setPasswordHash: (username, passwordHash) =>
-      updateUser(username, 'SET passwordHash = :hash', { ':hash': passwordHash }),
+      updateUser(username, 'SET passwordHash = :hash, revokedBefore = :cutoff', {
+        ':hash': passwordHash,
+        ':cutoff': revocationCutoff(clock()),
+      }),
 
     setEnabled: (username, enabled) =>
-      updateUser(username, 'SET enabled = :enabled', { ':enabled': enabled }),
+      enabled
+        ? updateUser(username, 'SET enabled = :enabled', { ':enabled': true })
+        : updateUser(username, 'SET enabled = :enabled, revokedBefore = :cutoff', {
+            ':enabled': false,
+            ':cutoff': revocationCutoff(clock()),
+          }),
+
+    revokeSessions: (username) =>
+      updateUser(username, 'SET revokedBefore = :cutoff', { ':cutoff': revocationCutoff(clock()) }),
 
     async removeUser(username) {
       const removed = await conditional(() =>

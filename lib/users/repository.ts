@@ -19,6 +19,11 @@ export interface UserRecord {
    * login-extended reads one item.
    */
   readonly depotCode: string | null;
+  /**
+   * Epoch seconds: every token with an earlier `iat`, and every session that started
+   * earlier, is revoked. Set on creation, password change, disabling and `user logout`.
+   */
+  readonly revokedBefore: number;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -44,12 +49,38 @@ export interface UserReader {
   findByUsername(username: string): Promise<UserRecord | null>;
 }
 
+/** What the authorizer needs to honour a revocation: a user's state, by exact username. */
+export interface UserStatus {
+  readonly enabled: boolean;
+  readonly revokedBefore: number;
+}
+
+export interface UserStatusReader {
+  /** The state of the user whose stored username equals `username` exactly, or null. */
+  findStatus(username: string): Promise<UserStatus | null>;
+}
+
+/**
+ * The revocation cutoff for a revocation at `now`: the next whole second. Every token
+ * issued up to `now` has an earlier `iat`; tokens issued later in the same second get
+ * `iat` = the cutoff (see TokenRequest.notBefore), so they survive it.
+ */
+export const revocationCutoff = (now: Date) => Math.floor(now.getTime() / 1000) + 1;
+
 /** What operators need (the admin CLI). Every method throws `AppError` NOT_FOUND or ALREADY_EXISTS. */
-export interface AccountRepository extends UserReader {
-  /** Refuses a username that exists already, also when it differs only by case. */
+export interface AccountRepository extends UserReader, UserStatusReader {
+  /**
+   * Refuses a username that exists already, also when it differs only by case. Tokens of
+   * an earlier user of the same name are revoked.
+   */
   createUser(user: NewUser): Promise<void>;
+  /** Also revokes the user's sessions and access tokens. */
   setPasswordHash(username: string, passwordHash: string): Promise<void>;
+  /** Disabling also revokes the user's sessions and access tokens; enabling revives none. */
   setEnabled(username: string, enabled: boolean): Promise<void>;
+  /** Revokes every session and access token of the user issued until now. */
+  revokeSessions(username: string): Promise<void>;
+  /** Removing a user ends its sessions: no token of a user that does not exist verifies. */
   removeUser(username: string): Promise<void>;
   /** Appends a pickup address to the end of the customer's list. */
   addPickupAddress(customerId: string, depotCode: string): Promise<PickupAddress>;

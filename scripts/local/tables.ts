@@ -9,6 +9,8 @@ import {
   type DynamoDBClient,
   type KeySchemaElement,
   ResourceInUseException,
+  type TimeToLiveSpecification,
+  UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { parse } from 'yaml';
 import { type TableKey, tableNames } from '../../lib/stage.ts';
@@ -19,6 +21,7 @@ interface TableResource {
     TableName: string;
     AttributeDefinitions: AttributeDefinition[];
     KeySchema: KeySchemaElement[];
+    TimeToLiveSpecification?: TimeToLiveSpecification;
   };
 }
 
@@ -39,17 +42,38 @@ export function tableDefinitions(stage: string) {
         TableName: names[key],
         AttributeDefinitions: Properties.AttributeDefinitions,
         KeySchema: Properties.KeySchema,
+        TimeToLiveSpecification: Properties.TimeToLiveSpecification,
       };
     });
 }
 
-/** Creates every table that does not exist yet. */
+/**
+ * Creates every table that does not exist yet and turns on the time to live of the new ones
+ * that infra/tables.yml gives one. A table that already exists is left as it is.
+ */
 export async function ensureTables(client: DynamoDBClient, stage: string): Promise<void> {
-  for (const definition of tableDefinitions(stage)) {
+  for (const { TimeToLiveSpecification, ...definition } of tableDefinitions(stage)) {
     try {
       await client.send(new CreateTableCommand({ ...definition, BillingMode: 'PAY_PER_REQUEST' }));
     } catch (error) {
-      if (!(error instanceof ResourceInUseException)) throw error;
+      if (error instanceof ResourceInUseException) continue;
+      throw error;
     }
+    if (TimeToLiveSpecification !== undefined) {
+      await enableTimeToLive(client, definition.TableName, TimeToLiveSpecification);
+    }
+  }
+}
+
+/**
+ * dynalite does not implement UpdateTimeToLive and answers UnknownOperationException; it
+ * never deletes expired items, which the code does not rely on. DynamoDB Local and DynamoDB
+ * implement it, so there any failure is real and is thrown.
+ */
+async function enableTimeToLive(client: DynamoDBClient, tableName: string, spec: TimeToLiveSpecification) {
+  try {
+    await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: spec }));
+  } catch (error) {
+    if (!(error instanceof Error && error.name === 'UnknownOperationException')) throw error;
   }
 }

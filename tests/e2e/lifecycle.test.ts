@@ -31,7 +31,7 @@ describe('local stack lifecycle', () => {
     const first = running;
     const login = await send(first, 'POST', '/login', { body: first.demo });
     expect(login.status).toBe(200);
-    expect((await stat(join(dataDir, 'keys', 'signing-key.json'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dataDir, 'keys', 'signing-keyring.json'))).mode & 0o777).toBe(0o600);
 
     await first.stop();
     running = undefined;

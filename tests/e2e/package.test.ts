@@ -58,8 +58,11 @@ describe('the prod CloudFormation template', () => {
     expect(functions.map(([id]) => id).sort()).toEqual([
       'AuthorizerLambdaFunction',
       'CreateShipmentLambdaFunction',
+      'JwksLambdaFunction',
       'LoginExtendedLambdaFunction',
       'LoginLambdaFunction',
+      'LogoutLambdaFunction',
+      'RefreshLambdaFunction',
       'TrackShipmentLambdaFunction',
     ]);
     for (const [, fn] of functions) expect(fn.Properties.Runtime).toBe('nodejs24.x');
@@ -67,7 +70,7 @@ describe('the prod CloudFormation template', () => {
     expect(zips).toHaveLength(functions.length);
   });
 
-  it('puts the TOKEN authorizer on every route except the two logins', () => {
+  it('puts the TOKEN authorizer on the API routes, and none on the public ones', () => {
     const [authorizer] = ofType('AWS::ApiGateway::Authorizer');
     expect(authorizer?.[1].Properties).toMatchObject({
       Type: 'TOKEN',
@@ -77,12 +80,14 @@ describe('the prod CloudFormation template', () => {
     const methods = ofType('AWS::ApiGateway::Method').filter(
       ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
     );
-    expect(methods).toHaveLength(4);
+    expect(methods).toHaveLength(7);
     for (const [id, method] of methods) {
-      const isLogin = /Login/.test(id);
-      expect(method.Properties.AuthorizationType, id).toBe(isLogin ? 'NONE' : 'CUSTOM');
-      if (!isLogin) expect(method.Properties.AuthorizerId, id).toEqual({ Ref: authorizer?.[0] });
+      // login, login-extended, token/refresh, logout and the key set are public.
+      const isPublic = /Login|Token|Logout|Jwks/.test(id);
+      expect(method.Properties.AuthorizationType, id).toBe(isPublic ? 'NONE' : 'CUSTOM');
+      if (!isPublic) expect(method.Properties.AuthorizerId, id).toEqual({ Ref: authorizer?.[0] });
     }
+    expect(methods.filter(([, m]) => m.Properties.AuthorizationType === 'CUSTOM')).toHaveLength(2);
   });
 
   it('sets the token lifetimes from the stage parameters', () => {
@@ -137,9 +142,31 @@ describe('the prod CloudFormation template', () => {
     expect(responses.DEFAULT_5XX?.StatusCode).toBe('503');
   });
 
-  it('refers to key material only by SSM parameter name', () => {
-    const env = variablesOf('LoginLambdaFunction');
-    expect(env.SIGNING_KEY).toBe('ssm:/parcel-auth/prod/signing-key');
+  it('gives the session settings to the functions that use them', () => {
+    expect(variablesOf('RefreshLambdaFunction')).toMatchObject({
+      SESSION_MAX_LIFETIME: '90d',
+      REFRESH_REUSE_GRACE: '0s',
+      SESSIONS_TABLE: 'parcel-auth-prod-sessions',
+    });
+    expect(variablesOf('AuthorizerLambdaFunction')).toMatchObject({
+      REVOCATION_CACHE_TTL: '30s',
+      ACCOUNTS_TABLE: 'parcel-auth-prod-accounts',
+    });
+    const [, sessions] = ofType('AWS::DynamoDB::Table').find(([id]) => id === 'SessionsTable') ?? [];
+    expect(sessions?.Properties.TimeToLiveSpecification).toEqual({
+      AttributeName: 'expiresAt',
+      Enabled: true,
+    });
+  });
+
+  it('refers to key material only by SSM parameter name, and never gives it to the wrong function', () => {
+    for (const fn of ['LoginLambdaFunction', 'RefreshLambdaFunction']) {
+      expect(variablesOf(fn).SIGNING_KEYRING).toBe('ssm:/parcel-auth/prod/signing-keyring');
+    }
+    for (const fn of ['AuthorizerLambdaFunction', 'LogoutLambdaFunction', 'JwksLambdaFunction']) {
+      expect(variablesOf(fn).SIGNING_KEYRING).toBeUndefined();
+      expect(variablesOf(fn).VERIFICATION_KEYS).toBe('ssm:/parcel-auth/prod/jwks');
+    }
     expect(templateText).not.toMatch(/PRIVATE KEY|"d"\s*:|"kty"/);
   });
 });

@@ -9,7 +9,7 @@ import { ensureLocalKeys } from '../../scripts/local/keys.ts';
 
 export async function functionEnv(options: {
   endpoint: string;
-  tables: { accounts: string; shipments: string };
+  tables: { accounts: string; shipments: string; sessions: string };
 }) {
   const keyDir = await mkdtemp(join(tmpdir(), 'parcel-auth-keys-'));
   const keys = await ensureLocalKeys(keyDir);
@@ -21,10 +21,15 @@ export async function functionEnv(options: {
     TOKEN_AUDIENCE: 'https://api.test.example/test',
     ACCESS_TOKEN_TTL: '1h',
     REFRESH_TOKEN_TTL: '30d',
+    KEY_RELOAD_INTERVAL: '5m',
+    SESSION_MAX_LIFETIME: '90d',
+    REFRESH_REUSE_GRACE: '0s',
+    REVOCATION_CACHE_TTL: '0s',
     ACCOUNTS_TABLE: options.tables.accounts,
     SHIPMENTS_TABLE: options.tables.shipments,
+    SESSIONS_TABLE: options.tables.sessions,
     DYNAMODB_ENDPOINT: options.endpoint,
-    SIGNING_KEY: `file:${keys.signingKeyFile}`,
+    SIGNING_KEYRING: `file:${keys.keyringFile}`,
     VERIFICATION_KEYS: `file:${keys.jwksFile}`,
     BCRYPT_COST: '4',
   };

@@ -1,16 +1,29 @@
 /** Real Ed25519 keys for tests, made by the same code the service uses. */
+import { randomUUID } from 'node:crypto';
 import {
-  generateSigningJwk,
+  generateKeyring,
   importSigningKey,
   importVerificationKeys,
-  toPublicJwk,
+  publishedKeys,
 } from '../../lib/auth/keys.ts';
+import type { TokenRequest, TokenSubject } from '../../lib/auth/tokens.ts';
 
 export async function testKeys() {
-  const jwk = await generateSigningJwk();
+  const keyring = await generateKeyring(new Date());
+  const jwk = keyring.active;
+  const jwks = publishedKeys(keyring);
   const signingKey = await importSigningKey(jwk);
-  const verificationKeys = await importVerificationKeys({ keys: [toPublicJwk(jwk)] });
-  return { jwk, signingKey, verificationKeys };
+  const verificationKeys = await importVerificationKeys(jwks);
+  return {
+    keyring,
+    jwk,
+    jwks,
+    signingKey,
+    verificationKeys,
+    /** The key getters the issuer and the verifiers take. */
+    signer: async () => signingKey,
+    verifiers: async () => verificationKeys,
+  };
 }
 
 export const TOKEN_SETTINGS = {
@@ -19,3 +32,17 @@ export const TOKEN_SETTINGS = {
   accessTtlSeconds: 3600,
   refreshTtlSeconds: 86_400,
 } as const;
+
+/** A token request for `subject` in a fresh session that started at `at` and lasts 90 days. */
+export const tokenRequest = (subject: TokenSubject, at: Date, overrides: Partial<TokenRequest> = {}) => {
+  const seconds = Math.floor(at.getTime() / 1000);
+  return {
+    subject,
+    familyId: randomUUID(),
+    refreshJti: randomUUID(),
+    authTime: seconds,
+    notBefore: 0,
+    notAfter: seconds + 90 * 86_400,
+    ...overrides,
+  } satisfies TokenRequest;
+};

@@ -21,6 +21,7 @@ export async function memoryUsers(
       enabled: user.enabled ?? true,
       customerId: user.customerId ?? null,
       depotCode: user.depotCode ?? null,
+      revokedBefore: 0,
       createdAt: '2026-11-21T10:00:00.000Z',
       updatedAt: '2026-11-21T10:00:00.000Z',
     });

@@ -1,13 +1,20 @@
+import { readFile } from 'node:fs/promises';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { importSigningKey, parseKeyring } from '../../lib/auth/keys.ts';
+import { createTokenIssuer } from '../../lib/auth/tokens.ts';
 import { tableNames } from '../../lib/stage.ts';
-import { lambdaContext, loginEvent } from '../helpers/fixtures.ts';
+import { authorizerEvent, lambdaContext, loginEvent } from '../helpers/fixtures.ts';
 import { functionEnv } from '../helpers/function-env.ts';
+import { tokenRequest } from '../helpers/keys.ts';
 import { freePort } from '../helpers/ports.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 let login: Handler;
 let loginExtended: Handler;
+let refresh: Handler;
+let authorizer: typeof import('../../functions/authorizer.ts')['handler'];
+let keyringFile: string;
 const stderr: string[] = [];
 let cleanupKeys: () => Promise<void>;
 
@@ -18,6 +25,7 @@ beforeAll(async () => {
     tables: tableNames('down'),
   });
   cleanupKeys = cleanup;
+  keyringFile = env.SIGNING_KEYRING?.slice('file:'.length) ?? '';
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
   vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
     stderr.push(String(chunk));
@@ -25,7 +33,24 @@ beforeAll(async () => {
   });
   login = (await import('../../functions/login.ts')).handler as Handler;
   loginExtended = (await import('../../functions/login-extended.ts')).handler as Handler;
+  refresh = (await import('../../functions/refresh.ts')).handler as Handler;
+  authorizer = (await import('../../functions/authorizer.ts')).handler;
 });
+
+/** Tokens signed with the stage's own key, as a login before the outage would have issued. */
+async function tokensBeforeOutage() {
+  const keyring = parseKeyring(await readFile(keyringFile, 'utf8'));
+  const issuer = createTokenIssuer({
+    signingKey: async () => importSigningKey(keyring.active),
+    settings: {
+      issuer: 'https://auth.test.example/test',
+      audience: 'https://api.test.example/test',
+      accessTtlSeconds: 3600,
+      refreshTtlSeconds: 86_400,
+    },
+  });
+  return issuer.issue(tokenRequest({ username: 'alice', customerId: 'C-1' }, new Date()));
+}
 afterAll(async () => {
   vi.restoreAllMocks();
   vi.unstubAllEnvs();
@@ -59,5 +84,21 @@ describe('login while DynamoDB is unreachable', () => {
     expect(logged).toContain('"event":"request failed"');
     expect(logged).toContain('DEPENDENCY_UNAVAILABLE');
     expect(logged).not.toContain('secret-password-1');
+  });
+});
+
+describe('sessions while DynamoDB is unreachable', () => {
+  it('answers a refresh 503 with no token', async () => {
+    const { refreshToken } = await tokensBeforeOutage();
+    const response = await refresh(loginEvent(JSON.stringify({ refreshToken })), lambdaContext());
+    expect(response.statusCode).toBe(503);
+    expect(response.body).not.toContain('eyJ');
+  });
+
+  it('fails the authorizer closed, and not with a 401, for a valid access token', async () => {
+    const { accessToken } = await tokensBeforeOutage();
+    const error = await authorizer(authorizerEvent(`Bearer ${accessToken}`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toBe('revocation check unavailable');
   });
 });

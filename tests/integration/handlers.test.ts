@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import bcrypt from 'bcryptjs';
 import { decodeJwt } from 'jose';
@@ -16,7 +17,11 @@ let login: Handler;
 let loginExtended: Handler;
 let createShipment: Handler;
 let trackShipment: Handler;
+let refresh: Handler;
+let logout: Handler;
+let jwks: Handler;
 let authorizer: typeof import('../../functions/authorizer.ts')['handler'];
+let keyFiles: { jwksFile: string };
 
 const PASSWORD = 'a-long-test-password';
 
@@ -24,6 +29,7 @@ beforeAll(async () => {
   dynamo = await startTestDynamo();
   const { env, cleanup } = await functionEnv(dynamo);
   cleanupKeys = cleanup;
+  keyFiles = { jwksFile: env.VERIFICATION_KEYS?.slice('file:'.length) ?? '' };
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
   const accounts = createDynamoAccountRepository({
     client: dynamo.documentClient,
@@ -45,6 +51,9 @@ beforeAll(async () => {
   loginExtended = (await import('../../functions/login-extended.ts')).handler as Handler;
   createShipment = (await import('../../functions/create-shipment.ts')).handler as Handler;
   trackShipment = (await import('../../functions/track-shipment.ts')).handler as Handler;
+  refresh = (await import('../../functions/refresh.ts')).handler as Handler;
+  logout = (await import('../../functions/logout.ts')).handler as Handler;
+  jwks = (await import('../../functions/jwks.ts')).handler as Handler;
   authorizer = (await import('../../functions/authorizer.ts')).handler;
 });
 
@@ -242,5 +251,70 @@ describe('authorizer handler', () => {
       context: { username: 'alice', customerId: 'C-1001' },
     });
     await expect(authorizer(authorizerEvent(`Bearer ${refreshToken}`))).rejects.toThrow(/^Unauthorized$/);
+  });
+});
+
+describe('session handlers', () => {
+  const loggedIn = async () =>
+    bodyOf(await call(login, loginEvent(json({ username: 'alice', password: PASSWORD }))));
+  const refreshWith = (refreshToken: unknown) => call(refresh, loginEvent(json({ refreshToken })));
+
+  it('answers a refresh with a new token pair and expireAt, no-store', async () => {
+    const { refreshToken } = await loggedIn();
+    const response = await refreshWith(refreshToken);
+    expect(response.statusCode).toBe(200);
+    expect(response.headers).toMatchObject({ 'Cache-Control': 'no-store' });
+    const body = bodyOf(response);
+    expect(Object.keys(body).sort()).toEqual(['expireAt', 'refreshToken', 'token']);
+    expect(Date.parse(String(body.expireAt)) / 1000).toBe(decodeJwt(String(body.token)).exp);
+    await expect(authorizer(authorizerEvent(`Bearer ${body.token}`))).resolves.toMatchObject({
+      principalId: 'alice',
+    });
+  });
+
+  it('answers a spent, an access or a junk token with the 401 body of a failed login', async () => {
+    const failedLogin = await call(
+      login,
+      loginEvent(json({ username: 'alice', password: 'wrong-password' })),
+    );
+    const { token, refreshToken } = await loggedIn();
+    expect((await refreshWith(refreshToken)).statusCode).toBe(200);
+    for (const presented of [refreshToken, token, 'junk']) {
+      const response = await refreshWith(presented);
+      expect(response.statusCode).toBe(401);
+      expect(response.headers).toMatchObject({ 'Content-Type': 'application/problem+json' });
+      expect(response.body).toBe(failedLogin.body);
+    }
+  });
+
+  it('answers 400 naming the field for a refresh or logout body without a refresh token', async () => {
+    for (const handler of [refresh, logout]) {
+      const response = await call(handler, loginEvent(json({ token: 'x' })));
+      expect(response.statusCode).toBe(400);
+      expect(bodyOf(response).invalidParams).toEqual([{ name: 'refreshToken', reason: 'is required' }]);
+    }
+  });
+
+  it('answers logout 204 with no body, ends the session, and answers 204 again', async () => {
+    const { refreshToken } = await loggedIn();
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const response = await call(logout, loginEvent(json({ refreshToken })));
+      expect(response.statusCode).toBe(204);
+      expect(response.body).toBe('');
+    }
+    expect((await refreshWith(refreshToken)).statusCode).toBe(401);
+    expect((await call(logout, loginEvent(json({ refreshToken: 'junk' })))).statusCode).toBe(204);
+  });
+
+  it('publishes the public key set, cacheable, and nothing private', async () => {
+    const response = await call(jwks, trackingEvent({ pathParameters: null, body: null }));
+    expect(response.statusCode).toBe(200);
+    expect(response.headers).toMatchObject({ 'Cache-Control': 'public, max-age=300' });
+    expect(response.headers?.Pragma).toBeUndefined();
+    const published = JSON.parse(readFileSync(keyFiles.jwksFile, 'utf8')) as { keys: { kid: string }[] };
+    const body = bodyOf(response) as { keys: Record<string, unknown>[] };
+    expect(body.keys.map((key) => key.kid)).toEqual(published.keys.map((key) => key.kid));
+    for (const key of body.keys)
+      expect(Object.keys(key).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x']);
   });
 });

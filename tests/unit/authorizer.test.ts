@@ -1,6 +1,7 @@
-import { SignJWT } from 'jose';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { decodeJwt, SignJWT } from 'jose';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorize, stageWideResource } from '../../lib/auth/authorizer.ts';
+import { createRevocationCheck } from '../../lib/auth/revocation.ts';
 import {
   type AccessTokenVerifier,
   createAccessTokenVerifier,
@@ -8,8 +9,9 @@ import {
   type IssuedTokens,
 } from '../../lib/auth/tokens.ts';
 import { createLogger } from '../../lib/log.ts';
+import type { UserStatus } from '../../lib/users/repository.ts';
 import { authorizerEvent } from '../helpers/fixtures.ts';
-import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
 
 let verifier: AccessTokenVerifier;
 let tokens: IssuedTokens;
@@ -19,15 +21,33 @@ const logger = createLogger('debug', (line) => logLines.push(line));
 
 beforeAll(async () => {
   keys = await testKeys();
-  verifier = createAccessTokenVerifier({ keys: keys.verificationKeys, settings: TOKEN_SETTINGS });
-  tokens = await createTokenIssuer({ signingKey: keys.signingKey, settings: TOKEN_SETTINGS }).issue({
-    username: 'alice',
-    customerId: 'C-1001',
-  });
+  verifier = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS });
+  tokens = await createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }).issue(
+    tokenRequest({ username: 'alice', customerId: 'C-1001' }, new Date()),
+  );
+});
+
+/** The users the revocation check reads, by exact username; tests change them. */
+const statuses = new Map<string, UserStatus>();
+let statusReads = 0;
+const revocation = createRevocationCheck({
+  users: {
+    async findStatus(username) {
+      statusReads += 1;
+      if (username === 'broken') throw new Error('DynamoDB unreachable');
+      return statuses.get(username) ?? null;
+    },
+  },
+  cacheTtlMs: 0,
+});
+
+beforeEach(() => {
+  statuses.clear();
+  statuses.set('alice', { enabled: true, revokedBefore: 0 });
 });
 
 const decide = (authorizationToken: string) =>
-  authorize({ verifier, logger }, authorizerEvent(authorizationToken));
+  authorize({ verifier, revocation, logger }, authorizerEvent(authorizationToken));
 
 describe('authorizer', () => {
   it('allows every method and path of the stage, so a cached decision fits every route', async () => {
@@ -90,6 +110,40 @@ describe('authorizer', () => {
     expect(logLines).toHaveLength(1);
     expect(JSON.parse(logLines[0] ?? '{}')).toMatchObject({ event: 'authorizer denied' });
     expect(logLines.join('\n')).not.toContain(tokens.refreshToken.split('.')[2]);
+  });
+
+  it.each([
+    ['a user that no longer exists', undefined],
+    ['a disabled user', { enabled: false, revokedBefore: 0 }],
+    ['a user whose tokens issued before a later moment are revoked', { enabled: true, revokedBefore: 4e9 }],
+  ])('throws exactly Unauthorized for a valid token of %s', async (_name, status) => {
+    if (status === undefined) statuses.delete('alice');
+    else statuses.set('alice', status);
+    await expect(decide(`Bearer ${tokens.accessToken}`)).rejects.toThrow(new Error('Unauthorized'));
+  });
+
+  it('accepts a token issued in the very second of the revocation cutoff', async () => {
+    const { iat } = decodeJwt(tokens.accessToken);
+    statuses.set('alice', { enabled: true, revokedBefore: iat ?? 0 });
+    await expect(decide(`Bearer ${tokens.accessToken}`)).resolves.toMatchObject({ principalId: 'alice' });
+  });
+
+  it('does not read the user store for a token that fails verification', async () => {
+    statusReads = 0;
+    await decide(`Bearer ${tokens.refreshToken}`).catch(() => undefined);
+    expect(statusReads).toBe(0);
+  });
+
+  it('fails closed, and not as a 401, when the user store cannot be read', async () => {
+    const token = (
+      await createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }).issue(
+        tokenRequest({ username: 'broken', customerId: null }, new Date()),
+      )
+    ).accessToken;
+    const error = await decide(`Bearer ${token}`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).not.toBe('Unauthorized');
+    expect((error as Error).message).not.toContain('DynamoDB');
   });
 
   it('derives the stage-wide resource from a method ARN', () => {

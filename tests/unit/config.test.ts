@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { readAuthorizerConfig, readLoginConfig } from '../../lib/config.ts';
+import {
+  readAuthorizerConfig,
+  readJwksConfig,
+  readLoginConfig,
+  readLogoutConfig,
+  readRefreshConfig,
+} from '../../lib/config.ts';
 
 const loginEnv = {
   STAGE: 'prod',
@@ -7,11 +13,16 @@ const loginEnv = {
   TOKEN_AUDIENCE: 'https://api.example/prod',
   ACCESS_TOKEN_TTL: '24h',
   REFRESH_TOKEN_TTL: '30d',
+  KEY_RELOAD_INTERVAL: '5m',
   ACCOUNTS_TABLE: 'parcel-auth-prod-accounts',
-  SIGNING_KEY: 'ssm:/parcel-auth/prod/signing-key',
+  SESSIONS_TABLE: 'parcel-auth-prod-sessions',
+  SIGNING_KEYRING: 'ssm:/parcel-auth/prod/signing-keyring',
+  SESSION_MAX_LIFETIME: '90d',
   BCRYPT_COST: '10',
   DYNAMODB_ENDPOINT: '',
 };
+
+const { BCRYPT_COST: _cost, ...sessionEnv } = loginEnv;
 
 describe('configuration', () => {
   it('reads the login settings with durations in seconds', () => {
@@ -22,18 +33,20 @@ describe('configuration', () => {
       accessTtlSeconds: 86_400,
       refreshTtlSeconds: 2_592_000,
     });
-    expect(config.signingKey).toEqual({ kind: 'ssm', name: '/parcel-auth/prod/signing-key' });
+    expect(config.keys).toEqual({
+      sources: { signingKeyring: { kind: 'ssm', name: '/parcel-auth/prod/signing-keyring' } },
+      reloadMs: 300_000,
+    });
+    expect(config.sessions).toEqual({ maxLifetimeSeconds: 90 * 86_400, reuseGraceSeconds: 0 });
     expect(config.data.dynamodbEndpoint).toBeUndefined();
     expect(Object.isFrozen(config)).toBe(true);
   });
 
   it('reads a file key source with its absolute path', () => {
     expect(
-      readLoginConfig({ ...loginEnv, SIGNING_KEY: 'file:/data/keys/signing-key.json' }).signingKey,
-    ).toEqual({
-      kind: 'file',
-      path: '/data/keys/signing-key.json',
-    });
+      readLoginConfig({ ...loginEnv, SIGNING_KEYRING: 'file:/data/keys/signing-keyring.json' }).keys.sources
+        .signingKeyring,
+    ).toEqual({ kind: 'file', path: '/data/keys/signing-keyring.json' });
   });
 
   it.each([
@@ -46,22 +59,59 @@ describe('configuration', () => {
 
   it('fails naming every missing or malformed variable', () => {
     const { TOKEN_ISSUER: _missing, ...rest } = loginEnv;
-    expect(() => readLoginConfig({ ...rest, ACCESS_TOKEN_TTL: '1 day', SIGNING_KEY: 'key.json' })).toThrow(
-      /TOKEN_ISSUER.*ACCESS_TOKEN_TTL.*SIGNING_KEY|TOKEN_ISSUER|ACCESS_TOKEN_TTL/,
-    );
+    expect(() =>
+      readLoginConfig({ ...rest, ACCESS_TOKEN_TTL: '1 day', SIGNING_KEYRING: 'key.json' }),
+    ).toThrow(/TOKEN_ISSUER.*ACCESS_TOKEN_TTL.*SIGNING_KEYRING/);
     expect(() => readLoginConfig({ ...loginEnv, BCRYPT_COST: '3' })).toThrow(
       /BCRYPT_COST must be at least 4/,
     );
   });
 
-  it('does not need table names or the signing key for the authorizer', () => {
+  it('reads the refresh grace window, which may be zero but not a lifetime', () => {
+    const env = { ...sessionEnv, VERIFICATION_KEYS: 'ssm:/parcel-auth/prod/jwks' };
+    expect(readRefreshConfig({ ...env, REFRESH_REUSE_GRACE: '0s' }).sessions.reuseGraceSeconds).toBe(0);
+    expect(readRefreshConfig({ ...env, REFRESH_REUSE_GRACE: '10s' }).sessions.reuseGraceSeconds).toBe(10);
+    expect(() => readRefreshConfig({ ...env, REFRESH_REUSE_GRACE: '' })).toThrow(/REFRESH_REUSE_GRACE/);
+    expect(() => readLoginConfig({ ...loginEnv, SESSION_MAX_LIFETIME: '0d' })).toThrow(
+      /SESSION_MAX_LIFETIME/,
+    );
+  });
+
+  it('does not give logout the signing keyring or the accounts table', () => {
+    const { SIGNING_KEYRING: _k, ACCOUNTS_TABLE: _a, SESSION_MAX_LIFETIME: _l, ...env } = sessionEnv;
+    const config = readLogoutConfig({ ...env, VERIFICATION_KEYS: 'ssm:/parcel-auth/prod/jwks' });
+    expect(config.keys.sources).toEqual({
+      verificationKeys: { kind: 'ssm', name: '/parcel-auth/prod/jwks' },
+    });
+    expect(config.sessionsTable).toBe('parcel-auth-prod-sessions');
+  });
+
+  it('gives the authorizer the accounts table and the public keys, not the signing keyring', () => {
     const config = readAuthorizerConfig({
       STAGE: 'prod',
       TOKEN_ISSUER: 'https://auth.example/prod',
       TOKEN_AUDIENCE: 'https://api.example/prod',
       ACCESS_TOKEN_TTL: '24h',
+      KEY_RELOAD_INTERVAL: '5m',
+      ACCOUNTS_TABLE: 'parcel-auth-prod-accounts',
       VERIFICATION_KEYS: 'ssm:/parcel-auth/prod/jwks',
+      REVOCATION_CACHE_TTL: '30s',
     });
-    expect(config.verificationKeys).toEqual({ kind: 'ssm', name: '/parcel-auth/prod/jwks' });
+    expect(config.keys.sources).toEqual({
+      verificationKeys: { kind: 'ssm', name: '/parcel-auth/prod/jwks' },
+    });
+    expect(config.revocationCacheTtlMs).toBe(30_000);
+  });
+
+  it('reads the key set source of the JWKS endpoint', () => {
+    expect(
+      readJwksConfig({ KEY_RELOAD_INTERVAL: '1m', VERIFICATION_KEYS: 'file:/data/keys/jwks.json' }),
+    ).toEqual({
+      region: 'eu-central-1',
+      keys: {
+        sources: { verificationKeys: { kind: 'file', path: '/data/keys/jwks.json' } },
+        reloadMs: 60_000,
+      },
+    });
   });
 });

@@ -11,13 +11,14 @@ import { createPasswordVerifier } from '../../lib/auth/passwords.ts';
 import { createTokenIssuer } from '../../lib/auth/tokens.ts';
 import { AppError } from '../../lib/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+import { memoryFamilies } from '../helpers/memory-families.ts';
 import { memoryUsers, TEST_COST } from '../helpers/memory-users.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
 let deps: LoginDeps;
 
 beforeAll(async () => {
-  const { signingKey } = await testKeys();
+  const { signer } = await testKeys();
   deps = {
     users: await memoryUsers([
       { username: 'Alice', password: 'alice-password', customerId: 'C-1001', depotCode: 'PRG01' },
@@ -26,7 +27,12 @@ beforeAll(async () => {
       { username: 'nodepot', password: 'nodepot-password', customerId: 'C-2002', depotCode: null },
     ]),
     passwords: createPasswordVerifier({ cost: TEST_COST }),
-    tokens: createTokenIssuer({ signingKey, settings: TOKEN_SETTINGS, clock: () => NOW }),
+    sessions: {
+      families: memoryFamilies(),
+      tokens: createTokenIssuer({ signingKey: signer, settings: TOKEN_SETTINGS, clock: () => NOW }),
+      settings: { maxLifetimeSeconds: 90 * 86_400, reuseGraceSeconds: 0 },
+      clock: () => NOW,
+    },
   };
 });
 
@@ -87,5 +93,16 @@ describe('login with context (login-extended)', () => {
     expect(await failure(loginWithContext(deps, { username: 'solo', password: 'wrong' }))).toBe(
       'INVALID_CREDENTIALS',
     );
+  });
+});
+
+describe('login sessions', () => {
+  it('starts a family per login whose current refresh token is the one returned', async () => {
+    const families = deps.sessions.families as ReturnType<typeof memoryFamilies>;
+    const { tokens } = await login(deps, { username: 'Alice', password: 'alice-password' });
+    const { sid, jti, auth_time } = decodeJwt(tokens.refreshToken);
+    const family = families.all.get(String(sid));
+    expect(family).toMatchObject({ username: 'Alice', currentJti: jti, createdAt: auth_time, generation: 1 });
+    expect(family?.expiresAt).toBe(Number(auth_time) + 90 * 86_400);
   });
 });

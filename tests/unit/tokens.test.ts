@@ -7,23 +7,26 @@ import {
   type AccessTokenVerifier,
   CLOCK_TOLERANCE_SECONDS,
   createAccessTokenVerifier,
+  createRefreshTokenVerifier,
   createTokenIssuer,
   REFRESH_TOKEN_TYPE,
   type TokenIssuer,
 } from '../../lib/auth/tokens.ts';
-import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
 const alice = { username: 'alice', customerId: 'C-1001' };
+const NOW_SECONDS = NOW.getTime() / 1000;
+const verifiedAlice = { ...alice, issuedAt: NOW_SECONDS };
 
 let keys: Awaited<ReturnType<typeof testKeys>>;
 let issuer: TokenIssuer;
 const verifierAt = (date: Date): AccessTokenVerifier =>
-  createAccessTokenVerifier({ keys: keys.verificationKeys, settings: TOKEN_SETTINGS, clock: () => date });
+  createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock: () => date });
 
 beforeAll(async () => {
   keys = await testKeys();
-  issuer = createTokenIssuer({ signingKey: keys.signingKey, settings: TOKEN_SETTINGS, clock: () => NOW });
+  issuer = createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS, clock: () => NOW });
 });
 
 /** Re-signs a payload/header with the real key, for tokens the issuer would never make. */
@@ -43,7 +46,7 @@ const validClaims = () => ({
 
 describe('token issuer', () => {
   it('issues an EdDSA access token with kid, at+jwt type and every required claim', async () => {
-    const { accessToken } = await issuer.issue(alice);
+    const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
     expect(decodeProtectedHeader(accessToken)).toEqual({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.jwk.kid });
     const claims = decodeJwt(accessToken);
     expect(claims).toMatchObject({
@@ -57,8 +60,38 @@ describe('token issuer', () => {
     expect(claims.jti).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('puts the session id, the login time and the chosen jti in the refresh token only', async () => {
+    const request = tokenRequest(alice, new Date(NOW.getTime() - 3_600_000));
+    const { accessToken, refreshToken } = await issuer.issue(request);
+    expect(decodeJwt(refreshToken)).toMatchObject({
+      sid: request.familyId,
+      auth_time: request.authTime,
+      jti: request.refreshJti,
+    });
+    expect(decodeJwt(accessToken).sid).toBeUndefined();
+  });
+
+  it('never issues a token with an iat before the user revocation cutoff', async () => {
+    const { accessToken, refreshToken, issuedAt } = await issuer.issue(
+      tokenRequest(alice, NOW, { notBefore: NOW_SECONDS + 1 }),
+    );
+    expect(issuedAt).toBe(NOW_SECONDS + 1);
+    expect(decodeJwt(accessToken).iat).toBe(NOW_SECONDS + 1);
+    expect(decodeJwt(refreshToken).iat).toBe(NOW_SECONDS + 1);
+  });
+
+  it('caps both tokens at the end of the session', async () => {
+    const end = NOW_SECONDS + 600;
+    const { accessToken, refreshToken, accessExpiresAt } = await issuer.issue(
+      tokenRequest(alice, NOW, { notAfter: end }),
+    );
+    expect(decodeJwt(accessToken).exp).toBe(end);
+    expect(decodeJwt(refreshToken).exp).toBe(end);
+    expect(accessExpiresAt.getTime() / 1000).toBe(end);
+  });
+
   it('issues a refresh token of another type and audience with the refresh lifetime', async () => {
-    const { refreshToken } = await issuer.issue(alice);
+    const { refreshToken } = await issuer.issue(tokenRequest(alice, NOW));
     expect(decodeProtectedHeader(refreshToken).typ).toBe(REFRESH_TOKEN_TYPE);
     const claims = decodeJwt(refreshToken);
     expect(claims.aud).toBe(TOKEN_SETTINGS.issuer);
@@ -67,60 +100,64 @@ describe('token issuer', () => {
   });
 
   it('reports the access expiry equal to the token exp', async () => {
-    const { accessToken, accessExpiresAt } = await issuer.issue(alice);
+    const { accessToken, accessExpiresAt } = await issuer.issue(tokenRequest(alice, NOW));
     expect(accessExpiresAt.getTime() / 1000).toBe(decodeJwt(accessToken).exp);
   });
 
   it('gives every token its own jti', async () => {
-    const [a, b] = await Promise.all([issuer.issue(alice), issuer.issue(alice)]);
+    const [a, b] = await Promise.all([
+      issuer.issue(tokenRequest(alice, NOW)),
+      issuer.issue(tokenRequest(alice, NOW)),
+    ]);
     const ids = [a.accessToken, a.refreshToken, b.accessToken, b.refreshToken].map((t) => decodeJwt(t).jti);
     expect(new Set(ids).size).toBe(4);
   });
 
   it('leaves out the customer claim for a user without customer', async () => {
-    const { accessToken } = await issuer.issue({ username: 'solo', customerId: null });
+    const { accessToken } = await issuer.issue(tokenRequest({ username: 'solo', customerId: null }, NOW));
     expect(decodeJwt(accessToken).customer_id).toBeUndefined();
   });
 });
 
 describe('access token verifier', () => {
   it('accepts an access token it issued and returns its subject', async () => {
-    const { accessToken } = await issuer.issue(alice);
-    await expect(verifierAt(NOW).verify(accessToken)).resolves.toEqual(alice);
+    const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
+    await expect(verifierAt(NOW).verify(accessToken)).resolves.toEqual(verifiedAlice);
   });
 
   it('returns a null customer for a token without the customer claim', async () => {
-    const { accessToken } = await issuer.issue({ username: 'solo', customerId: null });
+    const { accessToken } = await issuer.issue(tokenRequest({ username: 'solo', customerId: null }, NOW));
     await expect(verifierAt(NOW).verify(accessToken)).resolves.toEqual({
       username: 'solo',
       customerId: null,
+      issuedAt: NOW_SECONDS,
     });
   });
 
   it('rejects a refresh token presented as an access token', async () => {
-    const { refreshToken } = await issuer.issue(alice);
+    const { refreshToken } = await issuer.issue(tokenRequest(alice, NOW));
     await expect(verifierAt(NOW).verify(refreshToken)).rejects.toThrow();
   });
 
   it('rejects a refresh token even when its typ header is changed to at+jwt', async () => {
-    const { refreshToken } = await issuer.issue(alice);
+    const { refreshToken } = await issuer.issue(tokenRequest(alice, NOW));
     const forged = await forge(decodeJwt(refreshToken));
     await expect(verifierAt(NOW).verify(forged)).rejects.toThrow(/aud/);
   });
 
   it('rejects an access token past exp plus the clock tolerance, and accepts it within', async () => {
-    const { accessToken } = await issuer.issue(alice);
+    const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
     const exp = NOW.getTime() + TOKEN_SETTINGS.accessTtlSeconds * 1000;
     await expect(
       verifierAt(new Date(exp + (CLOCK_TOLERANCE_SECONDS - 1) * 1000)).verify(accessToken),
-    ).resolves.toEqual(alice);
+    ).resolves.toEqual(verifiedAlice);
     await expect(
       verifierAt(new Date(exp + (CLOCK_TOLERANCE_SECONDS + 1) * 1000)).verify(accessToken),
     ).rejects.toThrow(/exp/);
   });
 
   it('rejects a token whose signature does not match its content', async () => {
-    const { accessToken } = await issuer.issue(alice);
+    const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
     const [header, , signature] = accessToken.split('.');
     const payload = base64url.encode(JSON.stringify({ ...decodeJwt(accessToken), sub: 'mallory' }));
     await expect(verifierAt(NOW).verify(`${header}.${payload}.${signature}`)).rejects.toThrow(/signature/);
@@ -186,5 +223,38 @@ describe('access token verifier', () => {
 
   it('rejects a token with a wrong typ header', async () => {
     await expect(verifierAt(NOW).verify(await forge(validClaims(), { typ: 'JWT' }))).rejects.toThrow(/typ/);
+  });
+});
+
+describe('refresh token verifier', () => {
+  const refreshVerifierAt = (date: Date) =>
+    createRefreshTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock: () => date });
+
+  it('accepts a refresh token it issued and returns its session', async () => {
+    const request = tokenRequest(alice, NOW);
+    const { refreshToken } = await issuer.issue(request);
+    await expect(refreshVerifierAt(NOW).verify(refreshToken)).resolves.toEqual({
+      username: 'alice',
+      familyId: request.familyId,
+      jti: request.refreshJti,
+      authTime: request.authTime,
+    });
+  });
+
+  it('rejects an access token presented as a refresh token', async () => {
+    const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
+    await expect(refreshVerifierAt(NOW).verify(accessToken)).rejects.toThrow();
+  });
+
+  it('rejects a refresh token past its own expiry', async () => {
+    const { refreshToken } = await issuer.issue(tokenRequest(alice, NOW));
+    const later = new Date(NOW.getTime() + (TOKEN_SETTINGS.refreshTtlSeconds + 60) * 1000);
+    await expect(refreshVerifierAt(later).verify(refreshToken)).rejects.toThrow(/exp/);
+  });
+
+  it('rejects a refresh-typed token without a session id', async () => {
+    const claims = { ...validClaims(), aud: TOKEN_SETTINGS.issuer, auth_time: NOW_SECONDS };
+    const token = await forge(claims, { typ: REFRESH_TOKEN_TYPE });
+    await expect(refreshVerifierAt(NOW).verify(token)).rejects.toThrow(/sid/);
   });
 });

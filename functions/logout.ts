@@ -1,0 +1,15 @@
+import { endSession, RefreshRequestSchema } from '../lib/auth/sessions.ts';
+import { readLogoutConfig } from '../lib/config.ts';
+import { endpoint, noContent } from '../lib/http.ts';
+import { logoutDeps } from '../lib/wiring.ts';
+
+const deps = await logoutDeps(readLogoutConfig());
+
+/** POST /api/v1/logout */
+export const handler = endpoint({
+  body: RefreshRequestSchema,
+  handle: async ({ body }) => {
+    await endSession(deps, body.refreshToken);
+    return noContent();
+  },
+});

@@ -1,0 +1,13 @@
+import { toRefreshResponse } from '../lib/auth/login.ts';
+import { RefreshRequestSchema, refreshSession } from '../lib/auth/sessions.ts';
+import { readRefreshConfig } from '../lib/config.ts';
+import { endpoint, ok } from '../lib/http.ts';
+import { refreshDeps } from '../lib/wiring.ts';
+
+const deps = await refreshDeps(readRefreshConfig());
+
+/** POST /api/v1/token/refresh */
+export const handler = endpoint({
+  body: RefreshRequestSchema,
+  handle: async ({ body }) => ok(toRefreshResponse(await refreshSession(deps, body.refreshToken))),
+});

@@ -1,0 +1,70 @@
+/**
+ * Time-bounded caches for a warm container: values that change rarely (key material, a
+ * user's revocation state) are read once and reused for a stage-configured time, so the
+ * hot path does no I/O for them, and a change still takes effect within a known bound.
+ */
+export type Now = () => number;
+
+/**
+ * A value loaded at init and reloaded when older than `maxAgeMs`. A failed reload keeps
+ * serving the value it has (and tries again after another `maxAgeMs`): key material that
+ * was valid a moment ago beats a container that can answer nothing.
+ */
+export async function reloading<T>(
+  load: () => Promise<T>,
+  options: { readonly maxAgeMs: number; readonly now?: Now; readonly onError: (error: unknown) => void },
+): Promise<() => Promise<T>> {
+  const now = options.now ?? Date.now;
+  let value = await load();
+  let loadedAt = now();
+  let pending: Promise<void> | undefined;
+  const reload = async () => {
+    try {
+      value = await load();
+    } catch (error) {
+      options.onError(error);
+    } finally {
+      loadedAt = now();
+      pending = undefined;
+    }
+  };
+  return async () => {
+    if (now() - loadedAt >= options.maxAgeMs) {
+      pending ??= reload();
+      await pending;
+    }
+    return value;
+  };
+}
+
+/**
+ * A per-key cache of values younger than `ttlMs` (0 disables it), holding at most
+ * `maxEntries` keys (the oldest entry goes first). Concurrent misses for one key share
+ * one load; a failed load is not cached.
+ */
+export function expiringCache<K, V>(options: {
+  readonly ttlMs: number;
+  readonly maxEntries: number;
+  readonly now?: Now;
+}): { get(key: K, load: () => Promise<V>): Promise<V> } {
+  const now = options.now ?? Date.now;
+  const entries = new Map<K, { value: Promise<V>; at: number }>();
+  return {
+    get(key, load) {
+      const entry = entries.get(key);
+      if (entry !== undefined && now() - entry.at < options.ttlMs) return entry.value;
+      entries.delete(key);
+      const value = load();
+      if (options.ttlMs <= 0) return value;
+      if (entries.size >= options.maxEntries) {
+        const oldest = entries.keys().next();
+        if (oldest.done !== true) entries.delete(oldest.value);
+      }
+      entries.set(key, { value, at: now() });
+      value.catch(() => {
+        if (entries.get(key)?.value === value) entries.delete(key);
+      });
+      return value;
+    },
+  };
+}

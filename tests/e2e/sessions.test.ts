@@ -1,0 +1,170 @@
+/**
+ * The token lifecycle over the local stack: serverless-offline's API Gateway emulation
+ * with the real authorizer, the real handlers, dynalite, and the admin CLI as an operator
+ * runs it.
+ */
+import { execFile } from 'node:child_process';
+import { createPublicKey, verify } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../lib/auth/passwords.ts';
+import { bearer, send, stackAccounts } from '../helpers/http.ts';
+import { type LocalStack, startLocalStack } from '../helpers/stack.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+/** How long the local stack's authorizer trusts a user's state it has read (REVOCATION_CACHE_TTL). */
+const REVOCATION_WINDOW_MS = 1000;
+const KEY_RELOAD_MS = 1000;
+const PASSWORD = 'an-e2e-password-of-some-length';
+
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ env: { REVOCATION_CACHE_TTL: '1s', KEY_RELOAD_INTERVAL: '1s' } });
+  const accounts = stackAccounts(stack);
+  const passwordHash = await hashPassword(PASSWORD, 4);
+  for (const username of ['carol', 'dave']) {
+    await accounts.createUser({ username, passwordHash, customerId: 'DEMO-CUSTOMER' });
+  }
+});
+afterAll(() => stack?.stop());
+
+/** The admin CLI against this stack, as `npm run admin -- ...` would run it. */
+const admin = (...args: string[]) =>
+  promisify(execFile)(process.execPath, [join(ROOT, 'scripts/admin.ts'), ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATA_DIR: stack.dataDir,
+      DYNAMODB_PORT: String(stack.ports.dynamodb),
+      KEY_RELOAD_INTERVAL: '1s',
+    },
+  });
+
+const login = async (username = stack.demo.username, password = stack.demo.password) => {
+  const answer = await send(stack, 'POST', '/login', { body: { username, password } });
+  expect(answer.status).toBe(200);
+  return { token: String(answer.json.token), refreshToken: String(answer.json.refreshToken) };
+};
+const refresh = (refreshToken: string) => send(stack, 'POST', '/token/refresh', { body: { refreshToken } });
+/** A protected call: 404 for a parcel nobody created means the authorizer let it through. */
+const track = (token: string) => send(stack, 'GET', '/tracking/00000000000000', { headers: bearer(token) });
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+describe('POST /api/v1/token/refresh', () => {
+  it('gives a new pair whose access token works at the authorizer', async () => {
+    const first = await login();
+    const answer = await refresh(first.refreshToken);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(Object.keys(answer.json).sort()).toEqual(['expireAt', 'refreshToken', 'token']);
+    expect(Date.parse(String(answer.json.expireAt)) / 1000).toBe(decodeJwt(String(answer.json.token)).exp);
+    expect((await track(String(answer.json.token))).status).toBe(404);
+  });
+
+  it('revokes the family on reuse of a spent token: the newest token stops working too', async () => {
+    const first = await login();
+    const second = await refresh(first.refreshToken);
+    expect(second.status).toBe(200);
+    const reuse = await refresh(first.refreshToken);
+    expect(reuse.status).toBe(401);
+    expect(reuse.json).toMatchObject({ type: 'urn:parcel-auth:problem:invalid-credentials' });
+    expect((await refresh(String(second.json.refreshToken))).status).toBe(401);
+  });
+
+  it('lets exactly one of concurrent refreshes with the same token succeed', async () => {
+    const { refreshToken } = await login();
+    const answers = await Promise.all(Array.from({ length: 4 }, () => refresh(refreshToken)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 401, 401, 401]);
+  });
+
+  it('answers an access token with the body of a failed login', async () => {
+    const { token } = await login();
+    const failedLogin = await send(stack, 'POST', '/login', {
+      body: { username: stack.demo.username, password: 'not-the-password' },
+    });
+    const answer = await refresh(token);
+    expect(answer.status).toBe(401);
+    expect(answer.text).toBe(failedLogin.text);
+  });
+});
+
+describe('POST /api/v1/logout', () => {
+  it('answers 204, and a refresh after it 401; logging out again is 204 too', async () => {
+    const { refreshToken } = await login();
+    const answer = await send(stack, 'POST', '/logout', { body: { refreshToken } });
+    expect(answer.status).toBe(204);
+    expect(answer.text).toBe('');
+    expect((await refresh(refreshToken)).status).toBe(401);
+    expect((await send(stack, 'POST', '/logout', { body: { refreshToken } })).status).toBe(204);
+  });
+});
+
+describe('revocation by the operator', () => {
+  it('user disable makes an earlier access token fail at the authorizer within the window', async () => {
+    const { token, refreshToken } = await login('carol', PASSWORD);
+    expect((await track(token)).status).toBe(404);
+    await admin('user', 'disable', 'carol');
+    const disabledAt = Date.now();
+    let status = 404;
+    while (status !== 401 && Date.now() - disabledAt < REVOCATION_WINDOW_MS + 2000) {
+      status = (await track(token)).status;
+      if (status !== 401) await sleep(100);
+    }
+    expect(status).toBe(401);
+    expect((await refresh(refreshToken)).status).toBe(401);
+  });
+
+  it('user logout ends every session of the user and leaves new logins working', async () => {
+    const [one, two] = [await login('dave', PASSWORD), await login('dave', PASSWORD)];
+    await admin('user', 'logout', 'dave');
+    expect((await refresh(one.refreshToken)).status).toBe(401);
+    expect((await refresh(two.refreshToken)).status).toBe(401);
+    await sleep(REVOCATION_WINDOW_MS + 200);
+    expect((await track(one.token)).status).toBe(401);
+    expect((await track((await login('dave', PASSWORD)).token)).status).toBe(404);
+  });
+});
+
+describe('keys', () => {
+  const publishedKeys = async () => {
+    // The key set lives at the root of the API, not under /api/v1.
+    const response = await fetch(new URL('/.well-known/jwks.json', stack.baseUrl));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=1');
+    return ((await response.json()) as { keys: { kid: string; kty: string; crv: string; x: string }[] }).keys;
+  };
+
+  it('publishes a key set that verifies an issued token with an independent verifier', async () => {
+    const { token } = await login();
+    const { kid } = decodeProtectedHeader(token);
+    const jwk = (await publishedKeys()).find((key) => key.kid === kid);
+    expect(jwk).toBeDefined();
+    // node:crypto alone, no jose: the signature over header.payload with the published key.
+    const [header, payload, signature] = token.split('.');
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk?.x ?? '' }, format: 'jwk' });
+    expect(
+      verify(null, Buffer.from(`${header}.${payload}`), key, Buffer.from(signature ?? '', 'base64url')),
+    ).toBe(true);
+  });
+
+  it('rotates without downtime: old tokens keep working, new tokens carry the new kid', async () => {
+    const before = await login();
+    const oldKid = decodeProtectedHeader(before.token).kid;
+    const keysBefore = (await publishedKeys()).map((key) => key.kid);
+    await sleep(KEY_RELOAD_MS);
+    await admin('keys', 'rotate');
+    await sleep(KEY_RELOAD_MS + 500);
+    const after = await login();
+    const newKid = decodeProtectedHeader(after.token).kid;
+    expect(newKid).not.toBe(oldKid);
+    // The new active key was published before the rotation, as the next key.
+    expect(keysBefore).toContain(newKid);
+    expect((await publishedKeys()).map((key) => key.kid)).toEqual(expect.arrayContaining([oldKid, newKid]));
+    expect((await track(before.token)).status).toBe(404);
+    expect((await track(after.token)).status).toBe(404);
+    expect((await refresh(before.refreshToken)).status).toBe(200);
+  });
+});

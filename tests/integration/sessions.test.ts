@@ -1,0 +1,219 @@
+/**
+ * Sessions end to end in lib/: real tokens, real accounts and families tables, on each
+ * DynamoDB implementation. The clock is the only thing the tests move.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { decodeJwt, SignJWT } from 'jose';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createRevocationCheck } from '../../lib/auth/revocation.ts';
+import { endSession, type RefreshDeps, refreshSession, startSession } from '../../lib/auth/sessions.ts';
+import {
+  createAccessTokenVerifier,
+  createRefreshTokenVerifier,
+  createTokenIssuer,
+  type IssuedTokens,
+} from '../../lib/auth/tokens.ts';
+import { AppError } from '../../lib/errors.ts';
+import { createLogger } from '../../lib/log.ts';
+import { createDynamoFamilyStore } from '../../lib/sessions/dynamodb.ts';
+import type { FamilyStore } from '../../lib/sessions/repository.ts';
+import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
+import type { AccountRepository } from '../../lib/users/repository.ts';
+import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+
+const HOUR_MS = 3_600_000;
+const MAX_LIFETIME_SECONDS = 90 * 86_400;
+
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (error: unknown) => (error instanceof AppError ? error.code : String(error)),
+  );
+
+describeEachDynamo('sessions', (kind) => {
+  let dynamo: TestDynamo;
+  let accounts: AccountRepository;
+  let families: FamilyStore;
+  let keys: Awaited<ReturnType<typeof testKeys>>;
+  let now = new Date();
+  const clock = () => now;
+  const logLines: string[] = [];
+
+  const deps = (grace = 0, maxLifetimeSeconds = MAX_LIFETIME_SECONDS): RefreshDeps => ({
+    users: accounts,
+    families,
+    tokens: createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS, clock }),
+    refreshTokens: createRefreshTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock }),
+    settings: { maxLifetimeSeconds, reuseGraceSeconds: grace },
+    clock,
+    logger: createLogger('info', (line) => logLines.push(line)),
+  });
+
+  beforeAll(async () => {
+    dynamo = await startTestDynamo(kind);
+    keys = await testKeys();
+    accounts = createDynamoAccountRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+      now: clock,
+    });
+    families = createDynamoFamilyStore({ client: dynamo.documentClient, tableName: dynamo.tables.sessions });
+  });
+  afterAll(() => dynamo?.close());
+
+  let userCount = 0;
+  /** A new user, logged in: its first tokens. The clock moves past the creation cutoff. */
+  const loggedIn = async (customerId: string | null = 'C-1', sessionDeps = deps()) => {
+    userCount += 1;
+    const username = `user-${userCount}`;
+    now = new Date();
+    await accounts.createUser({ username, passwordHash: '$2b$04$hash', customerId });
+    now = new Date(now.getTime() + 1500);
+    const user = await accounts.findByUsername(username);
+    if (user === null) throw new Error('user not created');
+    return { username, tokens: await startSession(sessionDeps, user) };
+  };
+
+  const refresh = (tokens: IssuedTokens, grace = 0) => refreshSession(deps(grace), tokens.refreshToken);
+  const familyOf = (tokens: IssuedTokens) => families.get(String(decodeJwt(tokens.refreshToken).sid));
+
+  it('refreshes into a new access and refresh token of the same family', async () => {
+    const { username, tokens } = await loggedIn();
+    const next = await refresh(tokens);
+    expect(next.refreshToken).not.toBe(tokens.refreshToken);
+    expect(decodeJwt(next.refreshToken).sid).toBe(decodeJwt(tokens.refreshToken).sid);
+    const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
+    await expect(access.verify(next.accessToken)).resolves.toMatchObject({ username, customerId: 'C-1' });
+    expect(await familyOf(next)).toMatchObject({
+      generation: 2,
+      currentJti: decodeJwt(next.refreshToken).jti,
+    });
+  });
+
+  it('revokes the whole family when a spent refresh token is presented again', async () => {
+    const { tokens } = await loggedIn();
+    const second = await refresh(tokens);
+    const third = await refresh(second);
+    expect(await codeOf(refresh(tokens))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(third))).toBe('INVALID_CREDENTIALS');
+    expect(await familyOf(third)).toMatchObject({ revokedReason: 'reuse' });
+    const warning = logLines.find((line) => line.includes('refresh token reuse'));
+    expect(warning).toBeDefined();
+    expect(warning).not.toContain(tokens.refreshToken);
+  });
+
+  it('lets exactly one of several concurrent refreshes with the same token succeed', async () => {
+    const { tokens } = await loggedIn();
+    const results = await Promise.allSettled(Array.from({ length: 5 }, () => refresh(tokens)));
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    for (const result of results) {
+      if (result.status === 'rejected') expect((result.reason as AppError).code).toBe('INVALID_CREDENTIALS');
+    }
+  });
+
+  it('within the grace window accepts the previous refresh token again, never an older one', async () => {
+    const { tokens } = await loggedIn();
+    const second = await refresh(tokens, 10);
+    now = new Date(now.getTime() + 5000);
+    const retried = await refresh(tokens, 10);
+    expect(decodeJwt(retried.refreshToken).sid).toBe(decodeJwt(second.refreshToken).sid);
+    const third = await refresh(retried, 10);
+    // `tokens` is now two generations back: reuse, whatever the window.
+    expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(third, 10))).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('treats the previous token as reuse once the grace window has passed', async () => {
+    const { tokens } = await loggedIn();
+    const second = await refresh(tokens, 10);
+    now = new Date(now.getTime() + 11_000);
+    expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(second, 10))).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('never extends a session past its absolute lifetime', async () => {
+    const shortLived = deps(0, 3 * 86_400);
+    const { tokens } = await loggedIn('C-1', shortLived);
+    const family = await familyOf(tokens);
+    let current = tokens;
+    // Refresh every 20 hours, each refresh token within its own one-day lifetime.
+    for (let step = 0; step < 3; step += 1) {
+      now = new Date(now.getTime() + 20 * HOUR_MS);
+      current = await refreshSession(shortLived, current.refreshToken);
+      expect(decodeJwt(current.refreshToken).exp).toBeLessThanOrEqual(family?.expiresAt ?? 0);
+      expect(decodeJwt(current.accessToken).exp).toBeLessThanOrEqual(family?.expiresAt ?? 0);
+    }
+    now = new Date(((family?.expiresAt ?? 0) + 1) * 1000);
+    expect(await codeOf(refreshSession(shortLived, current.refreshToken))).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('refuses the refresh token of a disabled, removed or logged-out user', async () => {
+    const disabled = await loggedIn();
+    await accounts.setEnabled(disabled.username, false);
+    expect(await codeOf(refresh(disabled.tokens))).toBe('INVALID_CREDENTIALS');
+    await accounts.setEnabled(disabled.username, true);
+    expect(await codeOf(refresh(disabled.tokens))).toBe('INVALID_CREDENTIALS');
+
+    const removed = await loggedIn();
+    await accounts.removeUser(removed.username);
+    expect(await codeOf(refresh(removed.tokens))).toBe('INVALID_CREDENTIALS');
+
+    const loggedOut = await loggedIn();
+    await accounts.revokeSessions(loggedOut.username);
+    expect(await codeOf(refresh(loggedOut.tokens))).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('refuses an access token, a malformed token and a token signed by another key', async () => {
+    const { tokens } = await loggedIn();
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const foreign = await new SignJWT(decodeJwt(tokens.refreshToken))
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'rt+jwt', kid: keys.signingKey.kid })
+      .sign(privateKey);
+    for (const token of [tokens.accessToken, 'not-a-token', foreign]) {
+      expect(await codeOf(refreshSession(deps(), token))).toBe('INVALID_CREDENTIALS');
+    }
+    // None of them spent the real token.
+    await expect(refresh(tokens)).resolves.toBeDefined();
+  });
+
+  it('logs out: the family is revoked, and logging out again or with junk changes nothing', async () => {
+    const { tokens } = await loggedIn();
+    const second = await refresh(tokens);
+    await endSession(deps(), second.refreshToken);
+    expect(await codeOf(refresh(second))).toBe('INVALID_CREDENTIALS');
+    expect(await familyOf(second)).toMatchObject({ revokedReason: 'logout' });
+    await expect(endSession(deps(), second.refreshToken)).resolves.toBeUndefined();
+    await expect(endSession(deps(), 'junk')).resolves.toBeUndefined();
+  });
+
+  it('revokes earlier access tokens at the authorizer check, and not later ones', async () => {
+    const { username, tokens } = await loggedIn();
+    const check = createRevocationCheck({ users: accounts, cacheTtlMs: 0 });
+    const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
+    const claims = await access.verify(tokens.accessToken);
+    expect(await check.isRevoked(claims)).toBe(false);
+    await accounts.setPasswordHash(username, '$2b$04$other');
+    expect(await check.isRevoked(claims)).toBe(true);
+    // A login in the same second as the revocation gets a token that survives it.
+    const user = await accounts.findByUsername(username);
+    if (user === null) throw new Error('user gone');
+    const fresh = await startSession(deps(), user);
+    expect(await check.isRevoked(await access.verify(fresh.accessToken))).toBe(false);
+  });
+
+  it('revokes the tokens of a removed user even when the name is created again', async () => {
+    const { username, tokens } = await loggedIn();
+    const check = createRevocationCheck({ users: accounts, cacheTtlMs: 0 });
+    const claims = await createAccessTokenVerifier({
+      keys: keys.verifiers,
+      settings: TOKEN_SETTINGS,
+      clock,
+    }).verify(tokens.accessToken);
+    await accounts.removeUser(username);
+    expect(await check.isRevoked(claims)).toBe(true);
+    await accounts.createUser({ username, passwordHash: '$2b$04$hash', customerId: null });
+    expect(await check.isRevoked(claims)).toBe(true);
+    expect(await codeOf(refresh(tokens))).toBe('INVALID_CREDENTIALS');
+  });
+});

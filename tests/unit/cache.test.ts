@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { expiringCache, reloading } from '../../lib/cache.ts';
+
+describe('reloading value', () => {
+  it('loads at start, serves the value until it is old, then loads again', async () => {
+    let now = 0;
+    let loads = 0;
+    const get = await reloading(async () => ++loads, { maxAgeMs: 1000, now: () => now, onError: () => {} });
+    expect(await get()).toBe(1);
+    now = 999;
+    expect(await get()).toBe(1);
+    now = 1000;
+    expect(await get()).toBe(2);
+  });
+
+  it('keeps serving the last value when a reload fails, and reports the failure', async () => {
+    let now = 0;
+    let fail = false;
+    const errors: unknown[] = [];
+    const get = await reloading(
+      async () => {
+        if (fail) throw new Error('SSM throttled');
+        return 'key set';
+      },
+      { maxAgeMs: 10, now: () => now, onError: (error) => errors.push(error) },
+    );
+    fail = true;
+    now = 10;
+    expect(await get()).toBe('key set');
+    expect(errors).toHaveLength(1);
+  });
+
+  it('shares one reload between concurrent callers', async () => {
+    let now = 0;
+    let loads = 0;
+    const get = await reloading(async () => ++loads, { maxAgeMs: 1, now: () => now, onError: () => {} });
+    now = 5;
+    expect(await Promise.all([get(), get(), get()])).toEqual([2, 2, 2]);
+  });
+});
+
+describe('expiring cache', () => {
+  it('serves a value until its time to live passes', async () => {
+    let now = 0;
+    let loads = 0;
+    const cache = expiringCache<string, number>({ ttlMs: 100, maxEntries: 10, now: () => now });
+    const load = async () => ++loads;
+    expect(await cache.get('alice', load)).toBe(1);
+    now = 99;
+    expect(await cache.get('alice', load)).toBe(1);
+    now = 100;
+    expect(await cache.get('alice', load)).toBe(2);
+  });
+
+  it('caches nothing with a time to live of zero', async () => {
+    let loads = 0;
+    const cache = expiringCache<string, number>({ ttlMs: 0, maxEntries: 10 });
+    await cache.get('alice', async () => ++loads);
+    expect(await cache.get('alice', async () => ++loads)).toBe(2);
+  });
+
+  it('does not cache a failed load', async () => {
+    const cache = expiringCache<string, string>({ ttlMs: 1000, maxEntries: 10 });
+    await expect(cache.get('alice', () => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    expect(await cache.get('alice', async () => 'up')).toBe('up');
+  });
+
+  it('holds at most maxEntries keys, evicting the oldest', async () => {
+    let loads = 0;
+    const cache = expiringCache<string, number>({ ttlMs: 1000, maxEntries: 2 });
+    const load = async () => ++loads;
+    await cache.get('a', load);
+    await cache.get('b', load);
+    await cache.get('c', load);
+    expect(await cache.get('b', load)).toBe(2);
+    expect(await cache.get('a', load)).toBe(4);
+  });
+});

@@ -1,0 +1,104 @@
+import { jwtVerify, SignJWT } from 'jose';
+import { describe, expect, it } from 'vitest';
+import {
+  generateKeyring,
+  importSigningKey,
+  importVerificationKeys,
+  parseJwks,
+  parseKeyring,
+  publishedKeys,
+  rotateKeyring,
+} from '../../lib/auth/keys.ts';
+
+const T0 = new Date('2026-11-01T00:00:00Z');
+const DAY = 86_400;
+const at = (days: number) => new Date(T0.getTime() + days * DAY * 1000);
+
+const signWith = async (jwk: Parameters<typeof importSigningKey>[0]) => {
+  const { kid, key } = await importSigningKey(jwk);
+  return new SignJWT({ sub: 'alice' }).setProtectedHeader({ alg: 'EdDSA', kid }).sign(key);
+};
+
+const verifiesWith = async (token: string, jwks: Parameters<typeof importVerificationKeys>[0]) => {
+  const keys = await importVerificationKeys(jwks);
+  return jwtVerify(token, (header) => {
+    const key = keys.get(header.kid ?? '');
+    if (key === undefined) throw new Error('unknown kid');
+    return key;
+  }).then(
+    () => true,
+    () => false,
+  );
+};
+
+describe('keyring', () => {
+  it('publishes the active and the next key, and no private part', async () => {
+    const keyring = await generateKeyring(T0);
+    const jwks = publishedKeys(keyring);
+    expect(jwks.keys.map((key) => key.kid)).toEqual([keyring.active.kid, keyring.next.kid]);
+    expect(JSON.stringify(jwks)).not.toContain('"d"');
+    expect(parseJwks(JSON.stringify(jwks))).toEqual(jwks);
+    expect(parseKeyring(JSON.stringify(keyring))).toEqual(keyring);
+  });
+
+  it('rotates: the next key signs, a new next key is published, the old active key retires', async () => {
+    const keyring = await generateKeyring(T0);
+    const rotation = await rotateKeyring({
+      keyring,
+      jwks: publishedKeys(keyring),
+      now: at(10),
+      retentionSeconds: 31 * DAY,
+    });
+    expect(rotation.keyring.active).toEqual(keyring.next);
+    expect(rotation.keyring.next.kid).not.toBe(keyring.next.kid);
+    expect(rotation.keyring.retired).toEqual([{ kid: keyring.active.kid, retiredAt: at(10).toISOString() }]);
+    expect(rotation.jwks.keys.map((key) => key.kid).sort()).toEqual(
+      [keyring.active.kid, keyring.next.kid, rotation.keyring.next.kid].sort(),
+    );
+    expect(rotation.dropped).toEqual([]);
+  });
+
+  it('keeps tokens of the retired key verifying, and new tokens verify with the key set of before', async () => {
+    const keyring = await generateKeyring(T0);
+    const before = publishedKeys(keyring);
+    const oldToken = await signWith(keyring.active);
+    const { keyring: rotated, jwks: after } = await rotateKeyring({
+      keyring,
+      jwks: before,
+      now: at(1),
+      retentionSeconds: 31 * DAY,
+    });
+    const newToken = await signWith(rotated.active);
+    expect(await verifiesWith(oldToken, after)).toBe(true);
+    // A verifier that has not reloaded since the rotation already knows the new active key.
+    expect(await verifiesWith(newToken, before)).toBe(true);
+  });
+
+  it('drops retired keys from the key set once the retention has passed', async () => {
+    const first = await generateKeyring(T0);
+    const second = await rotateKeyring({
+      keyring: first,
+      jwks: publishedKeys(first),
+      now: at(1),
+      retentionSeconds: 31 * DAY,
+    });
+    const third = await rotateKeyring({ ...second, now: at(40), retentionSeconds: 31 * DAY });
+    expect(third.dropped).toEqual([first.active.kid]);
+    expect(third.jwks.keys.map((key) => key.kid)).not.toContain(first.active.kid);
+    expect(third.jwks.keys.map((key) => key.kid)).toContain(second.keyring.active.kid);
+    expect(await verifiesWith(await signWith(first.active), third.jwks)).toBe(false);
+  });
+
+  it('refuses a keyring that is not one, naming fields but not key material', async () => {
+    const keyring = await generateKeyring(T0);
+    const { next: _next, ...broken } = keyring;
+    let message = '';
+    try {
+      parseKeyring(JSON.stringify(broken));
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/keyring is not valid: next/);
+    expect(message).not.toContain(keyring.active.d);
+  });
+});
