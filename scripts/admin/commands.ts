@@ -1,13 +1,25 @@
 /**
  * What each admin command does, given what it needs: the account store, the password on
- * stdin, the stage's bcrypt cost, the key stores, and two writers. Nothing here reads the
- * environment or the process: tests run these against the embedded DynamoDB in-process.
+ * stdin, the stage's parameters, the key stores, a clock, and a writer. Nothing here reads
+ * the environment or the process: tests run these against the embedded DynamoDB in-process.
  */
 import { BCRYPT_MAX_BYTES, hashPassword, passwordBytes } from '../../lib/auth/passwords.ts';
 import { isAppError } from '../../lib/errors.ts';
 import type { AccountRepository, UserRecord } from '../../lib/users/repository.ts';
+import type { LocalKeyFiles } from '../local/keys.ts';
+import type { StageParams } from '../local/stage-params.ts';
 import { failure, quote, usageError } from './errors.ts';
-import { initLocalKeys, initStageKeys, type ParameterStore } from './keys.ts';
+import {
+  initLocalKeys,
+  initStageKeys,
+  type KeyLocation,
+  listKeys,
+  localKeyLocation,
+  type ParameterStore,
+  rotateKeys,
+  showDuration,
+  stageKeyLocation,
+} from './keys.ts';
 import type { Command } from './parse.ts';
 import type { Target } from './target.ts';
 
@@ -17,12 +29,15 @@ export interface CommandContext {
   accounts(): AccountRepository;
   /** The first line of stdin. */
   readPassword(): Promise<string>;
-  /** The bcrypt cost the target stage's functions use. */
-  bcryptCost(): number;
+  /** The target stage's parameters (bcrypt cost, token lifetimes, key reload interval). */
+  stageParams(): StageParams;
   /** Makes the local key files if missing (scripts/local/keys.ts). */
-  ensureLocalKeys(dataDir: string): Promise<{ created: boolean }>;
+  ensureLocalKeys(dataDir: string): Promise<LocalKeyFiles & { created: boolean }>;
+  /** Where the local key files are (scripts/local/keys.ts). */
+  localKeyFiles(dataDir: string): LocalKeyFiles;
   /** The SSM parameters of a region. */
   parameters(region: string): ParameterStore;
+  now(): Date;
   /** One result line or JSON document, to stdout. */
   print(text: string): void;
 }
@@ -69,11 +84,21 @@ async function onUser<T>(username: string, call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The revocation every command that ends a user's sessions reports. */
+const REVOKED = 'revoked its sessions and access tokens';
+
+function keyLocation(context: CommandContext): KeyLocation {
+  const { target } = context;
+  return target.kind === 'local'
+    ? localKeyLocation(context.localKeyFiles(target.dataDir))
+    : stageKeyLocation(target.stage, target.region, context.parameters(target.region));
+}
+
 export async function runCommand(command: Command, context: CommandContext): Promise<void> {
   switch (command.name) {
     case 'user add': {
       const password = await readNewPassword(context);
-      const passwordHash = await hashPassword(password, context.bcryptCost());
+      const passwordHash = await hashPassword(password, context.stageParams().bcryptCost);
       const { username, customerId } = command;
       await onUser(username, () => context.accounts().createUser({ username, passwordHash, customerId }));
       context.print(
@@ -83,23 +108,30 @@ export async function runCommand(command: Command, context: CommandContext): Pro
     }
     case 'user passwd': {
       const password = await readNewPassword(context);
-      const passwordHash = await hashPassword(password, context.bcryptCost());
+      const passwordHash = await hashPassword(password, context.stageParams().bcryptCost);
       await onUser(command.username, () =>
         context.accounts().setPasswordHash(command.username, passwordHash),
       );
-      context.print(`changed the password of user ${quote(command.username)}`);
+      context.print(`changed the password of user ${quote(command.username)} and ${REVOKED}`);
       return;
     }
     case 'user disable':
-    case 'user enable': {
-      const enabled = command.name === 'user enable';
-      await onUser(command.username, () => context.accounts().setEnabled(command.username, enabled));
-      context.print(`${enabled ? 'enabled' : 'disabled'} user ${quote(command.username)}`);
+      await onUser(command.username, () => context.accounts().setEnabled(command.username, false));
+      context.print(`disabled user ${quote(command.username)} and ${REVOKED}`);
       return;
-    }
+    case 'user enable':
+      await onUser(command.username, () => context.accounts().setEnabled(command.username, true));
+      context.print(`enabled user ${quote(command.username)}`);
+      return;
+    case 'user logout':
+      await onUser(command.username, () => context.accounts().revokeSessions(command.username));
+      context.print(`revoked the sessions and access tokens of user ${quote(command.username)}`);
+      return;
     case 'user remove':
+      // No token of a user that does not exist verifies, and a user created later under the
+      // same name starts with its own revocation cutoff.
       await onUser(command.username, () => context.accounts().removeUser(command.username));
-      context.print(`removed user ${quote(command.username)}`);
+      context.print(`removed user ${quote(command.username)} and ${REVOKED}`);
       return;
     case 'user show': {
       const user = await context.accounts().findByUsername(command.username);
@@ -115,21 +147,45 @@ export async function runCommand(command: Command, context: CommandContext): Pro
       return;
     case 'keys init': {
       const { target } = context;
+      const location = keyLocation(context);
       if (target.kind === 'local') {
         if (command.force) {
-          throw usageError('--force applies only with --stage (local keys are never replaced)');
+          throw usageError(
+            '--force applies only with --stage (local keys are never replaced; keys rotate changes them)',
+          );
         }
-        const keys = await initLocalKeys(target.dataDir, context.ensureLocalKeys);
+        const keys = await initLocalKeys(location, () => context.ensureLocalKeys(target.dataDir));
         context.print(
-          `${keys.created ? 'created the local signing key' : 'the local signing key is already present'} ` +
-            `in ${keys.directory}; kid ${keys.kid}`,
+          `${keys.created ? 'created the local signing keyring' : 'the local signing keyring is already present'} ` +
+            `${location.where}; active kid ${keys.active}, next kid ${keys.next}`,
         );
         return;
       }
-      const keys = await initStageKeys(target.stage, context.parameters(target.region), command.force);
+      const keys = await initStageKeys(location, context.now(), command.force);
       context.print(
-        `${keys.replaced ? 'replaced' : 'created'} the signing key of stage ${target.stage} in SSM (${target.region}); kid ${keys.kid}`,
+        `${keys.created ? 'created' : 'replaced'} the signing keyring of stage ${target.stage} ${location.where}; ` +
+          `active kid ${keys.active}, next kid ${keys.next}`,
       );
+      return;
+    }
+    case 'keys list':
+      await listKeys(keyLocation(context), context.print);
+      return;
+    case 'keys rotate': {
+      const location = keyLocation(context);
+      const params = context.stageParams();
+      const rotated = await rotateKeys({ location, params, now: () => context.now(), force: command.force });
+      context.print(
+        `rotated the signing keys of stage ${location.stage} ${location.where}; ` +
+          `the functions load them within ${showDuration(params.keyReloadIntervalSeconds)}`,
+      );
+      context.print(`active  ${rotated.active} (was next)`);
+      context.print(`next    ${rotated.next} (new: published now, signs after the next rotation)`);
+      context.print(
+        `retired ${rotated.retired} (was active: published until a rotation after ${rotated.retiredUntil})`,
+      );
+      const dropped = rotated.dropped.map(({ kid, retiredAt }) => `dropped ${kid} (retired ${retiredAt})`);
+      for (const line of dropped.length === 0 ? ['dropped none'] : dropped) context.print(line);
       return;
     }
   }

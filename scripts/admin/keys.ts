@@ -1,60 +1,40 @@
 /**
- * `keys init`: the signing key of a stage and its public key set.
+ * `keys init | list | rotate`: a stage's keyring (private: the active key that signs, the
+ * next key, the retired kids) and its public key set (JWKS), the two pieces of key material
+ * the stage's functions read and re-read every `keyReloadInterval`.
  *
- * Local stage: the key files under DATA_DIR/keys, made once (as `npm start` does).
- * AWS stage: a new Ed25519 key whose private JWK goes to an SSM SecureString and whose
- * public key set goes to an SSM String, the parameters the stage's functions read at cold
- * start. Existing parameters are kept unless the operator asks for `--force`: replacing the
- * key makes every token signed with the old one fail verification once containers restart.
+ * Local stage: files under DATA_DIR/keys (the keyring readable by its owner only).
+ * AWS stage: the SSM parameters `/parcel-auth/<stage>/signing-keyring` (SecureString) and
+ * `/parcel-auth/<stage>/jwks` (String).
  *
- * Only the `kid` (the public key's thumbprint) is ever printed, never key material.
+ * Every write puts the key set first and the keyring second: a key is published before
+ * anything can sign with it. Only kids (public key thumbprints) are printed, never key
+ * material; the parsers' messages name fields, never values.
  */
-import { readFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
-  generateSigningJwk,
+  generateKeyring,
   type Jwks,
+  type Keyring,
   parseJwks,
-  parsePrivateJwk,
-  toPublicJwk,
+  parseKeyring,
+  publishedKeys,
+  rotateKeyring,
 } from '../../lib/auth/keys.ts';
-import { parameterExists, writeParameter } from '../../lib/aws/ssm.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '../../lib/auth/tokens.ts';
+import { parameterExists, readParameter, writeParameter } from '../../lib/aws/ssm.ts';
 import { keyParameterNames } from '../../lib/stage.ts';
-import { localKeyFiles } from '../local/keys.ts';
-import { failure, oneLine } from './errors.ts';
+import type { StageParams } from '../local/stage-params.ts';
+import { failure, oneLine, quote } from './errors.ts';
 
-export interface LocalKeysResult {
-  readonly created: boolean;
-  readonly kid: string;
-  readonly directory: string;
-}
-
-/** Makes the local key files if missing and reports their kid; checks that the two files agree. */
-export async function initLocalKeys(
-  dataDir: string,
-  ensure: (dataDir: string) => Promise<{ created: boolean }>,
-): Promise<LocalKeysResult> {
-  const { created } = await ensure(dataDir);
-  const files = localKeyFiles(dataDir);
-  // The parsers name fields only, never key material.
-  const load = async <T>(path: string, parse: (text: string) => T): Promise<T> => {
-    try {
-      return parse(await readFile(path, 'utf8'));
-    } catch (error) {
-      throw failure(`cannot use ${path}: ${oneLine(error)}`);
-    }
-  };
-  const { kid } = await load(files.signingKeyFile, parsePrivateJwk);
-  const jwks = await load(files.jwksFile, parseJwks);
-  if (!jwks.keys.some((key) => key.kid === kid)) {
-    throw failure(`${files.jwksFile} does not hold the public key of ${files.signingKeyFile}`);
-  }
-  return { created, kid, directory: dirname(files.signingKeyFile) };
-}
-
-/** The parameter store the AWS stages keep their keys in (SSM). */
+/** Where key material is kept: SSM parameters, or files standing in for them locally. */
 export interface ParameterStore {
+  /** Whether it exists; never reads (or decrypts) the value. */
   exists(name: string): Promise<boolean>;
+  /** The (decrypted) value, or undefined when there is none. */
+  get(name: string): Promise<string | undefined>;
   /** With `overwrite` false an existing parameter is kept and this throws a CliError. */
   put(name: string, value: string, options: { secure: boolean; overwrite: boolean }): Promise<void>;
 }
@@ -65,6 +45,14 @@ export function createSsmParameterStore(region: string): ParameterStore {
       try {
         return await parameterExists(region, name);
       } catch (error) {
+        throw failure(`SSM: cannot read parameter ${name} (${region}): ${oneLine(error)}`);
+      }
+    },
+    async get(name) {
+      try {
+        return await readParameter(region, name);
+      } catch (error) {
+        if (error instanceof Error && error.name === 'ParameterNotFound') return undefined;
         throw failure(`SSM: cannot read parameter ${name} (${region}): ${oneLine(error)}`);
       }
     },
@@ -81,38 +69,320 @@ export function createSsmParameterStore(region: string): ParameterStore {
   };
 }
 
-export interface StageKeysResult {
-  readonly kid: string;
-  readonly replaced: boolean;
+/**
+ * Files as a parameter store: a secure one is readable by its owner only. A replacement is
+ * written to a temporary file and renamed over the old one, so the running stack, which
+ * re-reads the files, never sees a half-written key set or keyring.
+ */
+export function createFileParameterStore(): ParameterStore {
+  const get = async (path: string) => {
+    try {
+      return await readFile(path, 'utf8');
+    } catch (error) {
+      if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
+      throw failure(`cannot read ${path}: ${oneLine(error)}`);
+    }
+  };
+  return {
+    exists: async (path) => (await get(path)) !== undefined,
+    get,
+    async put(path, value, { secure, overwrite }) {
+      const mode = secure ? 0o600 : 0o644;
+      const temporary = `${path}.${randomUUID()}.tmp`;
+      try {
+        if (!overwrite) return await writeFile(path, value, { mode, flag: 'wx' });
+        await writeFile(temporary, value, { mode, flag: 'wx' });
+        await rename(temporary, path);
+      } catch (error) {
+        await rm(temporary, { force: true });
+        if (error instanceof Error && 'code' in error && error.code === 'EEXIST') {
+          throw failure(`${path} exists already`);
+        }
+        throw failure(`cannot write ${path}: ${oneLine(error)}`);
+      }
+    },
+  };
 }
 
-/** Generates a key for an AWS stage and stores it; refuses to replace keys without `force`. */
-export async function initStageKeys(
-  stage: string,
-  store: ParameterStore,
-  force: boolean,
-): Promise<StageKeysResult> {
+/** A stage's key material: where it is and under which names. */
+export interface KeyLocation {
+  readonly stage: string;
+  readonly store: ParameterStore;
+  readonly keyring: string;
+  readonly jwks: string;
+  /** For messages: `in /path/to/keys` or `in SSM (eu-central-1)`. */
+  readonly where: string;
+  /** The CLI's option for this stage, to repeat in advice: `` or ` --stage prod`. */
+  readonly stageOption: string;
+}
+
+export const localKeyLocation = (files: { keyringFile: string; jwksFile: string }): KeyLocation => ({
+  stage: 'local',
+  store: createFileParameterStore(),
+  keyring: files.keyringFile,
+  jwks: files.jwksFile,
+  where: `in ${dirname(files.keyringFile)}`,
+  stageOption: '',
+});
+
+export function stageKeyLocation(stage: string, region: string, store: ParameterStore): KeyLocation {
   const names = keyParameterNames(stage);
+  return {
+    stage,
+    store,
+    keyring: names.signingKeyring,
+    jwks: names.jwks,
+    where: `in SSM (${region})`,
+    stageOption: ` --stage ${stage}`,
+  };
+}
+
+/** A kid for a terminal: as is when it is base64url (every thumbprint is), else quoted. */
+const showKid = (kid: string) => (/^[A-Za-z0-9_-]+$/.test(kid) ? kid : quote(kid));
+
+/** A number of seconds as the shortest duration string serverless.yml would use. */
+export function showDuration(seconds: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+  ] as const) {
+    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
+  }
+  return `${seconds}s`;
+}
+
+interface KeyMaterial {
+  readonly keyring: Keyring;
+  readonly jwks: Jwks;
+}
+
+/** Reads and parses both pieces; a missing or invalid one is a failure naming it. */
+async function loadKeys(location: KeyLocation): Promise<KeyMaterial> {
+  const keyringText = await location.store.get(location.keyring);
+  const jwksText = await location.store.get(location.jwks);
+  const missing = [
+    ...(keyringText === undefined ? [location.keyring] : []),
+    ...(jwksText === undefined ? [location.jwks] : []),
+  ];
+  if (keyringText === undefined || jwksText === undefined) {
+    throw failure(
+      `stage ${location.stage} has no ${missing.join(' and no ')}; run keys init${location.stageOption}`,
+    );
+  }
+  const parse = <T>(name: string, text: string, parser: (text: string) => T): T => {
+    try {
+      return parser(text);
+    } catch (error) {
+      throw failure(`cannot use ${name}: ${oneLine(error)}`);
+    }
+  };
+  return {
+    keyring: parse(location.keyring, keyringText, parseKeyring),
+    jwks: parse(location.jwks, jwksText, parseJwks),
+  };
+}
+
+export interface KeyEntry {
+  readonly kid: string;
+  /** `unknown`: published, but not in the keyring. */
+  readonly role: 'active' | 'next' | 'retired' | 'unknown';
+  /** When it became active (the last rotation) or retired. */
+  readonly since: string | undefined;
+  readonly published: boolean;
+}
+
+/** Every key of the keyring, then every published key the keyring does not know. */
+export function keyEntries({ keyring, jwks }: KeyMaterial): KeyEntry[] {
+  const published = new Set(jwks.keys.map((key) => key.kid));
+  const entries: KeyEntry[] = [
+    { kid: keyring.active.kid, role: 'active' as const, since: keyring.rotatedAt },
+    { kid: keyring.next.kid, role: 'next' as const, since: undefined },
+    ...keyring.retired.map(({ kid, retiredAt }) => ({ kid, role: 'retired' as const, since: retiredAt })),
+  ].map((entry) => ({ ...entry, published: published.has(entry.kid) }));
+  const known = new Set(entries.map(({ kid }) => kid));
+  for (const { kid } of jwks.keys) {
+    if (!known.has(kid)) entries.push({ kid, role: 'unknown', since: undefined, published: true });
+  }
+  return entries;
+}
+
+const describeState = ({ role, since }: KeyEntry) => {
+  if (role === 'unknown') return 'not in the keyring';
+  return since === undefined ? role : `${role} since ${since}`;
+};
+
+/** One aligned line per key: kid, state, whether the key set holds it. */
+export function formatKeyEntries(entries: readonly KeyEntry[]): string[] {
+  const rows = entries.map((entry) => ({ ...entry, kid: showKid(entry.kid), state: describeState(entry) }));
+  const kidWidth = Math.max(...rows.map(({ kid }) => kid.length));
+  const stateWidth = Math.max(...rows.map(({ state }) => state.length));
+  return rows.map(
+    ({ kid, state, published }) =>
+      `${kid.padEnd(kidWidth)}  ${state.padEnd(stateWidth)}  ${published ? 'published' : 'NOT PUBLISHED'}`,
+  );
+}
+
+const unpublishedKeys = (entries: readonly KeyEntry[]) =>
+  entries.filter(({ role, published }) => role !== 'unknown' && !published);
+
+/**
+ * `keys list`: prints one line per key, then fails when a key of the keyring is not
+ * published: tokens signed with it do not verify (or, for the next key, will not).
+ */
+export async function listKeys(location: KeyLocation, print: (text: string) => void): Promise<void> {
+  const entries = keyEntries(await loadKeys(location));
+  for (const line of formatKeyEntries(entries)) print(line);
+  const unpublished = unpublishedKeys(entries);
+  if (unpublished.length > 0) {
+    throw failure(
+      `the key set ${location.jwks} lacks ${unpublished.length} key(s) of the keyring ` +
+        `(${unpublished.map(({ kid, role }) => `${showKid(kid)} ${role}`).join(', ')}): tokens signed ` +
+        `with them do not verify; if a keys rotate failed half-way, run keys rotate${location.stageOption} again`,
+    );
+  }
+}
+
+export interface InitResult {
+  readonly created: boolean;
+  readonly active: string;
+  readonly next: string;
+}
+
+/**
+ * Local `keys init`: makes the key files if missing (as `npm start` does) and reports their
+ * kids, after checking that the key set publishes the active and next keys.
+ */
+export async function initLocalKeys(
+  location: KeyLocation,
+  ensure: () => Promise<{ created: boolean }>,
+): Promise<InitResult> {
+  const { created } = await ensure();
+  const material = await loadKeys(location);
+  const unpublished = unpublishedKeys(keyEntries(material));
+  if (unpublished.length > 0) {
+    throw failure(`${location.jwks} lacks the ${unpublished.map(({ role }) => role).join(' and ')} key`);
+  }
+  return { created, active: showKid(material.keyring.active.kid), next: showKid(material.keyring.next.kid) };
+}
+
+/**
+ * `keys init --stage`: a new keyring for an AWS stage. Existing keys are kept unless
+ * `force`: replacing them makes every token signed with the old keys fail verification
+ * (`keys rotate` is the way to change keys without that).
+ */
+export async function initStageKeys(location: KeyLocation, now: Date, force: boolean): Promise<InitResult> {
+  const { store, stage } = location;
   const present: string[] = [];
-  for (const name of [names.signingKey, names.jwks]) if (await store.exists(name)) present.push(name);
+  for (const name of [location.jwks, location.keyring]) if (await store.exists(name)) present.push(name);
   if (present.length > 0 && !force) {
     throw failure(
-      `stage ${stage} has keys already (${present.join(', ')}); --force replaces them, ` +
-        'and tokens signed with the old key stop verifying',
+      `stage ${stage} has keys already (${present.join(', ')}); keys rotate${location.stageOption} changes ` +
+        'them without ending sessions; --force replaces them, and tokens signed with the old keys stop verifying',
     );
   }
-  const jwk = await generateSigningJwk();
-  const jwks: Jwks = { keys: [toPublicJwk(jwk)] };
-  // The private key first: if writing it fails (KMS, permissions), nothing has changed.
-  await store.put(names.signingKey, JSON.stringify(jwk), { secure: true, overwrite: force });
+  const keyring = await generateKeyring(now);
+  const kids = { active: showKid(keyring.active.kid), next: showKid(keyring.next.kid) };
+  // The key set first: if this write fails, nothing has changed.
+  await store.put(location.jwks, JSON.stringify(publishedKeys(keyring)), { secure: false, overwrite: force });
   try {
-    await store.put(names.jwks, JSON.stringify(jwks), { secure: false, overwrite: force });
+    await store.put(location.keyring, JSON.stringify(keyring), { secure: true, overwrite: force });
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    // A fresh stage has no keyring, so nothing signs; a replaced stage still signs with the
+    // old active key, which the new key set no longer holds. Both end once the keyring is written.
     throw failure(
-      `wrote the new signing key ${jwk.kid} but not the key set (${reason}); ` +
-        `tokens will not verify until both match: run keys init --stage ${stage} --force`,
+      `published the new key set (active ${kids.active}) but could not write the keyring ` +
+        `(${error instanceof Error ? error.message : String(error)}); until both match no new token ` +
+        `verifies: run keys init${location.stageOption} --force`,
     );
   }
-  return { kid: jwk.kid, replaced: present.length > 0 };
+  return { created: present.length === 0, ...kids };
+}
+
+export interface RotateResult {
+  readonly active: string;
+  readonly next: string;
+  readonly retired: string;
+  /** The earliest time a rotation may drop the key that just retired. */
+  readonly retiredUntil: string;
+  readonly dropped: readonly { kid: string; retiredAt: string }[];
+}
+
+/**
+ * How long a retired key stays published: every token it signed must keep verifying until
+ * it expires, including tokens signed by containers that had not yet reloaded the keyring
+ * (up to `keyReloadInterval` after the rotation), with the verifiers' clock tolerance.
+ */
+export const retentionSeconds = (params: StageParams) =>
+  Math.max(params.accessTokenTtlSeconds, params.refreshTokenTtlSeconds) +
+  params.keyReloadIntervalSeconds +
+  CLOCK_TOLERANCE_SECONDS;
+
+/**
+ * `keys rotate`: the next key becomes active, a new next key is published, the active key
+ * retires and stays published for `retentionSeconds`; older retired keys are dropped.
+ *
+ * Refused (unless `force`) within `keyReloadInterval` of the previous rotation: a container
+ * that has not reloaded since then does not know the next key that would become active, and
+ * would reject every token it signs. Refused too when the next key is not published.
+ */
+export async function rotateKeys(input: {
+  readonly location: KeyLocation;
+  readonly params: StageParams;
+  readonly now: () => Date;
+  readonly force: boolean;
+}): Promise<RotateResult> {
+  const { location, params, now, force } = input;
+  const { keyring, jwks } = await loadKeys(location);
+  const forceOption = force ? ' --force' : '';
+  const interval = params.keyReloadIntervalSeconds;
+  const started = now();
+  const allowedAt = Date.parse(keyring.rotatedAt) + interval * 1000;
+  if (!force && started.getTime() < allowedAt) {
+    throw failure(
+      `the keys of stage ${location.stage} were rotated at ${keyring.rotatedAt}, less than keyReloadInterval ` +
+        `(${showDuration(interval)}) ago: containers that have not reloaded since do not know the key that ` +
+        `would become active (${showKid(keyring.next.kid)}); wait until ${new Date(allowedAt).toISOString()}, ` +
+        'or add --force to accept that such containers reject new tokens until they reload',
+    );
+  }
+  if (!force && !jwks.keys.some(({ kid }) => kid === keyring.next.kid)) {
+    throw failure(
+      `the key set ${location.jwks} does not hold the next key ${showKid(keyring.next.kid)}, so tokens it ` +
+        'would sign once active would not verify; --force rotates anyway and publishes it',
+    );
+  }
+
+  const retention = retentionSeconds(params);
+  const rotation = await rotateKeyring({ keyring, jwks, now: started, retentionSeconds: retention });
+  await location.store.put(location.jwks, JSON.stringify(rotation.jwks), { secure: false, overwrite: true });
+  // The next rotation must wait a reload interval from when the new next key was published,
+  // not from when this one started: a container may have read the old key set until then.
+  const rotated: Keyring = { ...rotation.keyring, rotatedAt: now().toISOString() };
+  try {
+    await location.store.put(location.keyring, JSON.stringify(rotated), { secure: true, overwrite: true });
+  } catch (error) {
+    // Half-way: the new key set is published, the old keyring is still in place. Its active
+    // key still signs and is still published (as retired), its next key is published (as
+    // active), so every token still verifies; the new next key is published but in no
+    // keyring, and the next successful rotation drops it. Running keys rotate again starts
+    // from the old keyring (its rotatedAt unchanged, so it is not refused) and this key set,
+    // and finishes the rotation with another new next key.
+    throw failure(
+      `published the new key set but could not write the keyring ${location.keyring} ` +
+        `(${error instanceof Error ? error.message : String(error)}); nothing signs with a new key yet ` +
+        `and every token still verifies: run keys rotate${location.stageOption}${forceOption} again to finish`,
+    );
+  }
+  const retiredBefore = new Map(keyring.retired.map(({ kid, retiredAt }) => [kid, retiredAt]));
+  return {
+    active: showKid(rotated.active.kid),
+    next: showKid(rotated.next.kid),
+    retired: showKid(keyring.active.kid),
+    retiredUntil: new Date(started.getTime() + retention * 1000).toISOString(),
+    dropped: rotation.dropped.map((kid) => ({
+      kid: showKid(kid),
+      retiredAt: retiredBefore.get(kid) ?? started.toISOString(),
+    })),
+  };
 }

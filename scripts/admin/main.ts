@@ -5,7 +5,7 @@
  */
 import type { Env } from '../../lib/config.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
-import { ensureLocalKeys } from '../local/keys.ts';
+import { ensureLocalKeys, localKeyFiles } from '../local/keys.ts';
 import { readStageParams } from '../local/stage-params.ts';
 import { runCommand } from './commands.ts';
 import { CliError, describeFailure, failure, oneLine } from './errors.ts';
@@ -28,6 +28,8 @@ export interface AdminDeps {
   readonly openAccounts?: (target: Target) => OpenedAccounts;
   /** SSM of a region. Default: AWS SSM through the credential chain. */
   readonly parameters?: (region: string) => ParameterStore;
+  /** Default: the system clock. */
+  readonly now?: () => Date;
 }
 
 /** Runs one invocation. Resolves to the exit status: 0 done, 1 failed, 2 usage error. */
@@ -50,15 +52,17 @@ export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promis
       target: resolved,
       accounts,
       readPassword: deps.readPassword,
-      bcryptCost: () => {
+      stageParams: () => {
         try {
-          return readStageParams(resolved.stage).bcryptCost;
+          return readStageParams(resolved.stage, deps.env);
         } catch (error) {
-          throw failure(`cannot read the bcrypt cost of stage ${resolved.stage}: ${oneLine(error)}`);
+          throw failure(`cannot read the parameters of stage ${resolved.stage}: ${oneLine(error)}`);
         }
       },
       ensureLocalKeys,
+      localKeyFiles,
       parameters: deps.parameters ?? createSsmParameterStore,
+      now: deps.now ?? (() => new Date()),
       print: deps.stdout,
     });
     return 0;

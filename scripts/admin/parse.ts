@@ -13,12 +13,19 @@ import { usageError } from './errors.ts';
 export type Command =
   | { readonly name: 'user add'; readonly username: string; readonly customerId: string | null }
   | {
-      readonly name: 'user passwd' | 'user disable' | 'user enable' | 'user remove' | 'user show';
+      readonly name:
+        | 'user passwd'
+        | 'user disable'
+        | 'user enable'
+        | 'user logout'
+        | 'user remove'
+        | 'user show';
       readonly username: string;
     }
   | { readonly name: 'address add'; readonly customerId: string; readonly depotCode: string }
   | { readonly name: 'address list'; readonly customerId: string }
-  | { readonly name: 'keys init'; readonly force: boolean };
+  | { readonly name: 'keys init' | 'keys rotate'; readonly force: boolean }
+  | { readonly name: 'keys list' };
 
 export type CommandName = Command['name'];
 
@@ -59,11 +66,14 @@ const COMMANDS: Record<CommandName, CommandSpec> = {
   'user passwd': { args: ['username'], options: [] },
   'user disable': { args: ['username'], options: [] },
   'user enable': { args: ['username'], options: [] },
+  'user logout': { args: ['username'], options: [] },
   'user remove': { args: ['username'], options: [] },
   'user show': { args: ['username'], options: [] },
   'address add': { args: ['customerId'], options: ['depot'] },
   'address list': { args: ['customerId'], options: [] },
   'keys init': { args: [], options: ['force'] },
+  'keys list': { args: [], options: [] },
+  'keys rotate': { args: [], options: ['force'] },
 };
 
 const GROUPS = new Set(Object.keys(COMMANDS).map((name) => name.split(' ')[0]));
@@ -161,6 +171,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       case 'user passwd':
       case 'user disable':
       case 'user enable':
+      case 'user logout':
       case 'user remove':
       case 'user show':
         return { name, username: check(ExistingUsernameSchema, first, 'username') };
@@ -176,7 +187,10 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       case 'address list':
         return { name, customerId: check(CustomerIdSchema, first, 'customerId') };
       case 'keys init':
+      case 'keys rotate':
         return { name, force: given.has('force') };
+      case 'keys list':
+        return { name };
     }
   })();
   return { kind: 'run', command, target };

@@ -6,10 +6,12 @@ DynamoDB at 127.0.0.1:$DYNAMODB_PORT (default 8000) and key files under $DATA_DI
 Users
   user add <username> [--customer <customerId>]
                            create a user, enabled; the password is the first line of stdin
-  user passwd <username>   set a new password, read from the first line of stdin
-  user disable <username>  refuse the user's logins
-  user enable <username>   allow them again
-  user remove <username>   delete the user
+  user passwd <username>   set a new password, read from the first line of stdin; revokes
+                           the user's sessions and access tokens
+  user disable <username>  refuse the user's logins; revokes its sessions and access tokens
+  user enable <username>   allow them again (revoked sessions stay revoked)
+  user logout <username>   revoke every session and access token the user has now
+  user remove <username>   delete the user; its sessions and access tokens stop verifying
   user show <username>     print the user as JSON (never the password hash)
 
 Pickup addresses
@@ -18,12 +20,18 @@ Pickup addresses
   address list <customerId>
                            print the customer's pickup addresses in order, as JSON
 
-Keys
-  keys init                local: create the signing key files if missing; print the kid
+Keys (a keyring: the active key signs, the next key is published a rotation ahead,
+retired keys stay published until the tokens they signed have expired)
+  keys init                local: create the keyring and key set files if missing
   keys init --stage <name> [--force]
-                           create a signing key in SSM (SecureString) and its public key set
+                           create a keyring in SSM (SecureString) and its public key set
                            (String); --force replaces existing keys, and tokens signed with
-                           the old key stop verifying
+                           the old keys stop verifying
+  keys list                one line per key: kid, state (active, next, retired since ...),
+                           published or not; exit 1 when a keyring key is not published
+  keys rotate [--force]    the next key signs, a new next key is published, the active key
+                           retires; refused within keyReloadInterval of the last rotation
+                           (--force rotates anyway). Prints kids only, never key material
 
 Options
   --stage <name>           a deployed stage: its tables, credentials from the AWS chain

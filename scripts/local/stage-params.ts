@@ -1,26 +1,75 @@
 /**
- * Reads a stage's literal parameters from serverless.yml (`params.<stage>` over
- * `params.default`), so the admin CLI hashes passwords at the same bcrypt cost the stage's
- * functions use, without a second copy of the number.
+ * Reads the stage parameters the operator tools need from serverless.yml (`params.<stage>`
+ * over `params.default`), so the admin CLI hashes passwords at the stage's bcrypt cost and
+ * keeps retired keys as long as the stage's tokens live, without a second copy of a number.
+ *
+ * A parameter may be a literal or use `${env:NAME}` / `${env:NAME, 'default'}`, resolved as
+ * the Serverless Framework does (the variable when set, even to '', else the default). Any other
+ * variable cannot be resolved here: that is an error naming the parameter.
  */
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { parse } from 'yaml';
+import { DurationSchema, type Env } from '../../lib/config.ts';
 
 const SERVERLESS_FILE = new URL('../../serverless.yml', import.meta.url);
 
 const ParamsSchema = v.object({
   bcryptCost: v.pipe(v.number(), v.integer(), v.minValue(4), v.maxValue(15)),
+  accessTokenTtl: DurationSchema,
+  refreshTokenTtl: DurationSchema,
+  keyReloadInterval: DurationSchema,
 });
 
-export type StageParams = v.InferOutput<typeof ParamsSchema>;
+export interface StageParams {
+  readonly bcryptCost: number;
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+  readonly keyReloadIntervalSeconds: number;
+}
 
-export function readStageParams(stage: string): StageParams {
+const ENV_VARIABLE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?:\s*,\s*(?:'([^']*)'|"([^"]*)"))?\s*\}/g;
+
+/** A parameter's value with its `${env:…}` variables resolved. */
+function resolveValue(name: string, value: unknown, stage: string, env: Env): unknown {
+  if (typeof value !== 'string') return value;
+  const resolved = value.replace(
+    ENV_VARIABLE,
+    (variable, envName: string, single?: string, double?: string) => {
+      const fallback = single ?? double;
+      const set = env[envName];
+      if (set !== undefined) return set;
+      if (fallback !== undefined) return fallback;
+      throw new Error(
+        `param ${name} of stage ${stage} needs the environment variable ${envName} (${variable})`,
+      );
+    },
+  );
+  if (resolved.includes('${')) {
+    throw new Error(`param ${name} of stage ${stage} uses a variable this tool cannot resolve`);
+  }
+  return resolved;
+}
+
+/** The parameters of `stage`; `env` resolves `${env:…}` variables (default: this process's). */
+export function readStageParams(stage: string, env: Env = process.env): StageParams {
   const doc = parse(readFileSync(SERVERLESS_FILE, 'utf8'), { logLevel: 'silent' }) as {
-    params?: Record<string, Record<string, unknown>>;
+    params?: Record<string, Record<string, unknown> | null>;
   };
-  const merged = { ...doc.params?.default, ...doc.params?.[stage] };
-  const result = v.safeParse(ParamsSchema, merged);
-  if (!result.success) throw new Error(`serverless.yml params for stage ${stage} are not usable`);
-  return result.output;
+  const merged: Record<string, unknown> = { ...doc.params?.default, ...doc.params?.[stage] };
+  const wanted = Object.fromEntries(
+    Object.keys(ParamsSchema.entries).map((name) => [name, resolveValue(name, merged[name], stage, env)]),
+  );
+  const result = v.safeParse(ParamsSchema, wanted);
+  if (!result.success) {
+    const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? '(params)'} ${issue.message}`);
+    throw new Error(`serverless.yml params of stage ${stage}: ${problems.join('; ')}`);
+  }
+  const params = result.output;
+  return {
+    bcryptCost: params.bcryptCost,
+    accessTokenTtlSeconds: params.accessTokenTtl,
+    refreshTokenTtlSeconds: params.refreshTokenTtl,
+    keyReloadIntervalSeconds: params.keyReloadInterval,
+  };
 }
