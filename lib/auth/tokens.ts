@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type JWTHeaderParameters, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import type { TokenSettings } from '../config.ts';
+import type { RefreshTokenSettings, TokenSettings } from '../config.ts';
 import { SIGNING_ALGORITHM, type SigningKey, type VerificationKeys } from './keys.ts';
 
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
@@ -89,7 +89,7 @@ export const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 export function createTokenIssuer(deps: {
   readonly signingKey: () => Promise<SigningKey>;
-  readonly settings: TokenSettings & { readonly refreshTtlSeconds: number };
+  readonly settings: RefreshTokenSettings;
   readonly clock?: Clock;
 }): TokenIssuer {
   const { settings, clock = systemClock } = deps;
@@ -164,51 +164,57 @@ async function verifyToken(
   return { ...payload, sub, jti, iat: iat as number };
 }
 
-export function createAccessTokenVerifier(deps: {
+type VerifierDeps<TSettings> = {
   readonly keys: () => Promise<VerificationKeys>;
-  readonly settings: TokenSettings;
+  readonly settings: TSettings;
   readonly clock?: Clock;
-}): AccessTokenVerifier {
+};
+
+type VerifiedPayload = Awaited<ReturnType<typeof verifyToken>>;
+
+/** A verifier for one kind of token: what to expect of it, and what to make of its payload. */
+function createVerifier<TClaims>(
+  deps: VerifierDeps<TokenSettings>,
+  expected: Parameters<typeof verifyToken>[2],
+  toClaims: (payload: VerifiedPayload) => TClaims,
+): TokenVerifier<TClaims> {
   const options = { keys: deps.keys, issuer: deps.settings.issuer, clock: deps.clock };
-  const expected = {
-    typ: ACCESS_TOKEN_TYPE,
-    audience: deps.settings.audience,
-    maxAgeSeconds: deps.settings.accessTtlSeconds,
-    claims: [],
-  };
-  return {
-    async verify(token) {
-      const payload = await verifyToken(token, options, expected);
+  return { verify: async (token) => toClaims(await verifyToken(token, options, expected)) };
+}
+
+export const createAccessTokenVerifier = (deps: VerifierDeps<TokenSettings>): AccessTokenVerifier =>
+  createVerifier(
+    deps,
+    {
+      typ: ACCESS_TOKEN_TYPE,
+      audience: deps.settings.audience,
+      maxAgeSeconds: deps.settings.accessTtlSeconds,
+      claims: [],
+    },
+    (payload) => {
       const customerId = payload[CUSTOMER_CLAIM];
       if (customerId !== undefined && (typeof customerId !== 'string' || customerId === '')) {
         throw new Error('customer claim is not a string');
       }
       return { username: payload.sub, customerId: customerId ?? null, issuedAt: payload.iat };
     },
-  };
-}
+  );
 
-export function createRefreshTokenVerifier(deps: {
-  readonly keys: () => Promise<VerificationKeys>;
-  readonly settings: TokenSettings & { readonly refreshTtlSeconds: number };
-  readonly clock?: Clock;
-}): RefreshTokenVerifier {
-  const options = { keys: deps.keys, issuer: deps.settings.issuer, clock: deps.clock };
-  const expected = {
-    typ: REFRESH_TOKEN_TYPE,
-    // Refresh tokens are for this service alone: its own issuer URL is their audience.
-    audience: deps.settings.issuer,
-    maxAgeSeconds: deps.settings.refreshTtlSeconds,
-    claims: [SESSION_CLAIM, 'auth_time'],
-  };
-  return {
-    async verify(token) {
-      const payload = await verifyToken(token, options, expected);
+export const createRefreshTokenVerifier = (deps: VerifierDeps<RefreshTokenSettings>): RefreshTokenVerifier =>
+  createVerifier(
+    deps,
+    {
+      typ: REFRESH_TOKEN_TYPE,
+      // Refresh tokens are for this service alone: its own issuer URL is their audience.
+      audience: deps.settings.issuer,
+      maxAgeSeconds: deps.settings.refreshTtlSeconds,
+      claims: [SESSION_CLAIM, 'auth_time'],
+    },
+    (payload) => {
       const familyId = payload[SESSION_CLAIM];
       const authTime = payload.auth_time;
       if (typeof familyId !== 'string' || familyId === '') throw new Error('sid is not a string');
       if (typeof authTime !== 'number' || !Number.isInteger(authTime)) throw new Error('bad auth_time');
       return { username: payload.sub, familyId, jti: payload.jti, authTime };
     },
-  };
-}
+  );
