@@ -1,5 +1,4 @@
-import { toRefreshResponse } from '../lib/auth/login.ts';
-import { RefreshRequestSchema, refreshSession } from '../lib/auth/sessions.ts';
+import { RefreshRequestSchema, refreshSession, toRefreshResponse } from '../lib/auth/sessions.ts';
 import { readRefreshConfig } from '../lib/config.ts';
 import { endpoint, ok } from '../lib/http.ts';
 import { refreshDeps } from '../lib/wiring.ts';

@@ -10,10 +10,16 @@ export type Now = () => number;
  * serving the value it has (and tries again after another `maxAgeMs`): key material that
  * was valid a moment ago beats a container that can answer nothing.
  */
+export interface Reloading<T> {
+  (): Promise<T>;
+  /** When the value served now was loaded (or last tried to load). */
+  loadedAt(): number;
+}
+
 export async function reloading<T>(
   load: () => Promise<T>,
   options: { readonly maxAgeMs: number; readonly now?: Now; readonly onError: (error: unknown) => void },
-): Promise<() => Promise<T>> {
+): Promise<Reloading<T>> {
   const now = options.now ?? Date.now;
   let value = await load();
   let loadedAt = now();
@@ -28,24 +34,26 @@ export async function reloading<T>(
       pending = undefined;
     }
   };
-  return async () => {
+  const get = async () => {
     if (now() - loadedAt >= options.maxAgeMs) {
       pending ??= reload();
       await pending;
     }
     return value;
   };
+  return Object.assign(get, { loadedAt: () => loadedAt });
 }
 
 /**
  * A per-key cache of values younger than `ttlMs` (0 disables it), holding at most
  * `maxEntries` keys (the oldest entry goes first). Concurrent misses for one key share
- * one load; a failed load is not cached.
+ * one load; a failed load is not cached, nor a value `keep` refuses.
  */
 export function expiringCache<K, V>(options: {
   readonly ttlMs: number;
   readonly maxEntries: number;
   readonly now?: Now;
+  readonly keep?: (value: V) => boolean;
 }): { get(key: K, load: () => Promise<V>): Promise<V> } {
   const now = options.now ?? Date.now;
   const entries = new Map<K, { value: Promise<V>; at: number }>();
@@ -61,9 +69,12 @@ export function expiringCache<K, V>(options: {
         if (oldest.done !== true) entries.delete(oldest.value);
       }
       entries.set(key, { value, at: now() });
-      value.catch(() => {
+      const forget = () => {
         if (entries.get(key)?.value === value) entries.delete(key);
-      });
+      };
+      value.then((loaded) => {
+        if (options.keep !== undefined && !options.keep(loaded)) forget();
+      }, forget);
       return value;
     },
   };

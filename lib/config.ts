@@ -89,7 +89,8 @@ const LoginEnvSchema = v.object({
 const RefreshEnvSchema = v.object({
   ...SessionEnv,
   VERIFICATION_KEYS: KeySourceSchema,
-  REFRESH_REUSE_GRACE: OptionalDurationSchema,
+  // A grace window is for a lost answer's retry; a long one would let a thief in as well.
+  REFRESH_REUSE_GRACE: v.pipe(OptionalDurationSchema, v.maxValue(60, 'must be at most 60s')),
 });
 
 const LogoutEnvSchema = v.object({
@@ -196,11 +197,13 @@ function parse<TSchema extends v.GenericSchema>(schema: TSchema, env: Env): v.In
   throw new Error(`Invalid configuration: ${problems.join('; ')}`);
 }
 
-const tokenSettings = (env: v.InferOutput<v.ObjectSchema<typeof TokenEnv, undefined>>): TokenSettings => ({
-  issuer: env.TOKEN_ISSUER,
-  audience: env.TOKEN_AUDIENCE,
-  accessTtlSeconds: env.ACCESS_TOKEN_TTL,
-});
+function tokenSettings(env: v.InferOutput<v.ObjectSchema<typeof TokenEnv, undefined>>): TokenSettings {
+  // Refresh tokens are told from access tokens by audience as well as by type.
+  if (env.TOKEN_AUDIENCE === env.TOKEN_ISSUER) {
+    throw new Error('Invalid configuration: TOKEN_AUDIENCE must differ from TOKEN_ISSUER');
+  }
+  return { issuer: env.TOKEN_ISSUER, audience: env.TOKEN_AUDIENCE, accessTtlSeconds: env.ACCESS_TOKEN_TTL };
+}
 
 const refreshTokenSettings = (
   env: v.InferOutput<v.ObjectSchema<typeof RefreshTokenEnv, undefined>>,

@@ -21,7 +21,7 @@ import { createRevocationCheck } from './auth/revocation.ts';
 import type { RefreshDeps, SessionDeps } from './auth/sessions.ts';
 import { createAccessTokenVerifier, createRefreshTokenVerifier, createTokenIssuer } from './auth/tokens.ts';
 import { createDocumentClient } from './aws/dynamodb.ts';
-import { reloading } from './cache.ts';
+import { type Reloading, reloading } from './cache.ts';
 import type {
   AuthorizerConfig,
   DataSettings,
@@ -45,7 +45,7 @@ function keyMaterial<T>(
   region: string,
   reloadMs: number,
   convert: (text: string) => Promise<T>,
-): Promise<() => Promise<T>> {
+): Promise<Reloading<T>> {
   let last: { text: string; value: T } | undefined;
   return reloading(
     async () => {
@@ -133,15 +133,24 @@ export async function authorizerDeps(config: AuthorizerConfig): Promise<Paramete
   };
 }
 
-/** The published key set, as the verifiers load it. */
-export async function jwksDeps(config: JwksConfig): Promise<{ jwks: () => Promise<Jwks> }> {
+/**
+ * The published key set, as the verifiers load it, and how long a client may cache it: until
+ * this container would reload it. So no client holds a key set older than one reload
+ * interval, the same bound as the functions, which `keys rotate` waits out.
+ */
+export async function jwksDeps(
+  config: JwksConfig,
+): Promise<{ jwks: () => Promise<{ keys: Jwks; maxAgeSeconds: number }> }> {
+  const { reloadMs, sources } = config.keys;
+  const current = await keyMaterial(sources.verificationKeys, config.region, reloadMs, async (text) =>
+    parseJwks(text),
+  );
   return {
-    jwks: await keyMaterial(
-      config.keys.sources.verificationKeys,
-      config.region,
-      config.keys.reloadMs,
-      async (text) => parseJwks(text),
-    ),
+    async jwks() {
+      const keys = await current();
+      const remainingMs = current.loadedAt() + reloadMs - Date.now();
+      return { keys, maxAgeSeconds: Math.max(0, Math.floor(remainingMs / 1000)) };
+    },
   };
 }
 

@@ -10,7 +10,7 @@ import { AppError } from '../errors.ts';
 import type { UserReader, UserRecord } from '../users/repository.ts';
 import type { PasswordVerifier } from './passwords.ts';
 import { type SessionDeps, startSession } from './sessions.ts';
-import type { IssuedTokens } from './tokens.ts';
+import { type IssuedTokens, systemClock } from './tokens.ts';
 
 /** The body of both login operations. Limits bound the work a request can cause. */
 export const LoginRequestSchema = v.object({
@@ -42,18 +42,22 @@ export interface LoginResult {
 
 const invalidCredentials = () => new AppError('INVALID_CREDENTIALS');
 
-/** The user these credentials belong to, or INVALID_CREDENTIALS. Always one bcrypt compare. */
-export async function authenticate(deps: Pick<LoginDeps, 'users' | 'passwords'>, credentials: Credentials) {
+/**
+ * The user these credentials belong to and when it was read, or INVALID_CREDENTIALS.
+ * Always one bcrypt compare.
+ */
+async function authenticate(deps: LoginDeps, credentials: Credentials) {
+  const readAt = (deps.sessions.clock ?? systemClock)();
   const user = await deps.users.findByUsername(credentials.username);
   const matches = await deps.passwords.verify(credentials.password, user?.passwordHash ?? null);
   if (user === null || !matches || !user.enabled) throw invalidCredentials();
-  return user;
+  return { user, readAt };
 }
 
 /** POST /login: credentials in, tokens out. */
 export async function login(deps: LoginDeps, credentials: Credentials): Promise<LoginResult> {
-  const user = await authenticate(deps, credentials);
-  return { user, tokens: await startSession(deps.sessions, user) };
+  const { user, readAt } = await authenticate(deps, credentials);
+  return { user, tokens: await startSession(deps.sessions, user, readAt) };
 }
 
 /**
@@ -62,22 +66,15 @@ export async function login(deps: LoginDeps, credentials: Credentials): Promise<
  * ever told to the owner of the password. No token is signed for a 403.
  */
 export async function loginWithContext(deps: LoginDeps, credentials: Credentials): Promise<LoginResult> {
-  const user = await authenticate(deps, credentials);
+  const { user, readAt } = await authenticate(deps, credentials);
   if (user.customerId === null) throw new AppError('CONTEXT_MISSING');
-  return { user, tokens: await startSession(deps.sessions, user) };
+  return { user, tokens: await startSession(deps.sessions, user, readAt) };
 }
 
 /** The body of a /login answer. */
 export const toLoginResponse = ({ tokens }: LoginResult) => ({
   token: tokens.accessToken,
   refreshToken: tokens.refreshToken,
-});
-
-/** The body of a /token/refresh answer: the new pair and the access token's expiry. */
-export const toRefreshResponse = (tokens: IssuedTokens) => ({
-  token: tokens.accessToken,
-  refreshToken: tokens.refreshToken,
-  expireAt: tokens.accessExpiresAt.toISOString(),
 });
 
 /** The body of a /login-extended answer: the /login body plus who, where and until when. */

@@ -25,6 +25,8 @@ export function createRevocationCheck(deps: {
   const cache = expiringCache<string, UserStatus | null>({
     ttlMs: deps.cacheTtlMs,
     maxEntries: deps.maxEntries ?? 10_000,
+    // A miss may be an eventually consistent read of a user created a moment ago: ask again.
+    keep: (status) => status !== null,
     ...(deps.now && { now: deps.now }),
   });
   return {

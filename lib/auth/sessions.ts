@@ -6,7 +6,8 @@
  *   decides it, so of two refreshes with one token exactly one succeeds.
  * - A spent token presented again is reuse: a sign that the token leaked. The whole family
  *   is revoked, its newest refresh token included. Only the immediately previous token
- *   may be presented again, and only within the stage's grace window (default: none).
+ *   may be presented again, and only within the stage's grace window (default: none): it
+ *   is answered with the current token again, never with a new generation.
  * - A family ends at its absolute lifetime, however often it is refreshed, and when the
  *   user is disabled, removed, changes password or is logged out (the user's cutoff).
  * - Every refusal is INVALID_CREDENTIALS, the same answer as a failed login.
@@ -49,10 +50,21 @@ export interface RefreshDeps extends SessionDeps {
 
 const invalidCredentials = (cause?: unknown) => new AppError('INVALID_CREDENTIALS', { cause });
 
-/** Starts a family for a user who has just proven their password, and issues its first tokens. */
-export async function startSession(deps: SessionDeps, user: UserRecord): Promise<IssuedTokens> {
-  const now = epochSeconds((deps.clock ?? systemClock)());
-  const authTime = Math.max(now, user.revokedBefore);
+/**
+ * The `iat` of tokens issued from a user record read at `readAt`: the read time, or the
+ * user's revocation cutoff if that is later. Taken from the read, not from the signing: a
+ * record read before a revocation gives an `iat` before its cutoff, however late the
+ * tokens are signed, so they are revoked with the rest.
+ */
+export const issuedAtFor = (user: UserRecord, readAt: Date) =>
+  Math.max(epochSeconds(readAt), user.revokedBefore);
+
+/**
+ * Starts a family for a user who has just proven their password, and issues its first
+ * tokens. `readAt` is when the user record was read (before the password check).
+ */
+export async function startSession(deps: SessionDeps, user: UserRecord, readAt: Date): Promise<IssuedTokens> {
+  const authTime = issuedAtFor(user, readAt);
   const familyId = randomUUID();
   const refreshJti = randomUUID();
   const expiresAt = authTime + deps.settings.maxLifetimeSeconds;
@@ -61,7 +73,7 @@ export async function startSession(deps: SessionDeps, user: UserRecord): Promise
     familyId,
     refreshJti,
     authTime,
-    notBefore: user.revokedBefore,
+    issuedAt: authTime,
     notAfter: expiresAt,
   });
   // Tokens leave only after their family is stored: a failed write answers 503, no token.
@@ -78,72 +90,83 @@ export async function startSession(deps: SessionDeps, user: UserRecord): Promise
 /** POST /token/refresh: a live, current refresh token in; a new access and refresh token out. */
 export async function refreshSession(deps: RefreshDeps, refreshToken: string): Promise<IssuedTokens> {
   const clock = deps.clock ?? systemClock;
+  const refused = (reason: string, cause?: unknown) => {
+    deps.logger.info('refresh refused', { reason });
+    return invalidCredentials(cause);
+  };
   let claims: RefreshClaims;
   try {
     claims = await deps.refreshTokens.verify(refreshToken);
   } catch (error) {
-    throw invalidCredentials(error);
+    throw refused('invalid token', error);
   }
+  const readAt = clock();
   const user = await deps.users.findByUsername(claims.username);
-  if (user === null || !user.enabled || claims.authTime < user.revokedBefore) throw invalidCredentials();
+  if (user === null || !user.enabled) throw refused('user unknown or disabled');
+  if (claims.authTime < user.revokedBefore) throw refused('user revoked the session');
 
-  const now = clock();
-  const rotation = { familyId: claims.familyId, fromJti: claims.jti, toJti: randomUUID(), now };
-  const family = (await deps.families.rotate(rotation)) ?? (await rotateWithinGrace(deps, rotation, claims));
-  if (family === null || family.username !== user.username) throw invalidCredentials();
+  const rotation = {
+    familyId: claims.familyId,
+    username: user.username,
+    fromJti: claims.jti,
+    toJti: randomUUID(),
+    now: clock(),
+  };
+  const rotated = await deps.families.rotate(rotation);
+  const outcome =
+    rotated === null ? await notCurrent(deps, rotation) : { family: rotated, jti: rotation.toJti };
+  if (outcome === null) throw refused('not the current token of a live session');
 
   return deps.tokens.issue({
     subject: user,
-    familyId: family.familyId,
-    refreshJti: rotation.toJti,
-    authTime: family.createdAt,
-    notBefore: user.revokedBefore,
-    notAfter: family.expiresAt,
+    familyId: outcome.family.familyId,
+    refreshJti: outcome.jti,
+    authTime: outcome.family.createdAt,
+    issuedAt: issuedAtFor(user, readAt),
+    notAfter: outcome.family.expiresAt,
   });
 }
 
 /**
- * The presented token is not the current one of a live family. Within the grace window the
- * immediately previous token rotates again; any other spent token revokes the family.
+ * The presented token was not the current one of a live family when the rotation tried.
+ * Three cases, told apart by a consistent read of the family:
+ * - our own rotation was applied and only its answer was lost (the SDK retried): carry on;
+ * - the immediately previous token, within the grace window: answer again with the current
+ *   token's id, without writing, so concurrent retries all get the same token and the
+ *   window never grows;
+ * - any other token of a live family: reuse. The family is revoked.
  */
-async function rotateWithinGrace(
+async function notCurrent(
   deps: RefreshDeps,
-  rotation: { familyId: string; fromJti: string; toJti: string; now: Date },
-  claims: RefreshClaims,
-): Promise<Family | null> {
+  rotation: { familyId: string; username: string; fromJti: string; toJti: string; now: Date },
+): Promise<{ family: Family; jti: string } | null> {
   const family = await deps.families.get(rotation.familyId);
-  const nowMs = rotation.now.getTime();
-  if (family === null || family.revokedAt !== null || family.expiresAt <= epochSeconds(rotation.now)) {
-    return null;
-  }
-  if (family.currentJti === rotation.fromJti) return null; // lost a race with a revocation or expiry
+  if (family === null || family.username !== rotation.username) return null;
+  if (family.revokedAt !== null || family.expiresAt <= epochSeconds(rotation.now)) return null;
+  if (family.currentJti === rotation.toJti) return { family, jti: rotation.toJti };
   const graceMs = deps.settings.reuseGraceSeconds * 1000;
   if (
     graceMs > 0 &&
     family.previousJti === rotation.fromJti &&
     family.previousSpentAt !== null &&
-    nowMs - family.previousSpentAt <= graceMs
+    rotation.now.getTime() - family.previousSpentAt <= graceMs
   ) {
-    const again = await deps.families.rotateAgain({
-      ...rotation,
-      seenCurrentJti: family.currentJti,
-      spentSince: nowMs - graceMs,
-    });
-    if (again !== null) return again;
+    return { family, jti: family.currentJti };
   }
   await deps.families.revoke(rotation.familyId, 'reuse', rotation.now);
   deps.logger.warn('refresh token reuse: family revoked', {
     familyId: rotation.familyId,
-    username: claims.username,
+    username: rotation.username,
     generation: family.generation,
   });
   return null;
 }
 
 /**
- * POST /logout: revokes the family of a refresh token. Idempotent, and silent about the
- * token (RFC 7009 §2.2): an expired, revoked, spent or unverifiable token changes nothing
- * and gets the same answer.
+ * POST /logout: revokes the family of a refresh token, whether that token is the current
+ * one or an already spent one (either proves the caller held the session). Idempotent, and
+ * silent about the token (RFC 7009 §2.2): an expired, revoked or unverifiable token changes
+ * nothing and gets the same answer.
  */
 export async function endSession(
   deps: Pick<RefreshDeps, 'families' | 'refreshTokens' | 'clock'>,
@@ -165,4 +188,11 @@ export const RefreshRequestSchema = v.object({
     v.nonEmpty('must not be empty'),
     v.maxLength(4096, 'must be at most 4096 characters'),
   ),
+});
+
+/** The body of a /token/refresh answer: the new pair and the access token's expiry. */
+export const toRefreshResponse = (tokens: IssuedTokens) => ({
+  token: tokens.accessToken,
+  refreshToken: tokens.refreshToken,
+  expireAt: tokens.accessExpiresAt.toISOString(),
 });

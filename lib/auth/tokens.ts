@@ -42,10 +42,10 @@ export interface TokenRequest {
   /** Epoch seconds of the login that started the session. */
   readonly authTime: number;
   /**
-   * Epoch seconds: no token gets an earlier `iat`. The user's revocation cutoff, which may
-   * lie up to a second ahead: a token issued in the second of a revocation must survive it.
+   * The `iat` of both tokens, epoch seconds: chosen by the session from when the user was
+   * read (see sessions.ts `issuedAtFor`), not from when the tokens are signed.
    */
-  readonly notBefore: number;
+  readonly issuedAt: number;
   /** Epoch seconds: no token outlives the session's absolute lifetime. */
   readonly notAfter: number;
 }
@@ -90,15 +90,13 @@ export const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 export function createTokenIssuer(deps: {
   readonly signingKey: () => Promise<SigningKey>;
   readonly settings: RefreshTokenSettings;
-  readonly clock?: Clock;
 }): TokenIssuer {
-  const { settings, clock = systemClock } = deps;
+  const { settings } = deps;
 
   return {
     async issue(request) {
-      const { subject, familyId, refreshJti, authTime, notBefore, notAfter } = request;
+      const { subject, familyId, refreshJti, authTime, issuedAt, notAfter } = request;
       const signingKey = await deps.signingKey();
-      const issuedAt = Math.max(epochSeconds(clock()), notBefore);
       const expiry = (ttlSeconds: number) => Math.min(issuedAt + ttlSeconds, notAfter);
       const sign = (claims: JWTPayload, typ: string, audience: string, expiresAt: number, jti: string) => {
         const header: JWTHeaderParameters = { alg: SIGNING_ALGORITHM, typ, kid: signingKey.kid };

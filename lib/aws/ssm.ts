@@ -6,7 +6,8 @@ const clients = new Map<string, SSMClient>();
 const ssm = (region: string) => {
   let client = clients.get(region);
   if (client === undefined) {
-    client = new SSMClient({ region });
+    // Bounded like DynamoDB's: a hanging SSM call must not hold a request until the Lambda times out.
+    client = new SSMClient({ region, requestHandler: { connectionTimeout: 1000, requestTimeout: 2000 } });
     clients.set(region, client);
   }
   return client;

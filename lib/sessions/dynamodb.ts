@@ -64,30 +64,16 @@ export function createDynamoFamilyStore(deps: {
       );
     },
 
-    rotate: ({ familyId, fromJti, toJti, now }) =>
+    rotate: ({ familyId, username, fromJti, toJti, now }) =>
       update(
         familyId,
         'SET currentJti = :to, previousJti = :from, previousSpentAt = :nowMs ADD generation :one',
-        `currentJti = :from AND ${LIVE}`,
+        `currentJti = :from AND username = :username AND ${LIVE}`,
         {
+          ':username': username,
           ':to': toJti,
           ':from': fromJti,
           ':nowMs': now.getTime(),
-          ':nowSeconds': nowSeconds(now),
-          ':one': 1,
-        },
-      ),
-
-    rotateAgain: ({ familyId, fromJti, toJti, now, seenCurrentJti, spentSince }) =>
-      update(
-        familyId,
-        'SET currentJti = :to ADD generation :one',
-        `currentJti = :seen AND previousJti = :from AND previousSpentAt >= :since AND ${LIVE}`,
-        {
-          ':to': toJti,
-          ':from': fromJti,
-          ':seen': seenCurrentJti,
-          ':since': spentSince,
           ':nowSeconds': nowSeconds(now),
           ':one': 1,
         },

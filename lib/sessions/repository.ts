@@ -40,6 +40,8 @@ export interface NewFamily {
 
 export interface Rotation {
   readonly familyId: string;
+  /** The user the presented token speaks for: it must own the family. */
+  readonly username: string;
   /** The presented refresh token. */
   readonly fromJti: string;
   /** Its successor. */
@@ -50,16 +52,10 @@ export interface Rotation {
 export interface FamilyStore {
   create(family: NewFamily): Promise<void>;
   /**
-   * Makes `toJti` current if `fromJti` is current, the family is live and has not reached
-   * `expiresAt` at `now`. Resolves with the family as updated, or null if any of that fails.
+   * Makes `toJti` current if `fromJti` is current, the family is `username`'s, is live and
+   * has not reached `expiresAt` at `now`. Resolves with the family as updated, or null if any of that fails.
    */
   rotate(rotation: Rotation): Promise<Family | null>;
-  /**
-   * The grace path: `fromJti` was spent last, at or after `spentSince` (epoch ms), and the
-   * family still holds `seenCurrentJti` as current: replace that with `toJti`. The spent
-   * token stays the previous one, so its grace window never grows.
-   */
-  rotateAgain(rotation: Rotation & { seenCurrentJti: string; spentSince: number }): Promise<Family | null>;
   /** A consistent read; null if there is no such family. */
   get(familyId: string): Promise<Family | null>;
   /** Revokes a live family; a no-op for a revoked or unknown one. */

@@ -41,7 +41,7 @@ export const tokenRequest = (subject: TokenSubject, at: Date, overrides: Partial
     familyId: randomUUID(),
     refreshJti: randomUUID(),
     authTime: seconds,
-    notBefore: 0,
+    issuedAt: seconds,
     notAfter: seconds + 90 * 86_400,
     ...overrides,
   } satisfies TokenRequest;

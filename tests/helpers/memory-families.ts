@@ -18,9 +18,9 @@ export function memoryFamilies(): FamilyStore & { readonly all: ReadonlyMap<stri
         revokedReason: null,
       });
     },
-    async rotate({ familyId, fromJti, toJti, now }) {
+    async rotate({ familyId, username, fromJti, toJti, now }) {
       const family = families.get(familyId);
-      if (!live(family, now) || family.currentJti !== fromJti) return null;
+      if (!live(family, now) || family.currentJti !== fromJti || family.username !== username) return null;
       const next = {
         ...family,
         currentJti: toJti,
@@ -28,16 +28,6 @@ export function memoryFamilies(): FamilyStore & { readonly all: ReadonlyMap<stri
         previousSpentAt: now.getTime(),
         generation: family.generation + 1,
       };
-      families.set(familyId, next);
-      return next;
-    },
-    async rotateAgain({ familyId, fromJti, toJti, now, seenCurrentJti, spentSince }) {
-      const family = families.get(familyId);
-      if (!live(family, now) || family.currentJti !== seenCurrentJti || family.previousJti !== fromJti) {
-        return null;
-      }
-      if ((family.previousSpentAt ?? 0) < spentSince) return null;
-      const next = { ...family, currentJti: toJti, generation: family.generation + 1 };
       families.set(familyId, next);
       return next;
     },

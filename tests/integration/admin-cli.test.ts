@@ -212,7 +212,7 @@ async function signWith(keyring: Keyring) {
     familyId: randomUUID(),
     refreshJti: randomUUID(),
     authTime: now,
-    notBefore: now,
+    issuedAt: now,
     notAfter: now + TOKEN_SETTINGS.refreshTtlSeconds,
   });
   return accessToken;

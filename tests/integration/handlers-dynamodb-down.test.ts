@@ -13,6 +13,7 @@ type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGat
 let login: Handler;
 let loginExtended: Handler;
 let refresh: Handler;
+let logout: Handler;
 let authorizer: typeof import('../../functions/authorizer.ts')['handler'];
 let keyringFile: string;
 const stderr: string[] = [];
@@ -34,6 +35,7 @@ beforeAll(async () => {
   login = (await import('../../functions/login.ts')).handler as Handler;
   loginExtended = (await import('../../functions/login-extended.ts')).handler as Handler;
   refresh = (await import('../../functions/refresh.ts')).handler as Handler;
+  logout = (await import('../../functions/logout.ts')).handler as Handler;
   authorizer = (await import('../../functions/authorizer.ts')).handler;
 });
 
@@ -93,6 +95,12 @@ describe('sessions while DynamoDB is unreachable', () => {
     const response = await refresh(loginEvent(JSON.stringify({ refreshToken })), lambdaContext());
     expect(response.statusCode).toBe(503);
     expect(response.body).not.toContain('eyJ');
+  });
+
+  it('answers a logout 503, not 204: the session could not be ended', async () => {
+    const { refreshToken } = await tokensBeforeOutage();
+    const response = await logout(loginEvent(JSON.stringify({ refreshToken })), lambdaContext());
+    expect(response.statusCode).toBe(503);
   });
 
   it('fails the authorizer closed, and not with a 401, for a valid access token', async () => {

@@ -43,7 +43,7 @@ describeEachDynamo('sessions', (kind) => {
   const deps = (grace = 0, maxLifetimeSeconds = MAX_LIFETIME_SECONDS): RefreshDeps => ({
     users: accounts,
     families,
-    tokens: createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS, clock }),
+    tokens: createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }),
     refreshTokens: createRefreshTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock }),
     settings: { maxLifetimeSeconds, reuseGraceSeconds: grace },
     clock,
@@ -72,7 +72,7 @@ describeEachDynamo('sessions', (kind) => {
     now = new Date(now.getTime() + 1500);
     const user = await accounts.findByUsername(username);
     if (user === null) throw new Error('user not created');
-    return { username, tokens: await startSession(sessionDeps, user) };
+    return { username, tokens: await startSession(sessionDeps, user, now) };
   };
 
   const refresh = (tokens: IssuedTokens, grace = 0) => refreshSession(deps(grace), tokens.refreshToken);
@@ -103,25 +103,48 @@ describeEachDynamo('sessions', (kind) => {
     expect(warning).not.toContain(tokens.refreshToken);
   });
 
-  it('lets exactly one of several concurrent refreshes with the same token succeed', async () => {
+  it('lets exactly one of several concurrent refreshes with the same token succeed, then revokes', async () => {
     const { tokens } = await loggedIn();
     const results = await Promise.allSettled(Array.from({ length: 5 }, () => refresh(tokens)));
-    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    const winners = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    expect(winners).toHaveLength(1);
     for (const result of results) {
       if (result.status === 'rejected') expect((result.reason as AppError).code).toBe('INVALID_CREDENTIALS');
     }
+    // Without a grace window the losers were reuse: the winner's new token is revoked too.
+    expect(await codeOf(refresh(winners[0] as IssuedTokens))).toBe('INVALID_CREDENTIALS');
   });
 
-  it('within the grace window accepts the previous refresh token again, never an older one', async () => {
+  it('within the grace window answers the previous token with the current token, writing nothing', async () => {
     const { tokens } = await loggedIn();
     const second = await refresh(tokens, 10);
     now = new Date(now.getTime() + 5000);
     const retried = await refresh(tokens, 10);
-    expect(decodeJwt(retried.refreshToken).sid).toBe(decodeJwt(second.refreshToken).sid);
-    const third = await refresh(retried, 10);
+    expect(decodeJwt(retried.refreshToken).jti).toBe(decodeJwt(second.refreshToken).jti);
+    expect(await familyOf(second)).toMatchObject({ generation: 2, revokedAt: null });
+    const third = await refresh(second, 10);
     // `tokens` is now two generations back: reuse, whatever the window.
     expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_CREDENTIALS');
     expect(await codeOf(refresh(third, 10))).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('answers concurrent retries within the grace window alike and keeps the session', async () => {
+    const { tokens } = await loggedIn();
+    const second = await refresh(tokens, 10);
+    const retries = await Promise.all(Array.from({ length: 4 }, () => refresh(tokens, 10)));
+    for (const retry of retries) {
+      expect(decodeJwt(retry.refreshToken).jti).toBe(decodeJwt(second.refreshToken).jti);
+    }
+    await expect(refresh(retries[0] as IssuedTokens, 10)).resolves.toBeDefined();
+  });
+
+  it('never lets the grace window grow: it runs from when the token was first spent', async () => {
+    const { tokens } = await loggedIn();
+    await refresh(tokens, 10);
+    now = new Date(now.getTime() + 6000);
+    await expect(refresh(tokens, 10)).resolves.toBeDefined();
+    now = new Date(now.getTime() + 6000);
+    expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_CREDENTIALS');
   });
 
   it('treats the previous token as reuse once the grace window has passed', async () => {
@@ -130,6 +153,47 @@ describeEachDynamo('sessions', (kind) => {
     now = new Date(now.getTime() + 11_000);
     expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_CREDENTIALS');
     expect(await codeOf(refresh(second, 10))).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('does not take its own rotation for reuse when the answer to it was lost', async () => {
+    const { tokens } = await loggedIn();
+    // The UpdateItem is applied but its answer never arrives; the SDK's retry then fails the
+    // condition. Only a wrapper can make DynamoDB lose an answer.
+    const lossy: FamilyStore = {
+      ...families,
+      rotate: async (rotation) => {
+        await families.rotate(rotation);
+        return null;
+      },
+    };
+    const next = await refreshSession({ ...deps(), families: lossy }, tokens.refreshToken);
+    expect(await familyOf(next)).toMatchObject({
+      revokedAt: null,
+      currentJti: decodeJwt(next.refreshToken).jti,
+    });
+    await expect(refresh(next)).resolves.toBeDefined();
+  });
+
+  it('gives a refresh whose user read came before a revocation an iat the revocation covers', async () => {
+    const { username, tokens } = await loggedIn();
+    const second = now.getTime() - (now.getTime() % 1000);
+    now = new Date(second + 900);
+    // The read happens at .900; the operator revokes at .950; the tokens are signed at 1.050.
+    const racing = {
+      ...accounts,
+      findByUsername: async (name: string) => {
+        const user = await accounts.findByUsername(name);
+        now = new Date(second + 950);
+        await accounts.revokeSessions(username);
+        now = new Date(second + 1050);
+        return user;
+      },
+    };
+    const raced = await refreshSession({ ...deps(), users: racing }, tokens.refreshToken);
+    const check = createRevocationCheck({ users: accounts, cacheTtlMs: 0 });
+    const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
+    expect(await check.isRevoked(await access.verify(raced.accessToken))).toBe(true);
+    expect(await codeOf(refresh(raced))).toBe('INVALID_CREDENTIALS');
   });
 
   it('never extends a session past its absolute lifetime', async () => {
@@ -198,7 +262,7 @@ describeEachDynamo('sessions', (kind) => {
     // A login in the same second as the revocation gets a token that survives it.
     const user = await accounts.findByUsername(username);
     if (user === null) throw new Error('user gone');
-    const fresh = await startSession(deps(), user);
+    const fresh = await startSession(deps(), user, now);
     expect(await check.isRevoked(await access.verify(fresh.accessToken))).toBe(false);
   });
 

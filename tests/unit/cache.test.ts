@@ -65,6 +65,20 @@ describe('expiring cache', () => {
     expect(await cache.get('alice', async () => 'up')).toBe('up');
   });
 
+  it('does not cache a value it is told not to keep', async () => {
+    let loads = 0;
+    const cache = expiringCache<string, number | null>({
+      ttlMs: 1000,
+      maxEntries: 10,
+      keep: (v) => v !== null,
+    });
+    await cache.get('ghost', async () => {
+      loads += 1;
+      return null;
+    });
+    expect(await cache.get('ghost', async () => ++loads)).toBe(2);
+  });
+
   it('holds at most maxEntries keys, evicting the oldest', async () => {
     let loads = 0;
     const cache = expiringCache<string, number>({ ttlMs: 1000, maxEntries: 2 });

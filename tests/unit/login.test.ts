@@ -29,7 +29,7 @@ beforeAll(async () => {
     passwords: createPasswordVerifier({ cost: TEST_COST }),
     sessions: {
       families: memoryFamilies(),
-      tokens: createTokenIssuer({ signingKey: signer, settings: TOKEN_SETTINGS, clock: () => NOW }),
+      tokens: createTokenIssuer({ signingKey: signer, settings: TOKEN_SETTINGS }),
       settings: { maxLifetimeSeconds: 90 * 86_400, reuseGraceSeconds: 0 },
       clock: () => NOW,
     },
