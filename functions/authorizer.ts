@@ -1,9 +1,10 @@
 import type { APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { authorize } from '../lib/auth/authorizer.ts';
 import { readAuthorizerConfig } from '../lib/config.ts';
+import { withLambdaContext } from '../lib/log.ts';
 import { authorizerDeps } from '../lib/wiring.ts';
 
 const deps = await authorizerDeps(readAuthorizerConfig());
 
 /** TOKEN authorizer in front of every protected route. */
-export const handler = (event: APIGatewayTokenAuthorizerEvent) => authorize(deps, event);
+export const handler = withLambdaContext((event: APIGatewayTokenAuthorizerEvent) => authorize(deps, event));
