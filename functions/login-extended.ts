@@ -8,5 +8,6 @@ const deps = await loginDeps(readLoginConfig());
 /** POST /api/v1/login-extended */
 export const handler = endpoint({
   body: LoginRequestSchema,
-  handle: async ({ body }) => ok(toExtendedLoginResponse(await loginWithContext(deps, body))),
+  handle: async ({ body, sourceIp }) =>
+    ok(toExtendedLoginResponse(await loginWithContext(deps, { ...body, sourceIp }))),
 });

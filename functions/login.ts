@@ -8,5 +8,5 @@ const deps = await loginDeps(readLoginConfig());
 /** POST /api/v1/login */
 export const handler = endpoint({
   body: LoginRequestSchema,
-  handle: async ({ body }) => ok(toLoginResponse(await login(deps, body))),
+  handle: async ({ body, sourceIp }) => ok(toLoginResponse(await login(deps, { ...body, sourceIp }))),
 });

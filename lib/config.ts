@@ -75,8 +75,22 @@ const SessionEnv = {
   SESSION_MAX_LIFETIME: DurationSchema,
 };
 
+/** A count such as a failure limit: a whole number, 0 turning the defence off. */
+const CountSchema = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,6}$/, 'must be a whole number (0 turns it off)'),
+  v.transform(Number),
+);
+
 const LoginEnvSchema = v.object({
   ...SessionEnv,
+  LOGIN_GUARD_TABLE: NonEmpty,
+  LOGIN_FAILURE_LIMIT: CountSchema,
+  LOGIN_FAILURE_WINDOW: DurationSchema,
+  IP_FAILURE_LIMIT: CountSchema,
+  IP_FAILURE_WINDOW: DurationSchema,
+  LOGIN_LOCKOUT_BASE: DurationSchema,
+  LOGIN_LOCKOUT_MAX: DurationSchema,
   BCRYPT_COST: v.pipe(
     v.string(),
     v.regex(/^\d{1,2}$/, 'must be a whole number'),
@@ -148,6 +162,13 @@ export interface SessionSettingsConfig {
   readonly reuseGraceSeconds: number;
 }
 
+export interface ThrottlePolicyConfig {
+  readonly limit: number;
+  readonly windowSeconds: number;
+  readonly baseLockSeconds: number;
+  readonly maxLockSeconds: number;
+}
+
 export interface LoginConfig {
   readonly stage: string;
   readonly tokens: RefreshTokenSettings;
@@ -157,9 +178,12 @@ export interface LoginConfig {
   readonly sessions: SessionSettingsConfig;
   readonly keys: KeySettings<{ readonly signingKeyring: KeySource }>;
   readonly bcryptCost: number;
+  readonly loginGuardTable: string;
+  readonly throttle: { readonly username: ThrottlePolicyConfig; readonly sourceIp: ThrottlePolicyConfig };
 }
 
-export interface RefreshConfig extends Omit<LoginConfig, 'bcryptCost' | 'keys'> {
+export interface RefreshConfig
+  extends Omit<LoginConfig, 'bcryptCost' | 'keys' | 'loginGuardTable' | 'throttle'> {
   readonly keys: KeySettings<{ readonly signingKeyring: KeySource; readonly verificationKeys: KeySource }>;
 }
 
@@ -236,6 +260,21 @@ export function readLoginConfig(env: Env = process.env): LoginConfig {
     ...sessionConfig(parsed, 0),
     keys: keySettings(parsed, { signingKeyring: parsed.SIGNING_KEYRING }),
     bcryptCost: parsed.BCRYPT_COST,
+    loginGuardTable: parsed.LOGIN_GUARD_TABLE,
+    throttle: Object.freeze({
+      username: Object.freeze({
+        limit: parsed.LOGIN_FAILURE_LIMIT,
+        windowSeconds: parsed.LOGIN_FAILURE_WINDOW,
+        baseLockSeconds: parsed.LOGIN_LOCKOUT_BASE,
+        maxLockSeconds: parsed.LOGIN_LOCKOUT_MAX,
+      }),
+      sourceIp: Object.freeze({
+        limit: parsed.IP_FAILURE_LIMIT,
+        windowSeconds: parsed.IP_FAILURE_WINDOW,
+        baseLockSeconds: parsed.LOGIN_LOCKOUT_BASE,
+        maxLockSeconds: parsed.LOGIN_LOCKOUT_MAX,
+      }),
+    }),
   });
 }
 

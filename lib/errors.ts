@@ -14,6 +14,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   /** Any failed login: unknown user, wrong password, wrong username case, disabled user. */
   | 'INVALID_CREDENTIALS'
+  /** Too many failed logins for this username or from this address: try again later. */
+  | 'TOO_MANY_ATTEMPTS'
   /** The user is valid but has no customer (auto-login context) linked. */
   | 'CONTEXT_MISSING'
   /** The resource does not exist, or exists but belongs to someone else. */
@@ -33,6 +35,8 @@ export interface AppErrorOptions {
   /** Safe, client-facing detail. Never a value the client sent, never an internal message. */
   readonly detail?: string;
   readonly invalidParams?: readonly InvalidParam[];
+  /** Seconds after which a retry may succeed (429, 503). */
+  readonly retryAfterSeconds?: number;
   /** Internal cause: logged, never sent. */
   readonly cause?: unknown;
 }
@@ -41,6 +45,7 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly detail: string | undefined;
   readonly invalidParams: readonly InvalidParam[] | undefined;
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(code: ErrorCode, options: AppErrorOptions = {}) {
     super(code, { cause: options.cause });
@@ -48,6 +53,7 @@ export class AppError extends Error {
     this.code = code;
     this.detail = options.detail;
     this.invalidParams = options.invalidParams;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 

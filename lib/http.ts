@@ -7,13 +7,14 @@
  * hashing and no database access. Every response is `no-store`: they carry tokens or a
  * customer's shipments. Clients get fixed texts; the cause of a failure goes to the log only.
  */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as v from 'valibot';
 import type { TokenSubject } from './auth/tokens.ts';
 import { AppError, type ErrorCode, type InvalidParam, isAppError } from './errors.ts';
-import { logger as defaultLogger, describeError, type Logger } from './log.ts';
+import { logger as defaultLogger, describeError, type LambdaLogger, type Logger } from './log.ts';
 
 /** Request bodies above this many bytes are refused (413) before they are parsed. */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -53,6 +54,12 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     slug: 'invalid-credentials',
     title: 'Invalid credentials',
     detail: 'The username or password is incorrect.',
+  },
+  TOO_MANY_ATTEMPTS: {
+    status: 429,
+    slug: 'too-many-attempts',
+    title: 'Too many attempts',
+    detail: 'Too many failed logins. Try again after the time in Retry-After.',
   },
   CONTEXT_MISSING: {
     status: 403,
@@ -113,7 +120,9 @@ export function problemResponse(error: AppError): APIGatewayProxyResult {
       ...((error.detail ?? problem.detail) !== undefined && { detail: error.detail ?? problem.detail }),
       ...(error.invalidParams !== undefined && { invalidParams: error.invalidParams }),
     },
-    problem.status === 503 ? { 'Retry-After': '1' } : {},
+    problem.status === 503 || error.retryAfterSeconds !== undefined
+      ? { 'Retry-After': String(error.retryAfterSeconds ?? 1) }
+      : {},
   );
 }
 
@@ -131,8 +140,12 @@ function classify(error: unknown): AppError {
 function invalidParams(issues: readonly v.BaseIssue<unknown>[], root: string): InvalidParam[] {
   return issues.map((issue) => {
     const path = v.getDotPath(issue);
-    if (path === null) return { name: root, reason: issue.message };
-    return { name: path, reason: issue.received === 'undefined' ? 'is required' : issue.message };
+    // valibot's own messages ("Invalid type: Expected … but received …") quote the value.
+    const reason = issue.message.startsWith('Invalid ')
+      ? `must be ${issue.expected ?? 'valid'}`
+      : issue.message;
+    if (path === null) return { name: root, reason };
+    return { name: path, reason: issue.received === 'undefined' ? 'is required' : reason };
   });
 }
 
@@ -166,13 +179,13 @@ const guardBody: middy.MiddlewareObj<APIGatewayProxyEvent> = {
   },
 };
 
+/** The problem+json answer for anything thrown; an unexpected failure's cause goes to the log. */
 function mapErrors(log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError(request) {
       const error = classify(request.error);
-      const requestId = request.context.awsRequestId;
       if (error.code === 'DEPENDENCY_UNAVAILABLE') {
-        log.error('request failed', { requestId, error: describeError(error) });
+        log.error('request failed', { error: describeError(error) });
       }
       request.response = problemResponse(error);
       return request.response;
@@ -199,6 +212,8 @@ export interface EndpointInput<TBody, TParams, TCaller> {
   readonly body: TBody;
   readonly params: TParams;
   readonly caller: TCaller;
+  /** The client's address as API Gateway saw it (empty if unknown). */
+  readonly sourceIp: string;
 }
 
 type Output<TSchema> = TSchema extends v.GenericSchema ? v.InferOutput<TSchema> : undefined;
@@ -214,7 +229,7 @@ export interface EndpointSpec<
   readonly params?: TParams;
   /** True for a route behind the authorizer: the handler gets its caller. */
   readonly authorized?: TAuthorized;
-  readonly logger?: Logger;
+  readonly logger?: LambdaLogger;
   readonly handle: (
     input: EndpointInput<Output<TBody>, Output<TParams>, TAuthorized extends true ? Caller : null>,
   ) => Promise<Reply>;
@@ -227,9 +242,12 @@ export function endpoint<
   TAuthorized extends boolean = false,
 >(spec: EndpointSpec<TBody, TParams, TAuthorized>) {
   type Input = Parameters<typeof spec.handle>[0];
-  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>().use(
-    mapErrors(spec.logger ?? defaultLogger),
-  );
+  const log = spec.logger ?? defaultLogger;
+  // First, so every line of the request, the failure in mapErrors included, has its request id.
+  // `logEvent: false` whatever POWERTOOLS_LOGGER_LOG_EVENT says: events carry passwords and tokens.
+  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(injectLambdaContext(log.powertools, { logEvent: false }))
+    .use(mapErrors(log));
   if (spec.body !== undefined) chain.use(guardBody).use(httpJsonBodyParser());
   return chain.handler(async (event) => {
     // Each part is validated against its schema; the cast only restates the generic shape.
@@ -238,6 +256,7 @@ export function endpoint<
       params:
         spec.params === undefined ? undefined : validate(spec.params, event.pathParameters ?? {}, 'path'),
       caller: spec.authorized === true ? callerOf(event) : null,
+      sourceIp: event.requestContext?.identity?.sourceIp ?? '',
     } as Input;
     const reply = await spec.handle(input);
     if (reply.status === 204) return { statusCode: 204, headers: { ...BASE_HEADERS }, body: '' };

@@ -19,6 +19,7 @@ import type { LoginDeps } from './auth/login.ts';
 import { createPasswordVerifier } from './auth/passwords.ts';
 import { createRevocationCheck } from './auth/revocation.ts';
 import type { RefreshDeps, SessionDeps } from './auth/sessions.ts';
+import { createLoginThrottle } from './auth/throttle.ts';
 import { createAccessTokenVerifier, createRefreshTokenVerifier, createTokenIssuer } from './auth/tokens.ts';
 import { createDocumentClient } from './aws/dynamodb.ts';
 import { type Reloading, reloading } from './cache.ts';
@@ -33,6 +34,7 @@ import type {
   RefreshConfig,
   ShipmentsConfig,
 } from './config.ts';
+import { createDynamoFailureStore } from './guard/dynamodb.ts';
 import { describeError, logger } from './log.ts';
 import { createDynamoFamilyStore } from './sessions/dynamodb.ts';
 import { createDynamoShipmentRepository } from './shipments/dynamodb.ts';
@@ -92,6 +94,15 @@ export async function loginDeps(config: LoginConfig): Promise<LoginDeps> {
     users: accounts(config.data, config.accountsTable),
     passwords: createPasswordVerifier({ cost: config.bcryptCost }),
     sessions: await sessionDeps(config),
+    throttle: createLoginThrottle({
+      store: createDynamoFailureStore({
+        client: createDocumentClient(config.data),
+        tableName: config.loginGuardTable,
+      }),
+      settings: config.throttle,
+      logger,
+    }),
+    logger,
   };
 }
 

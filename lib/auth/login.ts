@@ -7,10 +7,19 @@
  */
 import * as v from 'valibot';
 import { AppError } from '../errors.ts';
-import type { UserReader, UserRecord } from '../users/repository.ts';
+import { describeError, type Logger } from '../log.ts';
+import type { PasswordHashUpgrader, UserReader, UserRecord } from '../users/repository.ts';
 import type { PasswordVerifier } from './passwords.ts';
 import { type SessionDeps, startSession } from './sessions.ts';
+import type { FailureReason, LoginThrottle } from './throttle.ts';
 import { type IssuedTokens, systemClock } from './tokens.ts';
+
+/**
+ * Control characters (NUL included), U+FFFD, which stands in for bytes that were not valid
+ * UTF-8, and lone surrogates (`\ud800` in JSON), which are not text at all: no username or
+ * password contains them, so they are refused before any hashing or lookup.
+ */
+export const NO_CONTROL_OR_INVALID = /^[^\p{Cc}\p{Cs}\uFFFD]*$/u;
 
 /** The body of both login operations. Limits bound the work a request can cause. */
 export const LoginRequestSchema = v.object({
@@ -18,21 +27,30 @@ export const LoginRequestSchema = v.object({
     v.string('must be a string'),
     v.nonEmpty('must not be empty'),
     v.maxLength(256, 'must be at most 256 characters'),
+    v.regex(NO_CONTROL_OR_INVALID, 'must not contain control characters or invalid UTF-8'),
   ),
   password: v.pipe(
     v.string('must be a string'),
     v.nonEmpty('must not be empty'),
     v.maxLength(1024, 'must be at most 1024 characters'),
+    v.regex(NO_CONTROL_OR_INVALID, 'must not contain control characters or invalid UTF-8'),
   ),
 });
 
 export type Credentials = v.InferOutput<typeof LoginRequestSchema>;
 
 export interface LoginDeps {
-  readonly users: UserReader;
+  readonly users: UserReader & PasswordHashUpgrader;
   readonly passwords: PasswordVerifier;
   /** Each login starts a session (a refresh-token family). */
   readonly sessions: SessionDeps;
+  readonly throttle: LoginThrottle;
+  readonly logger: Logger;
+}
+
+/** A login request: the credentials, and the address it came from (for throttling). */
+export interface LoginRequest extends Credentials {
+  readonly sourceIp: string;
 }
 
 export interface LoginResult {
@@ -43,21 +61,60 @@ export interface LoginResult {
 const invalidCredentials = () => new AppError('INVALID_CREDENTIALS');
 
 /**
- * The user these credentials belong to and when it was read, or INVALID_CREDENTIALS.
- * Always one bcrypt compare.
+ * The user these credentials belong to and when it was read, or INVALID_CREDENTIALS, or
+ * TOO_MANY_ATTEMPTS while the username or the address is locked (then without looking at
+ * the password). Otherwise always one bcrypt compare, whether the user exists or not.
  */
-async function authenticate(deps: LoginDeps, credentials: Credentials) {
+async function authenticate(deps: LoginDeps, request: LoginRequest) {
+  const attempt = { username: request.username, sourceIp: request.sourceIp };
   const readAt = (deps.sessions.clock ?? systemClock)();
-  const user = await deps.users.findByUsername(credentials.username);
-  const matches = await deps.passwords.verify(credentials.password, user?.passwordHash ?? null);
-  if (user === null || !matches || !user.enabled) throw invalidCredentials();
+  const [checked, user] = await Promise.all([
+    deps.throttle.check(attempt),
+    deps.users.findByUsername(request.username),
+  ]);
+  const matches = await deps.passwords.verify(request.password, user?.passwordHash ?? null);
+  const reason: FailureReason | null =
+    user === null ? 'unknown user' : !matches ? 'bad password' : !user.enabled ? 'disabled' : null;
+  if (user === null || reason !== null) {
+    await deps.throttle.failed(attempt, reason ?? 'unknown user');
+    // The username only of a user that exists: a mistyped password pasted into the username
+    // field must not end up in the log.
+    deps.logger.info('login failed', {
+      reason,
+      ...(user !== null && { username: user.username }),
+      sourceIp: request.sourceIp,
+    });
+    throw invalidCredentials();
+  }
+  await deps.throttle.succeeded(attempt, checked);
+  await upgradeHash(deps, user, request.password);
   return { user, readAt };
 }
 
+/** Re-hashes a password stored at a lower cost than the stage's; a failure costs nothing but the upgrade. */
+async function upgradeHash(deps: LoginDeps, user: UserRecord, password: string) {
+  if (!deps.passwords.needsUpgrade(user.passwordHash)) return;
+  try {
+    await deps.users.upgradePasswordHash(
+      user.username,
+      user.passwordHash,
+      await deps.passwords.hash(password),
+    );
+    deps.logger.info('password hash upgraded', { username: user.username });
+  } catch (error) {
+    deps.logger.warn('password hash upgrade failed', {
+      username: user.username,
+      error: describeError(error),
+    });
+  }
+}
+
 /** POST /login: credentials in, tokens out. */
-export async function login(deps: LoginDeps, credentials: Credentials): Promise<LoginResult> {
-  const { user, readAt } = await authenticate(deps, credentials);
-  return { user, tokens: await startSession(deps.sessions, user, readAt) };
+export async function login(deps: LoginDeps, request: LoginRequest): Promise<LoginResult> {
+  const { user, readAt } = await authenticate(deps, request);
+  const tokens = await startSession(deps.sessions, user, readAt);
+  deps.logger.info('login succeeded', { username: user.username, sourceIp: request.sourceIp });
+  return { user, tokens };
 }
 
 /**
@@ -65,10 +122,16 @@ export async function login(deps: LoginDeps, credentials: Credentials): Promise<
  * customer). Credentials are checked first (401), then the context (403), so a 403 is only
  * ever told to the owner of the password. No token is signed for a 403.
  */
-export async function loginWithContext(deps: LoginDeps, credentials: Credentials): Promise<LoginResult> {
-  const { user, readAt } = await authenticate(deps, credentials);
+export async function loginWithContext(deps: LoginDeps, request: LoginRequest): Promise<LoginResult> {
+  const { user, readAt } = await authenticate(deps, request);
   if (user.customerId === null) throw new AppError('CONTEXT_MISSING');
-  return { user, tokens: await startSession(deps.sessions, user, readAt) };
+  const tokens = await startSession(deps.sessions, user, readAt);
+  deps.logger.info('login succeeded', {
+    username: user.username,
+    sourceIp: request.sourceIp,
+    extended: true,
+  });
+  return { user, tokens };
 }
 
 /** The body of a /login answer. */

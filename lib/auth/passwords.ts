@@ -5,6 +5,9 @@
  * exists: an unknown username is compared against a dummy hash made at init with the same
  * cost, so response time does not tell an attacker which usernames exist.
  *
+ * A hash made at a lower cost than the stage's is upgraded on the user's next successful
+ * login, when the password is at hand.
+ *
  * bcrypt reads only the first 72 bytes of a password. A longer password can never match:
  * otherwise two passwords sharing their first 72 bytes would both log in.
  */
@@ -21,6 +24,10 @@ export interface PasswordVerifier {
    * against the dummy hash and resolves false, taking as long as a real compare.
    */
   verify(password: string, hash: string | null): Promise<boolean>;
+  /** True when `hash` was made at a lower cost than the stage's: upgrade it on the next login. */
+  needsUpgrade(hash: string): boolean;
+  /** A hash of `password` at the stage's cost. */
+  hash(password: string): Promise<string>;
 }
 
 /** A bcrypt hash of `password` at `cost` (the stage's cost: see serverless.yml `bcryptCost`). */
@@ -35,5 +42,7 @@ export function createPasswordVerifier({ cost }: { readonly cost: number }): Pas
       const matches = await bcrypt.compare(password, hash === null || tooLong ? dummyHash : hash);
       return matches && hash !== null && !tooLong;
     },
+    needsUpgrade: (hash) => bcrypt.getRounds(hash) < cost,
+    hash: (password) => hashPassword(password, cost),
   };
 }

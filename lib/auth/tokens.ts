@@ -156,7 +156,10 @@ async function verifyToken(
     maxTokenAge: expected.maxAgeSeconds,
     ...(clock && { currentDate: clock() }),
   });
-  const { sub, jti, iat } = payload;
+  const { sub, jti, iat, exp } = payload;
+  // maxTokenAge bounds the age; this bounds the lifetime a token claims, so a token minted
+  // with a far-future exp is refused even while it is fresh.
+  if ((exp as number) - (iat as number) > expected.maxAgeSeconds) throw new Error('exp too far after iat');
   if (typeof sub !== 'string' || sub === '') throw new Error('sub is not a username');
   if (typeof jti !== 'string' || jti === '') throw new Error('jti is not a string');
   return { ...payload, sub, jti, iat: iat as number };

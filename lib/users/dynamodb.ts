@@ -231,6 +231,25 @@ export function createDynamoAccountRepository(deps: {
             ':cutoff': revocationCutoff(clock()),
           }),
 
+    async upgradePasswordHash(username, currentHash, upgradedHash) {
+      // A failed condition: the password changed meanwhile, or the user went. Nothing to do.
+      await conditional(() =>
+        client.send(
+          new UpdateCommand({
+            TableName,
+            Key: userKey(username),
+            UpdateExpression: 'SET passwordHash = :upgraded',
+            ConditionExpression: 'username = :username AND passwordHash = :current',
+            ExpressionAttributeValues: {
+              ':upgraded': upgradedHash,
+              ':current': currentHash,
+              ':username': username,
+            },
+          }),
+        ),
+      );
+    },
+
     revokeSessions: (username) =>
       updateUser(username, 'SET revokedBefore = :cutoff', { ':cutoff': revocationCutoff(clock()) }),
 

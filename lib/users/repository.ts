@@ -49,6 +49,15 @@ export interface UserReader {
   findByUsername(username: string): Promise<UserRecord | null>;
 }
 
+/** What login needs to upgrade a hash made at a lower bcrypt cost. */
+export interface PasswordHashUpgrader {
+  /**
+   * Replaces the hash only if it is still `currentHash` (a password change in between
+   * wins). Revokes nothing: the password is the same.
+   */
+  upgradePasswordHash(username: string, currentHash: string, upgradedHash: string): Promise<void>;
+}
+
 /** What the authorizer needs to honour a revocation: a user's state, by exact username. */
 export interface UserStatus {
   readonly enabled: boolean;
@@ -68,7 +77,7 @@ export interface UserStatusReader {
 export const revocationCutoff = (now: Date) => Math.floor(now.getTime() / 1000) + 1;
 
 /** What operators need (the admin CLI). Every method throws `AppError` NOT_FOUND or ALREADY_EXISTS. */
-export interface AccountRepository extends UserReader, UserStatusReader {
+export interface AccountRepository extends UserReader, UserStatusReader, PasswordHashUpgrader {
   /**
    * Refuses a username that exists already, also when it differs only by case. Tokens of
    * an earlier user of the same name are revoked.

@@ -1,11 +1,14 @@
 /**
- * What each admin command does, given what it needs: the account store, the password on
- * stdin, the stage's parameters, the key stores, a clock, and a writer. Nothing here reads
- * the environment or the process: tests run these against the embedded DynamoDB in-process.
+ * What each admin command does, given what it needs: the account store, the failed-login
+ * counters, the password on stdin, the stage's parameters, the key stores, a clock, and a
+ * writer. Nothing here reads the environment or the process: tests run these against the
+ * embedded DynamoDB in-process.
  */
+import { NO_CONTROL_OR_INVALID } from '../../lib/auth/login.ts';
 import { BCRYPT_MAX_BYTES, hashPassword, passwordBytes } from '../../lib/auth/passwords.ts';
+import { type FailureRecord, type FailureStore, usernameCounterKey } from '../../lib/auth/throttle.ts';
 import { isAppError } from '../../lib/errors.ts';
-import type { AccountRepository, UserRecord } from '../../lib/users/repository.ts';
+import { type AccountRepository, foldUsername, type UserRecord } from '../../lib/users/repository.ts';
 import type { LocalKeyFiles } from '../local/keys.ts';
 import type { StageParams } from '../local/stage-params.ts';
 import { failure, quote, usageError } from './errors.ts';
@@ -27,6 +30,8 @@ export interface CommandContext {
   readonly target: Target;
   /** The account store of the target; opened on first use. */
   accounts(): AccountRepository;
+  /** The failed-login counters of the target's login throttle; opened on first use. */
+  loginFailures(): FailureStore;
   /** The first line of stdin. */
   readPassword(): Promise<string>;
   /** The target stage's parameters (bcrypt cost, token lifetimes, key reload interval). */
@@ -54,22 +59,64 @@ const publicUser = (user: UserRecord) => ({
   updatedAt: user.updatedAt,
 });
 
+/** The fewest characters of a password set here, counted in code points. */
+const MIN_PASSWORD_CHARACTERS = 12;
+
 /**
- * The new password, checked before it is hashed. bcrypt reads only the first 72 bytes, so a
- * longer password would be silently cut; it is refused instead (and login refuses it too).
- * Messages never contain the password or its length.
+ * The new password of `username`, checked before it is hashed; a refusal is a usage error
+ * naming the rule. Refused:
+ * - a control character or U+FFFD: login refuses such a password, so it could never be used;
+ * - over 72 bytes in UTF-8: bcrypt reads only the first 72, so the rest would be silently
+ *   ignored (login refuses such a password too);
+ * - under 12 characters, counted in Unicode code points (what a person counts, not UTF-16 units);
+ * - the username itself in any letter case or compatibility form (`foldUsername`): the first
+ *   guess of anyone who knows the username.
+ * Only passwords set here are held to the length and username rules; login checks neither,
+ * so passwords set before them keep working. Messages never contain the password or its length.
  */
-async function readNewPassword(context: CommandContext): Promise<string> {
+async function readNewPassword(context: CommandContext, username: string): Promise<string> {
   const password = await context.readPassword();
   if (password === '') throw usageError('the password is empty (it is read from the first line of stdin)');
+  // The same rule login applies (lib/auth/login.ts): a control character, or U+FFFD.
+  if (!NO_CONTROL_OR_INVALID.test(password)) {
+    throw usageError('the password contains a control character or U+FFFD (login refuses such a password)');
+  }
   if (passwordBytes(password) > BCRYPT_MAX_BYTES) {
     throw usageError(
       `the password is longer than ${BCRYPT_MAX_BYTES} bytes in UTF-8 (bcrypt would ignore the rest; ` +
         'a character outside ASCII takes 2 to 4 bytes)',
     );
   }
+  if (Array.from(password).length < MIN_PASSWORD_CHARACTERS) {
+    throw usageError(`the password is shorter than ${MIN_PASSWORD_CHARACTERS} characters`);
+  }
+  if (foldUsername(password) === foldUsername(username)) {
+    throw usageError('the password is the username (compared ignoring letter case)');
+  }
   return password;
 }
+
+/** The user stored under exactly `username`, or exit 1 naming it. */
+async function existingUser(context: CommandContext, username: string): Promise<UserRecord> {
+  const user = await context.accounts().findByUsername(username);
+  if (user === null) throw failure(`user ${quote(username)} not found`);
+  return user;
+}
+
+/** An epoch-milliseconds time as ISO 8601; null for 0, the store's "never". */
+const isoTime = (epochMs: number) => (epochMs > 0 ? new Date(epochMs).toISOString() : null);
+
+/**
+ * A username's failed-login counter as operators see it: zero and nulls when there is none,
+ * `lockedUntil` null unless a lock is still running at `now`. The count is as stored: the
+ * throttle starts it again from one at the first failure after its window.
+ */
+const failedLogins = (record: FailureRecord | undefined, now: Date) => ({
+  failures: record?.failures ?? 0,
+  lastFailureAt: isoTime(record?.lastFailureAt ?? 0),
+  lockedUntil:
+    record === undefined || record.lockedUntil <= now.getTime() ? null : isoTime(record.lockedUntil),
+});
 
 /** Turns the store's NOT_FOUND / ALREADY_EXISTS into the operator's message; rethrows the rest. */
 async function onUser<T>(username: string, call: () => Promise<T>): Promise<T> {
@@ -97,7 +144,7 @@ function keyLocation(context: CommandContext): KeyLocation {
 export async function runCommand(command: Command, context: CommandContext): Promise<void> {
   switch (command.name) {
     case 'user add': {
-      const password = await readNewPassword(context);
+      const password = await readNewPassword(context, command.username);
       const passwordHash = await hashPassword(password, context.stageParams().bcryptCost);
       const { username, customerId } = command;
       await onUser(username, () => context.accounts().createUser({ username, passwordHash, customerId }));
@@ -107,7 +154,7 @@ export async function runCommand(command: Command, context: CommandContext): Pro
       return;
     }
     case 'user passwd': {
-      const password = await readNewPassword(context);
+      const password = await readNewPassword(context, command.username);
       const passwordHash = await hashPassword(password, context.stageParams().bcryptCost);
       await onUser(command.username, () =>
         context.accounts().setPasswordHash(command.username, passwordHash),
@@ -134,9 +181,20 @@ export async function runCommand(command: Command, context: CommandContext): Pro
       context.print(`removed user ${quote(command.username)} and ${REVOKED}`);
       return;
     case 'user show': {
-      const user = await context.accounts().findByUsername(command.username);
-      if (user === null) throw failure(`user ${quote(command.username)} not found`);
-      context.print(json(publicUser(user)));
+      // The counter only of a user that exists: for any other name it is "not found", as ever.
+      const user = await existingUser(context, command.username);
+      const key = usernameCounterKey(user.username);
+      const counters = await context.loginFailures().read([key]);
+      context.print(
+        json({ ...publicUser(user), failedLogins: failedLogins(counters.get(key), context.now()) }),
+      );
+      return;
+    }
+    case 'user unlock': {
+      // Only the username's counter: a source address's counter stays, and only decays.
+      const user = await existingUser(context, command.username);
+      await context.loginFailures().clear(usernameCounterKey(user.username));
+      context.print(`cleared the failed logins of user ${quote(user.username)}`);
       return;
     }
     case 'address add':

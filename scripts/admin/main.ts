@@ -4,14 +4,13 @@
  * run it in-process; scripts/admin.ts passes the real ones.
  */
 import type { Env } from '../../lib/config.ts';
-import type { AccountRepository } from '../../lib/users/repository.ts';
 import { ensureLocalKeys, localKeyFiles } from '../local/keys.ts';
 import { readStageParams } from '../local/stage-params.ts';
 import { runCommand } from './commands.ts';
 import { CliError, describeFailure, failure, oneLine } from './errors.ts';
 import { createSsmParameterStore, type ParameterStore } from './keys.ts';
 import { parseInvocation } from './parse.ts';
-import { type OpenedAccounts, openDynamoAccounts, resolveTarget, type Target } from './target.ts';
+import { type OpenedStores, openDynamoStores, resolveTarget, type Target } from './target.ts';
 import { USAGE } from './usage.ts';
 
 export interface AdminDeps {
@@ -24,8 +23,8 @@ export interface AdminDeps {
   readonly stderr: (text: string) => void;
   /** The first line of stdin. Called only by commands that set a password. */
   readonly readPassword: () => Promise<string>;
-  /** The account store of a target. Default: its DynamoDB table. */
-  readonly openAccounts?: (target: Target) => OpenedAccounts;
+  /** The account store and failed-login counters of a target. Default: its DynamoDB tables. */
+  readonly openStores?: (target: Target) => OpenedStores;
   /** SSM of a region. Default: AWS SSM through the credential chain. */
   readonly parameters?: (region: string) => ParameterStore;
   /** Default: the system clock. */
@@ -35,7 +34,7 @@ export interface AdminDeps {
 /** Runs one invocation. Resolves to the exit status: 0 done, 1 failed, 2 usage error. */
 export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promise<number> {
   let target: Target | undefined;
-  let opened: OpenedAccounts | undefined;
+  let opened: OpenedStores | undefined;
   try {
     const invocation = parseInvocation(argv);
     if (invocation.kind !== 'run') {
@@ -44,13 +43,14 @@ export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promis
     }
     const resolved = resolveTarget(invocation.target, deps.env, deps.cwd);
     target = resolved;
-    const accounts = (): AccountRepository => {
-      opened ??= (deps.openAccounts ?? openDynamoAccounts)(resolved);
-      return opened.accounts;
+    const stores = (): OpenedStores => {
+      opened ??= (deps.openStores ?? openDynamoStores)(resolved);
+      return opened;
     };
     await runCommand(invocation.command, {
       target: resolved,
-      accounts,
+      accounts: () => stores().accounts,
+      loginFailures: () => stores().loginFailures,
       readPassword: deps.readPassword,
       stageParams: () => {
         try {

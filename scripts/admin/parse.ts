@@ -19,7 +19,8 @@ export type Command =
         | 'user enable'
         | 'user logout'
         | 'user remove'
-        | 'user show';
+        | 'user show'
+        | 'user unlock';
       readonly username: string;
     }
   | { readonly name: 'address add'; readonly customerId: string; readonly depotCode: string }
@@ -69,6 +70,7 @@ const COMMANDS: Record<CommandName, CommandSpec> = {
   'user logout': { args: ['username'], options: [] },
   'user remove': { args: ['username'], options: [] },
   'user show': { args: ['username'], options: [] },
+  'user unlock': { args: ['username'], options: [] },
   'address add': { args: ['customerId'], options: ['depot'] },
   'address list': { args: ['customerId'], options: [] },
   'keys init': { args: [], options: ['force'] },
@@ -174,6 +176,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       case 'user logout':
       case 'user remove':
       case 'user show':
+      case 'user unlock':
         return { name, username: check(ExistingUsernameSchema, first, 'username') };
       case 'address add': {
         const depot = text('depot');

@@ -6,8 +6,10 @@
  */
 import { resolve } from 'node:path';
 import * as v from 'valibot';
+import type { FailureStore } from '../../lib/auth/throttle.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { Env } from '../../lib/config.ts';
+import { createDynamoFailureStore } from '../../lib/guard/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
@@ -58,20 +60,24 @@ export function resolveTarget(options: TargetOptions, env: Env, cwd: string): Ta
   return { kind: 'aws', stage: options.stage, region };
 }
 
-export interface OpenedAccounts {
+export interface OpenedStores {
   readonly accounts: AccountRepository;
+  /** The failed-login counters of the login throttle (the login-guard table). */
+  readonly loginFailures: FailureStore;
   /** Lets the process exit without waiting for idle connections. */
   close(): void;
 }
 
-/** The account store of a target, on DynamoDB. */
-export function openDynamoAccounts(target: Target): OpenedAccounts {
+/** The stores of a target, on DynamoDB, sharing one document client. */
+export function openDynamoStores(target: Target): OpenedStores {
   const client = createDocumentClient({
     region: target.region,
     dynamodbEndpoint: target.kind === 'local' ? target.endpoint : undefined,
   });
+  const tables = tableNames(target.stage);
   return {
-    accounts: createDynamoAccountRepository({ client, tableName: tableNames(target.stage).accounts }),
+    accounts: createDynamoAccountRepository({ client, tableName: tables.accounts }),
+    loginFailures: createDynamoFailureStore({ client, tableName: tables.loginGuard }),
     // The document client shares its request handler with the client it wraps.
     close: () => client.config.requestHandler.destroy?.(),
   };

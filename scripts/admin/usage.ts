@@ -12,7 +12,11 @@ Users
   user enable <username>   allow them again (revoked sessions stay revoked)
   user logout <username>   revoke every session and access token the user has now
   user remove <username>   delete the user; its sessions and access tokens stop verifying
-  user show <username>     print the user as JSON (never the password hash)
+  user show <username>     print the user as JSON (never the password hash), with its
+                           failed logins: failures, lastFailureAt, lockedUntil (null when
+                           not locked)
+  user unlock <username>   clear the failed logins of the username, ending its lock; the
+                           counters of source addresses are not touched (they only decay)
 
 Pickup addresses
   address add <customerId> --depot <code>
@@ -41,6 +45,8 @@ Options
 
 Passwords are never arguments. Pipe them, or type them when prompted (not echoed):
   printf '%s\\n' "$NEW_PASSWORD" | npm run --silent admin -- user add alice --customer C-1001
-A password is at most 72 bytes in UTF-8 (bcrypt ignores the rest).
+A new password has at least 12 characters (Unicode code points) and at most 72 bytes in
+UTF-8 (bcrypt ignores the rest), is not the username in any letter case, and has no control
+characters and no U+FFFD (login refuses those).
 
 Exit status: 0 done, 1 the operation failed, 2 a usage error or an invalid value.`;

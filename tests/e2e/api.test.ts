@@ -14,7 +14,9 @@ let demo: { username: string; password: string };
 const OTHER_PASSWORD = 'other-customer-password';
 
 beforeAll(async () => {
-  stack = await startLocalStack();
+  // These tests fail logins on purpose, more than the default limit: throttling has its own
+  // end-to-end tests (throttle.test.ts).
+  stack = await startLocalStack({ env: { LOGIN_FAILURE_LIMIT: '0' } });
   demo = stack.demo;
   const accounts = stackAccounts(stack);
   const hash = await hashPassword(OTHER_PASSWORD, 4);

@@ -106,15 +106,40 @@ describe('the prod CloudFormation template', () => {
     expect(tables.map(([, t]) => t.Properties.TableName).sort()).toEqual(
       Object.values(tableNames('prod')).sort(),
     );
-    for (const [, table] of tables) {
+    for (const [id, table] of tables) {
       expect(table.Properties).toMatchObject({
         BillingMode: 'PAY_PER_REQUEST',
-        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         SSESpecification: { SSEEnabled: true },
         DeletionProtectionEnabled: true,
       });
+      // Failed-login counters are short-lived by design: nothing there is worth restoring.
+      if (id !== 'LoginGuardTable') {
+        expect(table.Properties.PointInTimeRecoverySpecification, id).toEqual({
+          PointInTimeRecoveryEnabled: true,
+        });
+      }
       expect(table.DeletionPolicy).toBe('Retain');
       expect(table.UpdateReplacePolicy).toBe('Retain');
+    }
+  });
+
+  it('throttles the API Gateway stage with the stage parameters', () => {
+    const [deployment] = ofType('AWS::ApiGateway::Deployment');
+    expect(deployment?.[1].Properties.StageDescription).toEqual({
+      ThrottlingRateLimit: 200,
+      ThrottlingBurstLimit: 400,
+    });
+  });
+
+  it('gives the login functions the brute-force limits of the stage', () => {
+    for (const fn of ['LoginLambdaFunction', 'LoginExtendedLambdaFunction']) {
+      expect(variablesOf(fn)).toMatchObject({
+        LOGIN_GUARD_TABLE: 'parcel-auth-prod-login-guard',
+        LOGIN_FAILURE_LIMIT: '5',
+        IP_FAILURE_LIMIT: '100',
+        LOGIN_LOCKOUT_BASE: '30s',
+        LOGIN_LOCKOUT_MAX: '15m',
+      });
     }
   });
 

@@ -9,7 +9,7 @@ import { ensureLocalKeys } from '../../scripts/local/keys.ts';
 
 export async function functionEnv(options: {
   endpoint: string;
-  tables: { accounts: string; shipments: string; sessions: string };
+  tables: { accounts: string; shipments: string; sessions: string; loginGuard: string };
 }) {
   const keyDir = await mkdtemp(join(tmpdir(), 'parcel-auth-keys-'));
   const keys = await ensureLocalKeys(keyDir);
@@ -32,6 +32,13 @@ export async function functionEnv(options: {
     SIGNING_KEYRING: `file:${keys.keyringFile}`,
     VERIFICATION_KEYS: `file:${keys.jwksFile}`,
     BCRYPT_COST: '4',
+    LOGIN_GUARD_TABLE: options.tables.loginGuard,
+    LOGIN_FAILURE_LIMIT: '5',
+    LOGIN_FAILURE_WINDOW: '24h',
+    IP_FAILURE_LIMIT: '100',
+    IP_FAILURE_WINDOW: '1h',
+    LOGIN_LOCKOUT_BASE: '30s',
+    LOGIN_LOCKOUT_MAX: '15m',
   };
   /** Removes the test key files. */
   const cleanup = () => rm(keyDir, { recursive: true, force: true });

@@ -21,8 +21,18 @@ import {
   publishedKeys,
   toPublicJwk,
 } from '../../lib/auth/keys.ts';
+import {
+  createLoginThrottle,
+  type FailureStore,
+  lockSeconds,
+  sourceIpCounterKey,
+  type ThrottlePolicy,
+  usernameCounterKey,
+} from '../../lib/auth/throttle.ts';
 import { createAccessTokenVerifier, createTokenIssuer, epochSeconds } from '../../lib/auth/tokens.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { createDynamoFailureStore } from '../../lib/guard/dynamodb.ts';
+import { createLogger } from '../../lib/log.ts';
 import { keyParameterNames, tableNames } from '../../lib/stage.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import { type AccountRepository, revocationCutoff } from '../../lib/users/repository.ts';
@@ -42,6 +52,8 @@ let dataDir: string;
 let client: ReturnType<typeof createDocumentClient>;
 let local: AccountRepository;
 let deployed: AccountRepository;
+/** The failed-login counters of the local stage. */
+let guard: FailureStore;
 
 beforeAll(async () => {
   dynamo = await startDynalite({ port: 0 });
@@ -51,6 +63,7 @@ beforeAll(async () => {
   client = createDocumentClient({ region: 'local', dynamodbEndpoint: dynamo.endpoint });
   local = createDynamoAccountRepository({ client, tableName: tableNames('local').accounts });
   deployed = createDynamoAccountRepository({ client, tableName: tableNames(OTHER_STAGE).accounts });
+  guard = createDynamoFailureStore({ client, tableName: tableNames('local').loginGuard });
 });
 
 afterAll(async () => {
@@ -93,12 +106,13 @@ async function admin(args: string[], options: AdminOptions = {}): Promise<Run> {
     },
     ...(options.parameters && { parameters: () => options.parameters as ParameterStore }),
     ...(accountsClock && {
-      openAccounts: () => ({
+      openStores: () => ({
         accounts: createDynamoAccountRepository({
           client,
           tableName: tableNames('local').accounts,
           now: accountsClock,
         }),
+        loginFailures: guard,
         close: () => {},
       }),
     }),
@@ -243,18 +257,19 @@ describe('admin CLI: users', () => {
     expect(shown.code).toBe(0);
     const user = JSON.parse(shown.stdout);
     expect(Object.keys(user).sort()).toEqual(
-      ['createdAt', 'customerId', 'depotCode', 'enabled', 'updatedAt', 'username'].sort(),
+      ['createdAt', 'customerId', 'depotCode', 'enabled', 'failedLogins', 'updatedAt', 'username'].sort(),
     );
     expect(user).toMatchObject({ username, enabled: true, customerId: customer, depotCode: 'PRG01' });
+    expect(user.failedLogins).toEqual({ failures: 0, lastFailureAt: null, lockedUntil: null });
     expect(shown.stdout).not.toMatch(/\$2[aby]\$|passwordHash/);
   });
 
   it('refuses an existing username, also one differing only in case, with exit 1 and one line', async () => {
     const username = unique('Twin');
-    expect((await admin(['user', 'add', username], { password: 'first one' })).code).toBe(0);
+    expect((await admin(['user', 'add', username], { password: 'first pass word' })).code).toBe(0);
 
     for (const variant of [username, username.toLowerCase(), username.toUpperCase()]) {
-      const again = await admin(['user', 'add', variant], { password: 'second one' });
+      const again = await admin(['user', 'add', variant], { password: 'second pass word' });
       expect(again.code).toBe(1);
       expect(again.stderr).toEqual(['error: a user with this name (in any letter case) exists']);
     }
@@ -280,14 +295,20 @@ describe('admin CLI: users', () => {
 
   it('refuses an empty password and one over 72 UTF-8 bytes, counting multi-byte characters', async () => {
     const username = unique('carol');
-    const tooLong = 'ž'.repeat(37); // 37 characters, 74 bytes
-    for (const password of ['', tooLong, 'a'.repeat(73)]) {
+    // 'ž' takes 2 bytes, '✓' 3, '😀' 4 (and two UTF-16 units).
+    for (const password of ['ž'.repeat(37), '✓'.repeat(25), '😀'.repeat(19), 'a'.repeat(73)]) {
       const run = await admin(['user', 'add', username], { password });
       expect(run.code).toBe(2);
-      expect(run.stderr).toHaveLength(1);
-      if (password !== '') expect(run.stderr[0]).toMatch(/longer than 72 bytes/);
-      expect(run.stderr.join('')).not.toContain(password === '' ? 'žž' : password);
+      expect(run.stderr).toEqual([
+        'error: the password is longer than 72 bytes in UTF-8 (bcrypt would ignore the rest; ' +
+          'a character outside ASCII takes 2 to 4 bytes)',
+      ]);
     }
+    const empty = await admin(['user', 'add', username], { password: '' });
+    expect(empty).toMatchObject({
+      code: 2,
+      stderr: ['error: the password is empty (it is read from the first line of stdin)'],
+    });
     expect(await local.findByUsername(username)).toBeNull();
 
     const longest = 'ž'.repeat(36); // 72 bytes: every byte counts
@@ -310,13 +331,13 @@ describe('admin CLI: users', () => {
   });
 
   it('passwd of an unknown user fails with exit 1 and names the user', async () => {
-    const run = await admin(['user', 'passwd', 'nobody-here'], { password: 'whatever' });
+    const run = await admin(['user', 'passwd', 'nobody-here'], { password: 'whatever pass word' });
     expect(run).toMatchObject({ code: 1, stderr: ['error: user "nobody-here" not found'] });
   });
 
   it('disable and enable flip whether the user is enabled', async () => {
     const username = unique('erin');
-    await admin(['user', 'add', username], { password: 'pass word' });
+    await admin(['user', 'add', username], { password: 'good pass word' });
 
     expect((await admin(['user', 'disable', username])).code).toBe(0);
     expect((await local.findByUsername(username))?.enabled).toBe(false);
@@ -328,7 +349,7 @@ describe('admin CLI: users', () => {
 
   it('remove deletes the user: show then reports it not found with exit 1', async () => {
     const username = unique('frank');
-    await admin(['user', 'add', username], { password: 'pass word' });
+    await admin(['user', 'add', username], { password: 'good pass word' });
 
     expect((await admin(['user', 'remove', username])).code).toBe(0);
     const shown = await admin(['user', 'show', username]);
@@ -338,7 +359,7 @@ describe('admin CLI: users', () => {
 
   it('logout revokes every session and access token of the user: revokedBefore advances', async () => {
     const username = unique('kim');
-    await admin(['user', 'add', username], { password: 'pass word' });
+    await admin(['user', 'add', username], { password: 'good pass word' });
     const before = await local.findStatus(username);
     const later = new Date(Date.now() + 60_000);
 
@@ -361,7 +382,7 @@ describe('admin CLI: users', () => {
 
   it('passwd, disable and remove say the user’s sessions were revoked; passwd and disable advance revokedBefore', async () => {
     const username = unique('lena');
-    await admin(['user', 'add', username], { password: 'pass word' });
+    await admin(['user', 'add', username], { password: 'good pass word' });
 
     const inAMinute = new Date(Date.now() + 60_000);
     const changed = await admin(['user', 'passwd', username], {
@@ -394,6 +415,186 @@ describe('admin CLI: users', () => {
   });
 });
 
+/** `text` in fullwidth forms (U+FF01 to U+FF5E), which NFKC folds back to ASCII. */
+const fullwidth = (text: string) =>
+  text.replace(/[!-~]/g, (char) => String.fromCodePoint((char.codePointAt(0) ?? 0) + 0xfee0));
+
+describe('admin CLI: password rules', () => {
+  /** Expects `password` refused for `args` with exit 2 and exactly `message`, never echoed. */
+  async function expectRefused(args: string[], password: string, message: string) {
+    const run = await admin(args, { password });
+    expect(run).toMatchObject({ code: 2, stdout: '', stderr: [`error: ${message}`], passwordReads: 1 });
+    expect(run.stderr[0]).not.toContain(password);
+  }
+
+  const SHORT = 'the password is shorter than 12 characters';
+  const IS_USERNAME = 'the password is the username (compared ignoring letter case)';
+  const CONTROL = 'the password contains a control character or U+FFFD (login refuses such a password)';
+
+  it('refuses a password under 12 characters, counting code points, not UTF-16 units or bytes', async () => {
+    const username = unique('nina');
+    // '✓' is 3 bytes in UTF-8; '😀' is 4 bytes and two UTF-16 units, so six of them have length 12.
+    for (const password of ['a'.repeat(11), 'pass word 1', '✓'.repeat(11), '😀'.repeat(6)]) {
+      await expectRefused(['user', 'add', username], password, SHORT);
+    }
+    expect(await local.findByUsername(username)).toBeNull();
+
+    const twelve = '✓'.repeat(12); // 36 bytes
+    expect(await admin(['user', 'add', username], { password: twelve })).toMatchObject({
+      code: 0,
+      stderr: [],
+    });
+    expect(await bcrypt.compare(twelve, (await local.findByUsername(username))?.passwordHash ?? '')).toBe(
+      true,
+    );
+
+    const before = await local.findByUsername(username);
+    await expectRefused(['user', 'passwd', username], 'a'.repeat(11), SHORT);
+    expect((await local.findByUsername(username))?.passwordHash).toBe(before?.passwordHash);
+
+    const emoji = '😀'.repeat(18); // 18 characters, 72 bytes
+    expect((await admin(['user', 'passwd', username], { password: emoji })).code).toBe(0);
+    expect(await bcrypt.compare(emoji, (await local.findByUsername(username))?.passwordHash ?? '')).toBe(
+      true,
+    );
+  });
+
+  it('refuses the username as its password in any letter case or compatibility form, on add and passwd', async () => {
+    const username = unique('Mallory');
+    for (const password of [username, username.toLowerCase(), username.toUpperCase(), fullwidth(username)]) {
+      await expectRefused(['user', 'add', username], password, IS_USERNAME);
+    }
+    expect(await local.findByUsername(username)).toBeNull();
+
+    expect((await admin(['user', 'add', username], { password: 'good pass word' })).code).toBe(0);
+    const before = await local.findByUsername(username);
+    await expectRefused(['user', 'passwd', username], username.toUpperCase(), IS_USERNAME);
+    expect((await local.findByUsername(username))?.passwordHash).toBe(before?.passwordHash);
+
+    // Only the username itself is refused, not a password that contains it.
+    expect((await admin(['user', 'passwd', username], { password: `${username}!2025` })).code).toBe(0);
+  });
+
+  it('refuses a control character or U+FFFD anywhere, which login would refuse, before any other rule', async () => {
+    const username = unique('oscar');
+    for (const password of [
+      'correct\thorse battery',
+      'correct horse\u0000battery',
+      'correct horse\u007fbattery',
+      'correct horse\u0085battery',
+      'correct horse \ufffd battery',
+      '\u001b[2Jshort',
+    ]) {
+      await expectRefused(['user', 'add', username], password, CONTROL);
+    }
+    expect(await local.findByUsername(username)).toBeNull();
+
+    expect((await admin(['user', 'add', username], { password: 'good pass word' })).code).toBe(0);
+    await expectRefused(['user', 'passwd', username], 'new pass word\r', CONTROL);
+  });
+});
+
+/** The username policy of the login throttle: three failures lock, for 30s doubling up to 15m. */
+const POLICY: ThrottlePolicy = { limit: 3, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
+
+/** Fails `times` logins of `username` from `sourceIp` at `at`, as the login function would. */
+async function failLogins(username: string, times: number, at: Date, sourceIp = '') {
+  const throttle = createLoginThrottle({
+    store: guard,
+    settings: { username: POLICY, sourceIp: POLICY },
+    clock: () => at,
+    logger: createLogger('error', () => {}),
+  });
+  for (let i = 0; i < times; i += 1) await throttle.failed({ username, sourceIp }, 'bad password');
+  return throttle;
+}
+
+describe('admin CLI: failed logins', () => {
+  it('show prints the failures of the username in any letter case, the last one, and the running lock', async () => {
+    const username = unique('Peggy');
+    await admin(['user', 'add', username], { password: 'good pass word' });
+    const at = new Date(Date.now() - 1000);
+    await failLogins(username.toUpperCase(), 2, at);
+    await failLogins(username, 2, at);
+
+    const shown = await admin(['user', 'show', username]);
+    expect(shown).toMatchObject({ code: 0, stderr: [] });
+    expect(JSON.parse(shown.stdout).failedLogins).toEqual({
+      failures: 4,
+      lastFailureAt: at.toISOString(),
+      lockedUntil: new Date(at.getTime() + lockSeconds(POLICY, 4) * 1000).toISOString(),
+    });
+  });
+
+  it('show gives lockedUntil null once the lock has run out, and keeps the count', async () => {
+    const username = unique('quinn');
+    await admin(['user', 'add', username], { password: 'good pass word' });
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await failLogins(username, 3, hourAgo);
+
+    const shown = await admin(['user', 'show', username]);
+    expect(JSON.parse(shown.stdout).failedLogins).toEqual({
+      failures: 3,
+      lastFailureAt: hourAgo.toISOString(),
+      lockedUntil: null,
+    });
+  });
+
+  it('show of a name that is no user says only that, even when the name has failed logins', async () => {
+    const name = unique('nobody');
+    await failLogins(name, 3, new Date());
+    const shown = await admin(['user', 'show', name]);
+    expect(shown).toMatchObject({ code: 1, stdout: '', stderr: [`error: user "${name}" not found`] });
+  });
+
+  it('unlock clears the username’s counter and ends its lock, leaving the source address’s counter', async () => {
+    const username = unique('Rupert');
+    const sourceIp = '203.0.113.7';
+    await admin(['user', 'add', username], { password: 'good pass word' });
+    const throttle = await failLogins(username, 3, new Date(), sourceIp);
+    const attempt = { username, sourceIp: '' };
+    await expect(throttle.check(attempt)).rejects.toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
+
+    const run = await admin(['user', 'unlock', username]);
+    expect(run).toMatchObject({
+      code: 0,
+      stderr: [],
+      stdout: `cleared the failed logins of user "${username}"`,
+      passwordReads: 0,
+    });
+    const left = await guard.read([usernameCounterKey(username), sourceIpCounterKey(sourceIp)]);
+    expect([...left.keys()]).toEqual([sourceIpCounterKey(sourceIp)]);
+    expect(left.get(sourceIpCounterKey(sourceIp))?.failures).toBe(3);
+    await expect(throttle.check(attempt)).resolves.toEqual({ usernameFailures: 0 });
+    await expect(throttle.check({ username, sourceIp })).rejects.toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
+
+    expect(JSON.parse((await admin(['user', 'show', username])).stdout).failedLogins).toEqual({
+      failures: 0,
+      lastFailureAt: null,
+      lockedUntil: null,
+    });
+    // Nothing to clear is no failure.
+    expect((await admin(['user', 'unlock', username])).code).toBe(0);
+  });
+
+  it('unlock of a name that is no user fails with exit 1 and clears nothing', async () => {
+    const name = unique('nobody');
+    await failLogins(name, 3, new Date());
+    const run = await admin(['user', 'unlock', name]);
+    expect(run).toMatchObject({ code: 1, stdout: '', stderr: [`error: user "${name}" not found`] });
+    expect((await guard.read([usernameCounterKey(name)])).get(usernameCounterKey(name))?.failures).toBe(3);
+  });
+
+  it('unlock takes exactly one username', async () => {
+    for (const args of [
+      ['user', 'unlock'],
+      ['user', 'unlock', 'a', 'b'],
+    ]) {
+      expect(await admin(args)).toMatchObject({ code: 2, stderr: ['error: user unlock takes <username>'] });
+    }
+  });
+});
+
 describe('admin CLI: pickup addresses', () => {
   it('appends addresses in order, an empty depot allowed, and users get the first non-empty depot', async () => {
     const customer = unique('CUST');
@@ -402,7 +603,7 @@ describe('admin CLI: pickup addresses', () => {
     expect(JSON.parse(first.stdout)).toMatchObject({ customerId: customer, position: 1, depotCode: '' });
 
     const username = unique('grace');
-    await admin(['user', 'add', username, '--customer', customer], { password: 'pass word' });
+    await admin(['user', 'add', username, '--customer', customer], { password: 'good pass word' });
     expect((await local.findByUsername(username))?.depotCode).toBeNull();
 
     expect((await admin(['address', 'add', customer, '--depot=PRG01'])).code).toBe(0);
@@ -709,6 +910,7 @@ describe('admin CLI as a process', () => {
     const help = await spawnAdmin(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: npm run admin -- <command>/);
+    expect(help.stdout).toContain('user unlock <username>');
 
     const none = await spawnAdmin([]);
     expect(none.code).toBe(2);

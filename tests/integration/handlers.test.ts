@@ -68,6 +68,23 @@ const json = (body: unknown) => JSON.stringify(body);
 const bodyOf = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
 
 describe('login handlers', () => {
+  it('answers 429 problem+json with Retry-After once a username has failed too often', async () => {
+    const attempt = (password: string) =>
+      call(login, loginEvent(json({ username: 'throttled-user', password })));
+    for (let i = 0; i < 5; i += 1) expect((await attempt('wrong-password')).statusCode).toBe(401);
+    const response = await attempt('wrong-password');
+    expect(response.statusCode).toBe(429);
+    expect(response.headers).toMatchObject({
+      'Content-Type': 'application/problem+json',
+      'Retry-After': '30',
+    });
+    expect(bodyOf(response)).toMatchObject({
+      type: 'urn:parcel-auth:problem:too-many-attempts',
+      status: 429,
+    });
+    expect(response.body).not.toContain('eyJ');
+  });
+
   it('answers 200 with tokens, no-store and JSON', async () => {
     const response = await call(login, loginEvent(json({ username: 'alice', password: PASSWORD })));
     expect(response.statusCode).toBe(200);

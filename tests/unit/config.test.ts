@@ -20,6 +20,13 @@ const loginEnv = {
   SESSION_MAX_LIFETIME: '90d',
   BCRYPT_COST: '10',
   DYNAMODB_ENDPOINT: '',
+  LOGIN_GUARD_TABLE: 'parcel-auth-prod-login-guard',
+  LOGIN_FAILURE_LIMIT: '5',
+  LOGIN_FAILURE_WINDOW: '24h',
+  IP_FAILURE_LIMIT: '100',
+  IP_FAILURE_WINDOW: '1h',
+  LOGIN_LOCKOUT_BASE: '30s',
+  LOGIN_LOCKOUT_MAX: '15m',
 };
 
 const { BCRYPT_COST: _cost, ...sessionEnv } = loginEnv;
@@ -65,6 +72,15 @@ describe('configuration', () => {
     expect(() => readLoginConfig({ ...loginEnv, BCRYPT_COST: '3' })).toThrow(
       /BCRYPT_COST must be at least 4/,
     );
+  });
+
+  it('reads the brute-force limits, where 0 turns a counter off', () => {
+    const config = readLoginConfig({ ...loginEnv, IP_FAILURE_LIMIT: '0' });
+    expect(config.throttle).toEqual({
+      username: { limit: 5, windowSeconds: 86_400, baseLockSeconds: 30, maxLockSeconds: 900 },
+      sourceIp: { limit: 0, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 },
+    });
+    expect(() => readLoginConfig({ ...loginEnv, LOGIN_FAILURE_LIMIT: '-1' })).toThrow(/LOGIN_FAILURE_LIMIT/);
   });
 
   it('reads the refresh grace window, which may be zero but not a lifetime', () => {

@@ -8,13 +8,18 @@ import {
   toLoginResponse,
 } from '../../lib/auth/login.ts';
 import { createPasswordVerifier } from '../../lib/auth/passwords.ts';
+import { createLoginThrottle } from '../../lib/auth/throttle.ts';
 import { createTokenIssuer } from '../../lib/auth/tokens.ts';
 import { AppError } from '../../lib/errors.ts';
+import { createLogger } from '../../lib/log.ts';
 import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
 import { memoryFamilies } from '../helpers/memory-families.ts';
+import { memoryFailures } from '../helpers/memory-guard.ts';
 import { memoryUsers, TEST_COST } from '../helpers/memory-users.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
+const IP = '203.0.113.10';
+const OFF = { limit: 0, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
 let deps: LoginDeps;
 
 beforeAll(async () => {
@@ -33,6 +38,13 @@ beforeAll(async () => {
       settings: { maxLifetimeSeconds: 90 * 86_400, reuseGraceSeconds: 0 },
       clock: () => NOW,
     },
+    // Throttling has its own tests below and in throttle.test.ts.
+    throttle: createLoginThrottle({
+      store: memoryFailures(),
+      settings: { username: OFF, sourceIp: OFF },
+      logger: createLogger('error', () => {}),
+    }),
+    logger: createLogger('error', () => {}),
   };
 });
 
@@ -47,7 +59,9 @@ const failure = async (promise: Promise<unknown>) => {
 
 describe('login', () => {
   it('returns an access and a refresh token for valid credentials', async () => {
-    const body = toLoginResponse(await login(deps, { username: 'Alice', password: 'alice-password' }));
+    const body = toLoginResponse(
+      await login(deps, { username: 'Alice', password: 'alice-password', sourceIp: IP }),
+    );
     expect(Object.keys(body).sort()).toEqual(['refreshToken', 'token']);
     expect(decodeJwt(body.token).sub).toBe('Alice');
   });
@@ -58,18 +72,20 @@ describe('login', () => {
     ['a username that differs only in case', 'alice', 'alice-password'],
     ['a disabled user with the right password', 'gone', 'gone-password'],
   ])('fails with INVALID_CREDENTIALS for %s', async (_name, username, password) => {
-    expect(await failure(login(deps, { username, password }))).toBe('INVALID_CREDENTIALS');
+    expect(await failure(login(deps, { username, password, sourceIp: IP }))).toBe('INVALID_CREDENTIALS');
   });
 
   it('lets a user without customer log in', async () => {
-    await expect(login(deps, { username: 'solo', password: 'solo-password' })).resolves.toBeDefined();
+    await expect(
+      login(deps, { username: 'solo', password: 'solo-password', sourceIp: IP }),
+    ).resolves.toBeDefined();
   });
 });
 
 describe('login with context (login-extended)', () => {
   it('answers with tokens, the username as stored, the depot code and expireAt equal to exp', async () => {
     const body = toExtendedLoginResponse(
-      await loginWithContext(deps, { username: 'Alice', password: 'alice-password' }),
+      await loginWithContext(deps, { username: 'Alice', password: 'alice-password', sourceIp: IP }),
     );
     expect(body).toMatchObject({ userName: 'Alice', depotCode: 'PRG01' });
     expect(body.expireAt).toBe('2026-11-21T11:00:00.000Z');
@@ -78,19 +94,19 @@ describe('login with context (login-extended)', () => {
 
   it('answers depotCode null when no pickup address has one', async () => {
     const body = toExtendedLoginResponse(
-      await loginWithContext(deps, { username: 'nodepot', password: 'nodepot-password' }),
+      await loginWithContext(deps, { username: 'nodepot', password: 'nodepot-password', sourceIp: IP }),
     );
     expect(body.depotCode).toBeNull();
   });
 
   it('fails with CONTEXT_MISSING for valid credentials of a user without customer', async () => {
-    expect(await failure(loginWithContext(deps, { username: 'solo', password: 'solo-password' }))).toBe(
-      'CONTEXT_MISSING',
-    );
+    expect(
+      await failure(loginWithContext(deps, { username: 'solo', password: 'solo-password', sourceIp: IP })),
+    ).toBe('CONTEXT_MISSING');
   });
 
   it('checks credentials before the context: a wrong password of a context-less user is 401', async () => {
-    expect(await failure(loginWithContext(deps, { username: 'solo', password: 'wrong' }))).toBe(
+    expect(await failure(loginWithContext(deps, { username: 'solo', password: 'wrong', sourceIp: IP }))).toBe(
       'INVALID_CREDENTIALS',
     );
   });
@@ -99,10 +115,131 @@ describe('login with context (login-extended)', () => {
 describe('login sessions', () => {
   it('starts a family per login whose current refresh token is the one returned', async () => {
     const families = deps.sessions.families as ReturnType<typeof memoryFamilies>;
-    const { tokens } = await login(deps, { username: 'Alice', password: 'alice-password' });
+    const { tokens } = await login(deps, { username: 'Alice', password: 'alice-password', sourceIp: IP });
     const { sid, jti, auth_time } = decodeJwt(tokens.refreshToken);
     const family = families.all.get(String(sid));
     expect(family).toMatchObject({ username: 'Alice', currentJti: jti, createdAt: auth_time, generation: 1 });
     expect(family?.expiresAt).toBe(Number(auth_time) + 90 * 86_400);
+  });
+});
+
+describe('login throttling and hash upgrades', () => {
+  const POLICY = { limit: 3, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
+  let now = NOW;
+  const throttled = async (sourceIpLimit = 0) => {
+    const logLines: string[] = [];
+    const logger = createLogger('info', (line) => logLines.push(line));
+    const store = memoryFailures();
+    const users = await memoryUsers([
+      { username: 'carol', password: 'carol-password' },
+      { username: 'old', password: 'old-password', cost: TEST_COST },
+    ]);
+    const verifier = createPasswordVerifier({ cost: TEST_COST });
+    const counting = {
+      verify: (password: string, hash: string | null) => {
+        compares += 1;
+        return verifier.verify(password, hash);
+      },
+      needsUpgrade: verifier.needsUpgrade,
+      hash: verifier.hash,
+    };
+    let compares = 0;
+    const throttledDeps: LoginDeps = {
+      ...deps,
+      users,
+      passwords: counting,
+      throttle: createLoginThrottle({
+        store,
+        settings: { username: POLICY, sourceIp: { ...POLICY, limit: sourceIpLimit } },
+        clock: () => now,
+        logger,
+      }),
+      logger,
+    };
+    return { deps: throttledDeps, store, users, logLines, compares: () => compares };
+  };
+
+  it('answers 429 with Retry-After after the limit, without checking the password', async () => {
+    now = NOW;
+    const t = await throttled();
+    for (let i = 0; i < 3; i += 1) {
+      expect(await failure(login(t.deps, { username: 'carol', password: 'wrong', sourceIp: IP }))).toBe(
+        'INVALID_CREDENTIALS',
+      );
+    }
+    const compares = t.compares();
+    const locked = await login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP }).catch(
+      (e: unknown) => e as AppError,
+    );
+    expect((locked as AppError).code).toBe('TOO_MANY_ATTEMPTS');
+    expect((locked as AppError).retryAfterSeconds).toBe(30);
+    expect(t.compares()).toBe(compares);
+    expect(t.logLines.some((line) => line.includes('lockout started'))).toBe(true);
+  });
+
+  it('ends every lock: after the wait the right password logs in and clears the counter', async () => {
+    now = NOW;
+    const t = await throttled();
+    for (let i = 0; i < 3; i += 1)
+      await login(t.deps, { username: 'carol', password: 'wrong', sourceIp: IP }).catch(() => {});
+    now = new Date(NOW.getTime() + 31_000);
+    await expect(
+      login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP }),
+    ).resolves.toBeDefined();
+    expect(t.store.all.size).toBe(0);
+  });
+
+  it('counts unknown usernames too, so a lock tells nothing about which names exist', async () => {
+    now = NOW;
+    const t = await throttled();
+    for (let i = 0; i < 3; i += 1)
+      await login(t.deps, { username: 'nobody', password: 'x', sourceIp: IP }).catch(() => {});
+    expect(await failure(login(t.deps, { username: 'nobody', password: 'x', sourceIp: IP }))).toBe(
+      'TOO_MANY_ATTEMPTS',
+    );
+  });
+
+  it('throttles a source address across usernames, and a success does not reset it', async () => {
+    now = NOW;
+    const t = await throttled(3);
+    await login(t.deps, { username: 'a1', password: 'x', sourceIp: IP }).catch(() => {});
+    await login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP });
+    await login(t.deps, { username: 'a2', password: 'x', sourceIp: IP }).catch(() => {});
+    await login(t.deps, { username: 'a3', password: 'x', sourceIp: IP }).catch(() => {});
+    expect(
+      await failure(login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP })),
+    ).toBe('TOO_MANY_ATTEMPTS');
+    await expect(
+      login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: '198.51.100.7' }),
+    ).resolves.toBeDefined();
+  });
+
+  it('logs the reason of a failure, and the username only of a user that exists', async () => {
+    now = NOW;
+    const t = await throttled();
+    await login(t.deps, { username: 'carol', password: 'wrong', sourceIp: IP }).catch(() => {});
+    await login(t.deps, { username: 'pasted-password-by-mistake', password: 'x', sourceIp: IP }).catch(
+      () => {},
+    );
+    const failures = t.logLines
+      .filter((line) => line.includes('login failed'))
+      .map((line) => JSON.parse(line));
+    expect(failures[0]).toMatchObject({ reason: 'bad password', username: 'carol' });
+    expect(failures[1]).toMatchObject({ reason: 'unknown user' });
+    expect(JSON.stringify(failures)).not.toContain('pasted-password-by-mistake');
+  });
+
+  it('upgrades a hash of a lower cost than the stage’s on a successful login', async () => {
+    now = NOW;
+    const t = await throttled();
+    const stronger: LoginDeps = { ...t.deps, passwords: createPasswordVerifier({ cost: TEST_COST + 1 }) };
+    const before = t.users.records.get('old')?.passwordHash ?? '';
+    await login(stronger, { username: 'old', password: 'old-password', sourceIp: IP });
+    const after = t.users.records.get('old')?.passwordHash ?? '';
+    expect(after).not.toBe(before);
+    expect(after.startsWith(`$2b$0${TEST_COST + 1}$`)).toBe(true);
+    await expect(
+      login(stronger, { username: 'old', password: 'old-password', sourceIp: IP }),
+    ).resolves.toBeDefined();
   });
 });

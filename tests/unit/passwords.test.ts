@@ -48,4 +48,11 @@ describe('password verifier', () => {
     expect(Buffer.byteLength(password)).toBe(72);
     await expect(verifier.verify(password, await hashPassword(password, COST))).resolves.toBe(true);
   });
+
+  it('asks for an upgrade of a hash made at a lower cost only', async () => {
+    const stronger = createPasswordVerifier({ cost: COST + 1 });
+    expect(stronger.needsUpgrade(await hashPassword('some-password-here', COST))).toBe(true);
+    expect(stronger.needsUpgrade(await hashPassword('some-password-here', COST + 1))).toBe(false);
+    expect(bcrypt.getRounds(await stronger.hash('some-password-here'))).toBe(COST + 1);
+  });
 });
