@@ -1,4 +1,4 @@
-import type { APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { authorize } from '../lib/auth/authorizer.ts';
 import { readAuthorizerConfig } from '../lib/config.ts';
 import { withLambdaContext } from '../lib/log.ts';
@@ -6,5 +6,5 @@ import { authorizerDeps } from '../lib/wiring.ts';
 
 const deps = await authorizerDeps(readAuthorizerConfig());
 
-/** TOKEN authorizer in front of every protected route. */
-export const handler = withLambdaContext((event: APIGatewayTokenAuthorizerEvent) => authorize(deps, event));
+/** REQUEST authorizer in front of every protected route. */
+export const handler = withLambdaContext((event: APIGatewayRequestAuthorizerEvent) => authorize(deps, event));

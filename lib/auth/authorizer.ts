@@ -1,5 +1,6 @@
 /**
- * The API Gateway TOKEN authorizer's decision.
+ * The API Gateway REQUEST authorizer's decision (REQUEST rather than TOKEN so that it sees
+ * every Authorization header a request carries, and refuses more than one).
  *
  * Any failure (no header, another scheme, a malformed, tampered, expired or foreign token,
  * a refresh token, a revoked token) throws an Error whose message is exactly `Unauthorized`:
@@ -11,7 +12,7 @@
  * The Allow policy covers every method and path of the API stage, not only the one being
  * called: API Gateway caches the decision per token and reuses it for other routes.
  */
-import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describeError, type Logger } from '../log.ts';
 import type { RevocationCheck } from './revocation.ts';
 import type { AccessClaims, AccessTokenVerifier } from './tokens.ts';
@@ -29,15 +30,35 @@ export function stageWideResource(methodArn: string): string {
   return `${api}/${stage}/*`;
 }
 
+/**
+ * Every value of the Authorization header, in any letter case. A REQUEST authorizer sees
+ * them all (`multiValueHeaders`); a TOKEN authorizer would see one, and could not refuse a
+ * request that carries a valid token and another one.
+ */
+function authorizationHeaders(
+  event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders'>,
+) {
+  const named = <T>(headers: Record<string, T> | null | undefined) =>
+    Object.entries(headers ?? {}).filter(([name]) => name.toLowerCase() === 'authorization');
+  const multi = named(event.multiValueHeaders).flatMap(([, values]) => values ?? []);
+  if (multi.length > 0) return multi;
+  return named(event.headers).flatMap(([, value]) => (value === undefined ? [] : [value]));
+}
+
 export async function authorize(
   deps: {
     readonly verifier: AccessTokenVerifier;
     readonly revocation: RevocationCheck;
     readonly logger: Logger;
   },
-  event: Pick<APIGatewayTokenAuthorizerEvent, 'authorizationToken' | 'methodArn'>,
+  event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders' | 'methodArn'>,
 ): Promise<APIGatewayAuthorizerResult> {
-  const match = BEARER.exec(event.authorizationToken ?? '');
+  const values = authorizationHeaders(event);
+  if (values.length !== 1) {
+    deps.logger.info('authorizer denied', { reason: `${values.length} authorization headers` });
+    throw unauthorized();
+  }
+  const match = BEARER.exec(values[0] ?? '');
   if (match?.[1] === undefined) {
     deps.logger.info('authorizer denied', { reason: 'no bearer token' });
     throw unauthorized();

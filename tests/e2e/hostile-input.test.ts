@@ -159,11 +159,8 @@ describe('a request with two Authorization headers', () => {
     expect((await rawGet(PARCEL_PATH, [`Authorization: Bearer ${token}`])).status).toBe(404);
   });
 
-  // KNOWN GAP (reported, not fixed here): Node's HTTP parser, which serverless-offline's
-  // hapi server sits on, keeps only the FIRST of repeated `Authorization` headers
-  // (IncomingMessage.headers discards duplicates of authorization), so the authorizer never
-  // sees the junk one and the request passes. API Gateway's documentation does not say
-  // which value a TOKEN authorizer receives for a repeated header. The promise is 401.
+  // Node's HTTP parser keeps only the first of repeated `Authorization` headers in
+  // `headers`; the REQUEST authorizer reads `multiValueHeaders`, which has them all.
   it('is refused 401 when the valid token comes first and junk second', async () => {
     const answer = await rawGet(PARCEL_PATH, [
       `Authorization: Bearer ${token}`,

@@ -70,10 +70,10 @@ describe('the prod CloudFormation template', () => {
     expect(zips).toHaveLength(functions.length);
   });
 
-  it('puts the TOKEN authorizer on the API routes, and none on the public ones', () => {
+  it('puts the REQUEST authorizer on the API routes, and none on the public ones', () => {
     const [authorizer] = ofType('AWS::ApiGateway::Authorizer');
     expect(authorizer?.[1].Properties).toMatchObject({
-      Type: 'TOKEN',
+      Type: 'REQUEST',
       IdentitySource: 'method.request.header.Authorization',
       AuthorizerResultTtlInSeconds: 300,
     });

@@ -1,6 +1,6 @@
 /** Captured API Gateway events, copied per test so a test can change its own copy. */
 import { readFileSync } from 'node:fs';
-import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 
 const load = (name: string): unknown =>
   JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8'));
@@ -18,10 +18,21 @@ export const trackingEvent = (overrides: Partial<APIGatewayProxyEvent> = {}): AP
   ...overrides,
 });
 
-export const authorizerEvent = (authorizationToken: string): APIGatewayTokenAuthorizerEvent => ({
-  ...(load('authorizer-event.json') as APIGatewayTokenAuthorizerEvent),
-  authorizationToken,
-});
+/**
+ * A REQUEST authorizer event carrying `authorization` as its Authorization header; several
+ * values stand for the header sent several times.
+ */
+export const authorizerEvent = (
+  authorization: string | readonly string[],
+): APIGatewayRequestAuthorizerEvent => {
+  const event = load('authorizer-event.json') as APIGatewayRequestAuthorizerEvent;
+  const values = typeof authorization === 'string' ? [authorization] : [...authorization];
+  return {
+    ...event,
+    headers: { ...event.headers, Authorization: values.at(-1) ?? '' },
+    multiValueHeaders: { ...event.multiValueHeaders, Authorization: values },
+  };
+};
 
 /** The Lambda context fields the handlers read. */
 export const lambdaContext = () =>

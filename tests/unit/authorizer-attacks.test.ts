@@ -504,7 +504,8 @@ describe('authorizer with generated Authorization headers', () => {
           expectExactlyUnauthorized(result.error);
           if (!isGenuine(header)) expect(statusReads).toBe(readsBefore);
         }
-        if (new RegExp(`^bearer +${valid.replaceAll('.', '\\.')}$`, 'i').test(header)) {
+        // The scheme in any case, the token byte for byte: the genuine token must pass.
+        if (/^bearer +(.*)$/is.exec(header)?.[1] === valid) {
           expect(result.allowed).toBe(true);
         }
         const presented = header.trim();

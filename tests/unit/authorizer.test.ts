@@ -85,6 +85,26 @@ describe('authorizer', () => {
     await expect(decide(header)).rejects.toThrow(new Error('Unauthorized'));
   });
 
+  it.each([
+    ['a valid token and junk', () => [`Bearer ${tokens.accessToken}`, 'Bearer junk']],
+    ['junk and a valid token', () => ['Bearer junk', `Bearer ${tokens.accessToken}`]],
+    ['the same valid token twice', () => [`Bearer ${tokens.accessToken}`, `Bearer ${tokens.accessToken}`]],
+  ])('throws exactly Unauthorized for two Authorization headers: %s', async (_name, values) => {
+    await expect(authorize({ verifier, revocation, logger }, authorizerEvent(values()))).rejects.toThrow(
+      new Error('Unauthorized'),
+    );
+  });
+
+  it('reads the Authorization header in any letter case', async () => {
+    const event = {
+      ...authorizerEvent([]),
+      multiValueHeaders: { authorization: [`Bearer ${tokens.accessToken}`] },
+    };
+    await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+      principalId: 'alice',
+    });
+  });
+
   it('throws exactly Unauthorized for a refresh token', async () => {
     const error = await decide(`Bearer ${tokens.refreshToken}`).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
