@@ -90,7 +90,8 @@ const LoginEnvSchema = v.object({
   IP_FAILURE_LIMIT: CountSchema,
   IP_FAILURE_WINDOW: DurationSchema,
   LOGIN_LOCKOUT_BASE: DurationSchema,
-  LOGIN_LOCKOUT_MAX: DurationSchema,
+  // A lock always ends, and soon: the longest is a day.
+  LOGIN_LOCKOUT_MAX: v.pipe(DurationSchema, v.maxValue(86_400, 'must be at most 24h')),
   BCRYPT_COST: v.pipe(
     v.string(),
     v.regex(/^\d{1,2}$/, 'must be a whole number'),
@@ -255,6 +256,9 @@ function sessionConfig(parsed: v.InferOutput<v.ObjectSchema<typeof SessionEnv, u
 
 export function readLoginConfig(env: Env = process.env): LoginConfig {
   const parsed = parse(LoginEnvSchema, env);
+  if (parsed.LOGIN_LOCKOUT_BASE > parsed.LOGIN_LOCKOUT_MAX) {
+    throw new Error('Invalid configuration: LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX');
+  }
   return Object.freeze({
     // Login starts families only; the grace window matters to refresh alone.
     ...sessionConfig(parsed, 0),

@@ -8,7 +8,13 @@
 import * as v from 'valibot';
 import { AppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
-import type { PasswordHashUpgrader, UserReader, UserRecord } from '../users/repository.ts';
+import {
+  foldUsername,
+  MAX_FOLDED_USERNAME_BYTES,
+  type PasswordHashUpgrader,
+  type UserReader,
+  type UserRecord,
+} from '../users/repository.ts';
 import type { PasswordVerifier } from './passwords.ts';
 import { type SessionDeps, startSession } from './sessions.ts';
 import type { FailureReason, LoginThrottle } from './throttle.ts';
@@ -28,6 +34,9 @@ export const LoginRequestSchema = v.object({
     v.nonEmpty('must not be empty'),
     v.maxLength(256, 'must be at most 256 characters'),
     v.regex(NO_CONTROL_OR_INVALID, 'must not contain control characters or invalid UTF-8'),
+    // Unicode normalisation can multiply a character's length (U+FDFA becomes 18 letters);
+    // the key the user is stored under must stay within DynamoDB's limits.
+    v.check((name) => Buffer.byteLength(foldUsername(name)) <= MAX_FOLDED_USERNAME_BYTES, 'is too long'),
   ),
   password: v.pipe(
     v.string('must be a string'),
@@ -68,15 +77,14 @@ const invalidCredentials = () => new AppError('INVALID_CREDENTIALS');
 async function authenticate(deps: LoginDeps, request: LoginRequest) {
   const attempt = { username: request.username, sourceIp: request.sourceIp };
   const readAt = (deps.sessions.clock ?? systemClock)();
-  const [checked, user] = await Promise.all([
-    deps.throttle.check(attempt),
+  const [reservation, user] = await Promise.all([
+    deps.throttle.begin(attempt),
     deps.users.findByUsername(request.username),
   ]);
   const matches = await deps.passwords.verify(request.password, user?.passwordHash ?? null);
-  const reason: FailureReason | null =
-    user === null ? 'unknown user' : !matches ? 'bad password' : !user.enabled ? 'disabled' : null;
-  if (user === null || reason !== null) {
-    await deps.throttle.failed(attempt, reason ?? 'unknown user');
+  if (user === null || !matches || !user.enabled) {
+    const reason: FailureReason = user === null ? 'unknown user' : !matches ? 'bad password' : 'disabled';
+    await deps.throttle.failed(attempt, reason, reservation);
     // The username only of a user that exists: a mistyped password pasted into the username
     // field must not end up in the log.
     deps.logger.info('login failed', {
@@ -86,7 +94,7 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
     });
     throw invalidCredentials();
   }
-  await deps.throttle.succeeded(attempt, checked);
+  await deps.throttle.succeeded(reservation);
   await upgradeHash(deps, user, request.password);
   return { user, readAt };
 }

@@ -1,14 +1,18 @@
 /**
  * Brute-force throttling of logins (OWASP ASVS V6.3, NIST SP 800-63B §5.2.2).
  *
- * Failed logins are counted per username (unknown usernames too, so the counter reveals
- * nothing) and per source IP address across usernames. Once a counter reaches its limit,
- * further logins for that username, or from that address, are answered 429 with
- * `Retry-After`, without checking the password, for a wait that doubles with every further
- * failure up to a cap. Locks always end: an attacker can slow a customer down, never lock
- * them out for good. A successful login clears its username's counter; an address's
- * counter only decays, so an attacker cannot reset it with an account of their own.
+ * Login attempts are counted per username (unknown usernames too, so the counter reveals
+ * nothing) and per source address across usernames, *before* the password is checked, in
+ * one conditional write each: a burst of parallel guesses gets no more tries than the same
+ * guesses one after another. Once a counter reaches its limit, further logins for that
+ * username, or from that address, are answered 429 with `Retry-After`, without checking the
+ * password, for a wait that doubles with every further failure up to a cap; when a lock
+ * ends, one attempt may try again. Locks always end. A successful login clears its
+ * username's counter and takes its attempt back from the address's counter, which
+ * otherwise only decays, so an attacker cannot reset it with an account of their own.
  */
+import { createHash } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { foldUsername } from '../users/repository.ts';
@@ -31,21 +35,38 @@ export interface ThrottleSettings {
 
 /** A counter as stored. Times are epoch milliseconds. */
 export interface FailureRecord {
+  /** Attempts since the last success: failures, and attempts still being checked. */
   readonly failures: number;
   readonly lastFailureAt: number;
   /** 0 when not locked. */
   readonly lockedUntil: number;
+  /** `failures` when the last lock was set: one more attempt is allowed once it ends. */
+  readonly lockedAt: number;
+}
+
+export interface Reserve {
+  readonly now: number;
+  /** A counter whose last attempt is older than this starts again from zero. */
+  readonly windowStart: number;
+  readonly limit: number;
+  /** Epoch seconds: the counter's TTL. */
+  readonly expiresAt: number;
 }
 
 export interface FailureStore {
   /** The counters under `keys` that exist (a consistent read). */
   read(keys: readonly string[]): Promise<ReadonlyMap<string, FailureRecord>>;
   /**
-   * Counts one failure at `now`: adds to a counter whose last failure is at or after
-   * `windowStart`, starts a new one otherwise. Resolves with the counter as written.
+   * Counts one attempt, atomically, if the counter allows one: it is not locked at `now`,
+   * and it holds fewer than `limit` attempts or has just served the lock set at its count.
+   * A counter idle since before `windowStart` starts again. Resolves with whether the
+   * attempt was counted and the counter as it stands.
    */
-  recordFailure(key: string, now: number, windowStart: number, expiresAt: number): Promise<FailureRecord>;
-  lock(key: string, lockedUntil: number, expiresAt: number): Promise<void>;
+  reserve(key: string, reserve: Reserve): Promise<{ granted: boolean; record: FailureRecord }>;
+  /** Takes back one counted attempt (one that succeeded, on a counter a success does not clear). */
+  release(key: string): Promise<void>;
+  /** Locks the counter until `lockedUntil`, unless it is locked longer already. */
+  lock(key: string, lock: { lockedUntil: number; lockedAt: number; expiresAt: number }): Promise<void>;
   clear(key: string): Promise<void>;
 }
 
@@ -58,21 +79,59 @@ export interface LoginAttempt {
 /** Why a login failed: for the log only, never for the client. */
 export type FailureReason = 'unknown user' | 'bad password' | 'disabled';
 
-/** What `check` saw, for `succeeded`: whether there is a username counter to clear. */
-export interface Checked {
-  readonly usernameFailures: number;
+/** The counters an attempt was counted on, with their counts. */
+export interface Reservation {
+  readonly counted: readonly {
+    readonly key: string;
+    readonly kind: CounterKind;
+    readonly failures: number;
+  }[];
 }
+
+type CounterKind = 'username' | 'source address';
 
 export interface LoginThrottle {
-  /** Throws TOO_MANY_ATTEMPTS while the username or the address is locked. */
-  check(attempt: LoginAttempt): Promise<Checked>;
-  failed(attempt: LoginAttempt, reason: FailureReason): Promise<void>;
-  succeeded(attempt: LoginAttempt, checked: Checked): Promise<void>;
+  /**
+   * Counts the attempt before the password is checked, or throws TOO_MANY_ATTEMPTS while
+   * the username or the address may not try: so parallel guesses get no further than
+   * sequential ones.
+   */
+  begin(attempt: LoginAttempt): Promise<Reservation>;
+  /** The attempt failed: locks a counter that has reached its limit. */
+  failed(attempt: LoginAttempt, reason: FailureReason, reservation: Reservation): Promise<void>;
+  /** The attempt succeeded: clears the username's counter, takes the attempt back from the address's. */
+  succeeded(reservation: Reservation): Promise<void>;
 }
 
-/** The store key of a username's counter: case variants share one counter, like the users. */
-export const usernameCounterKey = (username: string) => `USER#${foldUsername(username)}`;
-export const sourceIpCounterKey = (sourceIp: string) => `IP#${sourceIp}`;
+/**
+ * The store key of a username's counter: a SHA-256 of the folded username, so case
+ * variants share one counter (like the users), the key has a fixed length, and a password
+ * typed into the username field is not stored in clear.
+ */
+export const usernameCounterKey = (username: string) =>
+  `USER#${createHash('sha256').update(foldUsername(username)).digest('base64url')}`;
+
+/**
+ * The store key of an address's counter. An IPv6 client is counted by its /64 network,
+ * which one subscriber usually holds whole: counting single addresses would give them 2^64
+ * counters. An IPv4-mapped IPv6 address counts as the IPv4 address.
+ */
+export function sourceIpCounterKey(sourceIp: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(sourceIp)?.[1];
+  if (mapped !== undefined) return `IP#${mapped}`;
+  if (isIPv6(sourceIp)) return `IP#${ipv6Groups(sourceIp).slice(0, 4).join(':')}::/64`;
+  return `IP#${sourceIp}`;
+}
+
+/** The eight groups of an IPv6 address, each as four lower-case hex digits. */
+function ipv6Groups(address: string): string[] {
+  const [head = '', tail] = address.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups =
+    tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return groups.map((group) => group.padStart(4, '0'));
+}
 
 /** The lock after `failures` failures under `policy`, in seconds (0 below the limit). */
 export function lockSeconds(policy: ThrottlePolicy, failures: number): number {
@@ -89,52 +148,79 @@ export function createLoginThrottle(deps: {
 }): LoginThrottle {
   const { store, settings, logger } = deps;
   const now = () => (deps.clock ?? (() => new Date()))().getTime();
+  const policyOf = (kind: CounterKind) => (kind === 'username' ? settings.username : settings.sourceIp);
+  const expiresAt = (policy: ThrottlePolicy, at: number) =>
+    Math.ceil((at + (policy.windowSeconds + policy.maxLockSeconds) * 1000) / 1000);
   const counters = (attempt: LoginAttempt) =>
     [
-      { key: usernameCounterKey(attempt.username), policy: settings.username, kind: 'username' },
+      { key: usernameCounterKey(attempt.username), kind: 'username' as const },
       // API Gateway always knows the address; without one there is nothing to count by.
       ...(attempt.sourceIp === ''
         ? []
-        : [{ key: sourceIpCounterKey(attempt.sourceIp), policy: settings.sourceIp, kind: 'source IP' }]),
-    ].filter(({ policy }) => policy.limit > 0);
+        : [{ key: sourceIpCounterKey(attempt.sourceIp), kind: 'source address' as const }]),
+    ].filter(({ kind }) => policyOf(kind).limit > 0);
 
   return {
-    async check(attempt) {
-      const active = counters(attempt);
-      if (active.length === 0) return { usernameFailures: 0 };
-      const records = await store.read(active.map(({ key }) => key));
+    async begin(attempt) {
       const at = now();
-      const lockedUntil = Math.max(0, ...active.map(({ key }) => records.get(key)?.lockedUntil ?? 0));
-      if (lockedUntil > at) {
-        throw new AppError('TOO_MANY_ATTEMPTS', { retryAfterSeconds: Math.ceil((lockedUntil - at) / 1000) });
+      const results = await Promise.all(
+        counters(attempt).map(async ({ key, kind }) => {
+          const policy = policyOf(kind);
+          const { granted, record } = await store.reserve(key, {
+            now: at,
+            windowStart: at - policy.windowSeconds * 1000,
+            limit: policy.limit,
+            expiresAt: expiresAt(policy, at),
+          });
+          return { key, kind, granted, record, policy };
+        }),
+      );
+      const refused = results.filter(({ granted }) => !granted);
+      if (refused.length === 0) {
+        return {
+          counted: results.map(({ key, kind, record }) => ({ key, kind, failures: record.failures })),
+        };
       }
-      return { usernameFailures: records.get(usernameCounterKey(attempt.username))?.failures ?? 0 };
+      // Not trying after all: take the attempt back where it was counted.
+      await Promise.all(results.filter(({ granted }) => granted).map(({ key }) => store.release(key)));
+      const waits = refused.map(({ record, policy }) =>
+        record.lockedUntil > at
+          ? Math.ceil((record.lockedUntil - at) / 1000)
+          : // Attempts still being checked hold the counter at its limit: their lock is coming.
+            lockSeconds(policy, Math.max(record.failures, policy.limit)),
+      );
+      throw new AppError('TOO_MANY_ATTEMPTS', { retryAfterSeconds: Math.max(1, ...waits) });
     },
 
-    async failed(attempt, reason) {
+    async failed(attempt, reason, reservation) {
       const at = now();
       await Promise.all(
-        counters(attempt).map(async ({ key, policy, kind }) => {
-          const windowMs = policy.windowSeconds * 1000;
-          const expiresAt = Math.ceil((at + windowMs + policy.maxLockSeconds * 1000) / 1000);
-          const record = await store.recordFailure(key, at, at - windowMs, expiresAt);
-          const seconds = lockSeconds(policy, record.failures);
+        reservation.counted.map(async ({ key, kind, failures }) => {
+          const policy = policyOf(kind);
+          const seconds = lockSeconds(policy, failures);
           if (seconds === 0) return;
-          await store.lock(key, at + seconds * 1000, expiresAt);
+          await store.lock(key, {
+            lockedUntil: at + seconds * 1000,
+            lockedAt: failures,
+            expiresAt: expiresAt(policy, at),
+          });
           logger.warn('lockout started', {
             counter: kind,
-            failures: record.failures,
+            failures,
             lockSeconds: seconds,
             reason,
+            ...(kind === 'source address' && { sourceIp: attempt.sourceIp }),
           });
         }),
       );
     },
 
-    async succeeded(attempt, checked) {
-      // Only a counter that exists is cleared: a clean login writes nothing.
-      if (settings.username.limit === 0 || checked.usernameFailures === 0) return;
-      await store.clear(usernameCounterKey(attempt.username));
+    async succeeded(reservation) {
+      await Promise.all(
+        reservation.counted.map(({ key, kind }) =>
+          kind === 'username' ? store.clear(key) : store.release(key),
+        ),
+      );
     },
   };
 }

@@ -1,13 +1,13 @@
 /**
- * Failed-login counters on the `login-guard` table: one item per username or source
- * address (`guardKey` = `USER#<folded name>` or `IP#<address>`), with `expiresAt` (epoch
- * seconds) as the table's TTL attribute so idle counters disappear. Expiry and windows are
- * decided by the code; TTL deletion is only clean-up.
+ * Login-attempt counters on the `login-guard` table: one item per username (hashed) or
+ * source address, with `expiresAt` (epoch seconds) as the table's TTL attribute so idle
+ * counters disappear. Every change is one conditional write, so concurrent logins count
+ * exactly; windows and locks are decided by the code, TTL deletion is only clean-up.
  */
 import {
-  BatchGetCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
+  GetCommand,
   PutCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -18,64 +18,106 @@ const toRecord = (item: Record<string, unknown>): FailureRecord => ({
   failures: Number(item.failures ?? 0),
   lastFailureAt: Number(item.lastFailureAt ?? 0),
   lockedUntil: Number(item.lockedUntil ?? 0),
+  lockedAt: Number(item.lockedAt ?? 0),
 });
+
+/** A fresh counter or a stale one is started again this many times before giving up. */
+const RESTARTS = 3;
 
 export function createDynamoFailureStore(deps: {
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
 }): FailureStore {
   const { client, tableName: TableName } = deps;
+
+  const get = async (guardKey: string) => {
+    const { Item } = await dynamo(() =>
+      client.send(new GetCommand({ TableName, Key: { guardKey }, ConsistentRead: true })),
+    );
+    return Item;
+  };
+
   return {
     async read(keys) {
-      const records = new Map<string, FailureRecord>();
-      let pending: Record<string, unknown>[] = keys.map((guardKey) => ({ guardKey }));
-      // BatchGetItem may leave keys unprocessed under load: ask again for those.
-      for (let round = 0; pending.length > 0 && round < 3; round += 1) {
-        const result = await dynamo(() =>
-          client.send(
-            new BatchGetCommand({ RequestItems: { [TableName]: { Keys: pending, ConsistentRead: true } } }),
-          ),
-        );
-        for (const item of result.Responses?.[TableName] ?? [])
-          records.set(String(item.guardKey), toRecord(item));
-        pending = result.UnprocessedKeys?.[TableName]?.Keys ?? [];
-      }
-      return records;
+      const items = await Promise.all(keys.map(async (key) => [key, await get(key)] as const));
+      return new Map(
+        items.flatMap(([key, item]) => (item === undefined ? [] : [[key, toRecord(item)] as const])),
+      );
     },
 
-    async recordFailure(guardKey, now, windowStart, expiresAt) {
-      const counted = await conditional(() =>
+    async reserve(guardKey, { now, windowStart, limit, expiresAt }) {
+      for (let attempt = 0; attempt < RESTARTS; attempt += 1) {
+        const counted = await conditional(() =>
+          client.send(
+            new UpdateCommand({
+              TableName,
+              Key: { guardKey },
+              UpdateExpression: 'SET lastFailureAt = :now, expiresAt = :expiresAt ADD failures :one',
+              ConditionExpression:
+                'lastFailureAt >= :windowStart AND lockedUntil <= :now AND (failures < :limit OR failures = lockedAt)',
+              ExpressionAttributeValues: {
+                ':now': now,
+                ':expiresAt': expiresAt,
+                ':one': 1,
+                ':windowStart': windowStart,
+                ':limit': limit,
+              },
+              ReturnValues: 'ALL_NEW',
+            }),
+          ),
+        );
+        if (counted?.Attributes !== undefined) return { granted: true, record: toRecord(counted.Attributes) };
+        const item = await get(guardKey);
+        const record = item === undefined ? undefined : toRecord(item);
+        if (record !== undefined && record.lastFailureAt >= windowStart) {
+          const refused =
+            record.lockedUntil > now || (record.failures >= limit && record.failures !== record.lockedAt);
+          if (refused) return { granted: false, record };
+          // The counter appeared (a concurrent login made it) since the update: count on it.
+          continue;
+        }
+        // No counter, or one idle since before the window: start it again at one, unless a
+        // concurrent login did so first (then count on the counter it made).
+        const fresh: FailureRecord = { failures: 1, lastFailureAt: now, lockedUntil: 0, lockedAt: 0 };
+        const started = await conditional(() =>
+          client.send(
+            new PutCommand({
+              TableName,
+              Item: { guardKey, ...fresh, expiresAt },
+              ConditionExpression: 'attribute_not_exists(guardKey) OR lastFailureAt < :windowStart',
+              ExpressionAttributeValues: { ':windowStart': windowStart },
+            }),
+          ),
+        );
+        if (started !== undefined) return { granted: true, record: fresh };
+      }
+      throw new Error(`login counter ${guardKey} kept changing under concurrent logins`);
+    },
+
+    async release(guardKey) {
+      await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
             Key: { guardKey },
-            UpdateExpression: 'SET lastFailureAt = :now, expiresAt = :expiresAt ADD failures :one',
-            ConditionExpression: 'lastFailureAt >= :windowStart',
-            ExpressionAttributeValues: {
-              ':now': now,
-              ':expiresAt': expiresAt,
-              ':one': 1,
-              ':windowStart': windowStart,
-            },
-            ReturnValues: 'ALL_NEW',
+            UpdateExpression: 'ADD failures :minusOne',
+            ConditionExpression: 'failures > :zero',
+            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
           }),
         ),
       );
-      if (counted?.Attributes !== undefined) return toRecord(counted.Attributes);
-      // No counter, or one whose last failure is outside the window: start again at one.
-      const fresh: FailureRecord = { failures: 1, lastFailureAt: now, lockedUntil: 0 };
-      await dynamo(() => client.send(new PutCommand({ TableName, Item: { guardKey, ...fresh, expiresAt } })));
-      return fresh;
     },
 
-    async lock(guardKey, lockedUntil, expiresAt) {
-      await dynamo(() =>
+    async lock(guardKey, { lockedUntil, lockedAt, expiresAt }) {
+      // Only lengthens a lock, and only on a counter that exists (a success may have cleared it).
+      await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
             Key: { guardKey },
-            UpdateExpression: 'SET lockedUntil = :until, expiresAt = :expiresAt',
-            ExpressionAttributeValues: { ':until': lockedUntil, ':expiresAt': expiresAt },
+            UpdateExpression: 'SET lockedUntil = :until, lockedAt = :at, expiresAt = :expiresAt',
+            ConditionExpression: 'attribute_exists(guardKey) AND lockedUntil < :until',
+            ExpressionAttributeValues: { ':until': lockedUntil, ':at': lockedAt, ':expiresAt': expiresAt },
           }),
         ),
       );

@@ -106,6 +106,9 @@ export const firstDepotCode = (addresses: readonly Pick<PickupAddress, 'depotCod
  */
 export const foldUsername = (username: string) => username.normalize('NFKC').toLowerCase();
 
+/** The longest folded username, in UTF-8 bytes: well inside DynamoDB's 2048-byte partition key. */
+export const MAX_FOLDED_USERNAME_BYTES = 1024;
+
 /** Usernames an operator may create: 1 to 128 visible characters, no spaces or control characters. */
 export const UsernameSchema = v.pipe(
   v.string(),
@@ -113,6 +116,7 @@ export const UsernameSchema = v.pipe(
   v.maxLength(128, 'must be at most 128 characters'),
   v.regex(/^[^\p{Cc}\p{Cf}\p{Z}]+$/u, 'must not contain spaces or control characters'),
   v.check((name) => name === name.normalize('NFC'), 'must be in Unicode NFC form'),
+  v.check((name) => Buffer.byteLength(foldUsername(name)) <= MAX_FOLDED_USERNAME_BYTES, 'is too long'),
 );
 
 export const CustomerIdSchema = v.pipe(

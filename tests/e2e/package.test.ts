@@ -131,6 +131,14 @@ describe('the prod CloudFormation template', () => {
     });
   });
 
+  it('lets the functions upgrade password hashes, and nothing more on the accounts table', () => {
+    const [, role] = ofType('AWS::IAM::Role')[0] ?? [];
+    const statements = JSON.stringify(role?.Properties);
+    expect(statements).toContain(
+      '"dynamodb:GetItem","dynamodb:UpdateItem"],"Resource":[{"Fn::GetAtt":["AccountsTable","Arn"]}]',
+    );
+  });
+
   it('gives the login functions the brute-force limits of the stage', () => {
     for (const fn of ['LoginLambdaFunction', 'LoginExtendedLambdaFunction']) {
       expect(variablesOf(fn)).toMatchObject({

@@ -1,4 +1,4 @@
-/** An in-memory FailureStore for domain unit tests, with the window rule of the DynamoDB one. */
+/** An in-memory FailureStore for domain unit tests, with the conditions of the DynamoDB one. */
 import type { FailureRecord, FailureStore } from '../../lib/auth/throttle.ts';
 
 export function memoryFailures(): FailureStore & { readonly all: Map<string, FailureRecord> } {
@@ -10,18 +10,29 @@ export function memoryFailures(): FailureStore & { readonly all: Map<string, Fai
         keys.flatMap((key) => (all.has(key) ? [[key, all.get(key) as FailureRecord] as const] : [])),
       );
     },
-    async recordFailure(key, now, windowStart) {
+    async reserve(key, { now, windowStart, limit }) {
       const current = all.get(key);
-      const next =
-        current !== undefined && current.lastFailureAt >= windowStart
-          ? { ...current, failures: current.failures + 1, lastFailureAt: now }
-          : { failures: 1, lastFailureAt: now, lockedUntil: 0 };
+      if (current === undefined || current.lastFailureAt < windowStart) {
+        const fresh = { failures: 1, lastFailureAt: now, lockedUntil: 0, lockedAt: 0 };
+        all.set(key, fresh);
+        return { granted: true, record: fresh };
+      }
+      const allowed =
+        current.lockedUntil <= now && (current.failures < limit || current.failures === current.lockedAt);
+      if (!allowed) return { granted: false, record: current };
+      const next = { ...current, failures: current.failures + 1, lastFailureAt: now };
       all.set(key, next);
-      return next;
+      return { granted: true, record: next };
     },
-    async lock(key, lockedUntil) {
+    async release(key) {
       const current = all.get(key);
-      if (current !== undefined) all.set(key, { ...current, lockedUntil });
+      if (current !== undefined && current.failures > 0)
+        all.set(key, { ...current, failures: current.failures - 1 });
+    },
+    async lock(key, { lockedUntil, lockedAt }) {
+      const current = all.get(key);
+      if (current !== undefined && current.lockedUntil < lockedUntil)
+        all.set(key, { ...current, lockedUntil, lockedAt });
     },
     async clear(key) {
       all.delete(key);

@@ -68,6 +68,26 @@ const json = (body: unknown) => JSON.stringify(body);
 const bodyOf = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
 
 describe('login handlers', () => {
+  it('answers 400 for a username that Unicode normalisation would make too long for a key', async () => {
+    const response = await call(login, loginEvent(json({ username: '\uFDFA'.repeat(256), password: 'x' })));
+    expect(response.statusCode).toBe(400);
+    expect(bodyOf(response).invalidParams).toEqual([{ name: 'username', reason: 'is too long' }]);
+  });
+
+  it('checks no more passwords for a burst of parallel guesses than for the same guesses in a row', async () => {
+    const compare = vi.spyOn(bcrypt, 'compare');
+    const before = compare.mock.calls.length;
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        call(login, loginEvent(json({ username: 'burst-target', password: 'a-guessed-password' }))),
+      ),
+    );
+    const statuses = responses.map((r) => r.statusCode).sort();
+    expect(statuses).toEqual([...Array(5).fill(401), ...Array(7).fill(429)]);
+    expect(compare.mock.calls.length - before).toBe(5);
+    compare.mockRestore();
+  });
+
   it('answers 429 problem+json with Retry-After once a username has failed too often', async () => {
     const attempt = (password: string) =>
       call(login, loginEvent(json({ username: 'throttled-user', password })));

@@ -1,11 +1,12 @@
-/** The failed-login counters on each DynamoDB implementation. */
+/** The login-attempt counters on each DynamoDB implementation, alone and under concurrency. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { FailureStore } from '../../lib/auth/throttle.ts';
+import type { FailureStore, Reserve } from '../../lib/auth/throttle.ts';
 import { createDynamoFailureStore } from '../../lib/guard/dynamodb.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const HOUR = 3_600_000;
+const at = (now: number, limit = 5): Reserve => ({ now, windowStart: now - HOUR, limit, expiresAt: 0 });
 
 describeEachDynamo('login guard store', (kind) => {
   let dynamo: TestDynamo;
@@ -17,31 +18,51 @@ describeEachDynamo('login guard store', (kind) => {
   });
   afterAll(() => dynamo?.close());
 
-  it('counts failures within the window and starts again after it', async () => {
+  const counts = async (key: string, reserve: Reserve) => {
+    const { granted, record } = await store.reserve(key, reserve);
+    return granted ? record.failures : 'refused';
+  };
+
+  it('counts attempts within the window and starts again after it', async () => {
     const key = 'USER#window';
-    expect((await store.recordFailure(key, T0, T0 - HOUR, 0)).failures).toBe(1);
-    expect((await store.recordFailure(key, T0 + 1000, T0 + 1000 - HOUR, 0)).failures).toBe(2);
-    expect((await store.recordFailure(key, T0 + 2 * HOUR, T0 + HOUR, 0)).failures).toBe(1);
+    expect(await counts(key, at(T0))).toBe(1);
+    expect(await counts(key, at(T0 + 1000))).toBe(2);
+    expect(await counts(key, at(T0 + 2 * HOUR))).toBe(1);
   });
 
-  it('counts every one of concurrent failures', async () => {
-    const key = 'IP#203.0.113.99';
-    await store.recordFailure(key, T0, T0 - HOUR, 0);
-    await Promise.all(Array.from({ length: 8 }, () => store.recordFailure(key, T0 + 1, T0 - HOUR, 0)));
-    expect((await store.read([key])).get(key)?.failures).toBe(9);
+  it('grants exactly the limit to a burst of concurrent attempts on a new counter', async () => {
+    const key = 'IP#198.51.100.1';
+    const results = await Promise.all(Array.from({ length: 12 }, () => store.reserve(key, at(T0))));
+    expect(results.filter(({ granted }) => granted)).toHaveLength(5);
+    expect((await store.read([key])).get(key)?.failures).toBe(5);
   });
 
-  it('reads several counters at once, leaving out those that do not exist', async () => {
-    await store.recordFailure('USER#a', T0, T0 - HOUR, 0);
-    await store.lock('USER#a', T0 + 30_000, 0);
-    const records = await store.read(['USER#a', 'USER#missing']);
-    expect([...records.keys()]).toEqual(['USER#a']);
-    expect(records.get('USER#a')).toEqual({ failures: 1, lastFailureAt: T0, lockedUntil: T0 + 30_000 });
+  it('refuses while locked, then grants exactly one attempt when the lock ends', async () => {
+    const key = 'USER#locked';
+    for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
+    await store.lock(key, { lockedUntil: T0 + 30_000, lockedAt: 5, expiresAt: 0 });
+    expect(await counts(key, at(T0 + 29_999))).toBe('refused');
+    const after = await Promise.all(Array.from({ length: 6 }, () => store.reserve(key, at(T0 + 30_000))));
+    expect(after.filter(({ granted }) => granted)).toHaveLength(1);
   });
 
-  it('clears a counter', async () => {
-    await store.recordFailure('USER#cleared', T0, T0 - HOUR, 0);
-    await store.clear('USER#cleared');
-    expect((await store.read(['USER#cleared'])).size).toBe(0);
+  it('only lengthens a lock, and does not create a counter to lock', async () => {
+    const key = 'USER#lengthen';
+    await store.reserve(key, at(T0));
+    await store.lock(key, { lockedUntil: T0 + 60_000, lockedAt: 6, expiresAt: 0 });
+    await store.lock(key, { lockedUntil: T0 + 30_000, lockedAt: 5, expiresAt: 0 });
+    expect((await store.read([key])).get(key)).toMatchObject({ lockedUntil: T0 + 60_000, lockedAt: 6 });
+    await store.lock('USER#gone', { lockedUntil: T0 + 60_000, lockedAt: 5, expiresAt: 0 });
+    expect((await store.read(['USER#gone'])).size).toBe(0);
+  });
+
+  it('takes an attempt back, never below zero, and clears a counter', async () => {
+    const key = 'IP#198.51.100.2';
+    await store.reserve(key, at(T0));
+    await store.release(key);
+    await store.release(key);
+    expect((await store.read([key])).get(key)?.failures).toBe(0);
+    await store.clear(key);
+    expect((await store.read([key])).size).toBe(0);
   });
 });

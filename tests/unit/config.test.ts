@@ -81,6 +81,13 @@ describe('configuration', () => {
       sourceIp: { limit: 0, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 },
     });
     expect(() => readLoginConfig({ ...loginEnv, LOGIN_FAILURE_LIMIT: '-1' })).toThrow(/LOGIN_FAILURE_LIMIT/);
+    // Locks always end, and within a day.
+    expect(() => readLoginConfig({ ...loginEnv, LOGIN_LOCKOUT_MAX: '2d' })).toThrow(
+      /LOGIN_LOCKOUT_MAX must be at most 24h/,
+    );
+    expect(() => readLoginConfig({ ...loginEnv, LOGIN_LOCKOUT_BASE: '1h' })).toThrow(
+      /LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX/,
+    );
   });
 
   it('reads the refresh grace window, which may be zero but not a lifetime', () => {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createLoginThrottle, lockSeconds, usernameCounterKey } from '../../lib/auth/throttle.ts';
+import {
+  createLoginThrottle,
+  type LoginAttempt,
+  lockSeconds,
+  sourceIpCounterKey,
+  usernameCounterKey,
+} from '../../lib/auth/throttle.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { memoryFailures } from '../helpers/memory-guard.ts';
@@ -9,7 +15,7 @@ const OFF = { ...POLICY, limit: 0 };
 const T0 = new Date('2026-11-21T10:00:00Z').getTime();
 
 describe('lock durations', () => {
-  it('start at the base after the limit, double with each failure and stop at the cap', () => {
+  it('start at the base at the limit, double with each failure and stop at the cap', () => {
     expect([4, 5, 6, 7, 8, 9, 10, 50].map((failures) => lockSeconds(POLICY, failures))).toEqual([
       0, 30, 60, 120, 240, 480, 900, 900,
     ]);
@@ -17,6 +23,24 @@ describe('lock durations', () => {
 
   it('are zero when the counter is off', () => {
     expect(lockSeconds(OFF, 1000)).toBe(0);
+  });
+});
+
+describe('counter keys', () => {
+  it('share one counter between case variants of a username, and do not hold the name', () => {
+    expect(usernameCounterKey('Carol')).toBe(usernameCounterKey('CAROL'));
+    expect(usernameCounterKey('Carol')).not.toContain('carol');
+    expect(usernameCounterKey('x'.repeat(256))).toHaveLength(usernameCounterKey('x').length);
+  });
+
+  it('count an IPv6 client by its /64 network and an IPv4-mapped address as IPv4', () => {
+    expect(sourceIpCounterKey('2001:db8:1:2:aaaa::1')).toBe(
+      sourceIpCounterKey('2001:0db8:0001:0002:ffff:1:2:3'),
+    );
+    expect(sourceIpCounterKey('2001:db8:1:2::1')).toBe('IP#2001:0db8:0001:0002::/64');
+    expect(sourceIpCounterKey('2001:db8:1:3::1')).not.toBe(sourceIpCounterKey('2001:db8:1:2::1'));
+    expect(sourceIpCounterKey('::ffff:203.0.113.10')).toBe(sourceIpCounterKey('203.0.113.10'));
+    expect(sourceIpCounterKey('203.0.113.10')).toBe('IP#203.0.113.10');
   });
 });
 
@@ -30,7 +54,10 @@ describe('login throttle', () => {
       clock: () => new Date(now),
       logger: createLogger('error', () => {}),
     });
-    return { store, throttle, advance: (ms: number) => (now += ms) };
+    /** One login attempt that fails its password check. */
+    const fail = async (attempt: LoginAttempt) =>
+      throttle.failed(attempt, 'bad password', await throttle.begin(attempt));
+    return { store, throttle, fail, advance: (ms: number) => (now += ms) };
   };
   const attempt = { username: 'Carol', sourceIp: '203.0.113.10' };
   const retryAfter = (promise: Promise<unknown>) =>
@@ -40,59 +67,73 @@ describe('login throttle', () => {
     );
 
   it('counts case variants of a username on one counter', async () => {
-    const { store, throttle } = setup();
-    await throttle.failed({ ...attempt, username: 'carol' }, 'bad password');
-    await throttle.failed({ ...attempt, username: 'CAROL' }, 'bad password');
+    const { store, fail } = setup();
+    await fail({ ...attempt, username: 'carol' });
+    await fail({ ...attempt, username: 'CAROL' });
     expect(store.all.get(usernameCounterKey('Carol'))?.failures).toBe(2);
   });
 
-  it('tells the remaining wait in whole seconds, rounded up', async () => {
-    const { throttle, advance } = setup();
-    for (let i = 0; i < 5; i += 1) await throttle.failed(attempt, 'bad password');
+  it('refuses attempts past the limit before any password is checked, telling the wait', async () => {
+    const { throttle, fail, advance } = setup();
+    for (let i = 0; i < 5; i += 1) await fail(attempt);
     advance(10_500);
-    expect(await retryAfter(throttle.check(attempt))).toBe(20);
+    expect(await retryAfter(throttle.begin(attempt))).toBe(20);
     advance(19_500);
-    expect(await retryAfter(throttle.check(attempt))).toBe(0);
+    expect(await retryAfter(throttle.begin(attempt))).toBe(0);
   });
 
-  it('doubles the wait with each failure after a lock ends', async () => {
-    const { throttle, advance } = setup();
-    for (let i = 0; i < 5; i += 1) await throttle.failed(attempt, 'bad password');
+  it('gives a burst of parallel attempts no more tries than the limit', async () => {
+    const { throttle } = setup();
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => throttle.begin(attempt)));
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(5);
+    for (const result of results) {
+      if (result.status === 'rejected') expect((result.reason as AppError).code).toBe('TOO_MANY_ATTEMPTS');
+    }
+  });
+
+  it('lets exactly one attempt try when a lock ends, and doubles the wait if it fails', async () => {
+    const { throttle, fail, advance } = setup();
+    for (let i = 0; i < 5; i += 1) await fail(attempt);
     advance(30_000);
-    await throttle.failed(attempt, 'bad password');
-    expect(await retryAfter(throttle.check(attempt))).toBe(60);
+    const [first, ...rest] = await Promise.allSettled(
+      Array.from({ length: 5 }, () => throttle.begin(attempt)),
+    );
+    expect(first?.status).toBe('fulfilled');
+    expect(rest.every((result) => result.status === 'rejected')).toBe(true);
+    if (first?.status === 'fulfilled') await throttle.failed(attempt, 'bad password', first.value);
+    expect(await retryAfter(throttle.begin(attempt))).toBe(60);
   });
 
-  it('forgets failures older than the window', async () => {
-    const { store, throttle, advance } = setup();
-    for (let i = 0; i < 4; i += 1) await throttle.failed(attempt, 'bad password');
+  it('forgets attempts older than the window', async () => {
+    const { store, fail, advance } = setup();
+    for (let i = 0; i < 4; i += 1) await fail(attempt);
     advance(86_400_001);
-    await throttle.failed(attempt, 'bad password');
+    await fail(attempt);
     expect(store.all.get(usernameCounterKey('Carol'))?.failures).toBe(1);
   });
 
-  it('writes nothing for a clean login, and clears an existing counter on success', async () => {
-    const { store, throttle } = setup();
-    await throttle.succeeded(attempt, await throttle.check(attempt));
-    expect(store.all.size).toBe(0);
-    await throttle.failed(attempt, 'bad password');
-    await throttle.succeeded(attempt, await throttle.check(attempt));
-    expect(store.all.size).toBe(0);
+  it('clears the username counter on success and takes the attempt back from the address', async () => {
+    const { store, throttle, fail } = setup({ username: POLICY, sourceIp: POLICY });
+    await fail(attempt);
+    await throttle.succeeded(await throttle.begin(attempt));
+    expect(store.all.has(usernameCounterKey('Carol'))).toBe(false);
+    expect(store.all.get(sourceIpCounterKey(attempt.sourceIp))?.failures).toBe(1);
   });
 
   it('counts nothing and locks nothing with both counters off', async () => {
-    const { store, throttle } = setup({ username: OFF, sourceIp: OFF });
-    for (let i = 0; i < 20; i += 1) await throttle.failed(attempt, 'bad password');
-    await expect(throttle.check(attempt)).resolves.toEqual({ usernameFailures: 0 });
+    const { store, throttle, fail } = setup({ username: OFF, sourceIp: OFF });
+    for (let i = 0; i < 20; i += 1) await fail(attempt);
+    await expect(throttle.begin(attempt)).resolves.toEqual({ counted: [] });
     expect(store.all.size).toBe(0);
   });
 
-  it('answers TOO_MANY_ATTEMPTS while the source address is locked, for any username', async () => {
-    const { throttle } = setup({ username: OFF, sourceIp: { ...POLICY, limit: 2 } });
-    await throttle.failed({ ...attempt, username: 'a' }, 'unknown user');
-    await throttle.failed({ ...attempt, username: 'b' }, 'unknown user');
-    const error = await throttle.check({ ...attempt, username: 'c' }).catch((e: unknown) => e);
+  it('answers TOO_MANY_ATTEMPTS while the source address is locked, for any username, counting nothing for it', async () => {
+    const { store, throttle, fail } = setup({ username: POLICY, sourceIp: { ...POLICY, limit: 2 } });
+    await fail({ ...attempt, username: 'a' });
+    await fail({ ...attempt, username: 'b' });
+    const error = await throttle.begin({ ...attempt, username: 'c' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe('TOO_MANY_ATTEMPTS');
+    expect(store.all.get(usernameCounterKey('c'))?.failures).toBe(0);
   });
 });
