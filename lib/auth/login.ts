@@ -6,7 +6,7 @@
  * work, so neither the answer nor its timing tells an attacker which usernames exist.
  */
 import * as v from 'valibot';
-import { AppError } from '../errors.ts';
+import { AppError, isAppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import {
   foldUsername,
@@ -72,13 +72,18 @@ const invalidCredentials = () => new AppError('INVALID_CREDENTIALS');
 /**
  * The user these credentials belong to and when it was read, or INVALID_CREDENTIALS, or
  * TOO_MANY_ATTEMPTS while the username or the address is locked (then without looking at
- * the password). Otherwise always one bcrypt compare, whether the user exists or not.
+ * the password; logged as a failure with reason `locked`). Otherwise always one bcrypt compare, whether the user exists or not.
  */
 async function authenticate(deps: LoginDeps, request: LoginRequest) {
   const attempt = { username: request.username, sourceIp: request.sourceIp };
   const readAt = (deps.sessions.clock ?? systemClock)();
   const [reservation, user] = await Promise.all([
-    deps.throttle.begin(attempt),
+    deps.throttle.begin(attempt).catch((error: unknown) => {
+      if (isAppError(error) && error.code === 'TOO_MANY_ATTEMPTS') {
+        deps.logger.info('login failed', { reason: 'locked', sourceIp: request.sourceIp });
+      }
+      throw error;
+    }),
     deps.users.findByUsername(request.username),
   ]);
   const matches = await deps.passwords.verify(request.password, user?.passwordHash ?? null);

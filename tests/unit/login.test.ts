@@ -175,6 +175,9 @@ describe('login throttling and hash upgrades', () => {
     expect((locked as AppError).retryAfterSeconds).toBe(30);
     expect(t.compares()).toBe(compares);
     expect(t.logLines.some((line) => line.includes('lockout started'))).toBe(true);
+    expect(t.logLines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ event: 'login failed', reason: 'locked' }),
+    );
   });
 
   it('ends every lock: after the wait the right password logs in and clears the counter', async () => {
