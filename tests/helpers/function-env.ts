@@ -7,6 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureLocalKeys } from '../../scripts/local/keys.ts';
 
+/** The brute-force limits of serverless.yml's default stage parameters. */
+export const THROTTLE_ENV = {
+  LOGIN_FAILURE_LIMIT: '5',
+  LOGIN_FAILURE_WINDOW: '24h',
+  IP_FAILURE_LIMIT: '100',
+  IP_FAILURE_WINDOW: '1h',
+  LOGIN_LOCKOUT_BASE: '30s',
+  LOGIN_LOCKOUT_MAX: '15m',
+} as const;
+
 export async function functionEnv(options: {
   endpoint: string;
   tables: { accounts: string; shipments: string; sessions: string; loginGuard: string };
@@ -33,12 +43,7 @@ export async function functionEnv(options: {
     VERIFICATION_KEYS: `file:${keys.jwksFile}`,
     BCRYPT_COST: '4',
     LOGIN_GUARD_TABLE: options.tables.loginGuard,
-    LOGIN_FAILURE_LIMIT: '5',
-    LOGIN_FAILURE_WINDOW: '24h',
-    IP_FAILURE_LIMIT: '100',
-    IP_FAILURE_WINDOW: '1h',
-    LOGIN_LOCKOUT_BASE: '30s',
-    LOGIN_LOCKOUT_MAX: '15m',
+    ...THROTTLE_ENV,
   };
   /** Removes the test key files. */
   const cleanup = () => rm(keyDir, { recursive: true, force: true });

@@ -3,11 +3,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import bcrypt from 'bcryptjs';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { hashPassword } from '../../lib/auth/passwords.ts';
-import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import { startTestDynamo } from '../helpers/dynamo.ts';
 import { authorizerEvent, lambdaContext, loginEvent, trackingEvent } from '../helpers/fixtures.ts';
 import { functionEnv } from '../helpers/function-env.ts';
+import { seedHandlerUsers } from '../helpers/handler-users.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -31,22 +30,7 @@ beforeAll(async () => {
   cleanupKeys = cleanup;
   keyFiles = { jwksFile: env.VERIFICATION_KEYS?.slice('file:'.length) ?? '' };
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
-  const accounts = createDynamoAccountRepository({
-    client: dynamo.documentClient,
-    tableName: dynamo.tables.accounts,
-  });
-  await accounts.addPickupAddress('C-1001', '');
-  await accounts.addPickupAddress('C-1001', 'PRG01');
-  await accounts.createUser({
-    username: 'alice',
-    passwordHash: await hashPassword(PASSWORD, 4),
-    customerId: 'C-1001',
-  });
-  await accounts.createUser({
-    username: 'solo',
-    passwordHash: await hashPassword(PASSWORD, 4),
-    customerId: null,
-  });
+  await seedHandlerUsers(dynamo, PASSWORD);
   login = (await import('../../functions/login.ts')).handler as Handler;
   loginExtended = (await import('../../functions/login-extended.ts')).handler as Handler;
   createShipment = (await import('../../functions/create-shipment.ts')).handler as Handler;

@@ -29,9 +29,9 @@ import {
   createTokenIssuer,
 } from '../../lib/auth/tokens.ts';
 import { createLogger } from '../../lib/log.ts';
-import type { UserStatus } from '../../lib/users/repository.ts';
 import { authorizerEvent } from '../helpers/fixtures.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
+import { memoryStatuses } from '../helpers/memory-statuses.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
 const NOW_S = NOW.getTime() / 1000;
@@ -51,17 +51,9 @@ let valid: string;
 const logLines: string[] = [];
 const logger = createLogger('debug', (line) => logLines.push(line));
 
-const statuses = new Map<string, UserStatus>();
-let statusReads = 0;
-const revocation = createRevocationCheck({
-  users: {
-    async findStatus(username) {
-      statusReads += 1;
-      return statuses.get(username) ?? null;
-    },
-  },
-  cacheTtlMs: 0,
-});
+const users = memoryStatuses();
+const { statuses } = users;
+const revocation = createRevocationCheck({ users: users.reader, cacheTtlMs: 0 });
 
 /** No key is ever fetched: not for `jku`, `x5u` or an unknown `kid`. */
 const fetchSpy = vi.spyOn(globalThis, 'fetch');
@@ -395,11 +387,11 @@ describe('authorizer under attack', () => {
   });
 
   it('never reads the user store for a forged token', async () => {
-    statusReads = 0;
+    const readsBefore = users.reads();
     await outcome(`Bearer ${hmacForgery(Buffer.from(keys.jwk.x, 'base64url'))}`);
     await outcome(`Bearer ${await signed(claims(), {}, attacker.key)}`);
     await outcome(`Bearer ${compact({ alg: 'none', typ: 'at+jwt' }, claims())}`);
-    expect(statusReads).toBe(0);
+    expect(users.reads()).toBe(readsBefore);
   });
 });
 
@@ -493,7 +485,7 @@ describe('authorizer with generated Authorization headers', () => {
     let allowed = 0;
     await fc.assert(
       fc.asyncProperty(headers(), async (header) => {
-        const readsBefore = statusReads;
+        const readsBefore = users.reads();
         const linesBefore = logLines.length;
         const result = await outcome(header);
         if (result.allowed) {
@@ -502,7 +494,7 @@ describe('authorizer with generated Authorization headers', () => {
           expect(result.policy.principalId).toBe('alice');
         } else {
           expectExactlyUnauthorized(result.error);
-          if (!isGenuine(header)) expect(statusReads).toBe(readsBefore);
+          if (!isGenuine(header)) expect(users.reads()).toBe(readsBefore);
         }
         // The scheme in any case, the token byte for byte: the genuine token must pass.
         if (/^bearer +(.*)$/is.exec(header)?.[1] === valid) {

@@ -9,9 +9,9 @@ import {
   type IssuedTokens,
 } from '../../lib/auth/tokens.ts';
 import { createLogger } from '../../lib/log.ts';
-import type { UserStatus } from '../../lib/users/repository.ts';
 import { authorizerEvent } from '../helpers/fixtures.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
+import { memoryStatuses } from '../helpers/memory-statuses.ts';
 
 let verifier: AccessTokenVerifier;
 let tokens: IssuedTokens;
@@ -28,18 +28,9 @@ beforeAll(async () => {
 });
 
 /** The users the revocation check reads, by exact username; tests change them. */
-const statuses = new Map<string, UserStatus>();
-let statusReads = 0;
-const revocation = createRevocationCheck({
-  users: {
-    async findStatus(username) {
-      statusReads += 1;
-      if (username === 'broken') throw new Error('DynamoDB unreachable');
-      return statuses.get(username) ?? null;
-    },
-  },
-  cacheTtlMs: 0,
-});
+const users = memoryStatuses({ failFor: 'broken' });
+const { statuses } = users;
+const revocation = createRevocationCheck({ users: users.reader, cacheTtlMs: 0 });
 
 beforeEach(() => {
   statuses.clear();
@@ -149,9 +140,9 @@ describe('authorizer', () => {
   });
 
   it('does not read the user store for a token that fails verification', async () => {
-    statusReads = 0;
+    const readsBefore = users.reads();
     await decide(`Bearer ${tokens.refreshToken}`).catch(() => undefined);
-    expect(statusReads).toBe(0);
+    expect(users.reads()).toBe(readsBefore);
   });
 
   it('fails closed, and not as a 401, when the user store cannot be read', async () => {

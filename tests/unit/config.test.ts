@@ -6,6 +6,7 @@ import {
   readLogoutConfig,
   readRefreshConfig,
 } from '../../lib/config.ts';
+import { THROTTLE_ENV } from '../helpers/function-env.ts';
 
 const loginEnv = {
   STAGE: 'prod',
@@ -21,12 +22,7 @@ const loginEnv = {
   BCRYPT_COST: '10',
   DYNAMODB_ENDPOINT: '',
   LOGIN_GUARD_TABLE: 'parcel-auth-prod-login-guard',
-  LOGIN_FAILURE_LIMIT: '5',
-  LOGIN_FAILURE_WINDOW: '24h',
-  IP_FAILURE_LIMIT: '100',
-  IP_FAILURE_WINDOW: '1h',
-  LOGIN_LOCKOUT_BASE: '30s',
-  LOGIN_LOCKOUT_MAX: '15m',
+  ...THROTTLE_ENV,
 };
 
 const { BCRYPT_COST: _cost, ...sessionEnv } = loginEnv;
