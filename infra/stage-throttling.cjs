@@ -1,7 +1,9 @@
 'use strict';
 /**
- * Sets API Gateway stage throttling (rate and burst, for every method of the stage) from
- * `custom.stageThrottling`, which serverless.yml takes from the stage parameters.
+ * Sets API Gateway stage throttling from `custom.stageThrottling`, which serverless.yml takes
+ * from the stage parameters: a rate and burst for the whole stage, and lower ones for the
+ * public login routes (`loginRoutes`), so a login flood is refused before it crowds out the
+ * integrators' API calls.
  *
  * The framework has no setting for a REST API stage's own throttling (its usage plans
  * throttle API keys only), and it names the Deployment resource anew on every deploy, so
@@ -26,10 +28,26 @@ class StageThrottling {
     const deployments = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::Deployment');
     if (deployments.length !== 1)
       throw new Error(`expected one API Gateway deployment, found ${deployments.length}`);
+    const login = settings.loginRoutes ?? {};
+    const loginRate = Number(login.rateLimit);
+    const loginBurst = Number(login.burstLimit);
+    const paths = login.paths ?? [];
+    if (!Number.isFinite(loginRate) || !Number.isInteger(loginBurst) || loginRate <= 0 || loginBurst <= 0) {
+      throw new Error(
+        'custom.stageThrottling.loginRoutes needs a positive rateLimit and a positive whole burstLimit',
+      );
+    }
     deployments[0].Properties.StageDescription = {
       ...deployments[0].Properties.StageDescription,
       ThrottlingRateLimit: rate,
       ThrottlingBurstLimit: burst,
+      // A method setting names its resource path with every "/" written as "~1".
+      MethodSettings: paths.map((path) => ({
+        ResourcePath: `/${path}`.replaceAll('/', '~1'),
+        HttpMethod: 'POST',
+        ThrottlingRateLimit: loginRate,
+        ThrottlingBurstLimit: loginBurst,
+      })),
     };
   }
 }

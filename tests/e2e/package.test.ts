@@ -123,11 +123,22 @@ describe('the prod CloudFormation template', () => {
     }
   });
 
-  it('throttles the API Gateway stage with the stage parameters', () => {
+  it('throttles the API Gateway stage, and the login routes lower, with the stage parameters', () => {
     const [deployment] = ofType('AWS::ApiGateway::Deployment');
+    const login = (path: string) => ({
+      ResourcePath: path,
+      HttpMethod: 'POST',
+      ThrottlingRateLimit: 50,
+      ThrottlingBurstLimit: 100,
+    });
     expect(deployment?.[1].Properties.StageDescription).toEqual({
       ThrottlingRateLimit: 200,
       ThrottlingBurstLimit: 400,
+      MethodSettings: [
+        login('~1api~1v1~1login'),
+        login('~1api~1v1~1login-extended'),
+        login('~1api~1v1~1token~1refresh'),
+      ],
     });
   });
 
