@@ -1,0 +1,82 @@
+/**
+ * Interleaved timing on a noisy machine: every round runs each variant for the same number
+ * of calls, one variant after the other (A, B, C, then B, C, A, …, so none always goes first),
+ * and keeps the round's mean per call. A variant's figure is the median of its round means:
+ * a GC pause or a neighbour's burst spoils a round or two, not the result. Warm-up calls
+ * before the first round are discarded.
+ */
+import { performance } from 'node:perf_hooks';
+
+export interface Variant {
+  readonly name: string;
+  /** Untimed, before each batch of `calls` calls: e.g. fresh copies of an event a handler changes. */
+  readonly prepare?: (calls: number) => void;
+  /** One call; `index` counts within the batch. */
+  readonly run: (index: number) => unknown;
+}
+
+export interface Plan {
+  readonly warmup: number;
+  readonly rounds: number;
+  readonly calls: number;
+}
+
+/** One variant's timing, in microseconds per call. */
+export interface Sample {
+  readonly medianUs: number;
+  readonly p25Us: number;
+  readonly p75Us: number;
+  readonly rounds: number;
+  readonly callsPerRound: number;
+}
+
+export function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const at = (sorted.length - 1) * q;
+  const low = Math.floor(at);
+  const high = Math.ceil(at);
+  const lowValue = sorted[low] ?? Number.NaN;
+  const highValue = sorted[high] ?? Number.NaN;
+  return lowValue + (highValue - lowValue) * (at - low);
+}
+
+export const median = (values: readonly number[]) => quantile(values, 0.5);
+
+async function batch(variant: Variant, calls: number): Promise<number> {
+  variant.prepare?.(calls);
+  const start = performance.now();
+  for (let index = 0; index < calls; index++) {
+    const result = variant.run(index);
+    if (result instanceof Promise) await result;
+  }
+  return ((performance.now() - start) * 1000) / calls;
+}
+
+/** Runs `variants` interleaved under `plan`; resolves with each one's Sample by name. */
+export async function interleaved(variants: readonly Variant[], plan: Plan): Promise<Record<string, Sample>> {
+  for (const variant of variants) {
+    variant.prepare?.(plan.warmup);
+    for (let index = 0; index < plan.warmup; index++) await variant.run(index);
+  }
+  const means = new Map<string, number[]>(variants.map((variant) => [variant.name, []]));
+  for (let round = 0; round < plan.rounds; round++) {
+    for (let offset = 0; offset < variants.length; offset++) {
+      const variant = variants[(round + offset) % variants.length];
+      if (variant === undefined) continue;
+      means.get(variant.name)?.push(await batch(variant, plan.calls));
+    }
+  }
+  return Object.fromEntries(
+    [...means].map(([name, values]) => [
+      name,
+      {
+        medianUs: median(values),
+        p25Us: quantile(values, 0.25),
+        p75Us: quantile(values, 0.75),
+        rounds: plan.rounds,
+        callsPerRound: plan.calls,
+      },
+    ]),
+  );
+}
