@@ -99,9 +99,13 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
     });
     throw invalidCredentials();
   }
-  await deps.throttle.succeeded(reservation);
-  await upgradeHash(deps, user, request.password);
-  return { user, readAt };
+  // The counters and a hash upgrade are settled alongside the session's start, not before it.
+  // Nothing may be awaited between here and the caller's await of `settled`.
+  const settled = Promise.all([
+    deps.throttle.succeeded(reservation),
+    upgradeHash(deps, user, request.password),
+  ]);
+  return { user, readAt, settled };
 }
 
 /** Re-hashes a password stored at a lower cost than the stage's; a failure costs nothing but the upgrade. */
@@ -124,8 +128,8 @@ async function upgradeHash(deps: LoginDeps, user: UserRecord, password: string) 
 
 /** POST /login: credentials in, tokens out. */
 export async function login(deps: LoginDeps, request: LoginRequest): Promise<LoginResult> {
-  const { user, readAt } = await authenticate(deps, request);
-  const tokens = await startSession(deps.sessions, user, readAt);
+  const { user, readAt, settled } = await authenticate(deps, request);
+  const [tokens] = await Promise.all([startSession(deps.sessions, user, readAt), settled]);
   deps.logger.info('login succeeded', { username: user.username, sourceIp: request.sourceIp });
   return { user, tokens };
 }
@@ -136,9 +140,12 @@ export async function login(deps: LoginDeps, request: LoginRequest): Promise<Log
  * ever told to the owner of the password. No token is signed for a 403.
  */
 export async function loginWithContext(deps: LoginDeps, request: LoginRequest): Promise<LoginResult> {
-  const { user, readAt } = await authenticate(deps, request);
-  if (user.customerId === null) throw new AppError('CONTEXT_MISSING');
-  const tokens = await startSession(deps.sessions, user, readAt);
+  const { user, readAt, settled } = await authenticate(deps, request);
+  if (user.customerId === null) {
+    await settled;
+    throw new AppError('CONTEXT_MISSING');
+  }
+  const [tokens] = await Promise.all([startSession(deps.sessions, user, readAt), settled]);
   deps.logger.info('login succeeded', {
     username: user.username,
     sourceIp: request.sourceIp,

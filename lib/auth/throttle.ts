@@ -7,7 +7,7 @@
  * guesses one after another. Once a counter reaches its limit, further logins for that
  * username, or from that address, are answered 429 with `Retry-After`, without checking the
  * password, for a wait that doubles with every further failure up to a cap; when a lock
- * ends, one attempt may try again. Locks always end. A successful login clears its
+ * ends, one attempt may try again. Locks always end. A successful login resets its
  * username's counter and takes its attempt back from the address's counter, which
  * otherwise only decays, so an attacker cannot reset it with an account of their own.
  */
@@ -67,6 +67,9 @@ export interface FailureStore {
   release(key: string): Promise<void>;
   /** Locks the counter until `lockedUntil`, unless it is locked longer already. */
   lock(key: string, lock: { lockedUntil: number; lockedAt: number; expiresAt: number }): Promise<void>;
+  /** Sets an existing counter back to zero attempts and no lock (a success); keeps its item. */
+  reset(key: string): Promise<void>;
+  /** Removes the counter (an operator's unlock). */
   clear(key: string): Promise<void>;
 }
 
@@ -99,7 +102,7 @@ export interface LoginThrottle {
   begin(attempt: LoginAttempt): Promise<Reservation>;
   /** The attempt failed: locks a counter that has reached its limit. */
   failed(attempt: LoginAttempt, reason: FailureReason, reservation: Reservation): Promise<void>;
-  /** The attempt succeeded: clears the username's counter, takes the attempt back from the address's. */
+  /** The attempt succeeded: resets the username's counter, takes the attempt back from the address's. */
   succeeded(reservation: Reservation): Promise<void>;
 }
 
@@ -217,8 +220,10 @@ export function createLoginThrottle(deps: {
 
     async succeeded(reservation) {
       await Promise.all(
+        // Reset, not deleted: the next login then counts with one conditional write, instead
+        // of finding no counter and starting one.
         reservation.counted.map(({ key, kind }) =>
-          kind === 'username' ? store.clear(key) : store.release(key),
+          kind === 'username' ? store.reset(key) : store.release(key),
         ),
       );
     },

@@ -123,6 +123,20 @@ export function createDynamoFailureStore(deps: {
       );
     },
 
+    async reset(guardKey) {
+      await conditional(() =>
+        client.send(
+          new UpdateCommand({
+            TableName,
+            Key: { guardKey },
+            UpdateExpression: 'SET failures = :zero, lockedUntil = :zero, lockedAt = :zero',
+            ConditionExpression: 'attribute_exists(guardKey)',
+            ExpressionAttributeValues: { ':zero': 0 },
+          }),
+        ),
+      );
+    },
+
     async clear(guardKey) {
       await dynamo(() => client.send(new DeleteCommand({ TableName, Key: { guardKey } })));
     },

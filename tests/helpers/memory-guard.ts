@@ -34,6 +34,10 @@ export function memoryFailures(): FailureStore & { readonly all: Map<string, Fai
       if (current !== undefined && current.lockedUntil < lockedUntil)
         all.set(key, { ...current, lockedUntil, lockedAt });
     },
+    async reset(key) {
+      const current = all.get(key);
+      if (current !== undefined) all.set(key, { ...current, failures: 0, lockedUntil: 0, lockedAt: 0 });
+    },
     async clear(key) {
       all.delete(key);
     },

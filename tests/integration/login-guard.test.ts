@@ -56,6 +56,17 @@ describeEachDynamo('login guard store', (kind) => {
     expect((await store.read(['USER#gone'])).size).toBe(0);
   });
 
+  it('resets a counter to no attempts and no lock, and counts on it again', async () => {
+    const key = 'USER#reset';
+    for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
+    await store.lock(key, { lockedUntil: T0 + 30_000, lockedAt: 5, expiresAt: 0 });
+    await store.reset(key);
+    expect((await store.read([key])).get(key)).toMatchObject({ failures: 0, lockedUntil: 0, lockedAt: 0 });
+    expect(await counts(key, at(T0 + 1))).toBe(1);
+    await store.reset('USER#never-counted');
+    expect((await store.read(['USER#never-counted'])).size).toBe(0);
+  });
+
   it('takes an attempt back, never below zero, and clears a counter', async () => {
     const key = 'IP#198.51.100.2';
     await store.reserve(key, at(T0));
