@@ -72,7 +72,9 @@ const invalidCredentials = () => new AppError('INVALID_CREDENTIALS');
 /**
  * The user these credentials belong to and when it was read, or INVALID_CREDENTIALS, or
  * TOO_MANY_ATTEMPTS while the username or the address is locked (then without looking at
- * the password; logged as a failure with reason `locked`). Otherwise always one bcrypt compare, whether the user exists or not.
+ * the password; logged as a failure with reason `locked`). Otherwise always one bcrypt
+ * compare, whether the user exists or not. `settled` completes the login's bookkeeping
+ * (counters, a hash upgrade): the caller awaits it with the session's start.
  */
 async function authenticate(deps: LoginDeps, request: LoginRequest) {
   const attempt = { username: request.username, sourceIp: request.sourceIp };
