@@ -158,16 +158,28 @@ export interface KeySettings<TSources> {
   readonly reloadMs: number;
 }
 
-export interface SessionSettingsConfig {
+/** A session's bounds (lib/auth/sessions.ts). */
+export interface SessionSettings {
+  /** The absolute lifetime of a family, from its login. */
   readonly maxLifetimeSeconds: number;
+  /** How long the immediately previous refresh token may be presented again; 0 = never. */
   readonly reuseGraceSeconds: number;
 }
 
-export interface ThrottlePolicyConfig {
+/** One failed-login counter's rule (lib/auth/throttle.ts). */
+export interface ThrottlePolicy {
+  /** Failures before the first lock; 0 turns this counter off. */
   readonly limit: number;
+  /** A counter whose last failure is older than this starts again from zero. */
   readonly windowSeconds: number;
+  /** The first lock; each further failure doubles it. */
   readonly baseLockSeconds: number;
   readonly maxLockSeconds: number;
+}
+
+export interface ThrottleSettings {
+  readonly username: ThrottlePolicy;
+  readonly sourceIp: ThrottlePolicy;
 }
 
 export interface LoginConfig {
@@ -176,11 +188,11 @@ export interface LoginConfig {
   readonly data: DataSettings;
   readonly accountsTable: string;
   readonly sessionsTable: string;
-  readonly sessions: SessionSettingsConfig;
+  readonly sessions: SessionSettings;
   readonly keys: KeySettings<{ readonly signingKeyring: KeySource }>;
   readonly bcryptCost: number;
   readonly loginGuardTable: string;
-  readonly throttle: { readonly username: ThrottlePolicyConfig; readonly sourceIp: ThrottlePolicyConfig };
+  readonly throttle: ThrottleSettings;
 }
 
 export interface RefreshConfig

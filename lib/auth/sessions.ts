@@ -14,6 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
+import type { SessionSettings } from '../config.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Family, FamilyStore } from '../sessions/repository.ts';
@@ -27,13 +28,6 @@ import {
   systemClock,
   type TokenIssuer,
 } from './tokens.ts';
-
-export interface SessionSettings {
-  /** The absolute lifetime of a family, from its login. */
-  readonly maxLifetimeSeconds: number;
-  /** How long the immediately previous refresh token may be presented again; 0 = never. */
-  readonly reuseGraceSeconds: number;
-}
 
 export interface SessionDeps {
   readonly families: FamilyStore;

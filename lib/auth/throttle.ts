@@ -13,25 +13,13 @@
  */
 import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
+import type { ThrottlePolicy, ThrottleSettings } from '../config.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { foldUsername } from '../users/repository.ts';
 import type { Clock } from './tokens.ts';
 
-export interface ThrottlePolicy {
-  /** Failures before the first lock; 0 turns this counter off. */
-  readonly limit: number;
-  /** A counter whose last failure is older than this starts again from zero. */
-  readonly windowSeconds: number;
-  /** The first lock; each further failure doubles it. */
-  readonly baseLockSeconds: number;
-  readonly maxLockSeconds: number;
-}
-
-export interface ThrottleSettings {
-  readonly username: ThrottlePolicy;
-  readonly sourceIp: ThrottlePolicy;
-}
+export type { ThrottlePolicy, ThrottleSettings } from '../config.ts';
 
 /** A counter as stored. Times are epoch milliseconds. */
 export interface FailureRecord {

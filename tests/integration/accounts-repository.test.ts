@@ -1,16 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { AppError } from '../../lib/errors.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import { codeOf } from '../helpers/errors.ts';
 import { freePort } from '../helpers/ports.ts';
-
-const codeOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => 'resolved',
-    (error: unknown) => (error instanceof AppError ? error.code : String(error)),
-  );
 
 describeEachDynamo('account repository', (kind) => {
   let dynamo: TestDynamo;

@@ -13,23 +13,18 @@ import {
   createTokenIssuer,
   type IssuedTokens,
 } from '../../lib/auth/tokens.ts';
-import { AppError } from '../../lib/errors.ts';
+import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createDynamoFamilyStore } from '../../lib/sessions/dynamodb.ts';
 import type { FamilyStore } from '../../lib/sessions/repository.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import { codeOf } from '../helpers/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
 
 const HOUR_MS = 3_600_000;
 const MAX_LIFETIME_SECONDS = 90 * 86_400;
-
-const codeOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => 'resolved',
-    (error: unknown) => (error instanceof AppError ? error.code : String(error)),
-  );
 
 describeEachDynamo('sessions', (kind) => {
   let dynamo: TestDynamo;
