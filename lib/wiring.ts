@@ -39,7 +39,7 @@ import { describeError, logger } from './log.ts';
 import { createDynamoFamilyStore } from './sessions/dynamodb.ts';
 import { createDynamoShipmentRepository } from './shipments/dynamodb.ts';
 import type { ShipmentDeps } from './shipments/shipments.ts';
-import { createDynamoAccountRepository } from './users/dynamodb.ts';
+import { createDynamoAccountRepository, createDynamoStatusReader } from './users/dynamodb.ts';
 
 /** Key material from `source`, re-read every `reloadMs`; converted again only when it changed. */
 function keyMaterial<T>(
@@ -137,7 +137,10 @@ export async function authorizerDeps(config: AuthorizerConfig): Promise<Paramete
       settings: config.tokens,
     }),
     revocation: createRevocationCheck({
-      users: accounts(config.data, config.accountsTable),
+      users: createDynamoStatusReader({
+        client: createDocumentClient(config.data),
+        tableName: config.accountsTable,
+      }),
       cacheTtlMs: config.revocationCacheTtlMs,
     }),
     logger,

@@ -37,12 +37,21 @@ export function stageWideResource(methodArn: string): string {
  */
 function authorizationHeaders(
   event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders'>,
-) {
-  const named = <T>(headers: Record<string, T> | null | undefined) =>
-    Object.entries(headers ?? {}).filter(([name]) => name.toLowerCase() === 'authorization');
-  const multi = named(event.multiValueHeaders).flatMap(([, values]) => values ?? []);
-  if (multi.length > 0) return multi;
-  return named(event.headers).flatMap(([, value]) => (value === undefined ? [] : [value]));
+): string[] {
+  // Plain loops: this runs on every protected request.
+  const values: string[] = [];
+  const multi = event.multiValueHeaders ?? {};
+  for (const name in multi) {
+    if (name.length === 13 && name.toLowerCase() === 'authorization') values.push(...(multi[name] ?? []));
+  }
+  if (values.length > 0) return values;
+  const single = event.headers ?? {};
+  for (const name in single) {
+    const value = single[name];
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && value !== undefined)
+      values.push(value);
+  }
+  return values;
 }
 
 export async function authorize(

@@ -162,6 +162,8 @@ export async function rotateKeyring(input: {
 export async function importSigningKey(jwk: PrivateJwk): Promise<SigningKey> {
   const key = await importJWK(jwk as JWK, SIGNING_ALGORITHM);
   if (key instanceof Uint8Array) throw new Error('signing key imported as a symmetric secret');
+  // Warms WebCrypto's Ed25519 path during init, so the first login does not pay for it.
+  await crypto.subtle.sign('Ed25519', key, new Uint8Array(0));
   return { kid: jwk.kid, key };
 }
 
@@ -171,6 +173,9 @@ export async function importVerificationKeys(jwks: Jwks): Promise<VerificationKe
     jwks.keys.map(async (jwk) => {
       const key = await importJWK(jwk as JWK, SIGNING_ALGORITHM);
       if (key instanceof Uint8Array) throw new Error('verification key imported as a symmetric secret');
+      // Warms WebCrypto's Ed25519 path and the key's handle during init (the all-zero
+      // signature never verifies), so the first request does not pay for either.
+      await crypto.subtle.verify('Ed25519', key, new Uint8Array(64), new Uint8Array(0));
       return [jwk.kid, key] as const;
     }),
   );

@@ -34,6 +34,7 @@ import {
   type PickupAddress,
   revocationCutoff,
   type UserRecord,
+  type UserStatusReader,
 } from './repository.ts';
 
 const USER_SK = 'USER';
@@ -76,6 +77,34 @@ const toAddress = (item: Record<string, unknown>): PickupAddress => ({
   depotCode: String(item.depotCode ?? ''),
   createdAt: String(item.createdAt),
 });
+
+/**
+ * The one read the authorizer makes: a user's revocation state, on its own so that the
+ * authorizer's bundle carries this and not the whole account repository.
+ */
+export function createDynamoStatusReader(deps: {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+}): UserStatusReader {
+  const { client, tableName: TableName } = deps;
+  return {
+    async findStatus(username) {
+      // Eventually consistent: half the cost, and the revocation window allows for it.
+      const { Item } = await dynamo(() =>
+        client.send(
+          new GetCommand({
+            TableName,
+            Key: userKey(username),
+            ProjectionExpression: 'username, enabled, revokedBefore',
+          }),
+        ),
+      );
+      const item = Item as Pick<UserItem, 'username' | 'enabled' | 'revokedBefore'> | undefined;
+      if (item === undefined || item.username !== username) return null;
+      return { enabled: item.enabled, revokedBefore: item.revokedBefore ?? 0 };
+    },
+  };
+}
 
 export function createDynamoAccountRepository(deps: {
   readonly client: DynamoDBDocumentClient;
@@ -166,21 +195,7 @@ export function createDynamoAccountRepository(deps: {
       return item !== undefined && item.username === username ? toUser(item) : null;
     },
 
-    async findStatus(username) {
-      // Eventually consistent: half the cost, and the revocation window allows for it.
-      const { Item } = await dynamo(() =>
-        client.send(
-          new GetCommand({
-            TableName,
-            Key: userKey(username),
-            ProjectionExpression: 'username, enabled, revokedBefore',
-          }),
-        ),
-      );
-      const item = Item as Pick<UserItem, 'username' | 'enabled' | 'revokedBefore'> | undefined;
-      if (item === undefined || item.username !== username) return null;
-      return { enabled: item.enabled, revokedBefore: item.revokedBefore ?? 0 };
-    },
+    findStatus: createDynamoStatusReader(deps).findStatus,
 
     async createUser({ username, passwordHash, customerId }: NewUser) {
       const at = now();

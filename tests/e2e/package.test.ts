@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tableNames } from '../../lib/stage.ts';
+import { unzip } from '../../scripts/bench/bundles.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
@@ -68,6 +69,26 @@ describe('the prod CloudFormation template', () => {
     for (const [, fn] of functions) expect(fn.Properties.Runtime).toBe('nodejs24.x');
     const zips = (await readdir(dir)).filter((name) => name.endsWith('.zip'));
     expect(zips).toHaveLength(functions.length);
+  });
+
+  it('ships each function as one minified bundle; the authorizer takes the AWS SDK from the runtime', async () => {
+    const code = async (zip: string) => {
+      const files = unzip(await readFile(join(dir, zip)));
+      expect([...files.keys()]).toHaveLength(1);
+      return [...files.values()][0]?.toString('utf8') ?? '';
+    };
+    const sdkImport = /from\s*"@aws-sdk\/client-dynamodb"/;
+    const authorizer = await code('authorizer.zip');
+    expect(authorizer).toMatch(sdkImport);
+    // The DynamoDB protocol's target prefix appears only in SDK code.
+    expect(authorizer).not.toContain('DynamoDB_20120810');
+    const login = await code('login.zip');
+    expect(login).toContain('DynamoDB_20120810');
+    expect(login).not.toMatch(sdkImport);
+    for (const bundle of [authorizer, login]) {
+      // Minified: lines thousands of characters long (unminified code averages under 40).
+      expect(bundle.length / bundle.split('\n').length).toBeGreaterThan(1000);
+    }
   });
 
   it('puts the REQUEST authorizer on the API routes, and none on the public ones', () => {
