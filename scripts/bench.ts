@@ -8,21 +8,26 @@
  *   node scripts/bench.ts --out FILE       the report to FILE instead
  *
  * The parent starts the embedded DynamoDB and runs each timed part in a child process of its
- * own (`--part authorizer|login|round-trips`), which prints its result as one JSON line.
+ * own (`--part authorizer|login|round-trips|cold-start|load`), which prints its result as one
+ * JSON line. The cold-start part runs the bundles `serverless package` built, so it comes after.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { cpus, platform, release, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { authorizerPart } from './bench/authorizer.ts';
 import { measureBundles } from './bench/bundles.ts';
+import { coldStartPart } from './bench/cold-start.ts';
+import { loadPart } from './bench/load.ts';
 import { loginPart } from './bench/login.ts';
 import type { Plan } from './bench/measure.ts';
 import { type BenchResults, type Machine, renderReport } from './bench/report.ts';
 import {
   type AuthorizerResult,
+  type ColdStartResult,
+  type LoadResult,
   type LoginResult,
   type PartResult,
   RESULT_MARKER,
@@ -41,14 +46,18 @@ const PLANS = {
     authorizerUncached: { warmup: 200, rounds: 51, calls: 60 },
     login4: { warmup: 30, rounds: 41, calls: 15 },
     login10: { warmup: 3, rounds: 25, calls: 3 },
+    coldStartRuns: 7,
+    loadSeconds: 10,
   },
   quick: {
     authorizerCached: { warmup: 5, rounds: 3, calls: 5 },
     authorizerUncached: { warmup: 5, rounds: 3, calls: 5 },
     login4: { warmup: 2, rounds: 3, calls: 2 },
     login10: { warmup: 1, rounds: 2, calls: 1 },
+    coldStartRuns: 1,
+    loadSeconds: 1,
   },
-} satisfies Record<string, Record<string, Plan>>;
+} satisfies Record<string, Record<string, Plan | number>>;
 
 const { values: args } = parseArgs({
   options: {
@@ -58,6 +67,7 @@ const { values: args } = parseArgs({
     endpoint: { type: 'string' },
     cost: { type: 'string' },
     'revocation-cache': { type: 'string' },
+    artifacts: { type: 'string' },
   },
 });
 
@@ -77,6 +87,12 @@ async function runPart(part: string, endpoint: string): Promise<PartResult> {
     }
     case 'round-trips':
       return roundTripsPart({ endpoint });
+    case 'cold-start': {
+      if (args.artifacts === undefined) throw new Error('--part cold-start needs --artifacts');
+      return coldStartPart({ endpoint, artifacts: args.artifacts, runs: plans.coldStartRuns });
+    }
+    case 'load':
+      return loadPart({ seconds: plans.loadSeconds });
     default:
       throw new Error(`unknown part ${part}`);
   }
@@ -139,11 +155,21 @@ function machine(): Machine {
   };
 }
 
+function only<T extends PartResult>(parts: readonly PartResult[], name: T['part']): T {
+  const found = parts.find((part) => part.part === name);
+  if (found === undefined) throw new Error(`no ${name} result`);
+  return found as T;
+}
+
 async function main() {
   const started = performance.now();
   const dynamo = await startDynalite({ port: 0 });
   const parts: PartResult[] = [];
   let bundles: Awaited<ReturnType<typeof measureBundles>>;
+  // Inside the project, so the authorizer's bundle finds the AWS SDK in node_modules as it
+  // finds the runtime's on Lambda.
+  const artifacts = resolve(ROOT, `.esbuild/bench-artifacts-${process.pid}`);
+  await mkdir(artifacts, { recursive: true });
   try {
     const runs = [
       ['--part', 'authorizer', '--revocation-cache', '30s'],
@@ -152,11 +178,16 @@ async function main() {
       ['--part', 'login', '--cost', '10'],
       ['--part', 'round-trips'],
     ];
+    const coldStart = ['--part', 'cold-start', '--artifacts', artifacts];
+    const load = ['--part', 'load'];
     if (args.quick) {
       // Nothing is worth timing in a smoke run: everything at once.
       const [results, built] = await Promise.all([
-        Promise.all(runs.map((run) => child(run, dynamo.endpoint))),
-        measureBundles(),
+        Promise.all([...runs, load].map((run) => child(run, dynamo.endpoint))),
+        measureBundles(artifacts).then(async (built) => {
+          parts.push(await child(coldStart, dynamo.endpoint));
+          return built;
+        }),
       ]);
       parts.push(...results);
       bundles = built;
@@ -167,13 +198,17 @@ async function main() {
         parts.push(await child(run, dynamo.endpoint));
       }
       log('serverless package');
-      bundles = await measureBundles();
+      bundles = await measureBundles(artifacts);
+      for (const run of [coldStart, load]) {
+        log(run[1] ?? '');
+        parts.push(await child(run, dynamo.endpoint));
+      }
     }
   } finally {
     await dynamo.close();
+    await rm(artifacts, { recursive: true, force: true });
   }
-  const roundTrips = parts.find((part): part is RoundTripsResult => part.part === 'round-trips');
-  if (roundTrips === undefined) throw new Error('no round trips measured');
+  const roundTrips = only<RoundTripsResult>(parts, 'round-trips');
   const results: BenchResults = {
     date: new Date(),
     quick: args.quick,
@@ -183,6 +218,8 @@ async function main() {
     login: parts.filter((part): part is LoginResult => part.part === 'login'),
     roundTrips,
     bundles,
+    coldStart: only<ColdStartResult>(parts, 'cold-start'),
+    load: only<LoadResult>(parts, 'load'),
   };
   const report = renderReport(results);
   const out = args.out === undefined ? (args.quick ? undefined : REPORT) : resolve(args.out);

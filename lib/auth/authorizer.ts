@@ -25,9 +25,11 @@ const unauthorized = () => new Error('Unauthorized');
 
 /** arn:aws:execute-api:region:account:apiId/stage/METHOD/path → arn:aws:execute-api:region:account:apiId/stage/* */
 export function stageWideResource(methodArn: string): string {
-  const [api, stage] = methodArn.split('/');
-  if (api === undefined || stage === undefined || stage === '') throw unauthorized();
-  return `${api}/${stage}/*`;
+  const afterApi = methodArn.indexOf('/');
+  const afterStage = afterApi < 0 ? -1 : methodArn.indexOf('/', afterApi + 1);
+  const stageEnd = afterStage < 0 ? methodArn.length : afterStage;
+  if (afterApi <= 0 || stageEnd === afterApi + 1) throw unauthorized();
+  return `${methodArn.slice(0, stageEnd)}/*`;
 }
 
 /**

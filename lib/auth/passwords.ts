@@ -2,8 +2,8 @@
  * Password hashing with bcrypt (bcryptjs).
  *
  * `verify` always spends one bcrypt compare at the stage's cost, whether or not the user
- * exists: an unknown username is compared against a dummy hash made at init with the same
- * cost, so response time does not tell an attacker which usernames exist.
+ * exists: an unknown username is compared against a dummy hash of the same cost, so response
+ * time does not tell an attacker which usernames exist.
  *
  * A hash made at a lower cost than the stage's is upgraded on the user's next successful
  * login, when the password is at hand.
@@ -33,9 +33,22 @@ export interface PasswordVerifier {
 /** A bcrypt hash of `password` at `cost` (the stage's cost: see serverless.yml `bcryptCost`). */
 export const hashPassword = (password: string, cost: number): Promise<string> => bcrypt.hash(password, cost);
 
+/** bcrypt's own base64 alphabet. */
+const BCRYPT_BASE64 = './ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * A well-formed hash at `cost` that no password is known to match: a random salt and a random
+ * 31-character digest. A compare against it costs exactly what a real one does (bcrypt
+ * derives the digest from the salt and cost, then compares), and building it costs nothing:
+ * hashing a throwaway password at init would add a whole bcrypt run to every cold start.
+ */
+export function dummyHashAt(cost: number): string {
+  const digest = Array.from(randomBytes(31), (byte) => BCRYPT_BASE64[byte & 63]).join('');
+  return `${bcrypt.genSaltSync(cost)}${digest}`;
+}
+
 export function createPasswordVerifier({ cost }: { readonly cost: number }): PasswordVerifier {
-  // Made once per container; its plaintext is random and thrown away.
-  const dummyHash = bcrypt.hashSync(randomBytes(18).toString('base64'), cost);
+  const dummyHash = dummyHashAt(cost);
   return {
     async verify(password, hash) {
       const tooLong = passwordBytes(password) > BCRYPT_MAX_BYTES;

@@ -4,7 +4,7 @@
  * gzip size of the bundled .mjs inside it. The zip is read with node:zlib alone.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -41,7 +41,8 @@ export function unzip(archive: Buffer): Map<string, Buffer> {
   return files;
 }
 
-export async function measureBundles(): Promise<Bundle[]> {
+/** `keepIn`: a directory where each function's .mjs is left as `<function>.mjs`. */
+export async function measureBundles(keepIn?: string): Promise<Bundle[]> {
   const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
   const dir = await mkdtemp(join(tmpdir(), 'parcel-auth-bench-package-'));
   const workFolder = `.esbuild/bench-${process.pid}`;
@@ -71,8 +72,10 @@ export async function measureBundles(): Promise<Bundle[]> {
         throw new Error(`${zip}: expected one .mjs, found ${entries.map(([name]) => name).join(', ')}`);
       }
       const [entry, code] = entries[0];
+      const name = zip.slice(0, -'.zip'.length);
+      if (keepIn !== undefined) await writeFile(join(keepIn, `${name}.mjs`), code);
       bundles.push({
-        function: zip.slice(0, -'.zip'.length),
+        function: name,
         zipBytes: archive.length,
         entry,
         rawBytes: code.length,

@@ -5,6 +5,9 @@
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import bcrypt from 'bcryptjs';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { tableNames } from '../../lib/stage.ts';
+import { createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
 import { lambdaContext, loginEvent } from '../../tests/helpers/fixtures.ts';
 import { call200, credentialsBody, type HttpHandler, importLogin, importLoginExtended } from './handlers.ts';
 import { interleaved, type Plan, type Variant } from './measure.ts';
@@ -45,10 +48,21 @@ export async function loginPart(options: {
     if (hash === undefined || bcrypt.getRounds(hash) !== options.cost) {
       throw new Error(`the stored hash is not at cost ${options.cost}`);
     }
+    const statusReader = createDynamoStatusReader({
+      client: createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint }),
+      tableName: tableNames(stage.name).accounts,
+    });
     const samples = await interleaved(
       [
         handlerVariant('login', login, body),
         handlerVariant('loginExtended', loginExtended, body),
+        {
+          // One DynamoDB round trip on loopback, as the handlers' client makes it.
+          name: 'getItem',
+          run: async () => {
+            if ((await statusReader.findStatus('alice')) === null) throw new Error('alice not found');
+          },
+        },
         {
           name: 'compare',
           run: async () => {
@@ -58,14 +72,19 @@ export async function loginPart(options: {
       ],
       options.plan,
     );
-    const { login: loginSample, loginExtended: extendedSample, compare } = samples;
-    if (loginSample === undefined || extendedSample === undefined || compare === undefined) {
+    const { login: loginSample, loginExtended: extendedSample, compare, getItem } = samples;
+    if (
+      loginSample === undefined ||
+      extendedSample === undefined ||
+      compare === undefined ||
+      getItem === undefined
+    ) {
       throw new Error('missing sample');
     }
     return {
       part: 'login',
       cost: options.cost,
-      samples: { login: loginSample, loginExtended: extendedSample, compare },
+      samples: { login: loginSample, loginExtended: extendedSample, compare, getItem },
     };
   } finally {
     await stage.close();

@@ -13,7 +13,13 @@ export interface AuthorizerResult {
 export interface LoginResult {
   readonly part: 'login';
   readonly cost: number;
-  readonly samples: { readonly login: Sample; readonly loginExtended: Sample; readonly compare: Sample };
+  readonly samples: {
+    readonly login: Sample;
+    readonly loginExtended: Sample;
+    readonly compare: Sample;
+    /** One eventually consistent GetItem of the user on the same client settings: a round trip's floor. */
+    readonly getItem: Sample;
+  };
 }
 
 /** The DynamoDB requests one operation made, as counted at the wire. */
@@ -33,7 +39,62 @@ export interface RoundTripsResult {
   readonly operations: readonly RoundTrips[];
 }
 
-export type PartResult = AuthorizerResult | LoginResult | RoundTripsResult;
+/** One cold run in a fresh process, in ms since that process started. */
+export interface ColdStartSample {
+  /** From the process's start to the runner's first line: Node.js itself. */
+  readonly startMs: number;
+  readonly importMs: number;
+  readonly firstCallMs: number;
+  /** The first call's HTTP status, or `policy` for the authorizer's answer. */
+  readonly status: number | string;
+}
+
+/** Medians over a variant's runs. */
+export interface ColdStartVariant {
+  readonly runs: number;
+  readonly startMs: number;
+  readonly importMs: number;
+  readonly firstCallMs: number;
+  /** Median of start + import + first call, per run. */
+  readonly totalMs: number;
+  readonly statuses: readonly string[];
+}
+
+export interface ColdStartFunction {
+  readonly function: string;
+  readonly artifact: string;
+  /** `empty`, `bundled`, `unbundled`, and for the authorizer `bundled, SDK from the runtime`. */
+  readonly variants: Readonly<Record<string, ColdStartVariant>>;
+  readonly note?: string;
+}
+
+export interface ColdStartResult {
+  readonly part: 'cold-start';
+  readonly functions: readonly ColdStartFunction[];
+}
+
+/** The local stack (serverless-offline) under autocannon. */
+export interface LoadRoute {
+  readonly route: string;
+  readonly connections: number;
+  readonly seconds: number;
+  readonly requests: number;
+  readonly requestsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  /** Connection errors, timeouts and answers other than the expected status. */
+  readonly errors: number;
+  /** The work inside the function, timed in-process in the same run (median, ms). */
+  readonly workMs: number;
+  readonly workLabel: string;
+}
+
+export interface LoadResult {
+  readonly part: 'load';
+  readonly routes: readonly LoadRoute[];
+}
+
+export type PartResult = AuthorizerResult | LoginResult | RoundTripsResult | ColdStartResult | LoadResult;
 
 export interface Bundle {
   readonly function: string;

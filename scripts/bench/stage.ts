@@ -58,6 +58,7 @@ export async function benchStage(options: {
   const { env, cleanup } = await functionEnv(dynamo);
   Object.assign(process.env, env, PRODUCTION, options.env);
   return {
+    name: stage,
     accounts,
     jwksFile: (env.VERIFICATION_KEYS ?? '').slice('file:'.length),
     async close() {

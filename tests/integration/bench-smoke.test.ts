@@ -28,7 +28,8 @@ function rowsAfter(heading: string): string[][] {
     .split('\n')
     .filter(
       (line) =>
-        line.startsWith('| ') && !/^\|\s*(Variant|Target|Operation|Function|Ratio|Derived)/.test(line),
+        line.startsWith('| ') &&
+        !/^\|\s*(Variant|Target|Operation|Function|Ratio|Derived|Route|Memory)\b/.test(line),
     )
     .map((line) =>
       line
@@ -66,6 +67,9 @@ describe('npm run bench -- --quick', () => {
       '### bcrypt cost 10',
       '## 3. DynamoDB round trips per operation',
       '## 4. Bundles',
+      '## 5. Cold start proxies',
+      '## 6. Local stack under load',
+      '## 7. Lambda memory for the login functions',
       '## How to reproduce',
       '## How to read',
     ]) {
@@ -77,7 +81,8 @@ describe('npm run bench -- --quick', () => {
 
   it('gives every target a number and a verdict', () => {
     const targets = rowsAfter('## Targets');
-    expect(targets).toHaveLength(7);
+    // 7 warm and size targets, 8 functions' bundled ÷ unbundled import, the load test's errors.
+    expect(targets).toHaveLength(16);
     for (const [name, measured, , result] of targets) {
       expect(measured, name).toMatch(/^\d+(\.\d+)?( ?×| ms| KiB)?$/);
       expect(result, name).toMatch(/^(pass|\*\*FAIL\*\*)$/);
@@ -100,8 +105,8 @@ describe('npm run bench -- --quick', () => {
     expect(derived(authorizer)).toHaveLength(6);
     for (const value of derived(authorizer)) expect(value).toMatch(/^\d+\.\d\d×$/);
     const login = rowsAfter('## 2. Login');
-    expect(timings(login, /^\d+\.\d\d ms$/)).toBe(6);
-    expect(derived(login)).toHaveLength(8);
+    expect(timings(login, /^\d+\.\d\d ms$/)).toBe(8);
+    expect(derived(login)).toHaveLength(10);
     for (const value of derived(login)) expect(value).toMatch(/^-?\d+\.\d\d(×| ms)$/);
   });
 
@@ -121,6 +126,44 @@ describe('npm run bench -- --quick', () => {
     );
     for (const [name, zip, , raw, gzip] of bundles) {
       for (const size of [zip, raw, gzip]) expect(size, name).toMatch(/^\d+\.\d KiB$/);
+    }
+  });
+
+  it('starts every function cold, bundled and unbundled, against an empty handler', () => {
+    const rows = rowsAfter('## 5. Cold start');
+    for (const fn of ['authorizer', 'login', 'loginExtended', 'refresh', 'logout', 'jwks', 'trackShipment']) {
+      const names = rows.map(([name]) => name);
+      expect(names).toEqual(
+        expect.arrayContaining([`${fn} (empty handler)`, `${fn}, bundled`, `${fn}, unbundled`]),
+      );
+    }
+    for (const [name, start, imported, firstCall, total, , answer] of rows) {
+      for (const value of [start, imported, firstCall, total]) expect(value, name).toMatch(/^\d+\.\d ms$/);
+      // A cold function still answers as a warm one: no 5xx, no failed first call.
+      expect(answer, name).toMatch(/^(200|201|204|404|policy)$/);
+    }
+  });
+
+  it('loads the local stack for a protected route and login, with zero errors', () => {
+    const rows = rowsAfter('## 6. Local stack under load');
+    expect(rows.map(([route]) => route)).toEqual([
+      expect.stringMatching(/^GET \/api\/v1\/tracking\//),
+      'POST /api/v1/login',
+    ]);
+    for (const [route, , , requests, , p50, p99, errors] of rows) {
+      expect(Number(requests), route).toBeGreaterThan(0);
+      expect(p50, route).toMatch(/^\d+\.\d ms$/);
+      expect(p99, route).toMatch(/^\d+\.\d ms$/);
+      expect(errors, route).toBe('0');
+    }
+  });
+
+  it('models login latency and cost per million at several memory sizes', () => {
+    const rows = rowsAfter('## 7. Lambda memory');
+    expect(rows.map(([memory]) => memory)).toEqual(['512 MB', '1024 MB', '1769 MB', '2048 MB']);
+    for (const [memory, , latency, cost] of rows) {
+      expect(latency, memory).toMatch(/^\d+\.\d ms$/);
+      expect(cost, memory).toMatch(/^\$\d+\.\d\d$/);
     }
   });
 

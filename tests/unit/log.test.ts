@@ -71,6 +71,20 @@ describe('log lines', () => {
     });
   });
 
+  it('gives each line of a wrapped handler its own invocation’s request id, also after silent ones', async () => {
+    const { log, parsed } = capture();
+    const handler = withLambdaContext(async (event: { speak: boolean }) => {
+      if (event.speak) log.info('spoke');
+      return 'done';
+    }, log);
+    const invocation = (id: string) => ({ ...lambdaContext(), awsRequestId: id });
+    await handler({ speak: true }, invocation('first'));
+    await handler({ speak: false }, invocation('silent'));
+    await handler({ speak: true }, invocation('third'));
+    expect(parsed()).toMatchObject([{ function_request_id: 'first' }, { function_request_id: 'third' }]);
+    expect(parsed()).toHaveLength(2);
+  });
+
   it('reduces an error to name, message, code and cause', () => {
     const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED', payload: 'x' });
     expect(describeError(new Error('DEPENDENCY_UNAVAILABLE', { cause }))).toEqual({

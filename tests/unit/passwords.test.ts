@@ -1,6 +1,6 @@
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
-import { createPasswordVerifier, hashPassword } from '../../lib/auth/passwords.ts';
+import { createPasswordVerifier, dummyHashAt, hashPassword } from '../../lib/auth/passwords.ts';
 
 const COST = 4;
 const verifier = createPasswordVerifier({ cost: COST });
@@ -32,6 +32,30 @@ describe('password verifier', () => {
     }
     expect(compared).toHaveLength(1);
     expect(bcrypt.getRounds(compared[0] ?? '')).toBe(COST);
+  });
+
+  it('builds the dummy hash without hashing: well-formed, at the cost, matching nothing', async () => {
+    const hashed: unknown[] = [];
+    const original = bcrypt.hashSync;
+    bcrypt.hashSync = ((...args: Parameters<typeof original>) => {
+      hashed.push(args);
+      return original(...args);
+    }) as typeof bcrypt.hashSync;
+    let dummy: string;
+    try {
+      createPasswordVerifier({ cost: 12 });
+      dummy = dummyHashAt(12);
+    } finally {
+      bcrypt.hashSync = original;
+    }
+    expect(hashed).toEqual([]);
+    expect(dummy).toMatch(/^\$2b\$12\$[./A-Za-z0-9]{53}$/);
+    expect(bcrypt.getRounds(dummy)).toBe(12);
+    expect(dummyHashAt(12)).not.toBe(dummy);
+    const cheap = dummyHashAt(COST);
+    for (const password of ['', 'password', 'a-long-test-password']) {
+      await expect(bcrypt.compare(password, cheap)).resolves.toBe(false);
+    }
   });
 
   it('never accepts a password over 72 bytes, even against its own hash', async () => {
