@@ -191,6 +191,7 @@ describe('the prod CloudFormation template', () => {
       'ACCESS_DENIED',
       'DEFAULT_4XX',
       'DEFAULT_5XX',
+      'THROTTLED',
       'UNAUTHORIZED',
     ]);
     for (const response of Object.values(responses)) {
@@ -202,6 +203,14 @@ describe('the prod CloudFormation template', () => {
       'gatewayresponse.header.WWW-Authenticate': "'Bearer'",
     });
     expect(responses.DEFAULT_5XX?.StatusCode).toBe('503');
+    expect(responses.THROTTLED).toMatchObject({
+      StatusCode: '429',
+      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
+    });
+    for (const response of Object.values(responses)) {
+      const body = JSON.stringify(response.ResponseTemplates);
+      expect(body).toContain('urn:parcel-auth:problem:');
+    }
   });
 
   it('gives the session settings to the functions that use them', () => {
