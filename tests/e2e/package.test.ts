@@ -130,12 +130,9 @@ describe('the prod CloudFormation template', () => {
         SSESpecification: { SSEEnabled: true },
         DeletionProtectionEnabled: true,
       });
-      // Failed-login counters are short-lived by design: nothing there is worth restoring.
-      if (id !== 'LoginGuardTable') {
-        expect(table.Properties.PointInTimeRecoverySpecification, id).toEqual({
-          PointInTimeRecoveryEnabled: true,
-        });
-      }
+      expect(table.Properties.PointInTimeRecoverySpecification, id).toEqual({
+        PointInTimeRecoveryEnabled: true,
+      });
       expect(table.DeletionPolicy).toBe('Retain');
       expect(table.UpdateReplacePolicy).toBe('Retain');
     }
@@ -160,12 +157,177 @@ describe('the prod CloudFormation template', () => {
     });
   });
 
-  it('lets the functions upgrade password hashes, and nothing more on the accounts table', () => {
-    const [, role] = ofType('AWS::IAM::Role')[0] ?? [];
-    const statements = JSON.stringify(role?.Properties);
-    expect(statements).toContain(
-      '"dynamodb:GetItem","dynamodb:UpdateItem"],"Resource":[{"Fn::GetAtt":["AccountsTable","Arn"]}]',
-    );
+  describe('least privilege: one role per function', () => {
+    type Statement = { Effect: string; Action: string[]; Resource: unknown[] };
+    const statementsOf = (roleId: string): Statement[] => {
+      const policies = resources[roleId]?.Properties.Policies as {
+        PolicyDocument: { Statement: Statement[] };
+      }[];
+      return policies.flatMap((policy) => policy.PolicyDocument.Statement);
+    };
+    const roleOf = (fn: string) => {
+      const role = resources[fn]?.Properties.Role as { 'Fn::GetAtt'?: [string, string] } | undefined;
+      return role?.['Fn::GetAtt']?.[0] ?? '';
+    };
+    /** `action on target` for every grant of a role, its log statement left out. */
+    const grants = (roleId: string) =>
+      statementsOf(roleId)
+        .filter((statement) => !statement.Action.every((action) => action.startsWith('logs:')))
+        .flatMap((statement) =>
+          statement.Action.flatMap((action) =>
+            statement.Resource.map((resource) => {
+              const text = JSON.stringify(resource);
+              const target =
+                /"([A-Za-z]+Table)"/.exec(text)?.[1] ?? /parameter\/[^"]+/.exec(text)?.[0] ?? text;
+              return `${action} on ${target}`;
+            }),
+          ),
+        )
+        .sort();
+
+    it('gives every function a role of its own kind, and creates no shared role', () => {
+      expect(ofType('AWS::IAM::Role').map(([id]) => id)).not.toContain('IamRoleLambdaExecution');
+      expect(Object.fromEntries(ofType('AWS::Lambda::Function').map(([id]) => [id, roleOf(id)]))).toEqual({
+        LoginLambdaFunction: 'LoginRole',
+        LoginExtendedLambdaFunction: 'LoginRole',
+        RefreshLambdaFunction: 'RefreshRole',
+        LogoutLambdaFunction: 'LogoutRole',
+        JwksLambdaFunction: 'JwksRole',
+        AuthorizerLambdaFunction: 'AuthorizerRole',
+        CreateShipmentLambdaFunction: 'CreateShipmentRole',
+        TrackShipmentLambdaFunction: 'TrackShipmentRole',
+      });
+    });
+
+    it('allows no wildcard action and no wildcard resource', () => {
+      for (const [id] of ofType('AWS::IAM::Role')) {
+        for (const statement of statementsOf(id)) {
+          expect(statement.Effect, id).toBe('Allow');
+          for (const action of statement.Action) expect(action, id).not.toContain('*');
+          for (const resource of statement.Resource) {
+            const text = JSON.stringify(resource);
+            // A log group's ARN ends in :* (its log streams): the only `*` allowed, and only
+            // as CloudFormation's own GetAtt of the function's log group.
+            if (statement.Action.every((action) => action.startsWith('logs:'))) {
+              expect(text, id).toMatch(/^\{"Fn::GetAtt":\["[A-Za-z]+LogGroup","Arn"\]\}$/);
+            } else {
+              expect(text, id).not.toContain('*');
+            }
+          }
+        }
+      }
+    });
+
+    it('lets each function write only its own log group', () => {
+      const logGroups = (roleId: string) =>
+        statementsOf(roleId)
+          .filter((statement) => statement.Action.every((action) => action.startsWith('logs:')))
+          .flatMap((statement) => statement.Resource.map((resource) => JSON.stringify(resource)))
+          .map((text) => /"([A-Za-z]+)LogGroup"/.exec(text)?.[1]);
+      expect(logGroups('LoginRole')).toEqual(['Login', 'LoginExtended']);
+      expect(logGroups('AuthorizerRole')).toEqual(['Authorizer']);
+      expect(logGroups('TrackShipmentRole')).toEqual(['TrackShipment']);
+    });
+
+    it('grants each function the actions its code makes, on its own tables and parameters', () => {
+      const keyring = 'parameter/parcel-auth/prod/signing-keyring';
+      const jwks = 'parameter/parcel-auth/prod/jwks';
+      expect(grants('LoginRole')).toEqual(
+        [
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:PutItem on SessionsTable',
+          'dynamodb:GetItem on LoginGuardTable',
+          'dynamodb:PutItem on LoginGuardTable',
+          'dynamodb:UpdateItem on LoginGuardTable',
+          `ssm:GetParameter on ${keyring}`,
+        ].sort(),
+      );
+      expect(grants('RefreshRole')).toEqual(
+        [
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:GetItem on SessionsTable',
+          'dynamodb:UpdateItem on SessionsTable',
+          `ssm:GetParameter on ${keyring}`,
+          `ssm:GetParameter on ${jwks}`,
+        ].sort(),
+      );
+      expect(grants('LogoutRole')).toEqual([
+        'dynamodb:UpdateItem on SessionsTable',
+        `ssm:GetParameter on ${jwks}`,
+      ]);
+      expect(grants('JwksRole')).toEqual([`ssm:GetParameter on ${jwks}`]);
+      expect(grants('AuthorizerRole')).toEqual([
+        'dynamodb:GetItem on AccountsTable',
+        `ssm:GetParameter on ${jwks}`,
+      ]);
+      expect(grants('CreateShipmentRole')).toEqual(['dynamodb:PutItem on ShipmentsTable']);
+      expect(grants('TrackShipmentRole')).toEqual(['dynamodb:GetItem on ShipmentsTable']);
+    });
+  });
+
+  it('keeps every function’s logs for the stage’s retention', () => {
+    const groups = ofType('AWS::Logs::LogGroup');
+    expect(groups).toHaveLength(8);
+    for (const [id, group] of groups) expect(group.Properties.RetentionInDays, id).toBe(365);
+  });
+
+  it('alarms on 5xx rate, function errors, authorizer failures, throttles and failed logins, to the stage topic', () => {
+    const alarms = Object.fromEntries(ofType('AWS::CloudWatch::Alarm'));
+    expect(Object.keys(alarms).sort()).toEqual([
+      'Api5xxRateAlarm',
+      'AuthorizerFailureAlarm',
+      'FailedLoginsAlarm',
+      'FunctionErrorsAlarm',
+      'ThrottlesAlarm',
+    ]);
+    expect(resources.AlarmTopic?.Properties.TopicName).toBe('parcel-auth-prod-alarms');
+    for (const [id, alarm] of Object.entries(alarms)) {
+      expect(alarm.Properties.AlarmActions, id).toEqual([{ Ref: 'AlarmTopic' }]);
+      expect(alarm.Properties.TreatMissingData, id).toBe('notBreaching');
+    }
+    expect(alarms.Api5xxRateAlarm?.Properties).toMatchObject({
+      MetricName: '5XXError',
+      Statistic: 'Average',
+      Dimensions: [
+        { Name: 'ApiName', Value: 'prod-parcel-auth' },
+        { Name: 'Stage', Value: 'prod' },
+      ],
+    });
+    // The authorizer's deliberate `Unauthorized` errors are not function errors: its real
+    // failures come from its log instead.
+    const errorMetrics = JSON.stringify(alarms.FunctionErrorsAlarm?.Properties.Metrics);
+    expect(errorMetrics).not.toContain('AuthorizerLambdaFunction');
+    for (const fn of [
+      'Login',
+      'LoginExtended',
+      'Refresh',
+      'Logout',
+      'Jwks',
+      'CreateShipment',
+      'TrackShipment',
+    ]) {
+      expect(errorMetrics).toContain(`"${fn}LambdaFunction"`);
+    }
+    const filters = Object.fromEntries(ofType('AWS::Logs::MetricFilter'));
+    expect(filters.AuthorizerFailureMetricFilter?.Properties).toMatchObject({
+      LogGroupName: { Ref: 'AuthorizerLogGroup' },
+      FilterPattern: '{ $.level = "ERROR" }',
+    });
+    const throttled = JSON.stringify(alarms.ThrottlesAlarm?.Properties.Metrics);
+    for (const [id] of ofType('AWS::Lambda::Function')) expect(throttled).toContain(`"${id}"`);
+    for (const group of ['LoginLogGroup', 'LoginExtendedLogGroup']) {
+      expect(Object.values(filters).map((filter) => filter.Properties)).toContainEqual(
+        expect.objectContaining({
+          LogGroupName: { Ref: group },
+          FilterPattern: '{ $.message = "login failed" }',
+        }),
+      );
+    }
+    expect(alarms.FailedLoginsAlarm?.Properties).toMatchObject({
+      MetricName: 'FailedLogins',
+      Threshold: 200,
+    });
   });
 
   it('gives the login functions the brute-force limits of the stage', () => {
@@ -239,5 +401,7 @@ describe('the prod CloudFormation template', () => {
       expect(variablesOf(fn).VERIFICATION_KEYS).toBe('ssm:/parcel-auth/prod/jwks');
     }
     expect(templateText).not.toMatch(/PRIVATE KEY|"d"\s*:|"kty"/);
+    // No password, secret or demo credential of any kind: the template has no business with one.
+    expect(templateText).not.toMatch(/password|secret|demo/i);
   });
 });

@@ -1,0 +1,94 @@
+/**
+ * README's table of stage parameters against serverless.yml `params:`: every parameter has a
+ * row, every stage's value is in its cell, and a stage that sets nothing has an empty cell.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const params: Record<string, Record<string, unknown>> = parse(
+  readFileSync(resolve(ROOT, 'serverless.yml'), 'utf8'),
+).params;
+const STAGES = ['default', 'local', 'dev', 'prod'] as const;
+
+const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+const section = readme.slice(readme.indexOf('## Stages and parameters'), readme.indexOf('## Deploying'));
+const rows = new Map(
+  section
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .map((line) => {
+      const cells = line
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim());
+      return [cells[0]?.replaceAll('`', '') ?? '', cells.slice(1)] as const;
+    }),
+);
+
+/** What the README should show for a value: literal values in backticks, env overrides named. */
+function expectedCell(value: unknown): RegExp | undefined {
+  // serverless.yml's own variables, as the README spells them.
+  const text = String(value)
+    .replace(/\$\{self:service\}/g, 'parcel-auth')
+    .replace(/\$\{sls:stage\}/g, '<stage>');
+  const env = /^\$\{env:(\w+), '([^']*)'\}$/.exec(text);
+  if (env) return new RegExp(`\`${escapeRegExp(env[2] ?? '')}\` or \`\\$${env[1]}\``);
+  if (text.includes('${') || text === '') return undefined; // described in words
+  return new RegExp(`\`${escapeRegExp(text)}\``);
+}
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+describe('README stage parameter table', () => {
+  it('has a row for every parameter, and no row for a parameter that does not exist', () => {
+    expect([...rows.keys()].sort()).toEqual(Object.keys(params.default ?? {}).sort());
+  });
+
+  it('names only parameters the default block defines', () => {
+    for (const stage of STAGES) {
+      for (const name of Object.keys(params[stage] ?? {}))
+        expect(params.default, `${stage}.${name}`).toHaveProperty(name);
+    }
+  });
+
+  for (const [column, stage] of STAGES.entries()) {
+    it(`shows ${stage}'s value of every parameter it sets, and leaves the rest empty`, () => {
+      for (const [name, cells] of rows) {
+        const cell = cells[column] ?? '';
+        const stageParams = params[stage] ?? {};
+        if (!(name in stageParams)) {
+          expect(cell, `${stage}.${name}`).toBe('');
+          continue;
+        }
+        const expected = expectedCell(stageParams[name]);
+        if (expected === undefined) expect(cell, `${stage}.${name}`).not.toBe('');
+        else expect(cell, `${stage}.${name}`).toMatch(expected);
+      }
+    });
+  }
+
+  it('sets in local, dev and prod each value an operator tunes per stage', () => {
+    const perStage = [
+      'accessTokenTtl',
+      'refreshTokenTtl',
+      'bcryptCost',
+      'logLevel',
+      'authorizerCacheTtl',
+      'apiRateLimit',
+      'apiBurstLimit',
+      'loginRateLimit',
+      'loginBurstLimit',
+      'loginFailureLimit',
+      'ipFailureLimit',
+      'loginLockoutBase',
+      'loginLockoutMax',
+      'logRetentionDays',
+      'alarmTopic',
+    ];
+    for (const stage of ['local', 'dev', 'prod']) {
+      for (const name of perStage) expect(params[stage], `${stage}.${name}`).toHaveProperty(name);
+    }
+  });
+});
