@@ -31,12 +31,6 @@ export interface Logger {
 export interface LambdaLogger extends Logger {
   /** The Powertools Logger behind it, for `injectLambdaContext` and `addContext`. */
   readonly powertools: PowertoolsLogger;
-  /**
-   * The context of the invocation under way, applied with `addContext` when (and only if) it
-   * logs a line: most invocations of the authorizer log nothing, and adding a context costs a
-   * few microseconds on a path of about a hundred.
-   */
-  invocation(context: Context): void;
 }
 
 export function describeError(error: unknown): Record<string, unknown> {
@@ -91,27 +85,12 @@ export function createLogger(
     }
   };
   const powertools = new SinkLogger({ serviceName: SERVICE_NAME, logLevel: level, jsonReplacerFn: redact });
-  let pending: Context | undefined;
   // `event` repeats the message: the name queries, metric filters and tests select lines by.
   const emit =
     (method: LogLevel) =>
-    (event: string, fields: Record<string, unknown> = {}) => {
-      if (pending !== undefined) {
-        powertools.addContext(pending);
-        pending = undefined;
-      }
+    (event: string, fields: Record<string, unknown> = {}) =>
       powertools[method](event, { event, ...fields });
-    };
-  return {
-    debug: emit('debug'),
-    info: emit('info'),
-    warn: emit('warn'),
-    error: emit('error'),
-    powertools,
-    invocation: (context) => {
-      pending = context;
-    },
-  };
+  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'), powertools };
 }
 
 /**
@@ -137,7 +116,9 @@ export function withLambdaContext<TEvent, TResult>(
   log: LambdaLogger = logger,
 ): (event: TEvent, context?: Context) => Promise<TResult> {
   return (event, context) => {
-    if (context !== undefined) log.invocation(context);
+    // Eagerly, as injectLambdaContext does: Powertools marks the first context it is given as
+    // the cold start, and keeps contexts per invocation when one container serves several.
+    if (context !== undefined) log.powertools.addContext(context);
     return handler(event);
   };
 }

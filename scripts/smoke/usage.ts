@@ -9,7 +9,7 @@ import { MISSING_PARCEL_NUMBER } from './checks.ts';
 
 export const DEFAULT_TIMEOUT_SECONDS = 10;
 
-export const USAGE = `Usage: npm run smoke -- --base-url <url> [--timeout <seconds>]
+export const USAGE = `Usage: npm run smoke -- --base-url <url> [--timeout <seconds>] [--allow-insecure-http]
 
 A non-destructive smoke test of a deployed parcel-auth stage (or of npm start). It logs in as
 a test user and runs these checks, in order:
@@ -30,6 +30,9 @@ Options
                             a custom domain, or http://127.0.0.1:3000 for npm start; a trailing
                             /api/v1 and trailing slashes are accepted
   --timeout <seconds>       the limit of each request (default ${DEFAULT_TIMEOUT_SECONDS})
+  --allow-insecure-http     send the credentials over plain http to a host that is not
+                            loopback; refused without it, since the password would cross
+                            the network unencrypted
   -h, --help                this text
 
 Environment (credentials are never arguments)
@@ -74,6 +77,7 @@ export type Invocation =
 const OPTIONS = {
   'base-url': { type: 'string' },
   timeout: { type: 'string' },
+  'allow-insecure-http': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -93,6 +97,7 @@ export function parseInvocation(
   });
   const values: Partial<Record<'base-url' | 'timeout', string>> = {};
   let help = false;
+  let allowInsecureHttp = false;
   for (const token of tokens) {
     if (token.kind === 'positional') {
       return usageError(
@@ -103,6 +108,11 @@ export function parseInvocation(
     if (token.name === 'help') {
       if (token.value !== undefined) return usageError('--help takes no value');
       help = true;
+      continue;
+    }
+    if (token.name === 'allow-insecure-http') {
+      if (token.value !== undefined) return usageError('--allow-insecure-http takes no value');
+      allowInsecureHttp = true;
       continue;
     }
     if (token.name !== 'base-url' && token.name !== 'timeout') {
@@ -118,6 +128,11 @@ export function parseInvocation(
   if (values['base-url'] === undefined) return usageError('--base-url is required');
   const target = parseBaseUrl(values['base-url']);
   if (typeof target === 'string') return usageError(target);
+  if (target.plainHttp && !allowInsecureHttp) {
+    return usageError(
+      'plain http to a host that is not loopback would send the password unencrypted: use https, or --allow-insecure-http',
+    );
+  }
 
   let timeoutMs = DEFAULT_TIMEOUT_SECONDS * 1000;
   if (values.timeout !== undefined) {

@@ -158,7 +158,7 @@ describe('the prod CloudFormation template', () => {
   });
 
   describe('least privilege: one role per function', () => {
-    type Statement = { Effect: string; Action: string[]; Resource: unknown[] };
+    type Statement = { Effect: string; Action: string[]; Resource: unknown[]; Condition?: unknown };
     const statementsOf = (roleId: string): Statement[] => {
       const policies = resources[roleId]?.Properties.Policies as {
         PolicyDocument: { Statement: Statement[] };
@@ -262,6 +262,19 @@ describe('the prod CloudFormation template', () => {
         `ssm:GetParameter on ${jwks}`,
       ]);
       expect(grants('CreateShipmentRole')).toEqual(['dynamodb:PutItem on ShipmentsTable']);
+      // The authorizer reads user items only, and only the attributes it projects: never a hash.
+      const read = statementsOf('AuthorizerRole').find((statement) =>
+        statement.Action.includes('dynamodb:GetItem'),
+      );
+      expect(read).toMatchObject({
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
+          'ForAllValues:StringEquals': {
+            'dynamodb:Attributes': ['pk', 'sk', 'username', 'enabled', 'revokedBefore'],
+          },
+          StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+        },
+      });
       expect(grants('TrackShipmentRole')).toEqual(['dynamodb:GetItem on ShipmentsTable']);
     });
   });

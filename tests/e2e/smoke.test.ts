@@ -163,6 +163,21 @@ describe('npm run smoke: usage', () => {
     }
   });
 
+  it('refuses plain http to a host that is not loopback unless told, before sending anything', async () => {
+    const refused = await smoke(['--base-url', 'http://smoke.invalid'], smokeUser);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('would send the password unencrypted');
+    expect(refused.stdout).toBe('');
+    // Allowed, it warns and goes on (to a network error: .invalid never resolves).
+    const allowed = await smoke(
+      ['--base-url', 'http://smoke.invalid', '--allow-insecure-http', '--timeout', '2'],
+      smokeUser,
+    );
+    expect(allowed.code).toBe(1);
+    expect(allowed.stderr).toContain('warning: plain http');
+    expect(`${allowed.stdout}${allowed.stderr}`).not.toContain(PASSWORD);
+  });
+
   it('without SMOKE_PASSWORD: names the variable, exit 2', async () => {
     const run = await smoke(['--base-url', origin()], { SMOKE_USERNAME: USERNAME });
     expect(run.code).toBe(2);
