@@ -46,7 +46,7 @@ const PLANS = {
     authorizerUncached: { warmup: 200, rounds: 51, calls: 60 },
     login4: { warmup: 30, rounds: 41, calls: 15 },
     login10: { warmup: 3, rounds: 25, calls: 3 },
-    coldStartRuns: 7,
+    coldStartRuns: 11,
     loadSeconds: 10,
   },
   quick: {
