@@ -97,31 +97,24 @@ process.exit(0);
 
 const EMPTY = 'export const handler = async () => ({ statusCode: 200, body: "" });\n';
 
+/** The esbuild options serverless.yml sets that shape a bundle (not serverless-esbuild's own). */
+const BUNDLE_OPTIONS = [
+  'bundle',
+  'minify',
+  'format',
+  'platform',
+  'target',
+  'mainFields',
+  'banner',
+  'legalComments',
+  'sourcemap',
+] as const;
+
 /** serverless.yml's esbuild options, as serverless-esbuild passes them to esbuild. */
-async function serverlessEsbuildOptions() {
-  const config = parse(await readFile(join(ROOT, 'serverless.yml'), 'utf8'));
-  const {
-    bundle,
-    minify,
-    format,
-    platform,
-    target,
-    mainFields,
-    banner,
-    legalComments,
-    sourcemap,
-  }: Record<string, unknown> = config.custom.esbuild;
-  return {
-    bundle,
-    minify,
-    format,
-    platform,
-    target,
-    mainFields,
-    banner,
-    legalComments,
-    sourcemap,
-  } as Parameters<typeof build>[0];
+async function serverlessEsbuildOptions(): Promise<Parameters<typeof build>[0]> {
+  const configured: Record<string, unknown> = parse(await readFile(join(ROOT, 'serverless.yml'), 'utf8'))
+    .custom.esbuild;
+  return Object.fromEntries(BUNDLE_OPTIONS.map((name) => [name, configured[name]]));
 }
 
 /** functions/ and lib/ transpiled file by file into `dir`, relative imports pointing at .mjs. */
