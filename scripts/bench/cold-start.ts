@@ -24,7 +24,13 @@ import { join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { parse } from 'yaml';
-import { authorizerEvent, lambdaContext, loginEvent, trackingEvent } from '../../tests/helpers/fixtures.ts';
+import {
+  authorizerEvent,
+  createShipmentEvent,
+  lambdaContext,
+  loginEvent,
+  trackingEvent,
+} from '../../tests/helpers/fixtures.ts';
 import { call200, credentialsBody, importLogin } from './handlers.ts';
 import { median } from './measure.ts';
 import type { ColdStartFunction, ColdStartResult, ColdStartSample } from './results.ts';
@@ -68,15 +74,10 @@ const FUNCTIONS: Record<
   },
   createShipment: {
     source: 'functions/create-shipment.ts',
-    event: () => ({
-      ...trackingEvent(),
-      httpMethod: 'POST',
-      resource: '/api/v1/shipments',
-      path: '/api/v1/shipments',
-      pathParameters: null,
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ recipient: { name: 'Jan Novák', city: 'Brno' }, parcels: [{ weightKg: 1.25 }] }),
-    }),
+    event: () =>
+      createShipmentEvent(
+        JSON.stringify({ recipient: { name: 'Jan Novák', city: 'Brno' }, parcels: [{ weightKg: 1.25 }] }),
+      ),
   },
 };
 

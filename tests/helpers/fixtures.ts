@@ -18,6 +18,17 @@ export const trackingEvent = (overrides: Partial<APIGatewayProxyEvent> = {}): AP
   ...overrides,
 });
 
+/** POST /api/v1/shipments with `body`, as the tracking event's caller (its authorizer context). */
+export const createShipmentEvent = (body: string): APIGatewayProxyEvent => ({
+  ...trackingEvent(),
+  httpMethod: 'POST',
+  resource: '/api/v1/shipments',
+  path: '/api/v1/shipments',
+  pathParameters: null,
+  headers: { 'Content-Type': 'application/json' },
+  body,
+});
+
 /**
  * A REQUEST authorizer event carrying `authorization` as its Authorization header; several
  * values stand for the header sent several times.

@@ -4,7 +4,13 @@ import bcrypt from 'bcryptjs';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestDynamo } from '../helpers/dynamo.ts';
-import { authorizerEvent, lambdaContext, loginEvent, trackingEvent } from '../helpers/fixtures.ts';
+import {
+  authorizerEvent,
+  createShipmentEvent,
+  lambdaContext,
+  loginEvent,
+  trackingEvent,
+} from '../helpers/fixtures.ts';
 import { functionEnv } from '../helpers/function-env.ts';
 import { seedHandlerUsers } from '../helpers/handler-users.ts';
 
@@ -208,19 +214,7 @@ describe('shipment handlers behind the authorizer context', () => {
     requestContext: { ...event.requestContext, authorizer: { principalId: username, username, customerId } },
   });
   const shipmentEvent = (body: string, username = 'alice', customerId = 'C-1001') =>
-    asCaller(
-      {
-        ...trackingEvent(),
-        httpMethod: 'POST',
-        resource: '/api/v1/shipments',
-        path: '/api/v1/shipments',
-        pathParameters: null,
-        headers: { 'Content-Type': 'application/json' },
-        body,
-      },
-      username,
-      customerId,
-    );
+    asCaller(createShipmentEvent(body), username, customerId);
   const trackEvent = (parcelNumber: string, username = 'alice', customerId = 'C-1001') =>
     asCaller(trackingEvent({ pathParameters: { parcelNumber } }), username, customerId);
 
