@@ -3,33 +3,30 @@
  * a JSON header and payload) and the header's alg, typ and kid. The signature is judged by
  * the authorizer (checks 3 to 5), not here. Messages name header values, never the token.
  */
-import { Buffer } from 'node:buffer';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { SIGNING_ALGORITHM } from '../../lib/auth/keys.ts';
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
 
-const decodeSegment = (segment: string): unknown => {
+/** What one of jose's decoders (no key, no verification) makes of a token, or undefined. */
+function decoded<T>(decode: () => T): T | undefined {
   try {
-    return JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    return decode();
   } catch {
     return undefined;
   }
-};
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /** Why `value` is not a JWT of type `typ` signed with EdDSA, or null when it looks right. */
 export function jwtProblem(field: string, value: unknown, typ: string): string | null {
   if (typeof value !== 'string') return `${field} is ${value === undefined ? 'missing' : 'not a string'}`;
   const segments = value.split('.');
   if (segments.length !== 3) return `${field} has ${segments.length} segments, not 3`;
-  if (!segments.every((segment) => SEGMENT.test(segment) && segment.length % 4 !== 1)) {
-    return `${field} has a segment that is not base64url`;
-  }
-  const [header, payload] = segments.map(decodeSegment);
-  if (!isObject(header)) return `${field}'s header is not a JSON object`;
-  if (!isObject(payload)) return `${field}'s payload is not a JSON object`;
+  if (!SEGMENT.test(segments[2] ?? '')) return `${field}'s signature is not base64url`;
+  const header = decoded(() => decodeProtectedHeader(value));
+  if (header === undefined) return `${field}'s header is not a base64url JSON object`;
+  if (decoded(() => decodeJwt(value)) === undefined)
+    return `${field}'s payload is not a base64url JSON object`;
   const show = (name: string) => JSON.stringify(header[name]) ?? 'missing';
   if (header.alg !== SIGNING_ALGORITHM) return `${field}'s alg is ${show('alg')}, not "${SIGNING_ALGORITHM}"`;
   if (header.typ !== typ) return `${field}'s typ is ${show('typ')}, not "${typ}"`;
