@@ -3,7 +3,7 @@
  * process, credentials in its environment, against the local stack (and, for the failure
  * reports, against a closed port and a server that is not the service).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -14,6 +14,7 @@ import { tamperSignature } from '../../scripts/smoke/jwt.ts';
 import { clean } from '../../scripts/smoke/report.ts';
 import { stackAccounts } from '../helpers/http.ts';
 import { freePort } from '../helpers/ports.ts';
+import { runScript, type ScriptRun } from '../helpers/run-script.ts';
 import { type LocalStack, startLocalStack } from '../helpers/stack.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -37,47 +38,27 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
+interface Run extends ScriptRun {
   /** The check lines of stdout, parsed. */
   readonly checks: { verdict: string; name: string; status: string; ms: string; detail: string }[];
 }
 
 /** Runs scripts/smoke.ts as `npm run smoke -- <args>` would, with only the given SMOKE_ variables. */
-function smoke(args: string[], credentials: Record<string, string> = {}): Promise<Run> {
+async function smoke(args: string[], credentials: Record<string, string> = {}): Promise<Run> {
   const { SMOKE_USERNAME: _u, SMOKE_PASSWORD: _p, ...env } = process.env;
-  const child = spawn(process.execPath, [join(ROOT, 'scripts/smoke.ts'), ...args], {
-    cwd: ROOT,
-    env: { ...env, ...credentials },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  return new Promise((done, fail) => {
-    child.once('error', fail);
-    child.once('close', (code) => {
-      const checks = stdout
-        .split('\n')
-        .map((line) => CHECK_LINE.exec(line))
-        .filter((match) => match !== null)
-        .map(([, verdict = '', , name = '', status = '', ms = '', detail = '']) => ({
-          verdict,
-          name,
-          status,
-          ms,
-          detail,
-        }));
-      done({ code, stdout, stderr, checks });
-    });
-  });
+  const run = await runScript('scripts/smoke.ts', args, { env: { ...env, ...credentials } });
+  const checks = run.stdout
+    .split('\n')
+    .map((line) => CHECK_LINE.exec(line))
+    .filter((match) => match !== null)
+    .map(([, verdict = '', , name = '', status = '', ms = '', detail = '']) => ({
+      verdict,
+      name,
+      status,
+      ms,
+      detail,
+    }));
+  return { ...run, checks };
 }
 
 const origin = () => new URL(stack.baseUrl).origin;

@@ -2,7 +2,6 @@
  * The admin CLI against the embedded DynamoDB with real bcrypt: most cases call the command
  * runner in-process; a few spawn `scripts/admin.ts` as operators run it, password on stdin.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -43,6 +42,7 @@ import { type EmbeddedDynamo, startDynalite } from '../../scripts/local/dynalite
 import { ensureTables } from '../../scripts/local/tables.ts';
 import { TOKEN_SETTINGS } from '../helpers/keys.ts';
 import { freePort } from '../helpers/ports.ts';
+import { runScript } from '../helpers/run-script.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const OTHER_STAGE = 'teststage';
@@ -120,33 +120,13 @@ async function admin(args: string[], options: AdminOptions = {}): Promise<Run> {
   return { code, stdout: stdout.join('\n'), stderr, passwordReads };
 }
 
-interface Spawned {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** Runs `node scripts/admin.ts` as an operator would, with `stdin` piped in. */
 function spawnAdmin(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) {
   // Nothing of the developer's AWS setup leaks into the child.
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
-  const child = spawn(process.execPath, ['scripts/admin.ts', ...args], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'pipe'],
+  return runScript('scripts/admin.ts', args, {
     env: { ...env, DYNAMODB_PORT: String(dynamo.port), DATA_DIR: dataDir, ...options.env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  child.stdin.end(options.stdin ?? '');
-  return new Promise<Spawned>((done, fail) => {
-    child.once('error', fail);
-    child.once('close', (code) => done({ code, stdout, stderr }));
+    ...(options.stdin !== undefined && { stdin: options.stdin }),
   });
 }
 
