@@ -186,6 +186,39 @@ export function createDynamoAccountRepository(deps: {
     if (updated === undefined) throw noSuchUser();
   }
 
+  /**
+   * Applies `assignments` and moves the user's revocation cutoff forward: to the next whole
+   * second, or one second past the current cutoff when that is not earlier. It never stays
+   * put: a login after an earlier revocation in the same second got `iat` = that cutoff
+   * (sessions.ts `issuedAtFor`), and this revocation must reach its tokens too.
+   */
+  async function revokeUser(username: string, assignments: string[], values: Record<string, unknown>) {
+    const cutoff = revocationCutoff(clock());
+    const update = (newCutoff: string, condition: string, extra: Record<string, unknown>) =>
+      conditional(() =>
+        client.send(
+          new UpdateCommand({
+            TableName,
+            Key: userKey(username),
+            UpdateExpression: `SET ${[...assignments, `revokedBefore = ${newCutoff}`, 'updatedAt = :now'].join(', ')}`,
+            ConditionExpression: `username = :username AND ${condition}`,
+            ExpressionAttributeValues: {
+              ...values,
+              ...extra,
+              ':username': username,
+              ':now': now(),
+              ':cutoff': cutoff,
+            },
+          }),
+        ),
+      );
+    const moved =
+      (await update(':cutoff', '(attribute_not_exists(revokedBefore) OR revokedBefore < :cutoff)', {})) ??
+      // The cutoff only grows, so once this condition holds it holds until the write.
+      (await update('revokedBefore + :one', 'revokedBefore >= :cutoff', { ':one': 1 }));
+    if (moved === undefined) throw noSuchUser();
+  }
+
   return {
     async findByUsername(username) {
       const { Item } = await dynamo(() =>
@@ -233,18 +266,12 @@ export function createDynamoAccountRepository(deps: {
     },
 
     setPasswordHash: (username, passwordHash) =>
-      updateUser(username, 'SET passwordHash = :hash, revokedBefore = :cutoff', {
-        ':hash': passwordHash,
-        ':cutoff': revocationCutoff(clock()),
-      }),
+      revokeUser(username, ['passwordHash = :hash'], { ':hash': passwordHash }),
 
     setEnabled: (username, enabled) =>
       enabled
         ? updateUser(username, 'SET enabled = :enabled', { ':enabled': true })
-        : updateUser(username, 'SET enabled = :enabled, revokedBefore = :cutoff', {
-            ':enabled': false,
-            ':cutoff': revocationCutoff(clock()),
-          }),
+        : revokeUser(username, ['enabled = :enabled'], { ':enabled': false }),
 
     async upgradePasswordHash(username, currentHash, upgradedHash) {
       // A failed condition: the password changed meanwhile, or the user went. Nothing to do.
@@ -265,8 +292,7 @@ export function createDynamoAccountRepository(deps: {
       );
     },
 
-    revokeSessions: (username) =>
-      updateUser(username, 'SET revokedBefore = :cutoff', { ':cutoff': revocationCutoff(clock()) }),
+    revokeSessions: (username) => revokeUser(username, [], {}),
 
     async removeUser(username) {
       const removed = await conditional(() =>

@@ -93,6 +93,28 @@ describeEachDynamo('account repository', (kind) => {
     expect(await codeOf(accounts.removeUser('leaver'))).toBe('NOT_FOUND');
   });
 
+  it('moves the revocation cutoff forward on every revocation, also twice in one second', async () => {
+    const at = new Date('2026-11-21T10:00:00.250Z');
+    const seconds = Math.floor(at.getTime() / 1000);
+    const frozen = createDynamoAccountRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+      now: () => at,
+    });
+    const revokedBefore = async () => (await frozen.findStatus('same-second'))?.revokedBefore;
+    await frozen.createUser({ username: 'same-second', passwordHash: '$2b$04$hash', customerId: null });
+    expect(await revokedBefore()).toBe(seconds + 1);
+    // A login now gets iat = seconds + 1; the next revocation must reach it.
+    await frozen.revokeSessions('same-second');
+    expect(await revokedBefore()).toBe(seconds + 2);
+    await frozen.setEnabled('same-second', false);
+    expect(await revokedBefore()).toBe(seconds + 3);
+    await frozen.setPasswordHash('same-second', '$2b$04$other');
+    expect(await revokedBefore()).toBe(seconds + 4);
+    await accounts.revokeSessions('same-second');
+    expect(await revokedBefore()).toBe(Math.floor(Date.now() / 1000) + 1);
+  });
+
   it('reports an unreachable DynamoDB as DEPENDENCY_UNAVAILABLE', async () => {
     const down = createDynamoAccountRepository({
       client: createDocumentClient({
