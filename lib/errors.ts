@@ -16,6 +16,12 @@ export type ErrorCode =
   | 'INVALID_CREDENTIALS'
   /** Too many failed logins for this username or from this address: try again later. */
   | 'TOO_MANY_ATTEMPTS'
+  /**
+   * A protected request whose access token is no longer valid although API Gateway let it
+   * through: its (possibly cached) authorizer decision says the token has expired, or the
+   * decision is missing or malformed, or the request carries more than one Authorization.
+   */
+  | 'UNAUTHORIZED'
   /** The user is valid but has no customer (auto-login context) linked. */
   | 'CONTEXT_MISSING'
   /** The resource does not exist, or exists but belongs to someone else. */

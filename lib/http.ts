@@ -12,7 +12,7 @@ import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as v from 'valibot';
-import type { TokenSubject } from './auth/tokens.ts';
+import { type Clock, hasExpired, systemClock, type TokenSubject } from './auth/tokens.ts';
 import { AppError, type ErrorCode, type InvalidParam, isAppError } from './errors.ts';
 import { logger as defaultLogger, describeError, type LambdaLogger, type Logger } from './log.ts';
 
@@ -26,6 +26,7 @@ interface ProblemDefinition {
   readonly slug: string;
   readonly title: string;
   readonly detail?: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Error code → HTTP. Adding a code to `ErrorCode` without a row here does not compile. */
@@ -54,6 +55,15 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     slug: 'invalid-credentials',
     title: 'Invalid credentials',
     detail: 'The username or password is incorrect.',
+  },
+  // The same type, title and detail as API Gateway's UNAUTHORIZED answer
+  // (infra/gateway-responses.yml), so a client cannot tell which of the two refused it.
+  UNAUTHORIZED: {
+    status: 401,
+    slug: 'unauthorized',
+    title: 'Unauthorized',
+    detail: 'A valid access token is required. Log in again to get one.',
+    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
   },
   TOO_MANY_ATTEMPTS: {
     status: 429,
@@ -120,9 +130,12 @@ export function problemResponse(error: AppError): APIGatewayProxyResult {
       ...((error.detail ?? problem.detail) !== undefined && { detail: error.detail ?? problem.detail }),
       ...(error.invalidParams !== undefined && { invalidParams: error.invalidParams }),
     },
-    problem.status === 503 || error.retryAfterSeconds !== undefined
-      ? { 'Retry-After': String(error.retryAfterSeconds ?? 1) }
-      : {},
+    {
+      ...problem.headers,
+      ...((problem.status === 503 || error.retryAfterSeconds !== undefined) && {
+        'Retry-After': String(error.retryAfterSeconds ?? 1),
+      }),
+    },
   );
 }
 
@@ -196,16 +209,70 @@ function mapErrors(log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent, APIGa
 /** The caller as the authorizer put it in the request context. */
 export type Caller = TokenSubject;
 
+/** Epoch seconds, as API Gateway passes them on: stringified (a number is accepted too). */
+const EpochSecondsSchema = v.pipe(
+  v.union([v.pipe(v.string(), v.regex(/^\d{1,12}$/)), v.pipe(v.number(), v.integer(), v.minValue(0))]),
+  v.transform(Number),
+);
+
+/** `lib/auth/authorizer.ts` `AuthorizerContext`, as it reaches a protected function. */
 const AuthorizerContextSchema = v.object({
   username: v.pipe(v.string(), v.nonEmpty()),
   customerId: v.optional(v.string(), ''),
+  iat: EpochSecondsSchema,
+  exp: EpochSecondsSchema,
 });
 
-function callerOf(event: APIGatewayProxyEvent): Caller {
+/** How many values of the Authorization header, in any letter case, the request carries. */
+function authorizationCount(event: APIGatewayProxyEvent): number {
+  let count = 0;
+  for (const [name, values] of Object.entries(event.multiValueHeaders ?? {})) {
+    if (name.toLowerCase() === 'authorization') count += values?.length ?? 0;
+  }
+  return count;
+}
+
+/**
+ * The caller of a protected route, from its authorizer decision, which API Gateway may have
+ * taken from its cache (up to `authorizerCacheTtl` old, whatever the token's `exp`). Refused
+ * with UNAUTHORIZED, the gateway's own 401, when:
+ * - the decision says the token has expired: `expireAt` is exact, cache or not;
+ * - the decision has no (or a malformed) `exp`: fail closed;
+ * - the request carries more than one Authorization value: the cache key is one header
+ *   value, so a cached decision may never have seen the others (SECURITY.md).
+ */
+function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger): Caller {
+  if (authorizationCount(event) > 1) {
+    log.info('request refused', { reason: 'several authorization headers' });
+    throw new AppError('UNAUTHORIZED');
+  }
   const result = v.safeParse(AuthorizerContextSchema, event.requestContext?.authorizer);
-  // Only reachable if a route was deployed without the authorizer: a configuration fault.
-  if (!result.success) throw new Error('request has no authorizer context');
-  return { username: result.output.username, customerId: result.output.customerId || null };
+  if (!result.success) {
+    // A route deployed without the authorizer, or an authorizer that does not say when the
+    // token expires: a configuration fault, refused rather than trusted.
+    log.error('request refused', {
+      reason: 'authorizer context invalid',
+      fields: result.issues.map((issue) => v.getDotPath(issue)),
+    });
+    throw new AppError('UNAUTHORIZED');
+  }
+  const context = result.output;
+  if (hasExpired(context.exp, now)) {
+    log.info('request refused', { reason: 'token expired', username: context.username });
+    throw new AppError('UNAUTHORIZED');
+  }
+  return { username: context.username, customerId: context.customerId || null };
+}
+
+/** The caller of each authorized request in flight, set by `authorizedCaller`. */
+const callers = new WeakMap<APIGatewayProxyEvent, Caller>();
+
+function authorizedCaller(clock: Clock, log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent> {
+  return {
+    before({ event }) {
+      callers.set(event, callerOf(event, clock(), log));
+    },
+  };
 }
 
 export interface EndpointInput<TBody, TParams, TCaller> {
@@ -230,6 +297,8 @@ export interface EndpointSpec<
   /** True for a route behind the authorizer: the handler gets its caller. */
   readonly authorized?: TAuthorized;
   readonly logger?: LambdaLogger;
+  /** What `now` is when an authorized request's token expiry is checked. */
+  readonly clock?: Clock;
   readonly handle: (
     input: EndpointInput<Output<TBody>, Output<TParams>, TAuthorized extends true ? Caller : null>,
   ) => Promise<Reply>;
@@ -243,19 +312,23 @@ export function endpoint<
 >(spec: EndpointSpec<TBody, TParams, TAuthorized>) {
   type Input = Parameters<typeof spec.handle>[0];
   const log = spec.logger ?? defaultLogger;
+  const clock = spec.clock ?? systemClock;
   // First, so every line of the request, the failure in mapErrors included, has its request id.
   // `logEvent: false` whatever POWERTOOLS_LOGGER_LOG_EVENT says: events carry passwords and tokens.
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
     .use(injectLambdaContext(log.powertools, { logEvent: false }))
     .use(mapErrors(log));
+  // The caller before the body: an expired token gets its 401, not a verdict on the body.
+  if (spec.authorized === true) chain.use(authorizedCaller(clock, log));
   if (spec.body !== undefined) chain.use(guardBody).use(httpJsonBodyParser());
   return chain.handler(async (event) => {
     // Each part is validated against its schema; the cast only restates the generic shape.
+    const caller = callers.get(event) ?? null;
     const input = {
       body: spec.body === undefined ? undefined : validate(spec.body, event.body, 'body'),
       params:
         spec.params === undefined ? undefined : validate(spec.params, event.pathParameters ?? {}, 'path'),
-      caller: spec.authorized === true ? callerOf(event) : null,
+      caller,
       sourceIp: event.requestContext?.identity?.sourceIp ?? '',
     } as Input;
     const reply = await spec.handle(input);

@@ -10,7 +10,11 @@
  * gateway responses make it a 503): the client may retry, and no request gets through.
  *
  * The Allow policy covers every method and path of the API stage, not only the one being
- * called: API Gateway caches the decision per token and reuses it for other routes.
+ * called: API Gateway caches the decision per token and reuses it for other routes, for up
+ * to `authorizerCacheTtl` seconds whatever the token's `exp`. So the decision carries the
+ * token's `exp` and `iat` in its context, and every protected function refuses a request
+ * whose context says the token has expired (`lib/http.ts`): expiry is exact even when the
+ * decision comes from the cache.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describeError, type Logger } from '../log.ts';
@@ -55,6 +59,27 @@ function authorizationHeaders(
   }
   return values;
 }
+
+/**
+ * What the protected functions get in `requestContext.authorizer`. API Gateway passes every
+ * value on as a string (`"1795256200"`), serverless-offline too; `lib/http.ts` reads them back.
+ */
+export type AuthorizerContext = {
+  readonly username: string;
+  /** Empty when the login has no customer. */
+  readonly customerId: string;
+  /** The token's `iat`, epoch seconds. */
+  readonly iat: number;
+  /** The token's `exp`, epoch seconds: protected functions refuse the request from then on. */
+  readonly exp: number;
+};
+
+export const authorizerContext = (subject: AccessClaims): AuthorizerContext => ({
+  username: subject.username,
+  customerId: subject.customerId ?? '',
+  iat: subject.issuedAt,
+  exp: subject.expiresAt,
+});
 
 export async function authorize(
   deps: {
@@ -101,6 +126,6 @@ export async function authorize(
         { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWideResource(event.methodArn) },
       ],
     },
-    context: { username: subject.username, customerId: subject.customerId ?? '' },
+    context: authorizerContext(subject),
   };
 }

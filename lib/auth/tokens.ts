@@ -9,13 +9,22 @@
  * token's header never chooses the algorithm, and picks a key only among the known ones.
  */
 import { randomUUID } from 'node:crypto';
-import { type JWTHeaderParameters, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { errors, type JWTHeaderParameters, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import type { RefreshTokenSettings, TokenSettings } from '../config.ts';
 import { SIGNING_ALGORITHM, type SigningKey, type VerificationKeys } from './keys.ts';
 
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
 export const REFRESH_TOKEN_TYPE = 'rt+jwt';
-/** Seconds of clock skew tolerated between this service and the verifier. */
+/**
+ * Seconds of clock skew tolerated on `iat` and `nbf`, and never on `exp`.
+ *
+ * Tokens are signed and verified by this service's own functions, on clocks AWS keeps in
+ * step, but not the same clock: a token signed by one container may reach the authorizer in
+ * another whose clock is a little behind, and would then look issued in the future. That
+ * skew is real, so `iat`/`nbf` get a small tolerance. `exp` gets none: it is the `expireAt`
+ * login-extended promised the caller, so a token is accepted strictly before it and refused
+ * from that instant on (`hasExpired`), whatever the skew.
+ */
 export const CLOCK_TOLERANCE_SECONDS = 5;
 /** The private claim that carries the customer account of the caller (the auto-login context). */
 export const CUSTOMER_CLAIM = 'customer_id';
@@ -65,8 +74,10 @@ export interface TokenIssuer {
 
 /** A verified access token. */
 export interface AccessClaims extends TokenSubject {
-  /** Epoch seconds. */
+  /** `iat`, epoch seconds. */
   readonly issuedAt: number;
+  /** `exp`, epoch seconds: the token is valid strictly before this instant. */
+  readonly expiresAt: number;
 }
 
 /** A verified refresh token. */
@@ -86,6 +97,9 @@ export type AccessTokenVerifier = TokenVerifier<AccessClaims>;
 export type RefreshTokenVerifier = TokenVerifier<RefreshClaims>;
 
 export const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** True from the instant `exp` (epoch seconds) on: `expireAt` is exact, with no tolerance. */
+export const hasExpired = (exp: number, now: Date) => now.getTime() >= exp * 1000;
 
 export function createTokenIssuer(deps: {
   readonly signingKey: () => Promise<SigningKey>;
@@ -157,6 +171,10 @@ async function verifyToken(
     ...(clock && { currentDate: clock() }),
   });
   const { sub, jti, iat, exp } = payload;
+  // jose applied the tolerance to exp as well; the contract allows none there.
+  if (hasExpired(exp as number, (clock ?? systemClock)())) {
+    throw new errors.JWTExpired('"exp" claim timestamp check failed', payload, 'exp', 'check_failed');
+  }
   // maxTokenAge bounds the age; this bounds the lifetime a token claims, so a token minted
   // with a far-future exp is refused even while it is fresh.
   if ((exp as number) - (iat as number) > expected.maxAgeSeconds) throw new Error('exp too far after iat');
@@ -197,7 +215,12 @@ export const createAccessTokenVerifier = (deps: VerifierDeps<TokenSettings>): Ac
       if (customerId !== undefined && (typeof customerId !== 'string' || customerId === '')) {
         throw new Error('customer claim is not a string');
       }
-      return { username: payload.sub, customerId: customerId ?? null, issuedAt: payload.iat };
+      return {
+        username: payload.sub,
+        customerId: customerId ?? null,
+        issuedAt: payload.iat,
+        expiresAt: payload.exp as number,
+      };
     },
   );
 

@@ -1,6 +1,10 @@
 /** Captured API Gateway events, copied per test so a test can change its own copy. */
 import { readFileSync } from 'node:fs';
-import type { APIGatewayProxyEvent, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayRequestAuthorizerEvent,
+} from 'aws-lambda';
 
 const load = (name: string): unknown =>
   JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8'));
@@ -13,10 +17,37 @@ export const loginEvent = (
   return { ...event, body, headers: { ...event.headers, ...headers } };
 };
 
-export const trackingEvent = (overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent => ({
-  ...(load('tracking-event.json') as APIGatewayProxyEvent),
-  ...overrides,
+/**
+ * `requestContext.authorizer` as API Gateway hands an authorizer's decision to the function
+ * behind it (fresh or from its cache): the principal, every context value stringified, and
+ * the authorizer's latency.
+ */
+export const gatewayAuthorizerContext = (
+  decision: Pick<APIGatewayAuthorizerResult, 'principalId' | 'context'>,
+): Record<string, string | number> => ({
+  principalId: decision.principalId,
+  ...Object.fromEntries(Object.entries(decision.context ?? {}).map(([key, value]) => [key, String(value)])),
+  integrationLatency: 12,
 });
+
+/** The decision of the authorizer for `username`'s token issued a minute ago, valid for an hour. */
+export const callerContext = (username: string, customerId: string) => {
+  const now = Math.floor(Date.now() / 1000);
+  return gatewayAuthorizerContext({
+    principalId: username,
+    context: { username, customerId, iat: now - 60, exp: now + 3600 },
+  });
+};
+
+/** The captured tracking request, its caller's token (alice, C-1001) still valid now. */
+export const trackingEvent = (overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent => {
+  const event = load('tracking-event.json') as APIGatewayProxyEvent;
+  return {
+    ...event,
+    requestContext: { ...event.requestContext, authorizer: callerContext('alice', 'C-1001') },
+    ...overrides,
+  };
+};
 
 /** POST /api/v1/shipments with `body`, as the tracking event's caller (its authorizer context). */
 export const createShipmentEvent = (body: string): APIGatewayProxyEvent => ({

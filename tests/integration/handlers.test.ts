@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestDynamo } from '../helpers/dynamo.ts';
 import {
   authorizerEvent,
+  callerContext,
   createShipmentEvent,
   lambdaContext,
   loginEvent,
@@ -211,7 +212,7 @@ describe('login handlers', () => {
 describe('shipment handlers behind the authorizer context', () => {
   const asCaller = (event: APIGatewayProxyEvent, username: string, customerId: string) => ({
     ...event,
-    requestContext: { ...event.requestContext, authorizer: { principalId: username, username, customerId } },
+    requestContext: { ...event.requestContext, authorizer: callerContext(username, customerId) },
   });
   const shipmentEvent = (body: string, username = 'alice', customerId = 'C-1001') =>
     asCaller(createShipmentEvent(body), username, customerId);

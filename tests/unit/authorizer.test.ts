@@ -53,10 +53,13 @@ describe('authorizer', () => {
     ]);
   });
 
-  it('passes the username and customer id to the backend in the context', async () => {
+  it('passes the username, customer id and the token’s iat and exp to the backend in the context', async () => {
+    const { iat, exp } = decodeJwt(tokens.accessToken);
     expect((await decide(`Bearer ${tokens.accessToken}`)).context).toEqual({
       username: 'alice',
       customerId: 'C-1001',
+      iat,
+      exp,
     });
   });
 

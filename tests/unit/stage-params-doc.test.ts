@@ -4,8 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { OptionalDurationSchema } from '../../lib/config.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const params: Record<string, Record<string, unknown>> = parse(
@@ -89,6 +91,23 @@ describe('README stage parameter table', () => {
     ];
     for (const stage of ['local', 'dev', 'prod']) {
       for (const name of perStage) expect(params[stage], `${stage}.${name}`).toHaveProperty(name);
+    }
+  });
+
+  it("states each stage's revocation bound as revocationCacheTtl + authorizerCacheTtl + 1 s", () => {
+    const row = section.split('\n').find((line) => line.startsWith('| revocation bound'));
+    expect(row, 'README row "revocation bound"').toBeDefined();
+    const cells = (row ?? '')
+      .slice(1, -1)
+      .split('|')
+      .slice(1)
+      .map((cell) => cell.trim());
+    for (const [column, stage] of STAGES.entries()) {
+      const value = (name: string) => params[stage]?.[name] ?? params.default?.[name];
+      // An env override's default is what the README's own row shows.
+      const revocation = String(value('revocationCacheTtl')).replace(/^\$\{env:\w+, '([^']*)'\}$/, '$1');
+      const bound = v.parse(OptionalDurationSchema, revocation) + Number(value('authorizerCacheTtl')) + 1;
+      expect(cells[column], stage).toBe(`\`${bound} s\``);
     }
   });
 });

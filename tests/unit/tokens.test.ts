@@ -17,7 +17,11 @@ import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
 const NOW = new Date('2026-11-21T10:00:00Z');
 const alice = { username: 'alice', customerId: 'C-1001' };
 const NOW_SECONDS = NOW.getTime() / 1000;
-const verifiedAlice = { ...alice, issuedAt: NOW_SECONDS };
+const verifiedAlice = {
+  ...alice,
+  issuedAt: NOW_SECONDS,
+  expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
+};
 
 let keys: Awaited<ReturnType<typeof testKeys>>;
 let issuer: TokenIssuer;
@@ -131,6 +135,7 @@ describe('access token verifier', () => {
       username: 'solo',
       customerId: null,
       issuedAt: NOW_SECONDS,
+      expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
     });
   });
 
@@ -145,15 +150,36 @@ describe('access token verifier', () => {
     await expect(verifierAt(NOW).verify(forged)).rejects.toThrow(/aud/);
   });
 
-  it('rejects an access token past exp plus the clock tolerance, and accepts it within', async () => {
+  it('accepts an access token until the millisecond before exp and refuses it from exp on, with no tolerance', async () => {
     const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
     const exp = NOW.getTime() + TOKEN_SETTINGS.accessTtlSeconds * 1000;
+    await expect(verifierAt(new Date(exp - 1)).verify(accessToken)).resolves.toEqual(verifiedAlice);
+    const refused = verifierAt(new Date(exp)).verify(accessToken);
+    await expect(refused).rejects.toThrow(/exp/);
+    await expect(refused).rejects.toMatchObject({ code: 'ERR_JWT_EXPIRED' });
+  });
+
+  it('refuses a refresh token from its exp on as well', async () => {
+    const { refreshToken } = await issuer.issue(tokenRequest(alice, NOW));
+    const exp = (decodeJwt(refreshToken).exp ?? 0) * 1000;
+    const verifier = (at: Date) =>
+      createRefreshTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock: () => at });
+    await expect(verifier(new Date(exp - 1)).verify(refreshToken)).resolves.toMatchObject({
+      username: 'alice',
+    });
+    await expect(verifier(new Date(exp)).verify(refreshToken)).rejects.toMatchObject({
+      code: 'ERR_JWT_EXPIRED',
+    });
+  });
+
+  it('tolerates an iat up to the clock tolerance in the future: another container’s clock may be ahead', async () => {
+    const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
     await expect(
-      verifierAt(new Date(exp + (CLOCK_TOLERANCE_SECONDS - 1) * 1000)).verify(accessToken),
+      verifierAt(new Date(NOW.getTime() - CLOCK_TOLERANCE_SECONDS * 1000)).verify(accessToken),
     ).resolves.toEqual(verifiedAlice);
     await expect(
-      verifierAt(new Date(exp + (CLOCK_TOLERANCE_SECONDS + 1) * 1000)).verify(accessToken),
-    ).rejects.toThrow(/exp/);
+      verifierAt(new Date(NOW.getTime() - (CLOCK_TOLERANCE_SECONDS + 1) * 1000)).verify(accessToken),
+    ).rejects.toThrow(/iat/);
   });
 
   it('rejects a token whose signature does not match its content', async () => {

@@ -1,0 +1,225 @@
+/**
+ * API Gateway caches the authorizer's decision per token for `authorizerCacheTtl` seconds,
+ * whatever the token's `exp`, and serverless-offline has no such cache. These tests replay a
+ * cached decision as API Gateway would: the real authorizer handler decides for a fresh
+ * token, then every protected function of serverless.yml gets exactly that decision's
+ * context (stringified, as API Gateway passes it on) before and after the token's expireAt.
+ */
+import { readFileSync } from 'node:fs';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  Context,
+} from 'aws-lambda';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parse } from 'yaml';
+import { hashPassword } from '../../lib/auth/passwords.ts';
+import type { AccountRepository } from '../../lib/users/repository.ts';
+import { startTestDynamo } from '../helpers/dynamo.ts';
+import {
+  authorizerEvent,
+  gatewayAuthorizerContext,
+  lambdaContext,
+  loginEvent,
+  trackingEvent,
+} from '../helpers/fixtures.ts';
+import { functionEnv } from '../helpers/function-env.ts';
+import { seedHandlerUsers } from '../helpers/handler-users.ts';
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type Authorizer = (event: ReturnType<typeof authorizerEvent>) => Promise<APIGatewayAuthorizerResult>;
+
+interface ProtectedRoute {
+  readonly name: string;
+  readonly method: string;
+  readonly path: string;
+  handler: Handler;
+}
+
+/** Every function of serverless.yml with an http event behind the authorizer. */
+function protectedRoutes(): ProtectedRoute[] {
+  const config = parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8')) as {
+    functions: Record<
+      string,
+      { handler: string; events?: { http?: { path: string; method: string; authorizer?: unknown } }[] }
+    >;
+  };
+  return Object.entries(config.functions).flatMap(([name, fn]) =>
+    (fn.events ?? [])
+      .flatMap((event) => (event.http?.authorizer === undefined ? [] : [event.http]))
+      .map((http) => ({
+        name: `${http.method.toUpperCase()} /${http.path} (${name})`,
+        method: http.method.toUpperCase(),
+        path: http.path,
+        module: fn.handler.replace(/\.handler$/, '.ts'),
+        handler: undefined as unknown as Handler,
+      })),
+  ) as (ProtectedRoute & { module: string })[];
+}
+
+const PASSWORD = 'a-long-test-password';
+const routes = protectedRoutes() as (ProtectedRoute & { module: string })[];
+let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
+let accounts: AccountRepository;
+let cleanupKeys: () => Promise<void>;
+let login: Handler;
+let authorizer: Authorizer;
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  const { env, cleanup } = await functionEnv(dynamo);
+  cleanupKeys = cleanup;
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  accounts = await seedHandlerUsers(dynamo, PASSWORD);
+  login = (await import('../../functions/login-extended.ts')).handler as Handler;
+  authorizer = (await import('../../functions/authorizer.ts')).handler as Authorizer;
+  for (const route of routes) {
+    route.handler = (await import(`../../${route.module}`)).handler as Handler;
+  }
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await dynamo.close();
+  await cleanupKeys();
+});
+
+/** A request to `route` that API Gateway lets through on `decision`, cached or fresh. */
+function requestTo(
+  route: ProtectedRoute,
+  decision: APIGatewayAuthorizerResult,
+  token: string,
+): APIGatewayProxyEvent {
+  const captured = trackingEvent();
+  const path = `/${route.path.replace('{parcelNumber}', '99999999999999')}`;
+  return {
+    ...captured,
+    httpMethod: route.method,
+    resource: `/${route.path}`,
+    path,
+    pathParameters: route.path.includes('{parcelNumber}') ? { parcelNumber: '99999999999999' } : null,
+    headers: { ...captured.headers, Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    multiValueHeaders: { ...captured.multiValueHeaders, Authorization: [`Bearer ${token}`] },
+    body:
+      route.method === 'POST'
+        ? JSON.stringify({ recipient: { name: 'Jan', city: 'Brno' }, parcels: [{ weightKg: 1 }] })
+        : null,
+    requestContext: { ...captured.requestContext, authorizer: gatewayAuthorizerContext(decision) },
+  };
+}
+
+/** Logs alice in and has the real authorizer decide on her fresh access token. */
+async function freshDecision(username = 'alice') {
+  const response = await login(loginEvent(JSON.stringify({ username, password: PASSWORD })), lambdaContext());
+  const body = JSON.parse(response.body) as { token: string; expireAt: string };
+  const decision = await authorizer(authorizerEvent(`Bearer ${body.token}`));
+  return { token: body.token, expireAt: Date.parse(body.expireAt), decision };
+}
+
+const call = (route: ProtectedRoute, event: APIGatewayProxyEvent) => route.handler(event, lambdaContext());
+
+const gatewayUnauthorized = () => {
+  const template = readFileSync(new URL('../../infra/gateway-responses.yml', import.meta.url), 'utf8');
+  const resources = parse(template).Resources as Record<
+    string,
+    { Properties: { ResponseType: string; ResponseTemplates: Record<string, string> } }
+  >;
+  const unauthorized = Object.values(resources).find((r) => r.Properties.ResponseType === 'UNAUTHORIZED');
+  return JSON.parse(unauthorized?.Properties.ResponseTemplates['application/json'] ?? '{}') as unknown;
+};
+
+describe('a cached authorizer decision replayed to every protected function', () => {
+  it('finds the protected routes in serverless.yml', () => {
+    expect(routes.map((route) => route.name)).toEqual([
+      'POST /api/v1/shipments (createShipment)',
+      'GET /api/v1/tracking/{parcelNumber} (trackShipment)',
+    ]);
+  });
+
+  it.each(routes.map((route) => [route.name, route] as const))(
+    '%s answers normally the millisecond before expireAt',
+    async (_name, route) => {
+      const { token, expireAt, decision } = await freshDecision();
+      vi.useFakeTimers({ toFake: ['Date'], now: expireAt - 1 });
+      const response = await call(route, requestTo(route, decision, token));
+      expect([201, 404]).toContain(response.statusCode);
+    },
+  );
+
+  it.each(routes.map((route) => [route.name, route] as const))(
+    '%s answers the gateway’s own 401 from expireAt on',
+    async (_name, route) => {
+      const { token, expireAt, decision } = await freshDecision();
+      for (const at of [expireAt, expireAt + 1000, expireAt + 299_000]) {
+        vi.useFakeTimers({ toFake: ['Date'], now: at });
+        const response = await call(route, requestTo(route, decision, token));
+        expect(response.statusCode).toBe(401);
+        expect(response.headers).toMatchObject({
+          'Content-Type': 'application/problem+json',
+          'WWW-Authenticate': 'Bearer error="invalid_token"',
+          'Cache-Control': 'no-store',
+        });
+        expect(JSON.parse(response.body)).toEqual(gatewayUnauthorized());
+      }
+    },
+  );
+
+  it.each(routes.map((route) => [route.name, route] as const))(
+    '%s refuses a decision without exp, as one from an authorizer that does not say when the token expires',
+    async (_name, route) => {
+      const { token, decision } = await freshDecision();
+      const { exp: _exp, ...context } = decision.context ?? {};
+      const response = await call(route, requestTo(route, { ...decision, context }, token));
+      expect(response.statusCode).toBe(401);
+    },
+  );
+
+  it.each(routes.map((route) => [route.name, route] as const))(
+    '%s refuses a request with a second Authorization value beside the cached one',
+    async (_name, route) => {
+      const { token, decision } = await freshDecision();
+      const event = requestTo(route, decision, token);
+      const response = await call(route, {
+        ...event,
+        multiValueHeaders: { ...event.multiValueHeaders, authorization: ['Bearer another'] },
+      });
+      expect(response.statusCode).toBe(401);
+    },
+  );
+});
+
+describe('a revocation behind the authorizer cache', () => {
+  const revocations: [string, (username: string) => Promise<void>][] = [
+    ['user disable', (username) => accounts.setEnabled(username, false)],
+    ['user passwd', (username) => accounts.setPasswordHash(username, '$2b$04$another-hash')],
+    ['user logout', (username) => accounts.revokeSessions(username)],
+  ];
+
+  it.each(revocations)(
+    'after %s the next authorizer call refuses the token; a decision cached before it is not seen by the functions',
+    async (name, revoke) => {
+      const username = `revoked-by-${name.replace(' ', '-')}`;
+      await accounts.createUser({
+        username,
+        passwordHash: await hashPassword(PASSWORD, 4),
+        customerId: 'C-1001',
+      });
+      const { token, decision } = await freshDecision(username);
+      await revoke(username);
+      // The authorizer reads the user (REVOCATION_CACHE_TTL is 0 here): refused at once.
+      await expect(authorizer(authorizerEvent(`Bearer ${token}`))).rejects.toThrow(/^Unauthorized$/);
+      // A decision API Gateway cached before the revocation carries the token's iat but not
+      // the user's state: a protected function cannot see the revocation without a read, so
+      // on AWS the bound is authorizerCacheTtl + revocationCacheTtl + the read's lag.
+      const route = routes.find((candidate) => candidate.method === 'GET');
+      if (route === undefined) throw new Error('no protected GET route');
+      const replayed = await call(route, requestTo(route, decision, token));
+      expect(replayed.statusCode).toBe(404);
+    },
+  );
+});

@@ -1,0 +1,82 @@
+/** lib/http.ts, the one place that knows HTTP: what an authorized endpoint lets through. */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import * as v from 'valibot';
+import { describe, expect, it } from 'vitest';
+import { endpoint, ok } from '../../lib/http.ts';
+import { createLogger } from '../../lib/log.ts';
+import { callerContext, lambdaContext, trackingEvent } from '../helpers/fixtures.ts';
+
+const EXP = 1_795_260_000;
+const lines: string[] = [];
+const logger = createLogger('debug', (line) => lines.push(line));
+
+const protectedEndpoint = (now: Date) =>
+  endpoint({
+    authorized: true,
+    body: v.object({ a: v.number() }),
+    logger,
+    clock: () => now,
+    handle: async ({ caller }) => ok({ caller }),
+  });
+
+const eventWith = (authorizer: Record<string, unknown>, body = '{"a":1}'): APIGatewayProxyEvent => ({
+  ...trackingEvent(),
+  httpMethod: 'POST',
+  headers: { 'Content-Type': 'application/json' },
+  body,
+  requestContext: { ...trackingEvent().requestContext, authorizer },
+});
+
+const context = (overrides: Record<string, unknown> = {}) => ({
+  ...callerContext('alice', 'C-1001'),
+  iat: String(EXP - 3600),
+  exp: String(EXP),
+  ...overrides,
+});
+
+const run = (now: Date, event: APIGatewayProxyEvent) => protectedEndpoint(now)(event, lambdaContext());
+
+describe('authorized endpoint', () => {
+  it('lets the caller through strictly before exp, with exp as API Gateway stringifies it or as a number', async () => {
+    const before = new Date(EXP * 1000 - 1);
+    for (const exp of [String(EXP), EXP]) {
+      const response = await run(before, eventWith(context({ exp })));
+      expect(response.statusCode).toBe(200);
+      expect(JSON.parse(response.body)).toEqual({ caller: { username: 'alice', customerId: 'C-1001' } });
+    }
+  });
+
+  it('answers 401 invalid_token from exp on, before looking at the body', async () => {
+    const response = await run(new Date(EXP * 1000), eventWith(context(), '{not json'));
+    expect(response.statusCode).toBe(401);
+    expect(response.headers).toMatchObject({ 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+    expect(JSON.parse(response.body)).toMatchObject({
+      type: 'urn:parcel-auth:problem:unauthorized',
+      status: 401,
+    });
+  });
+
+  it.each([
+    ['no exp', { exp: undefined }],
+    ['an exp that is not a number', { exp: 'tomorrow' }],
+    ['a fractional exp', { exp: EXP + 0.5 }],
+    ['no iat', { iat: undefined }],
+    ['no username', { username: undefined }],
+  ])('fails closed with 401 on a context with %s, and logs it as an error', async (_name, overrides) => {
+    lines.length = 0;
+    const response = await run(new Date(EXP * 1000 - 60_000), eventWith(context(overrides)));
+    expect(response.statusCode).toBe(401);
+    expect(
+      lines.some((line) => line.includes('"level":"ERROR"') && line.includes('authorizer context invalid')),
+    ).toBe(true);
+  });
+
+  it('answers 401 to a request carrying two Authorization values, in any letter case', async () => {
+    const event = eventWith(context());
+    const response = await run(new Date(EXP * 1000 - 60_000), {
+      ...event,
+      multiValueHeaders: { Authorization: ['Bearer a'], authorization: ['Bearer b'] },
+    });
+    expect(response.statusCode).toBe(401);
+  });
+});
