@@ -5,7 +5,9 @@
  * 2. the tables of infra/tables.yml, the local signing key, and demo data when empty;
  * 3. serverless-offline (stage `local`) with the API at http://127.0.0.1:PORT/api/v1.
  *
- * Prints `ready <base URL>` once the API serves. SIGINT/SIGTERM stop everything it started.
+ * Checks first that its three ports are free, and stops with one line naming the port and its
+ * variable if not, before anything is written. Prints `ready <base URL>` once the API serves.
+ * SIGINT or SIGTERM, to it or to the `npm start` that runs it, stops everything it started.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
@@ -18,6 +20,7 @@ import { createDynamoAccountRepository } from '../lib/users/dynamodb.ts';
 import { startDynalite } from './local/dynalite.ts';
 import { LocalStackEnvSchema } from './local/env.ts';
 import { ensureLocalKeys } from './local/keys.ts';
+import { portProblem } from './local/ports.ts';
 import { seedDemo } from './local/seed.ts';
 import { readStageParams } from './local/stage-params.ts';
 import { ensureTables } from './local/tables.ts';
@@ -32,8 +35,25 @@ const env = envResult.output;
 const dataDir = resolve(env.DATA_DIR);
 const baseUrl = `http://127.0.0.1:${env.PORT}/api/v1`;
 
+const ports = [
+  { variable: 'PORT', port: env.PORT },
+  { variable: 'LAMBDA_PORT', port: env.LAMBDA_PORT },
+  { variable: 'DYNAMODB_PORT', port: env.DYNAMODB_PORT },
+];
+const problem = await portProblem(ports);
+if (problem !== undefined) {
+  console.error(`npm start: ${problem}`);
+  process.exit(1);
+}
+
 await mkdir(dataDir, { recursive: true, mode: 0o700 });
-const dynamo = await startDynalite({ port: env.DYNAMODB_PORT, path: resolve(dataDir, 'dynamodb') });
+const dynamo = await startDynalite({ port: env.DYNAMODB_PORT, path: resolve(dataDir, 'dynamodb') }).catch(
+  (error: NodeJS.ErrnoException) => {
+    // Taken in the moment since the check above.
+    console.error(`npm start: DYNAMODB_PORT ${env.DYNAMODB_PORT}: ${error.code ?? error.message}`);
+    process.exit(1);
+  },
+);
 let offline: ChildProcess | undefined;
 let stopping = false;
 
@@ -53,6 +73,12 @@ async function stop(code: number) {
 }
 process.once('SIGINT', () => void stop(0));
 process.once('SIGTERM', () => void stop(0));
+// `npm start` runs this under a shell that dies of a SIGTERM without passing it on (npm
+// forwards the signal to the shell only): when our parent is gone, stop as if signalled.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void stop(0);
+}, 250).unref();
 
 try {
   const lowLevel = dynamo.client();
