@@ -25,7 +25,8 @@ export type { ThrottlePolicy, ThrottleSettings } from '../config.ts';
 export interface FailureRecord {
   /** Attempts since the last success: failures, and attempts still being checked. */
   readonly failures: number;
-  readonly lastFailureAt: number;
+  /** The last attempt, failed or not (a success also sets it before it releases its count). */
+  readonly lastAttemptAt: number;
   /** 0 when not locked. */
   readonly lockedUntil: number;
   /** `failures` when the last lock was set: one more attempt is allowed once it ends. */

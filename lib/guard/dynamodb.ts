@@ -16,7 +16,7 @@ import { conditional, dynamo } from '../aws/errors.ts';
 
 const toRecord = (item: Record<string, unknown>): FailureRecord => ({
   failures: Number(item.failures ?? 0),
-  lastFailureAt: Number(item.lastFailureAt ?? 0),
+  lastAttemptAt: Number(item.lastAttemptAt ?? 0),
   lockedUntil: Number(item.lockedUntil ?? 0),
   lockedAt: Number(item.lockedAt ?? 0),
 });
@@ -52,9 +52,9 @@ export function createDynamoFailureStore(deps: {
             new UpdateCommand({
               TableName,
               Key: { guardKey },
-              UpdateExpression: 'SET lastFailureAt = :now, expiresAt = :expiresAt ADD failures :one',
+              UpdateExpression: 'SET lastAttemptAt = :now, expiresAt = :expiresAt ADD failures :one',
               ConditionExpression:
-                'lastFailureAt >= :windowStart AND lockedUntil <= :now AND (failures < :limit OR failures = lockedAt)',
+                'lastAttemptAt >= :windowStart AND lockedUntil <= :now AND (failures < :limit OR failures = lockedAt)',
               ExpressionAttributeValues: {
                 ':now': now,
                 ':expiresAt': expiresAt,
@@ -69,7 +69,7 @@ export function createDynamoFailureStore(deps: {
         if (counted?.Attributes !== undefined) return { granted: true, record: toRecord(counted.Attributes) };
         const item = await get(guardKey);
         const record = item === undefined ? undefined : toRecord(item);
-        if (record !== undefined && record.lastFailureAt >= windowStart) {
+        if (record !== undefined && record.lastAttemptAt >= windowStart) {
           const refused =
             record.lockedUntil > now || (record.failures >= limit && record.failures !== record.lockedAt);
           if (refused) return { granted: false, record };
@@ -78,13 +78,13 @@ export function createDynamoFailureStore(deps: {
         }
         // No counter, or one idle since before the window: start it again at one, unless a
         // concurrent login did so first (then count on the counter it made).
-        const fresh: FailureRecord = { failures: 1, lastFailureAt: now, lockedUntil: 0, lockedAt: 0 };
+        const fresh: FailureRecord = { failures: 1, lastAttemptAt: now, lockedUntil: 0, lockedAt: 0 };
         const started = await conditional(() =>
           client.send(
             new PutCommand({
               TableName,
               Item: { guardKey, ...fresh, expiresAt },
-              ConditionExpression: 'attribute_not_exists(guardKey) OR lastFailureAt < :windowStart',
+              ConditionExpression: 'attribute_not_exists(guardKey) OR lastAttemptAt < :windowStart',
               ExpressionAttributeValues: { ':windowStart': windowStart },
             }),
           ),

@@ -113,7 +113,7 @@ const isoTime = (epochMs: number) => (epochMs > 0 ? new Date(epochMs).toISOStrin
  */
 const failedLogins = (record: FailureRecord | undefined, now: Date) => ({
   failures: record?.failures ?? 0,
-  lastFailureAt: isoTime(record?.lastFailureAt ?? 0),
+  lastAttemptAt: isoTime(record?.lastAttemptAt ?? 0),
   lockedUntil:
     record === undefined || record.lockedUntil <= now.getTime() ? null : isoTime(record.lockedUntil),
 });

@@ -13,7 +13,7 @@ Users
   user logout <username>   revoke every session and access token the user has now
   user remove <username>   delete the user; its sessions and access tokens stop verifying
   user show <username>     print the user as JSON (never the password hash), with its
-                           failed logins: failures, lastFailureAt, lockedUntil (null when
+                           failed logins: failures, lastAttemptAt, lockedUntil (null when
                            not locked)
   user unlock <username>   clear the failed logins of the username, ending its lock; the
                            counters of source addresses are not touched (they only decay)

@@ -12,15 +12,15 @@ export function memoryFailures(): FailureStore & { readonly all: Map<string, Fai
     },
     async reserve(key, { now, windowStart, limit }) {
       const current = all.get(key);
-      if (current === undefined || current.lastFailureAt < windowStart) {
-        const fresh = { failures: 1, lastFailureAt: now, lockedUntil: 0, lockedAt: 0 };
+      if (current === undefined || current.lastAttemptAt < windowStart) {
+        const fresh = { failures: 1, lastAttemptAt: now, lockedUntil: 0, lockedAt: 0 };
         all.set(key, fresh);
         return { granted: true, record: fresh };
       }
       const allowed =
         current.lockedUntil <= now && (current.failures < limit || current.failures === current.lockedAt);
       if (!allowed) return { granted: false, record: current };
-      const next = { ...current, failures: current.failures + 1, lastFailureAt: now };
+      const next = { ...current, failures: current.failures + 1, lastAttemptAt: now };
       all.set(key, next);
       return { granted: true, record: next };
     },

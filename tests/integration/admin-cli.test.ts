@@ -240,7 +240,7 @@ describe('admin CLI: users', () => {
       ['createdAt', 'customerId', 'depotCode', 'enabled', 'failedLogins', 'updatedAt', 'username'].sort(),
     );
     expect(user).toMatchObject({ username, enabled: true, customerId: customer, depotCode: 'PRG01' });
-    expect(user.failedLogins).toEqual({ failures: 0, lastFailureAt: null, lockedUntil: null });
+    expect(user.failedLogins).toEqual({ failures: 0, lastAttemptAt: null, lockedUntil: null });
     expect(shown.stdout).not.toMatch(/\$2[aby]\$|passwordHash/);
   });
 
@@ -504,7 +504,7 @@ describe('admin CLI: failed logins', () => {
     expect(shown).toMatchObject({ code: 0, stderr: [] });
     expect(JSON.parse(shown.stdout).failedLogins).toEqual({
       failures: 3,
-      lastFailureAt: at.toISOString(),
+      lastAttemptAt: at.toISOString(),
       lockedUntil: new Date(at.getTime() + lockSeconds(POLICY, 3) * 1000).toISOString(),
     });
   });
@@ -518,7 +518,7 @@ describe('admin CLI: failed logins', () => {
     const shown = await admin(['user', 'show', username]);
     expect(JSON.parse(shown.stdout).failedLogins).toEqual({
       failures: 3,
-      lastFailureAt: hourAgo.toISOString(),
+      lastAttemptAt: hourAgo.toISOString(),
       lockedUntil: null,
     });
   });
@@ -550,7 +550,7 @@ describe('admin CLI: failed logins', () => {
     expect(left.get(sourceIpCounterKey(sourceIp))?.failures).toBe(3);
     expect(JSON.parse((await admin(['user', 'show', username])).stdout).failedLogins).toEqual({
       failures: 0,
-      lastFailureAt: null,
+      lastAttemptAt: null,
       lockedUntil: null,
     });
     await expect(throttle.begin({ username, sourceIp })).rejects.toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });

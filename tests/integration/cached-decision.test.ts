@@ -75,7 +75,7 @@ beforeAll(async () => {
   login = (await import('../../functions/login-extended.ts')).handler as Handler;
   authorizer = (await import('../../functions/authorizer.ts')).handler as Authorizer;
   for (const route of routes) {
-    route.handler = (await import(`../../${route.module}`)).handler as Handler;
+    route.handler = (await import(/* @vite-ignore */ `../../${route.module}`)).handler as Handler;
   }
 });
 

@@ -14,6 +14,7 @@ import {
 } from '../helpers/fixtures.ts';
 import { functionEnv } from '../helpers/function-env.ts';
 import { seedHandlerUsers } from '../helpers/handler-users.ts';
+import { captureServiceLogs } from '../helpers/log-capture.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -58,6 +59,8 @@ const call = (handler: Handler, event: APIGatewayProxyEvent) => handler(event, l
 const json = (body: unknown) => JSON.stringify(body);
 const bodyOf = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
 
+const logs = captureServiceLogs();
+
 describe('login handlers', () => {
   it('answers 400 for a username that Unicode normalisation would make too long for a key', async () => {
     const response = await call(login, loginEvent(json({ username: '\uFDFA'.repeat(256), password: 'x' })));
@@ -85,6 +88,9 @@ describe('login handlers', () => {
     for (let i = 0; i < 5; i += 1) expect((await attempt('wrong-password')).statusCode).toBe(401);
     const response = await attempt('wrong-password');
     expect(response.statusCode).toBe(429);
+    expect(logs.events('lockout started')).toEqual([
+      expect.objectContaining({ level: 'WARN', counter: 'username', failures: 5, reason: 'unknown user' }),
+    ]);
     expect(response.headers).toMatchObject({
       'Content-Type': 'application/problem+json',
       'Retry-After': '30',
@@ -301,6 +307,10 @@ describe('session handlers', () => {
       expect(response.headers).toMatchObject({ 'Content-Type': 'application/problem+json' });
       expect(response.body).toBe(failedLogin.body);
     }
+    // The spent refresh token was reuse: its family is revoked, and an operator is told.
+    expect(logs.events('refresh token reuse: family revoked')).toEqual([
+      expect.objectContaining({ level: 'WARN', username: 'alice' }),
+    ]);
   });
 
   it('answers 400 naming the field for a refresh or logout body without a refresh token', async () => {

@@ -15,6 +15,7 @@ import { startTestDynamo } from '../helpers/dynamo.ts';
 import { authorizerEvent, lambdaContext, loginEvent } from '../helpers/fixtures.ts';
 import { functionEnv } from '../helpers/function-env.ts';
 import { seedHandlerUsers } from '../helpers/handler-users.ts';
+import { captureServiceLogs } from '../helpers/log-capture.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -96,6 +97,9 @@ const base64Event = (bytes: Buffer, headers: Record<string, string> = {}) => ({
   ...loginEvent(bytes.toString('base64'), headers),
   isBase64Encoded: true,
 });
+
+// Generated logins lock usernames and addresses: their `lockout started` lines stay here.
+captureServiceLogs();
 
 describe.each(LOGINS)('%s with hostile bodies', (_name, handler) => {
   it('answers a 1 MB body 413, quickly, before any password hashing', async () => {
