@@ -1,6 +1,6 @@
-import { endSession, RefreshRequestSchema } from '../lib/auth/sessions.ts';
 import { readLogoutConfig } from '../lib/config.ts';
 import { endpoint, noContent } from '../lib/http.ts';
+import { endSession, RefreshRequestSchema } from '../lib/sessions/sessions.ts';
 import { logoutDeps } from '../lib/wiring.ts';
 
 const deps = await logoutDeps(readLogoutConfig());

@@ -1,6 +1,6 @@
-import { RefreshRequestSchema, refreshSession, toRefreshResponse } from '../lib/auth/sessions.ts';
 import { readRefreshConfig } from '../lib/config.ts';
 import { endpoint, ok } from '../lib/http.ts';
+import { RefreshRequestSchema, refreshSession, toRefreshResponse } from '../lib/sessions/sessions.ts';
 import { refreshDeps } from '../lib/wiring.ts';
 
 const deps = await refreshDeps(readRefreshConfig());

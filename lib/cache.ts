@@ -3,7 +3,7 @@
  * user's revocation state) are read once and reused for a stage-configured time, so the
  * hot path does no I/O for them, and a change still takes effect within a known bound.
  */
-export type Now = () => number;
+import { type Clock, systemClock } from './time.ts';
 
 /**
  * A value loaded at init and reloaded when older than `maxAgeMs`. A failed reload keeps
@@ -18,9 +18,10 @@ export interface Reloading<T> {
 
 export async function reloading<T>(
   load: () => Promise<T>,
-  options: { readonly maxAgeMs: number; readonly now?: Now; readonly onError: (error: unknown) => void },
+  options: { readonly maxAgeMs: number; readonly clock?: Clock; readonly onError: (error: unknown) => void },
 ): Promise<Reloading<T>> {
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
+  const now = () => clock().getTime();
   let value = await load();
   let loadedAt = now();
   let pending: Promise<void> | undefined;
@@ -52,10 +53,11 @@ export async function reloading<T>(
 export function expiringCache<K, V>(options: {
   readonly ttlMs: number;
   readonly maxEntries: number;
-  readonly now?: Now;
+  readonly clock?: Clock;
   readonly keep?: (value: V) => boolean;
 }): { get(key: K, load: () => Promise<V>): Promise<V> } {
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
+  const now = () => clock().getTime();
   const entries = new Map<K, { value: Promise<V>; at: number }>();
   return {
     get(key, load) {

@@ -4,8 +4,19 @@
  * variable, never a request later. Each function reads only the section it needs, so the
  * authorizer does not depend on table names and the login functions do not depend on
  * the verification key set.
+ *
+ * Each setting is one line: its variable's schema, and in the same pipe the transform that
+ * puts it where the domain wants it. The config types are what the schemas produce; the
+ * domain owns the shapes (`satisfies` checks them here), so config depends on the domain,
+ * never the reverse. serverless.yml sets the variables; the tests' function environments
+ * are read from it (tests/helpers/function-env.ts).
  */
 import * as v from 'valibot';
+import type { DataSettings } from './aws/dynamodb.ts';
+import type { SessionSettings } from './sessions/sessions.ts';
+import type { ThrottlePolicy, ThrottleSettings } from './throttle/throttle.ts';
+import type { KeySettings, KeySource } from './tokens/keys.ts';
+import type { RefreshTokenSettings, TokenSettings } from './tokens/tokens.ts';
 
 const UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 
@@ -23,11 +34,6 @@ export const OptionalDurationSchema = v.pipe(
   v.transform((text) => Number.parseInt(text.slice(0, -1), 10) * UNITS[text.slice(-1) as keyof typeof UNITS]),
 );
 
-/** Where key material lives: a file (local stage) or an SSM parameter (AWS stages). */
-export type KeySource =
-  | { readonly kind: 'file'; readonly path: string }
-  | { readonly kind: 'ssm'; readonly name: string };
-
 const KeySourceSchema = v.pipe(
   v.string(),
   v.regex(/^(file:\/.+|ssm:\/.+)$/, 'must be file:/absolute/path or ssm:/parameter/name'),
@@ -44,28 +50,60 @@ const OptionalUrl = v.optional(
   '',
 );
 
+/** A count such as a failure limit: a whole number, 0 turning the defence off. */
+const CountSchema = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,6}$/, 'must be a whole number (0 turns it off)'),
+  v.transform(Number),
+);
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+// Fragments: the variables of one concern, and what they become.
+
+const Stage = { STAGE: NonEmpty };
+
 const TokenEnv = {
-  STAGE: NonEmpty,
   TOKEN_ISSUER: v.pipe(NonEmpty, v.url('must be a URL')),
   TOKEN_AUDIENCE: NonEmpty,
   ACCESS_TOKEN_TTL: DurationSchema,
 };
+type TokenVars = v.InferOutput<v.ObjectSchema<typeof TokenEnv, undefined>>;
+const tokens = (env: TokenVars) =>
+  Object.freeze({
+    issuer: env.TOKEN_ISSUER,
+    audience: env.TOKEN_AUDIENCE,
+    accessTtlSeconds: env.ACCESS_TOKEN_TTL,
+  } satisfies TokenSettings);
+// Refresh tokens are told from access tokens by audience as well as by type.
+const audienceDiffers = (env: TokenVars) => env.TOKEN_AUDIENCE !== env.TOKEN_ISSUER;
+const AUDIENCE_IS_ISSUER = 'TOKEN_AUDIENCE must differ from TOKEN_ISSUER';
 
-const RefreshTokenEnv = {
-  ...TokenEnv,
-  REFRESH_TOKEN_TTL: DurationSchema,
-};
+const RefreshTokenEnv = { ...TokenEnv, REFRESH_TOKEN_TTL: DurationSchema };
+const refreshTokens = (env: v.InferOutput<v.ObjectSchema<typeof RefreshTokenEnv, undefined>>) =>
+  Object.freeze({ ...tokens(env), refreshTtlSeconds: env.REFRESH_TOKEN_TTL } satisfies RefreshTokenSettings);
 
 const DataEnv = {
   AWS_REGION: v.optional(NonEmpty, 'eu-central-1'),
   DYNAMODB_ENDPOINT: OptionalUrl,
 };
+const data = (env: { AWS_REGION: string; DYNAMODB_ENDPOINT: string }) =>
+  Object.freeze({
+    region: env.AWS_REGION,
+    dynamodbEndpoint: env.DYNAMODB_ENDPOINT === '' ? undefined : env.DYNAMODB_ENDPOINT,
+  } satisfies DataSettings);
 
 /** How long a container keeps key material before it reads it again. */
 const KeyReloadEnv = { KEY_RELOAD_INTERVAL: DurationSchema };
+const keys = <TSources>(env: { KEY_RELOAD_INTERVAL: number }, sources: TSources) =>
+  Object.freeze({
+    sources: Object.freeze(sources),
+    reloadMs: env.KEY_RELOAD_INTERVAL * 1000,
+  } satisfies KeySettings<TSources>);
 
 /** What every function that starts or continues a session needs. */
 const SessionEnv = {
+  ...Stage,
   ...RefreshTokenEnv,
   ...DataEnv,
   ...KeyReloadEnv,
@@ -74,17 +112,20 @@ const SessionEnv = {
   SIGNING_KEYRING: KeySourceSchema,
   SESSION_MAX_LIFETIME: DurationSchema,
 };
+const session = (env: v.InferOutput<v.ObjectSchema<typeof SessionEnv, undefined>>, grace: number) => ({
+  stage: env.STAGE,
+  tokens: refreshTokens(env),
+  data: data(env),
+  accountsTable: env.ACCOUNTS_TABLE,
+  sessionsTable: env.SESSIONS_TABLE,
+  sessions: Object.freeze({
+    maxLifetimeSeconds: env.SESSION_MAX_LIFETIME,
+    reuseGraceSeconds: grace,
+  } satisfies SessionSettings),
+});
 
-/** A count such as a failure limit: a whole number, 0 turning the defence off. */
-const CountSchema = v.pipe(
-  v.string(),
-  v.regex(/^\d{1,6}$/, 'must be a whole number (0 turns it off)'),
-  v.transform(Number),
-);
-
-const LoginEnvSchema = v.object({
-  ...SessionEnv,
-  LOGIN_GUARD_TABLE: NonEmpty,
+const ThrottleEnv = {
+  LOGIN_THROTTLE_TABLE: NonEmpty,
   LOGIN_FAILURE_LIMIT: CountSchema,
   LOGIN_FAILURE_WINDOW: DurationSchema,
   IP_FAILURE_LIMIT: CountSchema,
@@ -92,251 +133,156 @@ const LoginEnvSchema = v.object({
   LOGIN_LOCKOUT_BASE: DurationSchema,
   // A lock always ends, and soon: the longest is a day.
   LOGIN_LOCKOUT_MAX: v.pipe(DurationSchema, v.maxValue(86_400, 'must be at most 24h')),
-  BCRYPT_COST: v.pipe(
-    v.string(),
-    v.regex(/^\d{1,2}$/, 'must be a whole number'),
-    v.transform(Number),
-    v.minValue(4, 'must be at least 4'),
-    v.maxValue(15, 'must be at most 15'),
+};
+type ThrottleVars = v.InferOutput<v.ObjectSchema<typeof ThrottleEnv, undefined>>;
+const policy = (env: ThrottleVars, limit: number, windowSeconds: number) =>
+  Object.freeze({
+    limit,
+    windowSeconds,
+    baseLockSeconds: env.LOGIN_LOCKOUT_BASE,
+    maxLockSeconds: env.LOGIN_LOCKOUT_MAX,
+  } satisfies ThrottlePolicy);
+const throttle = (env: ThrottleVars) =>
+  Object.freeze({
+    username: policy(env, env.LOGIN_FAILURE_LIMIT, env.LOGIN_FAILURE_WINDOW),
+    sourceIp: policy(env, env.IP_FAILURE_LIMIT, env.IP_FAILURE_WINDOW),
+  } satisfies ThrottleSettings);
+
+// One schema per function: its variables, checked, then its config.
+
+const LoginConfigSchema = v.pipe(
+  v.object({
+    ...SessionEnv,
+    ...ThrottleEnv,
+    BCRYPT_COST: v.pipe(
+      v.string(),
+      v.regex(/^\d{1,2}$/, 'must be a whole number'),
+      v.transform(Number),
+      v.minValue(4, 'must be at least 4'),
+      v.maxValue(15, 'must be at most 15'),
+    ),
+  }),
+  v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
+  v.check(
+    (env) => env.LOGIN_LOCKOUT_BASE <= env.LOGIN_LOCKOUT_MAX,
+    'LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX',
   ),
-});
+  v.transform((env) =>
+    Object.freeze({
+      // Login starts sessions only; the grace window matters to refresh alone.
+      ...session(env, 0),
+      keys: keys(env, { signingKeyring: env.SIGNING_KEYRING }),
+      bcryptCost: env.BCRYPT_COST,
+      loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
+      throttle: throttle(env),
+    }),
+  ),
+);
 
-const RefreshEnvSchema = v.object({
-  ...SessionEnv,
-  VERIFICATION_KEYS: KeySourceSchema,
-  // A grace window is for a lost answer's retry; a long one would let a thief in as well.
-  REFRESH_REUSE_GRACE: v.pipe(OptionalDurationSchema, v.maxValue(60, 'must be at most 60s')),
-});
+const RefreshConfigSchema = v.pipe(
+  v.object({
+    ...SessionEnv,
+    VERIFICATION_KEYS: KeySourceSchema,
+    // A grace window is for a lost answer's retry; a long one would let a thief in as well.
+    REFRESH_REUSE_GRACE: v.pipe(OptionalDurationSchema, v.maxValue(60, 'must be at most 60s')),
+  }),
+  v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
+  v.transform((env) =>
+    Object.freeze({
+      ...session(env, env.REFRESH_REUSE_GRACE),
+      keys: keys(env, { signingKeyring: env.SIGNING_KEYRING, verificationKeys: env.VERIFICATION_KEYS }),
+    }),
+  ),
+);
 
-const LogoutEnvSchema = v.object({
-  ...RefreshTokenEnv,
-  ...DataEnv,
-  ...KeyReloadEnv,
-  SESSIONS_TABLE: NonEmpty,
-  VERIFICATION_KEYS: KeySourceSchema,
-});
+const LogoutConfigSchema = v.pipe(
+  v.object({
+    ...Stage,
+    ...RefreshTokenEnv,
+    ...DataEnv,
+    ...KeyReloadEnv,
+    SESSIONS_TABLE: NonEmpty,
+    VERIFICATION_KEYS: KeySourceSchema,
+  }),
+  v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
+  v.transform((env) =>
+    Object.freeze({
+      stage: env.STAGE,
+      tokens: refreshTokens(env),
+      data: data(env),
+      sessionsTable: env.SESSIONS_TABLE,
+      keys: keys(env, { verificationKeys: env.VERIFICATION_KEYS }),
+    }),
+  ),
+);
 
-const AuthorizerEnvSchema = v.object({
-  ...TokenEnv,
-  ...DataEnv,
-  ...KeyReloadEnv,
-  ACCOUNTS_TABLE: NonEmpty,
-  VERIFICATION_KEYS: KeySourceSchema,
-  REVOCATION_CACHE_TTL: OptionalDurationSchema,
-});
+const AuthorizerConfigSchema = v.pipe(
+  v.object({
+    ...Stage,
+    ...TokenEnv,
+    ...DataEnv,
+    ...KeyReloadEnv,
+    ACCOUNTS_TABLE: NonEmpty,
+    VERIFICATION_KEYS: KeySourceSchema,
+    REVOCATION_CACHE_TTL: OptionalDurationSchema,
+  }),
+  v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
+  v.transform((env) =>
+    Object.freeze({
+      stage: env.STAGE,
+      tokens: tokens(env),
+      data: data(env),
+      accountsTable: env.ACCOUNTS_TABLE,
+      keys: keys(env, { verificationKeys: env.VERIFICATION_KEYS }),
+      revocationCacheTtlMs: env.REVOCATION_CACHE_TTL * 1000,
+    }),
+  ),
+);
 
-const JwksEnvSchema = v.object({
-  AWS_REGION: DataEnv.AWS_REGION,
-  ...KeyReloadEnv,
-  VERIFICATION_KEYS: KeySourceSchema,
-});
+const JwksConfigSchema = v.pipe(
+  v.object({ AWS_REGION: DataEnv.AWS_REGION, ...KeyReloadEnv, VERIFICATION_KEYS: KeySourceSchema }),
+  v.transform((env) =>
+    Object.freeze({ region: env.AWS_REGION, keys: keys(env, { verificationKeys: env.VERIFICATION_KEYS }) }),
+  ),
+);
 
-const ShipmentsEnvSchema = v.object({
-  ...DataEnv,
-  SHIPMENTS_TABLE: NonEmpty,
-});
+const ShipmentsConfigSchema = v.pipe(
+  v.object({ ...DataEnv, SHIPMENTS_TABLE: NonEmpty }),
+  v.transform((env) => Object.freeze({ data: data(env), shipmentsTable: env.SHIPMENTS_TABLE })),
+);
 
-export type Env = Readonly<Record<string, string | undefined>>;
+export type LoginConfig = v.InferOutput<typeof LoginConfigSchema>;
+export type RefreshConfig = v.InferOutput<typeof RefreshConfigSchema>;
+export type LogoutConfig = v.InferOutput<typeof LogoutConfigSchema>;
+export type AuthorizerConfig = v.InferOutput<typeof AuthorizerConfigSchema>;
+export type JwksConfig = v.InferOutput<typeof JwksConfigSchema>;
+export type ShipmentsConfig = v.InferOutput<typeof ShipmentsConfigSchema>;
 
-export interface TokenSettings {
-  readonly issuer: string;
-  readonly audience: string;
-  readonly accessTtlSeconds: number;
-}
-
-export type RefreshTokenSettings = TokenSettings & { readonly refreshTtlSeconds: number };
-
-export interface DataSettings {
-  readonly region: string;
-  /** Set on the local stage only; empty means the regional AWS endpoint. */
-  readonly dynamodbEndpoint: string | undefined;
-}
-
-/** Key material and how often a container reads it again. */
-export interface KeySettings<TSources> {
-  readonly sources: TSources;
-  readonly reloadMs: number;
-}
-
-/** A session's bounds (lib/auth/sessions.ts). */
-export interface SessionSettings {
-  /** The absolute lifetime of a family, from its login. */
-  readonly maxLifetimeSeconds: number;
-  /** How long the immediately previous refresh token may be presented again; 0 = never. */
-  readonly reuseGraceSeconds: number;
-}
-
-/** One failed-login counter's rule (lib/auth/throttle.ts). */
-export interface ThrottlePolicy {
-  /** Failures before the first lock; 0 turns this counter off. */
-  readonly limit: number;
-  /** A counter whose last failure is older than this starts again from zero. */
-  readonly windowSeconds: number;
-  /** The first lock; each further failure doubles it. */
-  readonly baseLockSeconds: number;
-  readonly maxLockSeconds: number;
-}
-
-export interface ThrottleSettings {
-  readonly username: ThrottlePolicy;
-  readonly sourceIp: ThrottlePolicy;
-}
-
-export interface LoginConfig {
-  readonly stage: string;
-  readonly tokens: RefreshTokenSettings;
-  readonly data: DataSettings;
-  readonly accountsTable: string;
-  readonly sessionsTable: string;
-  readonly sessions: SessionSettings;
-  readonly keys: KeySettings<{ readonly signingKeyring: KeySource }>;
-  readonly bcryptCost: number;
-  readonly loginGuardTable: string;
-  readonly throttle: ThrottleSettings;
-}
-
-export interface RefreshConfig
-  extends Omit<LoginConfig, 'bcryptCost' | 'keys' | 'loginGuardTable' | 'throttle'> {
-  readonly keys: KeySettings<{ readonly signingKeyring: KeySource; readonly verificationKeys: KeySource }>;
-}
-
-export interface LogoutConfig {
-  readonly stage: string;
-  readonly tokens: RefreshTokenSettings;
-  readonly data: DataSettings;
-  readonly sessionsTable: string;
-  readonly keys: KeySettings<{ readonly verificationKeys: KeySource }>;
-}
-
-export interface AuthorizerConfig {
-  readonly stage: string;
-  readonly tokens: TokenSettings;
-  readonly data: DataSettings;
-  readonly accountsTable: string;
-  readonly keys: KeySettings<{ readonly verificationKeys: KeySource }>;
-  readonly revocationCacheTtlMs: number;
-}
-
-export interface JwksConfig {
-  readonly region: string;
-  readonly keys: KeySettings<{ readonly verificationKeys: KeySource }>;
-}
-
-export interface ShipmentsConfig {
-  readonly data: DataSettings;
-  readonly shipmentsTable: string;
-}
+/** The variables a function's config reads, for the tests' and the template's checks. */
+export const CONFIG_VARIABLES = {
+  login: Object.keys(LoginConfigSchema.pipe[0].entries),
+  refresh: Object.keys(RefreshConfigSchema.pipe[0].entries),
+  logout: Object.keys(LogoutConfigSchema.pipe[0].entries),
+  authorizer: Object.keys(AuthorizerConfigSchema.pipe[0].entries),
+  jwks: Object.keys(JwksConfigSchema.pipe[0].entries),
+  shipments: Object.keys(ShipmentsConfigSchema.pipe[0].entries),
+} as const;
 
 function parse<TSchema extends v.GenericSchema>(schema: TSchema, env: Env): v.InferOutput<TSchema> {
   const result = v.safeParse(schema, env);
   if (result.success) return result.output;
-  const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? '(environment)'} ${issue.message}`);
+  const problems = result.issues.map((issue) => {
+    const path = v.getDotPath(issue);
+    return path === null ? issue.message : `${path} ${issue.message}`;
+  });
   throw new Error(`Invalid configuration: ${problems.join('; ')}`);
 }
 
-function tokenSettings(env: v.InferOutput<v.ObjectSchema<typeof TokenEnv, undefined>>): TokenSettings {
-  // Refresh tokens are told from access tokens by audience as well as by type.
-  if (env.TOKEN_AUDIENCE === env.TOKEN_ISSUER) {
-    throw new Error('Invalid configuration: TOKEN_AUDIENCE must differ from TOKEN_ISSUER');
-  }
-  return { issuer: env.TOKEN_ISSUER, audience: env.TOKEN_AUDIENCE, accessTtlSeconds: env.ACCESS_TOKEN_TTL };
-}
-
-const refreshTokenSettings = (
-  env: v.InferOutput<v.ObjectSchema<typeof RefreshTokenEnv, undefined>>,
-): RefreshTokenSettings => Object.freeze({ ...tokenSettings(env), refreshTtlSeconds: env.REFRESH_TOKEN_TTL });
-
-const dataSettings = (env: { AWS_REGION: string; DYNAMODB_ENDPOINT: string }): DataSettings =>
-  Object.freeze({
-    region: env.AWS_REGION,
-    dynamodbEndpoint: env.DYNAMODB_ENDPOINT === '' ? undefined : env.DYNAMODB_ENDPOINT,
-  });
-
-const keySettings = <TSources>(env: { KEY_RELOAD_INTERVAL: number }, sources: TSources) =>
-  Object.freeze({ sources: Object.freeze(sources), reloadMs: env.KEY_RELOAD_INTERVAL * 1000 });
-
-function sessionConfig(parsed: v.InferOutput<v.ObjectSchema<typeof SessionEnv, undefined>>, grace: number) {
-  return {
-    stage: parsed.STAGE,
-    tokens: refreshTokenSettings(parsed),
-    data: dataSettings(parsed),
-    accountsTable: parsed.ACCOUNTS_TABLE,
-    sessionsTable: parsed.SESSIONS_TABLE,
-    sessions: Object.freeze({ maxLifetimeSeconds: parsed.SESSION_MAX_LIFETIME, reuseGraceSeconds: grace }),
-  };
-}
-
-export function readLoginConfig(env: Env = process.env): LoginConfig {
-  const parsed = parse(LoginEnvSchema, env);
-  if (parsed.LOGIN_LOCKOUT_BASE > parsed.LOGIN_LOCKOUT_MAX) {
-    throw new Error('Invalid configuration: LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX');
-  }
-  return Object.freeze({
-    // Login starts families only; the grace window matters to refresh alone.
-    ...sessionConfig(parsed, 0),
-    keys: keySettings(parsed, { signingKeyring: parsed.SIGNING_KEYRING }),
-    bcryptCost: parsed.BCRYPT_COST,
-    loginGuardTable: parsed.LOGIN_GUARD_TABLE,
-    throttle: Object.freeze({
-      username: Object.freeze({
-        limit: parsed.LOGIN_FAILURE_LIMIT,
-        windowSeconds: parsed.LOGIN_FAILURE_WINDOW,
-        baseLockSeconds: parsed.LOGIN_LOCKOUT_BASE,
-        maxLockSeconds: parsed.LOGIN_LOCKOUT_MAX,
-      }),
-      sourceIp: Object.freeze({
-        limit: parsed.IP_FAILURE_LIMIT,
-        windowSeconds: parsed.IP_FAILURE_WINDOW,
-        baseLockSeconds: parsed.LOGIN_LOCKOUT_BASE,
-        maxLockSeconds: parsed.LOGIN_LOCKOUT_MAX,
-      }),
-    }),
-  });
-}
-
-export function readRefreshConfig(env: Env = process.env): RefreshConfig {
-  const parsed = parse(RefreshEnvSchema, env);
-  return Object.freeze({
-    ...sessionConfig(parsed, parsed.REFRESH_REUSE_GRACE),
-    keys: keySettings(parsed, {
-      signingKeyring: parsed.SIGNING_KEYRING,
-      verificationKeys: parsed.VERIFICATION_KEYS,
-    }),
-  });
-}
-
-export function readLogoutConfig(env: Env = process.env): LogoutConfig {
-  const parsed = parse(LogoutEnvSchema, env);
-  return Object.freeze({
-    stage: parsed.STAGE,
-    tokens: refreshTokenSettings(parsed),
-    data: dataSettings(parsed),
-    sessionsTable: parsed.SESSIONS_TABLE,
-    keys: keySettings(parsed, { verificationKeys: parsed.VERIFICATION_KEYS }),
-  });
-}
-
-export function readAuthorizerConfig(env: Env = process.env): AuthorizerConfig {
-  const parsed = parse(AuthorizerEnvSchema, env);
-  return Object.freeze({
-    stage: parsed.STAGE,
-    tokens: Object.freeze(tokenSettings(parsed)),
-    data: dataSettings(parsed),
-    accountsTable: parsed.ACCOUNTS_TABLE,
-    keys: keySettings(parsed, { verificationKeys: parsed.VERIFICATION_KEYS }),
-    revocationCacheTtlMs: parsed.REVOCATION_CACHE_TTL * 1000,
-  });
-}
-
-export function readJwksConfig(env: Env = process.env): JwksConfig {
-  const parsed = parse(JwksEnvSchema, env);
-  return Object.freeze({
-    region: parsed.AWS_REGION,
-    keys: keySettings(parsed, { verificationKeys: parsed.VERIFICATION_KEYS }),
-  });
-}
-
-export function readShipmentsConfig(env: Env = process.env): ShipmentsConfig {
-  const parsed = parse(ShipmentsEnvSchema, env);
-  return Object.freeze({ data: dataSettings(parsed), shipmentsTable: parsed.SHIPMENTS_TABLE });
-}
+export const readLoginConfig = (env: Env = process.env): LoginConfig => parse(LoginConfigSchema, env);
+export const readRefreshConfig = (env: Env = process.env): RefreshConfig => parse(RefreshConfigSchema, env);
+export const readLogoutConfig = (env: Env = process.env): LogoutConfig => parse(LogoutConfigSchema, env);
+export const readAuthorizerConfig = (env: Env = process.env): AuthorizerConfig =>
+  parse(AuthorizerConfigSchema, env);
+export const readJwksConfig = (env: Env = process.env): JwksConfig => parse(JwksConfigSchema, env);
+export const readShipmentsConfig = (env: Env = process.env): ShipmentsConfig =>
+  parse(ShipmentsConfigSchema, env);

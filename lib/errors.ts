@@ -28,8 +28,10 @@ export type ErrorCode =
   | 'NOT_FOUND'
   /** The resource to create exists already (admin operations). */
   | 'ALREADY_EXISTS'
-  /** A dependency (DynamoDB, the key store) failed or timed out. */
-  | 'DEPENDENCY_UNAVAILABLE';
+  /** A dependency (DynamoDB, the key store) failed or timed out: worth a retry. */
+  | 'DEPENDENCY_UNAVAILABLE'
+  /** Our own defect (anything unexpected): not the caller's fault, and a retry will not help. */
+  | 'INTERNAL';
 
 /** A field that failed validation, named by its path in the body. Never carries the value. */
 export interface InvalidParam {

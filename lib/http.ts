@@ -12,9 +12,10 @@ import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as v from 'valibot';
-import { type Clock, hasExpired, systemClock, type TokenSubject } from './auth/tokens.ts';
 import { AppError, type ErrorCode, type InvalidParam, isAppError } from './errors.ts';
 import { logger as defaultLogger, describeError, type LambdaLogger, type Logger } from './log.ts';
+import { type Clock, hasExpired, systemClock } from './time.ts';
+import type { TokenSubject } from './tokens/tokens.ts';
 
 /** Request bodies above this many bytes are refused (413) before they are parsed. */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -85,6 +86,8 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     title: 'Service unavailable',
     detail: 'The service cannot answer right now. Try again later.',
   },
+  // No detail: what went wrong is in the log, under the request id, and nowhere else.
+  INTERNAL: { status: 500, slug: 'internal-error', title: 'Internal error' },
 };
 
 const BASE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
@@ -139,14 +142,17 @@ export function problemResponse(error: AppError): APIGatewayProxyResult {
   );
 }
 
-/** Turns anything thrown into a known error: middy's HTTP errors by status, the rest 503. */
+/**
+ * Turns anything thrown into a known error: middy's HTTP errors by status; anything else is
+ * our defect, 500 (a failed dependency arrives as DEPENDENCY_UNAVAILABLE already: lib/aws).
+ */
 function classify(error: unknown): AppError {
   if (isAppError(error)) return error;
   const statusCode = (error as { statusCode?: unknown } | null)?.statusCode;
   if (statusCode === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', { cause: error });
   // @middy/http-json-body-parser: unparseable JSON, or a `__proto__` / `constructor.prototype` key.
   if (statusCode === 422) return new AppError('MALFORMED_JSON', { cause: error });
-  return new AppError('DEPENDENCY_UNAVAILABLE', { cause: error });
+  return new AppError('INTERNAL', { cause: error });
 }
 
 /** The names of the failing fields with a fixed reason each; never the value that was sent. */
@@ -198,7 +204,9 @@ function mapErrors(log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent, APIGa
     onError(request) {
       const error = classify(request.error);
       if (error.code === 'DEPENDENCY_UNAVAILABLE') {
-        log.error('request failed', { error: describeError(error) });
+        log.error('request failed', { reason: 'dependency unavailable', error: describeError(error) });
+      } else if (error.code === 'INTERNAL') {
+        log.error('request failed', { reason: 'internal error', error: describeError(error) });
       }
       request.response = problemResponse(error);
       return request.response;

@@ -12,13 +12,12 @@
  */
 import { type LogItem, Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
+import { SERVICE } from './stage.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 const isLogLevel = (level: string | undefined): level is LogLevel => LEVELS.includes(level as LogLevel);
-
-export const SERVICE_NAME = 'parcel-auth';
 
 export interface Logger {
   debug(event: string, fields?: Record<string, unknown>): void;
@@ -84,7 +83,7 @@ export function createLogger(
       write(JSON.stringify(item.getAttributes(), this.getJsonReplacer()));
     }
   };
-  const powertools = new SinkLogger({ serviceName: SERVICE_NAME, logLevel: level, jsonReplacerFn: redact });
+  const powertools = new SinkLogger({ serviceName: SERVICE, logLevel: level, jsonReplacerFn: redact });
   // `event` repeats the message: the name queries, metric filters and tests select lines by.
   const emit =
     (method: LogLevel) =>

@@ -8,7 +8,7 @@ export const tableNames = (stage: string) => ({
   accounts: `${SERVICE}-${stage}-accounts`,
   shipments: `${SERVICE}-${stage}-shipments`,
   sessions: `${SERVICE}-${stage}-sessions`,
-  loginGuard: `${SERVICE}-${stage}-login-guard`,
+  loginThrottle: `${SERVICE}-${stage}-login-throttle`,
 });
 
 export type TableKey = keyof ReturnType<typeof tableNames>;

@@ -4,42 +4,58 @@
  * dummy password hash exist before the first request and are shared by every request.
  * Key material is read again every `keys.reloadMs`, so a rotation reaches warm containers.
  */
+
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { authorize } from './auth/authorizer.ts';
-import {
-  importSigningKey,
-  importVerificationKeys,
-  type Jwks,
-  parseJwks,
-  parseKeyring,
-  readKeyMaterial,
-  type SigningKey,
-  type VerificationKeys,
-} from './auth/keys.ts';
 import type { LoginDeps } from './auth/login.ts';
 import { createPasswordVerifier } from './auth/passwords.ts';
-import { createRevocationCheck } from './auth/revocation.ts';
-import type { RefreshDeps, SessionDeps } from './auth/sessions.ts';
-import { createLoginThrottle } from './auth/throttle.ts';
-import { createAccessTokenVerifier, createRefreshTokenVerifier, createTokenIssuer } from './auth/tokens.ts';
-import { createDocumentClient } from './aws/dynamodb.ts';
+import { createDocumentClient, type DataSettings } from './aws/dynamodb.ts';
 import { type Reloading, reloading } from './cache.ts';
 import type {
   AuthorizerConfig,
-  DataSettings,
   JwksConfig,
-  KeySettings,
-  KeySource,
   LoginConfig,
   LogoutConfig,
   RefreshConfig,
   ShipmentsConfig,
 } from './config.ts';
-import { createDynamoFailureStore } from './guard/dynamodb.ts';
 import { describeError, logger } from './log.ts';
-import { createDynamoFamilyStore } from './sessions/dynamodb.ts';
+import { createRevocationCheck } from './revocation/revocation.ts';
+import { createDynamoSessionStore } from './sessions/dynamodb.ts';
+import type { RefreshDeps, SessionDeps } from './sessions/sessions.ts';
 import { createDynamoShipmentRepository } from './shipments/dynamodb.ts';
 import type { ShipmentDeps } from './shipments/shipments.ts';
+import { createDynamoThrottleStore } from './throttle/dynamodb.ts';
+import { createLoginThrottle } from './throttle/throttle.ts';
+import {
+  importSigningKey,
+  importVerificationKeys,
+  type Jwks,
+  type KeySettings,
+  type KeySource,
+  parseJwks,
+  parseKeyring,
+  readKeyMaterial,
+  type SigningKey,
+  type VerificationKeys,
+} from './tokens/keys.ts';
+import { createAccessTokenVerifier, createRefreshTokenVerifier, createTokenIssuer } from './tokens/tokens.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from './users/dynamodb.ts';
+
+/**
+ * One DynamoDB client per container, whatever the function reads: one connection pool and
+ * one cold TLS handshake, shared by the accounts, sessions and throttle stores.
+ */
+const clients = new Map<string, DynamoDBDocumentClient>();
+export function documentClient(data: DataSettings): DynamoDBDocumentClient {
+  const key = `${data.region} ${data.dynamodbEndpoint ?? ''}`;
+  let client = clients.get(key);
+  if (client === undefined) {
+    client = createDocumentClient(data);
+    clients.set(key, client);
+  }
+  return client;
+}
 
 /** Key material from `source`, re-read every `reloadMs`; converted again only when it changed. */
 function keyMaterial<T>(
@@ -73,14 +89,14 @@ const verificationKeys = (keys: KeySettings<{ verificationKeys: KeySource }>, re
   );
 
 const accounts = (data: DataSettings, tableName: string) =>
-  createDynamoAccountRepository({ client: createDocumentClient(data), tableName });
+  createDynamoAccountRepository({ client: documentClient(data), tableName });
 
-const families = (data: DataSettings, tableName: string) =>
-  createDynamoFamilyStore({ client: createDocumentClient(data), tableName });
+const sessionStore = (data: DataSettings, tableName: string) =>
+  createDynamoSessionStore({ client: documentClient(data), tableName });
 
 async function sessionDeps(config: LoginConfig | RefreshConfig): Promise<SessionDeps> {
   return {
-    families: families(config.data, config.sessionsTable),
+    store: sessionStore(config.data, config.sessionsTable),
     tokens: createTokenIssuer({
       signingKey: await signingKey(config.keys, config.data.region),
       settings: config.tokens,
@@ -95,9 +111,9 @@ export async function loginDeps(config: LoginConfig): Promise<LoginDeps> {
     passwords: createPasswordVerifier({ cost: config.bcryptCost }),
     sessions: await sessionDeps(config),
     throttle: createLoginThrottle({
-      store: createDynamoFailureStore({
-        client: createDocumentClient(config.data),
-        tableName: config.loginGuardTable,
+      store: createDynamoThrottleStore({
+        client: documentClient(config.data),
+        tableName: config.loginThrottleTable,
       }),
       settings: config.throttle,
       logger,
@@ -120,9 +136,9 @@ export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps> {
 
 export async function logoutDeps(
   config: LogoutConfig,
-): Promise<Pick<RefreshDeps, 'families' | 'refreshTokens'>> {
+): Promise<Pick<RefreshDeps, 'store' | 'refreshTokens'>> {
   return {
-    families: families(config.data, config.sessionsTable),
+    store: sessionStore(config.data, config.sessionsTable),
     refreshTokens: createRefreshTokenVerifier({
       keys: await verificationKeys(config.keys, config.data.region),
       settings: config.tokens,
@@ -138,7 +154,7 @@ export async function authorizerDeps(config: AuthorizerConfig): Promise<Paramete
     }),
     revocation: createRevocationCheck({
       users: createDynamoStatusReader({
-        client: createDocumentClient(config.data),
+        client: documentClient(config.data),
         tableName: config.accountsTable,
       }),
       cacheTtlMs: config.revocationCacheTtlMs,
@@ -171,7 +187,7 @@ export async function jwksDeps(
 export function shipmentDeps(config: ShipmentsConfig): ShipmentDeps {
   return {
     shipments: createDynamoShipmentRepository({
-      client: createDocumentClient(config.data),
+      client: documentClient(config.data),
       tableName: config.shipmentsTable,
     }),
   };

@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { type ConversionConfig, type JsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema';
 import { parse, stringify } from 'yaml';
 import { LoginRequestSchema } from '../lib/auth/login.ts';
-import { RefreshRequestSchema } from '../lib/auth/sessions.ts';
+import { RefreshRequestSchema } from '../lib/sessions/sessions.ts';
 import { ShipmentRequestSchema, TrackingParamsSchema } from '../lib/shipments/shipments.ts';
 
 export const DOCUMENT_PATH = resolve(import.meta.dirname, '../docs/openapi.yaml');
@@ -25,7 +25,7 @@ const END = `${INDENT}# END generated`;
 /** Each generated schema of the document, the valibot schema it comes from, and where that lives. */
 const SOURCES = {
   LoginRequest: { schema: LoginRequestSchema, from: 'LoginRequestSchema in lib/auth/login.ts' },
-  RefreshRequest: { schema: RefreshRequestSchema, from: 'RefreshRequestSchema in lib/auth/sessions.ts' },
+  RefreshRequest: { schema: RefreshRequestSchema, from: 'RefreshRequestSchema in lib/sessions/sessions.ts' },
   ShipmentRequest: {
     schema: ShipmentRequestSchema,
     from: 'ShipmentRequestSchema in lib/shipments/shipments.ts',

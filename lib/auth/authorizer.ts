@@ -18,8 +18,8 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describeError, type Logger } from '../log.ts';
-import type { RevocationCheck } from './revocation.ts';
-import type { AccessClaims, AccessTokenVerifier } from './tokens.ts';
+import type { RevocationCheck } from '../revocation/revocation.ts';
+import type { AccessClaims, AccessTokenVerifier } from '../tokens/tokens.ts';
 
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;

@@ -8,6 +8,10 @@
 import * as v from 'valibot';
 import { AppError, isAppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
+import { type SessionDeps, startSession } from '../sessions/sessions.ts';
+import type { FailureReason, LoginThrottle } from '../throttle/throttle.ts';
+import { systemClock } from '../time.ts';
+import type { IssuedTokens } from '../tokens/tokens.ts';
 import {
   foldUsername,
   MAX_FOLDED_USERNAME_BYTES,
@@ -16,9 +20,6 @@ import {
   type UserRecord,
 } from '../users/repository.ts';
 import type { PasswordVerifier } from './passwords.ts';
-import { type SessionDeps, startSession } from './sessions.ts';
-import type { FailureReason, LoginThrottle } from './throttle.ts';
-import { type IssuedTokens, systemClock } from './tokens.ts';
 
 /**
  * Control characters (NUL included), U+FFFD, which stands in for bytes that were not valid
@@ -51,7 +52,7 @@ export type Credentials = v.InferOutput<typeof LoginRequestSchema>;
 export interface LoginDeps {
   readonly users: UserReader & PasswordHashUpgrader;
   readonly passwords: PasswordVerifier;
-  /** Each login starts a session (a refresh-token family). */
+  /** Each login starts a session (a chain of refresh tokens). */
   readonly sessions: SessionDeps;
   readonly throttle: LoginThrottle;
   readonly logger: Logger;

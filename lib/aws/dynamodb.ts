@@ -1,7 +1,13 @@
 /** DynamoDB clients, built once per container and shared by every request it serves. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { DataSettings } from '../config.ts';
+
+/** Where a function reaches DynamoDB. */
+export interface DataSettings {
+  readonly region: string;
+  /** Set on the local stage only; undefined means the regional AWS endpoint. */
+  readonly dynamodbEndpoint: string | undefined;
+}
 
 /**
  * A document client with short timeouts: a login waits for DynamoDB at most about a second

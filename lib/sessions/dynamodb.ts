@@ -1,16 +1,16 @@
 /**
- * Token families on the `sessions` table: one item per family, keyed by `familyId`, with
+ * Sessions on the `sessions` table: one item per session, keyed by `sessionId`, with
  * `expiresAt` (epoch seconds) as the table's TTL attribute so DynamoDB clears dead
- * families eventually. Every state change is one conditional UpdateItem.
+ * sessions eventually. Every state change is one conditional UpdateItem.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
-import type { Family, FamilyStore, RevocationReason } from './repository.ts';
+import type { RevocationReason, Session, SessionStore } from './repository.ts';
 
 const LIVE = 'attribute_not_exists(revokedAt) AND expiresAt > :nowSeconds';
 
-const toFamily = (item: Record<string, unknown>): Family => ({
-  familyId: String(item.familyId),
+const toSession = (item: Record<string, unknown>): Session => ({
+  sessionId: String(item.sessionId),
   username: String(item.username),
   createdAt: Number(item.createdAt),
   expiresAt: Number(item.expiresAt),
@@ -24,14 +24,14 @@ const toFamily = (item: Record<string, unknown>): Family => ({
 
 const nowSeconds = (now: Date) => Math.floor(now.getTime() / 1000);
 
-export function createDynamoFamilyStore(deps: {
+export function createDynamoSessionStore(deps: {
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
-}): FamilyStore {
+}): SessionStore {
   const { client, tableName: TableName } = deps;
 
   const update = async (
-    familyId: string,
+    sessionId: string,
     UpdateExpression: string,
     ConditionExpression: string,
     values: Record<string, unknown>,
@@ -40,7 +40,7 @@ export function createDynamoFamilyStore(deps: {
       client.send(
         new UpdateCommand({
           TableName,
-          Key: { familyId },
+          Key: { sessionId },
           UpdateExpression,
           ConditionExpression,
           ExpressionAttributeValues: values,
@@ -48,25 +48,25 @@ export function createDynamoFamilyStore(deps: {
         }),
       ),
     );
-    return result?.Attributes === undefined ? null : toFamily(result.Attributes);
+    return result?.Attributes === undefined ? null : toSession(result.Attributes);
   };
 
   return {
-    async create(family) {
+    async create(session) {
       await dynamo(() =>
         client.send(
           new PutCommand({
             TableName,
-            Item: { ...family, generation: 1 },
-            ConditionExpression: 'attribute_not_exists(familyId)',
+            Item: { ...session, generation: 1 },
+            ConditionExpression: 'attribute_not_exists(sessionId)',
           }),
         ),
       );
     },
 
-    rotate: ({ familyId, username, fromJti, toJti, now }) =>
+    rotate: ({ sessionId, username, fromJti, toJti, now }) =>
       update(
-        familyId,
+        sessionId,
         'SET currentJti = :to, previousJti = :from, previousSpentAt = :nowMs ADD generation :one',
         `currentJti = :from AND username = :username AND ${LIVE}`,
         {
@@ -79,21 +79,21 @@ export function createDynamoFamilyStore(deps: {
         },
       ),
 
-    async get(familyId) {
+    async get(sessionId) {
       const { Item } = await dynamo(() =>
-        client.send(new GetCommand({ TableName, Key: { familyId }, ConsistentRead: true })),
+        client.send(new GetCommand({ TableName, Key: { sessionId }, ConsistentRead: true })),
       );
-      return Item === undefined ? null : toFamily(Item);
+      return Item === undefined ? null : toSession(Item);
     },
 
-    async revoke(familyId, reason, now) {
+    async revoke(sessionId, reason, now) {
       await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
-            Key: { familyId },
+            Key: { sessionId },
             UpdateExpression: 'SET revokedAt = :now, revokedReason = :reason',
-            ConditionExpression: 'attribute_exists(familyId) AND attribute_not_exists(revokedAt)',
+            ConditionExpression: 'attribute_exists(sessionId) AND attribute_not_exists(revokedAt)',
             ExpressionAttributeValues: { ':now': now.getTime(), ':reason': reason },
           }),
         ),

@@ -3,10 +3,12 @@
  * login that created it; any login of that customer may track it, and to everybody else
  * it does not exist (404, not 403, so parcel numbers cannot be probed across customers).
  */
+
 import { randomInt } from 'node:crypto';
 import * as v from 'valibot';
-import type { TokenSubject as Caller } from '../auth/tokens.ts';
 import { AppError } from '../errors.ts';
+import { type Clock, systemClock } from '../time.ts';
+import type { TokenSubject as Caller } from '../tokens/tokens.ts';
 
 /** The body of POST /shipments: any JSON object, stored as sent. */
 export const ShipmentRequestSchema = v.custom<Record<string, unknown>>(
@@ -36,7 +38,7 @@ export interface ShipmentRepository {
 
 export interface ShipmentDeps {
   readonly shipments: ShipmentRepository;
-  readonly now?: () => Date;
+  readonly clock?: Clock;
   readonly newParcelNumber?: () => string;
 }
 
@@ -55,13 +57,13 @@ export async function createShipment(
   body: Record<string, unknown>,
 ): Promise<Shipment> {
   const customerId = requireCustomer(caller);
-  const { now = () => new Date(), newParcelNumber = randomParcelNumber } = deps;
+  const { clock = systemClock, newParcelNumber = randomParcelNumber } = deps;
   for (let attempt = 0; attempt < 3; attempt++) {
     const shipment: Shipment = {
       parcelNumber: newParcelNumber(),
       customerId,
       createdBy: caller.username,
-      createdAt: now().toISOString(),
+      createdAt: clock().toISOString(),
       status: 'registered',
       shipment: body,
     };

@@ -16,6 +16,7 @@
  * the one they hold (`addressesSeen`), so a stale view never overwrites a fresher one.
  * No transactions are needed, which keeps the embedded DynamoDB usable.
  */
+
 import {
   DeleteCommand,
   type DynamoDBDocumentClient,
@@ -26,13 +27,14 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { AppError } from '../errors.ts';
+import { revocationCutoff } from '../revocation/revocation.ts';
+import { type Clock, systemClock } from '../time.ts';
 import {
   type AccountRepository,
   firstDepotCode,
   foldUsername,
   type NewUser,
   type PickupAddress,
-  revocationCutoff,
   type UserRecord,
   type UserStatusReader,
 } from './repository.ts';
@@ -109,10 +111,10 @@ export function createDynamoStatusReader(deps: {
 export function createDynamoAccountRepository(deps: {
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
-  readonly now?: () => Date;
+  readonly clock?: Clock;
 }): AccountRepository {
   const { client, tableName: TableName } = deps;
-  const clock = deps.now ?? (() => new Date());
+  const clock = deps.clock ?? systemClock;
   const now = () => clock().toISOString();
 
   /** Every item of a customer's partition, in key order (addresses before members). */
@@ -190,7 +192,7 @@ export function createDynamoAccountRepository(deps: {
    * Applies `assignments` and moves the user's revocation cutoff forward: to the next whole
    * second, or one second past the current cutoff when that is not earlier. It never stays
    * put: a login after an earlier revocation in the same second got `iat` = that cutoff
-   * (sessions.ts `issuedAtFor`), and this revocation must reach its tokens too.
+   * (`issuedAtFor` in lib/revocation), and this revocation must reach its tokens too.
    */
   async function revokeUser(username: string, assignments: string[], values: Record<string, unknown>) {
     const cutoff = revocationCutoff(clock());

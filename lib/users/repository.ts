@@ -69,13 +69,6 @@ export interface UserStatusReader {
   findStatus(username: string): Promise<UserStatus | null>;
 }
 
-/**
- * The revocation cutoff for a revocation at `now`: the next whole second. Every token
- * issued up to `now` has an earlier `iat`; tokens issued later in the same second get
- * `iat` = the cutoff (see TokenRequest.notBefore), so they survive it.
- */
-export const revocationCutoff = (now: Date) => Math.floor(now.getTime() / 1000) + 1;
-
 /** What operators need (the admin CLI). Every method throws `AppError` NOT_FOUND or ALREADY_EXISTS. */
 export interface AccountRepository extends UserReader, UserStatusReader, PasswordHashUpgrader {
   /**

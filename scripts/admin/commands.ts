@@ -6,8 +6,8 @@
  */
 import { NO_CONTROL_OR_INVALID } from '../../lib/auth/login.ts';
 import { BCRYPT_MAX_BYTES, hashPassword, passwordBytes } from '../../lib/auth/passwords.ts';
-import { type FailureRecord, type FailureStore, usernameCounterKey } from '../../lib/auth/throttle.ts';
 import { isAppError } from '../../lib/errors.ts';
+import { type ThrottleCounter, type ThrottleStore, usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import { type AccountRepository, foldUsername, type UserRecord } from '../../lib/users/repository.ts';
 import type { LocalKeyFiles } from '../local/keys.ts';
 import type { StageParams } from '../local/stage-params.ts';
@@ -31,7 +31,7 @@ export interface CommandContext {
   /** The account store of the target; opened on first use. */
   accounts(): AccountRepository;
   /** The failed-login counters of the target's login throttle; opened on first use. */
-  loginFailures(): FailureStore;
+  loginFailures(): ThrottleStore;
   /** The first line of stdin. */
   readPassword(): Promise<string>;
   /** The target stage's parameters (bcrypt cost, token lifetimes, key reload interval). */
@@ -111,7 +111,7 @@ const isoTime = (epochMs: number) => (epochMs > 0 ? new Date(epochMs).toISOStrin
  * `lockedUntil` null unless a lock is still running at `now`. The count is as stored: the
  * throttle starts it again from one at the first failure after its window.
  */
-const failedLogins = (record: FailureRecord | undefined, now: Date) => ({
+const failedLogins = (record: ThrottleCounter | undefined, now: Date) => ({
   failures: record?.failures ?? 0,
   lastAttemptAt: isoTime(record?.lastAttemptAt ?? 0),
   lockedUntil:

@@ -14,18 +14,20 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { parameterExists, readParameter, writeParameter } from '../../lib/aws/ssm.ts';
+import { keyParameterNames } from '../../lib/stage.ts';
 import {
+  earliestRotation,
   generateKeyring,
   type Jwks,
   type Keyring,
+  nextKeyPublished,
   parseJwks,
   parseKeyring,
   publishedKeys,
+  retentionSeconds,
   rotateKeyring,
-} from '../../lib/auth/keys.ts';
-import { CLOCK_TOLERANCE_SECONDS } from '../../lib/auth/tokens.ts';
-import { parameterExists, readParameter, writeParameter } from '../../lib/aws/ssm.ts';
-import { keyParameterNames } from '../../lib/stage.ts';
+} from '../../lib/tokens/keys.ts';
 import type { StageParams } from '../local/stage-params.ts';
 import { failure, oneLine, quote } from './errors.ts';
 
@@ -309,16 +311,6 @@ export interface RotateResult {
 }
 
 /**
- * How long a retired key stays published: every token it signed must keep verifying until
- * it expires, including tokens signed by containers that had not yet reloaded the keyring
- * (up to `keyReloadInterval` after the rotation), with the verifiers' clock tolerance.
- */
-export const retentionSeconds = (params: StageParams) =>
-  Math.max(params.accessTokenTtlSeconds, params.refreshTokenTtlSeconds) +
-  params.keyReloadIntervalSeconds +
-  CLOCK_TOLERANCE_SECONDS;
-
-/**
  * `keys rotate`: the next key becomes active, a new next key is published, the active key
  * retires and stays published for `retentionSeconds`; older retired keys are dropped.
  *
@@ -337,7 +329,7 @@ export async function rotateKeys(input: {
   const forceOption = force ? ' --force' : '';
   const interval = params.keyReloadIntervalSeconds;
   const started = now();
-  const allowedAt = Date.parse(keyring.rotatedAt) + interval * 1000;
+  const allowedAt = earliestRotation(keyring, interval).getTime();
   if (!force && started.getTime() < allowedAt) {
     throw failure(
       `the keys of stage ${location.stage} were rotated at ${keyring.rotatedAt}, less than keyReloadInterval ` +
@@ -346,14 +338,17 @@ export async function rotateKeys(input: {
         'or add --force to accept that such containers reject new tokens until they reload',
     );
   }
-  if (!force && !jwks.keys.some(({ kid }) => kid === keyring.next.kid)) {
+  if (!force && !nextKeyPublished(keyring, jwks)) {
     throw failure(
       `the key set ${location.jwks} does not hold the next key ${showKid(keyring.next.kid)}, so tokens it ` +
         'would sign once active would not verify; --force rotates anyway and publishes it',
     );
   }
 
-  const retention = retentionSeconds(params);
+  const retention = retentionSeconds({
+    tokenLifetimeSeconds: Math.max(params.accessTokenTtlSeconds, params.refreshTokenTtlSeconds),
+    reloadIntervalSeconds: params.keyReloadIntervalSeconds,
+  });
   const rotation = await rotateKeyring({ keyring, jwks, now: started, retentionSeconds: retention });
   await location.store.put(location.jwks, JSON.stringify(rotation.jwks), { secure: false, overwrite: true });
   // The next rotation must wait a reload interval from when the new next key was published,

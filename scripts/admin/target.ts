@@ -6,11 +6,11 @@
  */
 import { resolve } from 'node:path';
 import * as v from 'valibot';
-import type { FailureStore } from '../../lib/auth/throttle.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { Env } from '../../lib/config.ts';
-import { createDynamoFailureStore } from '../../lib/guard/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import { LocalStackLocationSchema } from '../local/env.ts';
@@ -62,8 +62,8 @@ export function resolveTarget(options: TargetOptions, env: Env, cwd: string): Ta
 
 export interface OpenedStores {
   readonly accounts: AccountRepository;
-  /** The failed-login counters of the login throttle (the login-guard table). */
-  readonly loginFailures: FailureStore;
+  /** The failed-login counters of the login throttle (the login-throttle table). */
+  readonly loginFailures: ThrottleStore;
   /** Lets the process exit without waiting for idle connections. */
   close(): void;
 }
@@ -77,7 +77,7 @@ export function openDynamoStores(target: Target): OpenedStores {
   const tables = tableNames(target.stage);
   return {
     accounts: createDynamoAccountRepository({ client, tableName: tables.accounts }),
-    loginFailures: createDynamoFailureStore({ client, tableName: tables.loginGuard }),
+    loginFailures: createDynamoThrottleStore({ client, tableName: tables.loginThrottle }),
     // The document client shares its request handler with the client it wraps.
     close: () => client.config.requestHandler.destroy?.(),
   };

@@ -1,15 +1,15 @@
 /**
  * The warm authorizer against its two baselines, on the same token and key: bare jose
- * `jwtVerify` with the options lib/auth/tokens.ts pins, and the floor, a bare node:crypto
+ * `jwtVerify` with the options lib/tokens/tokens.ts pins, and the floor, a bare node:crypto
  * Ed25519 verify of the token's signing input.
  */
 import { createPublicKey, verify } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
-import { importVerificationKeys, parseJwks, SIGNING_ALGORITHM } from '../../lib/auth/keys.ts';
-import { ACCESS_TOKEN_TYPE, CLOCK_TOLERANCE_SECONDS } from '../../lib/auth/tokens.ts';
 import { readAuthorizerConfig } from '../../lib/config.ts';
-import { authorizerEvent, lambdaContext } from '../../tests/helpers/fixtures.ts';
+import { importVerificationKeys, parseJwks, SIGNING_ALGORITHM } from '../../lib/tokens/keys.ts';
+import { ACCESS_TOKEN_TYPE, CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/tokens.ts';
+import { authorizerEvent, lambdaContext } from '../harness/fixtures.ts';
 import { call200, credentialsBody, importAuthorizer, importLogin } from './handlers.ts';
 import { interleaved, type Plan } from './measure.ts';
 import type { AuthorizerResult } from './results.ts';

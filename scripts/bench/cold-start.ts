@@ -30,7 +30,7 @@ import {
   lambdaContext,
   loginEvent,
   trackingEvent,
-} from '../../tests/helpers/fixtures.ts';
+} from '../harness/fixtures.ts';
 import { call200, credentialsBody, importLogin } from './handlers.ts';
 import { median } from './measure.ts';
 import type { ColdStartFunction, ColdStartResult, ColdStartSample } from './results.ts';

@@ -1,6 +1,6 @@
 /** The real handlers, imported after benchStage() has set their environment. */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { lambdaContext, loginEvent } from '../../tests/helpers/fixtures.ts';
+import { lambdaContext, loginEvent } from '../harness/fixtures.ts';
 
 export type HttpHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = typeof import('../../functions/authorizer.ts')['handler'];

@@ -14,8 +14,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import bcrypt from 'bcryptjs';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { stackAccounts } from '../../tests/helpers/http.ts';
-import { startLocalStack } from '../../tests/helpers/stack.ts';
+import { stackAccounts, startLocalStack } from '../harness/stack.ts';
 import { median } from './measure.ts';
 import type { LoadResult, LoadRoute } from './results.ts';
 

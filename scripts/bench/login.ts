@@ -8,7 +8,7 @@ import bcrypt from 'bcryptjs';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
-import { lambdaContext, loginEvent } from '../../tests/helpers/fixtures.ts';
+import { lambdaContext, loginEvent } from '../harness/fixtures.ts';
 import { call200, credentialsBody, type HttpHandler, importLogin, importLoginExtended } from './handlers.ts';
 import { interleaved, type Plan, type Variant } from './measure.ts';
 import type { LoginResult } from './results.ts';

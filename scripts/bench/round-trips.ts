@@ -7,7 +7,7 @@
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { authorizerEvent, lambdaContext } from '../../tests/helpers/fixtures.ts';
+import { authorizerEvent, lambdaContext } from '../harness/fixtures.ts';
 import {
   type AuthorizerHandler,
   call200,

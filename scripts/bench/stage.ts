@@ -1,7 +1,7 @@
 /**
  * The environment a benchmark child runs the real handlers in: a stage of its own (tables)
  * in the embedded DynamoDB the parent started, the users of the in-process handler suites,
- * and the functions' environment from tests/helpers/function-env.ts with the production
+ * and the functions' environment from serverless.yml (scripts/harness/function-env.ts) with the production
  * values where they matter to cost. Handlers read their configuration once at import, so
  * this runs before any handler is imported.
  */
@@ -9,22 +9,25 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
-import type { TestDynamo } from '../../tests/helpers/dynamo.ts';
-import { functionEnv } from '../../tests/helpers/function-env.ts';
-import { seedHandlerUsers } from '../../tests/helpers/handler-users.ts';
+import { functionEnv, stageEnv } from '../harness/function-env.ts';
+import { seedHandlerUsers } from '../harness/handler-users.ts';
 import { ensureTables } from '../local/tables.ts';
 
 export const PASSWORD = 'a-long-test-password';
 
-/** serverless.yml's default (production) values that change what a call costs. */
-const PRODUCTION = {
-  LOG_LEVEL: 'info',
-  ACCESS_TOKEN_TTL: '24h',
-  REFRESH_TOKEN_TTL: '30d',
-  KEY_RELOAD_INTERVAL: '5m',
-  REVOCATION_CACHE_TTL: '30s',
-  BCRYPT_COST: '10',
-} as const;
+/** serverless.yml's default (production) values of what changes a call's cost, which the tests lower. */
+const PRODUCTION = Object.fromEntries(
+  Object.entries(stageEnv()).filter(([name]) =>
+    [
+      'LOG_LEVEL',
+      'ACCESS_TOKEN_TTL',
+      'REFRESH_TOKEN_TTL',
+      'KEY_RELOAD_INTERVAL',
+      'REVOCATION_CACHE_TTL',
+      'BCRYPT_COST',
+    ].includes(name),
+  ),
+);
 
 const localClient = (endpoint: string) =>
   new DynamoDBClient({
@@ -45,24 +48,19 @@ export async function benchStage(options: {
   await ensureTables(setup, stage);
   setup.destroy();
   const documentClient = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
-  const dynamo: TestDynamo = {
-    kind: 'dynalite',
+  const tables = tableNames(stage);
+  const accounts = await seedHandlerUsers({ documentClient, tables }, PASSWORD);
+  const { env, cleanup } = await functionEnv({
     endpoint: options.handlerEndpoint ?? options.endpoint,
-    stage,
-    tables: tableNames(stage),
-    client: () => localClient(options.endpoint),
-    documentClient,
-    close: async () => documentClient.destroy(),
-  };
-  const accounts = await seedHandlerUsers(dynamo, PASSWORD);
-  const { env, cleanup } = await functionEnv(dynamo);
+    tables,
+  });
   Object.assign(process.env, env, PRODUCTION, options.env);
   return {
     name: stage,
     accounts,
     jwksFile: (env.VERIFICATION_KEYS ?? '').slice('file:'.length),
     async close() {
-      await dynamo.close();
+      documentClient.destroy();
       await cleanup();
     },
   };

@@ -6,7 +6,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateKeyring, parseKeyring, publishedKeys } from '../../lib/auth/keys.ts';
+import { generateKeyring, parseKeyring, publishedKeys } from '../../lib/tokens/keys.ts';
 
 export interface LocalKeyFiles {
   readonly keyringFile: string;

@@ -4,7 +4,7 @@
  * the authorizer (checks 3 to 5), not here. Messages name header values, never the token.
  */
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { SIGNING_ALGORITHM } from '../../lib/auth/keys.ts';
+import { SIGNING_ALGORITHM } from '../../lib/tokens/keys.ts';
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
 

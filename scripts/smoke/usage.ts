@@ -4,7 +4,7 @@
  * invocation may carry a password.
  */
 import { parseArgs } from 'node:util';
-import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../lib/auth/tokens.ts';
+import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../lib/tokens/tokens.ts';
 import { MISSING_PARCEL_NUMBER } from './checks.ts';
 
 export const DEFAULT_TIMEOUT_SECONDS = 10;

@@ -4,10 +4,10 @@
  */
 import { base64url, decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateSigningJwk, importSigningKey } from '../../lib/auth/keys.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { type Answer, bearer, send, stackAccounts } from '../helpers/http.ts';
-import { type LocalStack, startLocalStack } from '../helpers/stack.ts';
+import { generateSigningJwk, importSigningKey } from '../../lib/tokens/keys.ts';
+import { type LocalStack, stackAccounts, startLocalStack } from '../../scripts/harness/stack.ts';
+import { type Answer, bearer, send } from '../helpers/http.ts';
 
 let stack: LocalStack;
 let demo: { username: string; password: string };

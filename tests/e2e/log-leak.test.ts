@@ -6,8 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../scripts/harness/stack.ts';
 import { type Answer, bearer, send } from '../helpers/http.ts';
-import { type LocalStack, startLocalStack } from '../helpers/stack.ts';
 
 const WRONG_PASSWORD = 'a-wrong-password-for-the-log-test';
 
@@ -39,7 +39,7 @@ const EXPECTED_EVENTS = [
   'login failed',
   'authorizer denied',
   'refresh refused',
-  'refresh token reuse: family revoked',
+  'refresh token reuse: session revoked',
 ];
 
 let stack: LocalStack;
@@ -83,7 +83,7 @@ beforeAll(async () => {
       200,
     ),
   );
-  // The spent token again: reuse, which revokes the family.
+  // The spent token again: reuse, which revokes the session.
   expectStatus(
     await send(stack, 'POST', '/token/refresh', { body: { refreshToken: first.refreshToken } }),
     401,

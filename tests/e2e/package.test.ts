@@ -237,9 +237,9 @@ describe('the prod CloudFormation template', () => {
           'dynamodb:GetItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:PutItem on SessionsTable',
-          'dynamodb:GetItem on LoginGuardTable',
-          'dynamodb:PutItem on LoginGuardTable',
-          'dynamodb:UpdateItem on LoginGuardTable',
+          'dynamodb:GetItem on LoginThrottleTable',
+          'dynamodb:PutItem on LoginThrottleTable',
+          'dynamodb:UpdateItem on LoginThrottleTable',
           `ssm:GetParameter on ${keyring}`,
         ].sort(),
       );
@@ -346,7 +346,7 @@ describe('the prod CloudFormation template', () => {
   it('gives the login functions the brute-force limits of the stage', () => {
     for (const fn of ['LoginLambdaFunction', 'LoginExtendedLambdaFunction']) {
       expect(variablesOf(fn)).toMatchObject({
-        LOGIN_GUARD_TABLE: 'parcel-auth-prod-login-guard',
+        LOGIN_THROTTLE_TABLE: 'parcel-auth-prod-login-throttle',
         LOGIN_FAILURE_LIMIT: '5',
         IP_FAILURE_LIMIT: '100',
         LOGIN_LOCKOUT_BASE: '30s',

@@ -10,8 +10,8 @@ import { promisify } from 'node:util';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { bearer, send, stackAccounts } from '../helpers/http.ts';
-import { type LocalStack, startLocalStack } from '../helpers/stack.ts';
+import { type LocalStack, stackAccounts, startLocalStack } from '../../scripts/harness/stack.ts';
+import { bearer, send } from '../helpers/http.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** How long the local stack's authorizer trusts a user's state it has read (REVOCATION_CACHE_TTL). */
@@ -74,7 +74,7 @@ describe('POST /api/v1/token/refresh', () => {
     expect((await track(String(answer.json.token))).status).toBe(404);
   });
 
-  it('revokes the family on reuse of a spent token: the newest token stops working too', async () => {
+  it('revokes the session on reuse of a spent token: the newest token stops working too', async () => {
     const first = await login();
     const second = await refresh(first.refreshToken);
     expect(second.status).toBe(200);

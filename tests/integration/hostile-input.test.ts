@@ -11,10 +11,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import bcrypt from 'bcryptjs';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { authorizerEvent, lambdaContext, loginEvent } from '../../scripts/harness/fixtures.ts';
+import { functionEnv } from '../../scripts/harness/function-env.ts';
+import { seedHandlerUsers } from '../../scripts/harness/handler-users.ts';
 import { startTestDynamo } from '../helpers/dynamo.ts';
-import { authorizerEvent, lambdaContext, loginEvent } from '../helpers/fixtures.ts';
-import { functionEnv } from '../helpers/function-env.ts';
-import { seedHandlerUsers } from '../helpers/handler-users.ts';
 import { captureServiceLogs } from '../helpers/log-capture.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

@@ -1,22 +1,22 @@
 /**
- * Sessions end to end in lib/: real tokens, real accounts and families tables, on each
+ * Sessions end to end in lib/: real tokens, real accounts and sessions tables, on each
  * DynamoDB implementation. The clock is the only thing the tests move.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createRevocationCheck } from '../../lib/auth/revocation.ts';
-import { endSession, type RefreshDeps, refreshSession, startSession } from '../../lib/auth/sessions.ts';
+import type { AppError } from '../../lib/errors.ts';
+import { createLogger } from '../../lib/log.ts';
+import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
+import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
+import type { SessionStore } from '../../lib/sessions/repository.ts';
+import { endSession, type RefreshDeps, refreshSession, startSession } from '../../lib/sessions/sessions.ts';
 import {
   createAccessTokenVerifier,
   createRefreshTokenVerifier,
   createTokenIssuer,
   type IssuedTokens,
-} from '../../lib/auth/tokens.ts';
-import type { AppError } from '../../lib/errors.ts';
-import { createLogger } from '../../lib/log.ts';
-import { createDynamoFamilyStore } from '../../lib/sessions/dynamodb.ts';
-import type { FamilyStore } from '../../lib/sessions/repository.ts';
+} from '../../lib/tokens/tokens.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
@@ -29,7 +29,7 @@ const MAX_LIFETIME_SECONDS = 90 * 86_400;
 describeEachDynamo('sessions', (kind) => {
   let dynamo: TestDynamo;
   let accounts: AccountRepository;
-  let families: FamilyStore;
+  let sessions: SessionStore;
   let keys: Awaited<ReturnType<typeof testKeys>>;
   let now = new Date();
   const clock = () => now;
@@ -37,7 +37,7 @@ describeEachDynamo('sessions', (kind) => {
 
   const deps = (grace = 0, maxLifetimeSeconds = MAX_LIFETIME_SECONDS): RefreshDeps => ({
     users: accounts,
-    families,
+    store: sessions,
     tokens: createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }),
     refreshTokens: createRefreshTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock }),
     settings: { maxLifetimeSeconds, reuseGraceSeconds: grace },
@@ -51,9 +51,9 @@ describeEachDynamo('sessions', (kind) => {
     accounts = createDynamoAccountRepository({
       client: dynamo.documentClient,
       tableName: dynamo.tables.accounts,
-      now: clock,
+      clock,
     });
-    families = createDynamoFamilyStore({ client: dynamo.documentClient, tableName: dynamo.tables.sessions });
+    sessions = createDynamoSessionStore({ client: dynamo.documentClient, tableName: dynamo.tables.sessions });
   });
   afterAll(() => dynamo?.close());
 
@@ -71,28 +71,28 @@ describeEachDynamo('sessions', (kind) => {
   };
 
   const refresh = (tokens: IssuedTokens, grace = 0) => refreshSession(deps(grace), tokens.refreshToken);
-  const familyOf = (tokens: IssuedTokens) => families.get(String(decodeJwt(tokens.refreshToken).sid));
+  const sessionOf = (tokens: IssuedTokens) => sessions.get(String(decodeJwt(tokens.refreshToken).sid));
 
-  it('refreshes into a new access and refresh token of the same family', async () => {
+  it('refreshes into a new access and refresh token of the same session', async () => {
     const { username, tokens } = await loggedIn();
     const next = await refresh(tokens);
     expect(next.refreshToken).not.toBe(tokens.refreshToken);
     expect(decodeJwt(next.refreshToken).sid).toBe(decodeJwt(tokens.refreshToken).sid);
     const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
     await expect(access.verify(next.accessToken)).resolves.toMatchObject({ username, customerId: 'C-1' });
-    expect(await familyOf(next)).toMatchObject({
+    expect(await sessionOf(next)).toMatchObject({
       generation: 2,
       currentJti: decodeJwt(next.refreshToken).jti,
     });
   });
 
-  it('revokes the whole family when a spent refresh token is presented again', async () => {
+  it('revokes the whole session when a spent refresh token is presented again', async () => {
     const { tokens } = await loggedIn();
     const second = await refresh(tokens);
     const third = await refresh(second);
     expect(await codeOf(refresh(tokens))).toBe('INVALID_CREDENTIALS');
     expect(await codeOf(refresh(third))).toBe('INVALID_CREDENTIALS');
-    expect(await familyOf(third)).toMatchObject({ revokedReason: 'reuse' });
+    expect(await sessionOf(third)).toMatchObject({ revokedReason: 'reuse' });
     const warning = logLines.find((line) => line.includes('refresh token reuse'));
     expect(warning).toBeDefined();
     expect(warning).not.toContain(tokens.refreshToken);
@@ -116,7 +116,7 @@ describeEachDynamo('sessions', (kind) => {
     now = new Date(now.getTime() + 5000);
     const retried = await refresh(tokens, 10);
     expect(decodeJwt(retried.refreshToken).jti).toBe(decodeJwt(second.refreshToken).jti);
-    expect(await familyOf(second)).toMatchObject({ generation: 2, revokedAt: null });
+    expect(await sessionOf(second)).toMatchObject({ generation: 2, revokedAt: null });
     const third = await refresh(second, 10);
     // `tokens` is now two generations back: reuse, whatever the window.
     expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_CREDENTIALS');
@@ -154,15 +154,15 @@ describeEachDynamo('sessions', (kind) => {
     const { tokens } = await loggedIn();
     // The UpdateItem is applied but its answer never arrives; the SDK's retry then fails the
     // condition. Only a wrapper can make DynamoDB lose an answer.
-    const lossy: FamilyStore = {
-      ...families,
+    const lossy: SessionStore = {
+      ...sessions,
       rotate: async (rotation) => {
-        await families.rotate(rotation);
+        await sessions.rotate(rotation);
         return null;
       },
     };
-    const next = await refreshSession({ ...deps(), families: lossy }, tokens.refreshToken);
-    expect(await familyOf(next)).toMatchObject({
+    const next = await refreshSession({ ...deps(), store: lossy }, tokens.refreshToken);
+    expect(await sessionOf(next)).toMatchObject({
       revokedAt: null,
       currentJti: decodeJwt(next.refreshToken).jti,
     });
@@ -194,16 +194,16 @@ describeEachDynamo('sessions', (kind) => {
   it('never extends a session past its absolute lifetime', async () => {
     const shortLived = deps(0, 3 * 86_400);
     const { tokens } = await loggedIn('C-1', shortLived);
-    const family = await familyOf(tokens);
+    const session = await sessionOf(tokens);
     let current = tokens;
     // Refresh every 20 hours, each refresh token within its own one-day lifetime.
     for (let step = 0; step < 3; step += 1) {
       now = new Date(now.getTime() + 20 * HOUR_MS);
       current = await refreshSession(shortLived, current.refreshToken);
-      expect(decodeJwt(current.refreshToken).exp).toBeLessThanOrEqual(family?.expiresAt ?? 0);
-      expect(decodeJwt(current.accessToken).exp).toBeLessThanOrEqual(family?.expiresAt ?? 0);
+      expect(decodeJwt(current.refreshToken).exp).toBeLessThanOrEqual(session?.expiresAt ?? 0);
+      expect(decodeJwt(current.accessToken).exp).toBeLessThanOrEqual(session?.expiresAt ?? 0);
     }
-    now = new Date(((family?.expiresAt ?? 0) + 1) * 1000);
+    now = new Date(((session?.expiresAt ?? 0) + 1) * 1000);
     expect(await codeOf(refreshSession(shortLived, current.refreshToken))).toBe('INVALID_CREDENTIALS');
   });
 
@@ -236,12 +236,12 @@ describeEachDynamo('sessions', (kind) => {
     await expect(refresh(tokens)).resolves.toBeDefined();
   });
 
-  it('logs out: the family is revoked, and logging out again or with junk changes nothing', async () => {
+  it('logs out: the session is revoked, and logging out again or with junk changes nothing', async () => {
     const { tokens } = await loggedIn();
     const second = await refresh(tokens);
     await endSession(deps(), second.refreshToken);
     expect(await codeOf(refresh(second))).toBe('INVALID_CREDENTIALS');
-    expect(await familyOf(second)).toMatchObject({ revokedReason: 'logout' });
+    expect(await sessionOf(second)).toMatchObject({ revokedReason: 'logout' });
     await expect(endSession(deps(), second.refreshToken)).resolves.toBeUndefined();
     await expect(endSession(deps(), 'junk')).resolves.toBeUndefined();
   });

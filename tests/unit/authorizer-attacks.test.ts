@@ -21,15 +21,15 @@ import {
 } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { authorize } from '../../lib/auth/authorizer.ts';
-import { createRevocationCheck } from '../../lib/auth/revocation.ts';
+import { createLogger } from '../../lib/log.ts';
+import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
 import {
   type AccessTokenVerifier,
   CLOCK_TOLERANCE_SECONDS,
   createAccessTokenVerifier,
   createTokenIssuer,
-} from '../../lib/auth/tokens.ts';
-import { createLogger } from '../../lib/log.ts';
-import { authorizerEvent } from '../helpers/fixtures.ts';
+} from '../../lib/tokens/tokens.ts';
+import { authorizerEvent } from '../../scripts/harness/fixtures.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
 import { memoryStatuses } from '../helpers/memory-statuses.ts';
 

@@ -1,15 +1,15 @@
 import { decodeJwt, SignJWT } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorize, stageWideResource } from '../../lib/auth/authorizer.ts';
-import { createRevocationCheck } from '../../lib/auth/revocation.ts';
+import { createLogger } from '../../lib/log.ts';
+import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
 import {
   type AccessTokenVerifier,
   createAccessTokenVerifier,
   createTokenIssuer,
   type IssuedTokens,
-} from '../../lib/auth/tokens.ts';
-import { createLogger } from '../../lib/log.ts';
-import { authorizerEvent } from '../helpers/fixtures.ts';
+} from '../../lib/tokens/tokens.ts';
+import { authorizerEvent } from '../../scripts/harness/fixtures.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
 import { memoryStatuses } from '../helpers/memory-statuses.ts';
 

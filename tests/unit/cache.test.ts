@@ -5,7 +5,11 @@ describe('reloading value', () => {
   it('loads at start, serves the value until it is old, then loads again', async () => {
     let now = 0;
     let loads = 0;
-    const get = await reloading(async () => ++loads, { maxAgeMs: 1000, now: () => now, onError: () => {} });
+    const get = await reloading(async () => ++loads, {
+      maxAgeMs: 1000,
+      clock: () => new Date(now),
+      onError: () => {},
+    });
     expect(await get()).toBe(1);
     now = 999;
     expect(await get()).toBe(1);
@@ -22,7 +26,7 @@ describe('reloading value', () => {
         if (fail) throw new Error('SSM throttled');
         return 'key set';
       },
-      { maxAgeMs: 10, now: () => now, onError: (error) => errors.push(error) },
+      { maxAgeMs: 10, clock: () => new Date(now), onError: (error) => errors.push(error) },
     );
     fail = true;
     now = 10;
@@ -33,7 +37,11 @@ describe('reloading value', () => {
   it('shares one reload between concurrent callers', async () => {
     let now = 0;
     let loads = 0;
-    const get = await reloading(async () => ++loads, { maxAgeMs: 1, now: () => now, onError: () => {} });
+    const get = await reloading(async () => ++loads, {
+      maxAgeMs: 1,
+      clock: () => new Date(now),
+      onError: () => {},
+    });
     now = 5;
     expect(await Promise.all([get(), get(), get()])).toEqual([2, 2, 2]);
   });
@@ -43,7 +51,7 @@ describe('expiring cache', () => {
   it('serves a value until its time to live passes', async () => {
     let now = 0;
     let loads = 0;
-    const cache = expiringCache<string, number>({ ttlMs: 100, maxEntries: 10, now: () => now });
+    const cache = expiringCache<string, number>({ ttlMs: 100, maxEntries: 10, clock: () => new Date(now) });
     const load = async () => ++loads;
     expect(await cache.get('alice', load)).toBe(1);
     now = 99;

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
+  CONFIG_VARIABLES,
   readAuthorizerConfig,
   readJwksConfig,
   readLoginConfig,
   readLogoutConfig,
   readRefreshConfig,
+  readShipmentsConfig,
 } from '../../lib/config.ts';
-import { THROTTLE_ENV } from '../helpers/function-env.ts';
+import { functionEnvironment } from '../../scripts/local/function-env.ts';
 
 const loginEnv = {
   STAGE: 'prod',
@@ -21,8 +23,13 @@ const loginEnv = {
   SESSION_MAX_LIFETIME: '90d',
   BCRYPT_COST: '10',
   DYNAMODB_ENDPOINT: '',
-  LOGIN_GUARD_TABLE: 'parcel-auth-prod-login-guard',
-  ...THROTTLE_ENV,
+  LOGIN_THROTTLE_TABLE: 'parcel-auth-prod-login-throttle',
+  LOGIN_FAILURE_LIMIT: '5',
+  LOGIN_FAILURE_WINDOW: '24h',
+  IP_FAILURE_LIMIT: '100',
+  IP_FAILURE_WINDOW: '1h',
+  LOGIN_LOCKOUT_BASE: '30s',
+  LOGIN_LOCKOUT_MAX: '15m',
 };
 
 const { BCRYPT_COST: _cost, ...sessionEnv } = loginEnv;
@@ -133,4 +140,29 @@ describe('configuration', () => {
       },
     });
   });
+});
+
+describe('configuration from serverless.yml', () => {
+  // Each function, the config it reads, and the variables of that config.
+  const FUNCTIONS = [
+    ['login', readLoginConfig, CONFIG_VARIABLES.login],
+    ['loginExtended', readLoginConfig, CONFIG_VARIABLES.login],
+    ['refresh', readRefreshConfig, CONFIG_VARIABLES.refresh],
+    ['logout', readLogoutConfig, CONFIG_VARIABLES.logout],
+    ['authorizer', readAuthorizerConfig, CONFIG_VARIABLES.authorizer],
+    ['jwks', readJwksConfig, CONFIG_VARIABLES.jwks],
+    ['createShipment', readShipmentsConfig, CONFIG_VARIABLES.shipments],
+    ['trackShipment', readShipmentsConfig, CONFIG_VARIABLES.shipments],
+  ] as const;
+
+  for (const stage of ['prod', 'dev', 'local']) {
+    for (const [name, read, variables] of FUNCTIONS) {
+      it(`gives ${name} on ${stage} every variable its config reads, each valid`, () => {
+        const env = functionEnvironment(name, stage, {});
+        // Lambda sets AWS_REGION itself.
+        expect(variables.filter((variable) => variable !== 'AWS_REGION' && !(variable in env))).toEqual([]);
+        expect(() => read({ ...env, AWS_REGION: 'eu-central-1' })).not.toThrow();
+      });
+    }
+  }
 });

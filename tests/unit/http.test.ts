@@ -2,9 +2,10 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
+import { dynamo } from '../../lib/aws/errors.ts';
 import { endpoint, ok } from '../../lib/http.ts';
 import { createLogger } from '../../lib/log.ts';
-import { callerContext, lambdaContext, trackingEvent } from '../helpers/fixtures.ts';
+import { callerContext, lambdaContext, trackingEvent } from '../../scripts/harness/fixtures.ts';
 
 const EXP = 1_795_260_000;
 const lines: string[] = [];
@@ -78,5 +79,47 @@ describe('authorized endpoint', () => {
       multiValueHeaders: { Authorization: ['Bearer a'], authorization: ['Bearer b'] },
     });
     expect(response.statusCode).toBe(401);
+  });
+});
+
+describe('errors that say what happened', () => {
+  const failing = (failure: () => Promise<never>) =>
+    endpoint({ logger, handle: async () => failure() })(trackingEvent(), lambdaContext());
+  const logged = () =>
+    lines.map((line) => JSON.parse(line)).filter((line) => line.event === 'request failed');
+
+  it('answers our own defect 500 with no detail and no Retry-After, and logs it with the request id', async () => {
+    lines.length = 0;
+    const response = await failing(async () => {
+      throw new TypeError("Cannot read properties of undefined (reading 'x')");
+    });
+    expect(response.statusCode).toBe(500);
+    expect(response.headers).not.toHaveProperty('Retry-After');
+    expect(JSON.parse(response.body)).toEqual({
+      type: 'urn:parcel-auth:problem:internal-error',
+      title: 'Internal error',
+      status: 500,
+    });
+    expect(logged()).toEqual([
+      expect.objectContaining({
+        level: 'ERROR',
+        reason: 'internal error',
+        function_request_id: lambdaContext().awsRequestId,
+        error: expect.objectContaining({ cause: expect.objectContaining({ name: 'TypeError' }) }),
+      }),
+    ]);
+  });
+
+  it('answers a failed dependency 503 with Retry-After, and logs it as one', async () => {
+    lines.length = 0;
+    const response = await failing(() =>
+      dynamo(async () => {
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { name: 'TimeoutError' });
+      }),
+    );
+    expect(response.statusCode).toBe(503);
+    expect(response.headers).toMatchObject({ 'Retry-After': '1' });
+    expect(JSON.parse(response.body)).toMatchObject({ type: 'urn:parcel-auth:problem:service-unavailable' });
+    expect(logged()).toEqual([expect.objectContaining({ level: 'ERROR', reason: 'dependency unavailable' })]);
   });
 });

@@ -8,7 +8,7 @@ import {
   parseKeyring,
   publishedKeys,
   rotateKeyring,
-} from '../../lib/auth/keys.ts';
+} from '../../lib/tokens/keys.ts';
 
 const T0 = new Date('2026-11-01T00:00:00Z');
 const DAY = 86_400;

@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { AppError } from '../../lib/errors.ts';
 import { endpoint } from '../../lib/http.ts';
 import {
   createLogger,
@@ -11,7 +12,7 @@ import {
   redact,
   withLambdaContext,
 } from '../../lib/log.ts';
-import { lambdaContext, loginEvent } from '../helpers/fixtures.ts';
+import { lambdaContext, loginEvent } from '../../scripts/harness/fixtures.ts';
 
 /** A logger whose lines the test reads, parsed, and as the raw text that would be shipped. */
 function capture(level: LogLevel = 'debug'): { log: LambdaLogger; lines: string[]; parsed: () => unknown[] } {
@@ -23,7 +24,7 @@ function capture(level: LogLevel = 'debug'): { log: LambdaLogger; lines: string[
 let jwt: string;
 beforeAll(async () => {
   const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-  jwt = await new SignJWT({ sid: 'family-1' })
+  jwt = await new SignJWT({ sid: 'session-1' })
     .setProtectedHeader({ alg: 'EdDSA', typ: 'rt+jwt' })
     .setSubject('alice')
     .sign(privateKey);
@@ -164,8 +165,8 @@ describe('the redaction safety net', () => {
     });
   });
 
-  it('keeps ordinary fields: reason codes, usernames, family ids, counts', () => {
-    const fields = { reason: 'invalid token', username: 'alice', familyId: 'f-1', generation: 3, ok: true };
+  it('keeps ordinary fields: reason codes, usernames, session ids, counts', () => {
+    const fields = { reason: 'invalid token', username: 'alice', sessionId: 'f-1', generation: 3, ok: true };
     expect(Object.entries(fields).map(([key, value]) => redact(key, value))).toEqual(Object.values(fields));
   });
 
@@ -178,7 +179,7 @@ describe('the redaction safety net', () => {
       const login = endpoint({
         logger: log,
         handle: async () => {
-          throw new Error('DynamoDB unreachable');
+          throw new AppError('DEPENDENCY_UNAVAILABLE', { cause: new Error('DynamoDB unreachable') });
         },
       });
       const response = await login(

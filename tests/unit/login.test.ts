@@ -8,13 +8,13 @@ import {
   toLoginResponse,
 } from '../../lib/auth/login.ts';
 import { createPasswordVerifier } from '../../lib/auth/passwords.ts';
-import { createLoginThrottle } from '../../lib/auth/throttle.ts';
-import { createTokenIssuer } from '../../lib/auth/tokens.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
+import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
+import { createTokenIssuer } from '../../lib/tokens/tokens.ts';
 import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
-import { memoryFamilies } from '../helpers/memory-families.ts';
-import { memoryFailures } from '../helpers/memory-guard.ts';
+import { memorySessions } from '../helpers/memory-sessions.ts';
+import { memoryThrottleStore } from '../helpers/memory-throttle.ts';
 import { memoryUsers, TEST_COST } from '../helpers/memory-users.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
@@ -33,14 +33,14 @@ beforeAll(async () => {
     ]),
     passwords: createPasswordVerifier({ cost: TEST_COST }),
     sessions: {
-      families: memoryFamilies(),
+      store: memorySessions(),
       tokens: createTokenIssuer({ signingKey: signer, settings: TOKEN_SETTINGS }),
       settings: { maxLifetimeSeconds: 90 * 86_400, reuseGraceSeconds: 0 },
       clock: () => NOW,
     },
     // Throttling has its own tests below and in throttle.test.ts.
     throttle: createLoginThrottle({
-      store: memoryFailures(),
+      store: memoryThrottleStore(),
       settings: { username: OFF, sourceIp: OFF },
       logger: createLogger('error', () => {}),
     }),
@@ -113,13 +113,18 @@ describe('login with context (login-extended)', () => {
 });
 
 describe('login sessions', () => {
-  it('starts a family per login whose current refresh token is the one returned', async () => {
-    const families = deps.sessions.families as ReturnType<typeof memoryFamilies>;
+  it('starts a session per login whose current refresh token is the one returned', async () => {
+    const sessions = deps.sessions.store as ReturnType<typeof memorySessions>;
     const { tokens } = await login(deps, { username: 'Alice', password: 'alice-password', sourceIp: IP });
     const { sid, jti, auth_time } = decodeJwt(tokens.refreshToken);
-    const family = families.all.get(String(sid));
-    expect(family).toMatchObject({ username: 'Alice', currentJti: jti, createdAt: auth_time, generation: 1 });
-    expect(family?.expiresAt).toBe(Number(auth_time) + 90 * 86_400);
+    const session = sessions.all.get(String(sid));
+    expect(session).toMatchObject({
+      username: 'Alice',
+      currentJti: jti,
+      createdAt: auth_time,
+      generation: 1,
+    });
+    expect(session?.expiresAt).toBe(Number(auth_time) + 90 * 86_400);
   });
 });
 
@@ -129,7 +134,7 @@ describe('login throttling and hash upgrades', () => {
   const throttled = async (sourceIpLimit = 0) => {
     const logLines: string[] = [];
     const logger = createLogger('info', (line) => logLines.push(line));
-    const store = memoryFailures();
+    const store = memoryThrottleStore();
     const users = await memoryUsers([
       { username: 'carol', password: 'carol-password' },
       { username: 'old', password: 'old-password', cost: TEST_COST },

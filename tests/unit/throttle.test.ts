@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { AppError } from '../../lib/errors.ts';
+import { createLogger } from '../../lib/log.ts';
 import {
   createLoginThrottle,
   type LoginAttempt,
   lockSeconds,
   sourceIpCounterKey,
   usernameCounterKey,
-} from '../../lib/auth/throttle.ts';
-import { AppError } from '../../lib/errors.ts';
-import { createLogger } from '../../lib/log.ts';
-import { memoryFailures } from '../helpers/memory-guard.ts';
+} from '../../lib/throttle/throttle.ts';
+import { memoryThrottleStore } from '../helpers/memory-throttle.ts';
 
 const POLICY = { limit: 5, windowSeconds: 86_400, baseLockSeconds: 30, maxLockSeconds: 900 };
 const OFF = { ...POLICY, limit: 0 };
@@ -47,7 +47,7 @@ describe('counter keys', () => {
 describe('login throttle', () => {
   const setup = (settings = { username: POLICY, sourceIp: OFF }) => {
     let now = T0;
-    const store = memoryFailures();
+    const store = memoryThrottleStore();
     const throttle = createLoginThrottle({
       store,
       settings,

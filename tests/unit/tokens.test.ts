@@ -1,7 +1,7 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { base64url, decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateSigningJwk, importSigningKey } from '../../lib/auth/keys.ts';
+import { generateSigningJwk, importSigningKey } from '../../lib/tokens/keys.ts';
 import {
   ACCESS_TOKEN_TYPE,
   type AccessTokenVerifier,
@@ -11,7 +11,7 @@ import {
   createTokenIssuer,
   REFRESH_TOKEN_TYPE,
   type TokenIssuer,
-} from '../../lib/auth/tokens.ts';
+} from '../../lib/tokens/tokens.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
@@ -68,7 +68,7 @@ describe('token issuer', () => {
     const request = tokenRequest(alice, new Date(NOW.getTime() - 3_600_000));
     const { accessToken, refreshToken } = await issuer.issue(request);
     expect(decodeJwt(refreshToken)).toMatchObject({
-      sid: request.familyId,
+      sid: request.sessionId,
       auth_time: request.authTime,
       jti: request.refreshJti,
     });
@@ -261,7 +261,7 @@ describe('refresh token verifier', () => {
     const { refreshToken } = await issuer.issue(request);
     await expect(refreshVerifierAt(NOW).verify(refreshToken)).resolves.toEqual({
       username: 'alice',
-      familyId: request.familyId,
+      sessionId: request.sessionId,
       jti: request.refreshJti,
       authTime: request.authTime,
     });

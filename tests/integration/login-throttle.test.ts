@@ -1,20 +1,23 @@
 /** The login-attempt counters on each DynamoDB implementation, alone and under concurrency. */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { FailureStore, Reserve } from '../../lib/auth/throttle.ts';
-import { createDynamoFailureStore } from '../../lib/guard/dynamodb.ts';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import type { Reserve, ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const HOUR = 3_600_000;
 const at = (now: number, limit = 5): Reserve => ({ now, windowStart: now - HOUR, limit, expiresAt: 0 });
 
-describeEachDynamo('login guard store', (kind) => {
+describeEachDynamo('login throttle store', (kind) => {
   let dynamo: TestDynamo;
-  let store: FailureStore;
+  let store: ThrottleStore;
 
   beforeAll(async () => {
     dynamo = await startTestDynamo(kind);
-    store = createDynamoFailureStore({ client: dynamo.documentClient, tableName: dynamo.tables.loginGuard });
+    store = createDynamoThrottleStore({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.loginThrottle,
+    });
   });
   afterAll(() => dynamo?.close());
 

@@ -6,6 +6,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { tableNames } from '../../lib/stage.ts';
+import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import { freePort } from './ports.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -85,3 +88,13 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     throw error;
   }
 }
+
+/** The account repository of a running local stack, for setting up users directly. */
+export const stackAccounts = (stack: LocalStack) =>
+  createDynamoAccountRepository({
+    client: createDocumentClient({
+      region: 'local',
+      dynamodbEndpoint: `http://127.0.0.1:${stack.ports.dynamodb}`,
+    }),
+    tableName: tableNames('local').accounts,
+  });

@@ -2,15 +2,16 @@
  * Access and refresh tokens: JWTs signed with Ed25519 (`EdDSA`), each with a `kid` header.
  *
  * Both carry iss, aud, sub (the username), iat, exp and jti. Refresh tokens also carry `sid`
- * (the token family, one per login) and `auth_time` (when that login happened). They are told apart twice, so
+ * (the session, one per login) and `auth_time` (when that login happened). They are told apart twice, so
  * neither can stand in for the other: by the `typ` header (`at+jwt`, RFC 9068, for access;
  * `rt+jwt` for refresh) and by the audience (the carrier API for access, this service's own
  * issuer URL for refresh). Verification pins the algorithm, issuer, audience and type; the
  * token's header never chooses the algorithm, and picks a key only among the known ones.
  */
+
 import { randomUUID } from 'node:crypto';
 import { errors, type JWTHeaderParameters, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import type { RefreshTokenSettings, TokenSettings } from '../config.ts';
+import { type Clock, hasExpired, systemClock } from '../time.ts';
 import { SIGNING_ALGORITHM, type SigningKey, type VerificationKeys } from './keys.ts';
 
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
@@ -25,14 +26,21 @@ export const REFRESH_TOKEN_TYPE = 'rt+jwt';
  * login-extended promised the caller, so a token is accepted strictly before it and refused
  * from that instant on (`hasExpired`), whatever the skew.
  */
+/** The stage's token rules (lib/config.ts reads them from TOKEN_* and *_TOKEN_TTL). */
+export interface TokenSettings {
+  readonly issuer: string;
+  /** The carrier's API; must differ from the issuer, the refresh tokens' audience. */
+  readonly audience: string;
+  readonly accessTtlSeconds: number;
+}
+
+export type RefreshTokenSettings = TokenSettings & { readonly refreshTtlSeconds: number };
+
 export const CLOCK_TOLERANCE_SECONDS = 5;
 /** The private claim that carries the customer account of the caller (the auto-login context). */
 export const CUSTOMER_CLAIM = 'customer_id';
-/** The refresh token's family (session) id, as OpenID Connect names a session. */
+/** The refresh token's session id: `sid`, as OpenID Connect names it. */
 export const SESSION_CLAIM = 'sid';
-
-export type Clock = () => Date;
-export const systemClock: Clock = () => new Date();
 
 /** Whom a token speaks for. */
 export interface TokenSubject {
@@ -44,15 +52,15 @@ export interface TokenSubject {
 /** What to sign: the subject, its session, and the bounds the session sets on every token. */
 export interface TokenRequest {
   readonly subject: TokenSubject;
-  /** The token family (session) the refresh token belongs to. */
-  readonly familyId: string;
+  /** The session the refresh token belongs to. */
+  readonly sessionId: string;
   /** The refresh token's `jti`, chosen by the session before it is signed. */
   readonly refreshJti: string;
   /** Epoch seconds of the login that started the session. */
   readonly authTime: number;
   /**
    * The `iat` of both tokens, epoch seconds: chosen by the session from when the user was
-   * read (see sessions.ts `issuedAtFor`), not from when the tokens are signed.
+   * read (see `issuedAtFor` in lib/revocation), not from when the tokens are signed.
    */
   readonly issuedAt: number;
   /** Epoch seconds: no token outlives the session's absolute lifetime. */
@@ -83,9 +91,9 @@ export interface AccessClaims extends TokenSubject {
 /** A verified refresh token. */
 export interface RefreshClaims {
   readonly username: string;
-  readonly familyId: string;
+  readonly sessionId: string;
   readonly jti: string;
-  /** Epoch seconds of the login that started the family. */
+  /** Epoch seconds of the login that started the session. */
   readonly authTime: number;
 }
 
@@ -96,11 +104,6 @@ export interface TokenVerifier<TClaims> {
 export type AccessTokenVerifier = TokenVerifier<AccessClaims>;
 export type RefreshTokenVerifier = TokenVerifier<RefreshClaims>;
 
-export const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
-
-/** True from the instant `exp` (epoch seconds) on: `expireAt` is exact, with no tolerance. */
-export const hasExpired = (exp: number, now: Date) => now.getTime() >= exp * 1000;
-
 export function createTokenIssuer(deps: {
   readonly signingKey: () => Promise<SigningKey>;
   readonly settings: RefreshTokenSettings;
@@ -109,7 +112,7 @@ export function createTokenIssuer(deps: {
 
   return {
     async issue(request) {
-      const { subject, familyId, refreshJti, authTime, issuedAt, notAfter } = request;
+      const { subject, sessionId, refreshJti, authTime, issuedAt, notAfter } = request;
       const signingKey = await deps.signingKey();
       const expiry = (ttlSeconds: number) => Math.min(issuedAt + ttlSeconds, notAfter);
       const sign = (claims: JWTPayload, typ: string, audience: string, expiresAt: number, jti: string) => {
@@ -129,7 +132,7 @@ export function createTokenIssuer(deps: {
       const [accessToken, refreshToken] = await Promise.all([
         sign(accessClaims, ACCESS_TOKEN_TYPE, settings.audience, accessExpiresAt, randomUUID()),
         sign(
-          { [SESSION_CLAIM]: familyId, auth_time: authTime },
+          { [SESSION_CLAIM]: sessionId, auth_time: authTime },
           REFRESH_TOKEN_TYPE,
           settings.issuer,
           expiry(settings.refreshTtlSeconds),
@@ -147,6 +150,29 @@ interface VerifyOptions {
   readonly clock: Clock | undefined;
 }
 
+/**
+ * Why this service refused a token that jose itself accepted. A stable `code`, as jose's own
+ * errors carry (`ERR_JWT_EXPIRED`, `ERR_JWS_SIGNATURE_VERIFICATION_FAILED`, ...), so the
+ * authorizer's `authorizer denied` line names the real reason.
+ */
+export type TokenErrorCode =
+  | 'ERR_TOKEN_UNKNOWN_KID'
+  | 'ERR_TOKEN_LIFETIME'
+  | 'ERR_TOKEN_SUBJECT'
+  | 'ERR_TOKEN_JTI'
+  | 'ERR_TOKEN_CUSTOMER'
+  | 'ERR_TOKEN_SESSION'
+  | 'ERR_TOKEN_AUTH_TIME';
+
+export class TokenError extends Error {
+  readonly code: TokenErrorCode;
+  constructor(code: TokenErrorCode, message: string) {
+    super(message);
+    this.name = 'TokenError';
+    this.code = code;
+  }
+}
+
 /** Verifies a token of one type and audience: pinned algorithm, issuer, type, required claims. */
 async function verifyToken(
   token: string,
@@ -156,7 +182,7 @@ async function verifyToken(
   const known = await keys();
   const getKey = (header: JWTHeaderParameters) => {
     const key = header.kid === undefined ? undefined : known.get(header.kid);
-    if (key === undefined) throw new Error('unknown kid');
+    if (key === undefined) throw new TokenError('ERR_TOKEN_UNKNOWN_KID', 'unknown kid');
     return key;
   };
   const { payload } = await jwtVerify(token, getKey, {
@@ -177,9 +203,11 @@ async function verifyToken(
   }
   // maxTokenAge bounds the age; this bounds the lifetime a token claims, so a token minted
   // with a far-future exp is refused even while it is fresh.
-  if ((exp as number) - (iat as number) > expected.maxAgeSeconds) throw new Error('exp too far after iat');
-  if (typeof sub !== 'string' || sub === '') throw new Error('sub is not a username');
-  if (typeof jti !== 'string' || jti === '') throw new Error('jti is not a string');
+  if ((exp as number) - (iat as number) > expected.maxAgeSeconds)
+    throw new TokenError('ERR_TOKEN_LIFETIME', 'exp too far after iat');
+  if (typeof sub !== 'string' || sub === '')
+    throw new TokenError('ERR_TOKEN_SUBJECT', 'sub is not a username');
+  if (typeof jti !== 'string' || jti === '') throw new TokenError('ERR_TOKEN_JTI', 'jti is not a string');
   return { ...payload, sub, jti, iat: iat as number };
 }
 
@@ -213,7 +241,7 @@ export const createAccessTokenVerifier = (deps: VerifierDeps<TokenSettings>): Ac
     (payload) => {
       const customerId = payload[CUSTOMER_CLAIM];
       if (customerId !== undefined && (typeof customerId !== 'string' || customerId === '')) {
-        throw new Error('customer claim is not a string');
+        throw new TokenError('ERR_TOKEN_CUSTOMER', 'customer claim is not a string');
       }
       return {
         username: payload.sub,
@@ -235,10 +263,12 @@ export const createRefreshTokenVerifier = (deps: VerifierDeps<RefreshTokenSettin
       claims: [SESSION_CLAIM, 'auth_time'],
     },
     (payload) => {
-      const familyId = payload[SESSION_CLAIM];
+      const sessionId = payload[SESSION_CLAIM];
       const authTime = payload.auth_time;
-      if (typeof familyId !== 'string' || familyId === '') throw new Error('sid is not a string');
-      if (typeof authTime !== 'number' || !Number.isInteger(authTime)) throw new Error('bad auth_time');
-      return { username: payload.sub, familyId, jti: payload.jti, authTime };
+      if (typeof sessionId !== 'string' || sessionId === '')
+        throw new TokenError('ERR_TOKEN_SESSION', 'sid is not a string');
+      if (typeof authTime !== 'number' || !Number.isInteger(authTime))
+        throw new TokenError('ERR_TOKEN_AUTH_TIME', 'auth_time is not an integer');
+      return { username: payload.sub, sessionId, jti: payload.jti, authTime };
     },
   );

@@ -1,5 +1,5 @@
 /**
- * Login-attempt counters on the `login-guard` table: one item per username (hashed) or
+ * Login-attempt counters on the `login-throttle` table: one item per username (hashed) or
  * source address, with `expiresAt` (epoch seconds) as the table's TTL attribute so idle
  * counters disappear. Every change is one conditional write, so concurrent logins count
  * exactly; windows and locks are decided by the code, TTL deletion is only clean-up.
@@ -11,10 +11,10 @@ import {
   PutCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { FailureRecord, FailureStore } from '../auth/throttle.ts';
 import { conditional, dynamo } from '../aws/errors.ts';
+import type { ThrottleCounter, ThrottleStore } from './throttle.ts';
 
-const toRecord = (item: Record<string, unknown>): FailureRecord => ({
+const toRecord = (item: Record<string, unknown>): ThrottleCounter => ({
   failures: Number(item.failures ?? 0),
   lastAttemptAt: Number(item.lastAttemptAt ?? 0),
   lockedUntil: Number(item.lockedUntil ?? 0),
@@ -24,15 +24,15 @@ const toRecord = (item: Record<string, unknown>): FailureRecord => ({
 /** A fresh counter or a stale one is started again this many times before giving up. */
 const RESTARTS = 3;
 
-export function createDynamoFailureStore(deps: {
+export function createDynamoThrottleStore(deps: {
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
-}): FailureStore {
+}): ThrottleStore {
   const { client, tableName: TableName } = deps;
 
-  const get = async (guardKey: string) => {
+  const get = async (counterKey: string) => {
     const { Item } = await dynamo(() =>
-      client.send(new GetCommand({ TableName, Key: { guardKey }, ConsistentRead: true })),
+      client.send(new GetCommand({ TableName, Key: { counterKey }, ConsistentRead: true })),
     );
     return Item;
   };
@@ -45,13 +45,13 @@ export function createDynamoFailureStore(deps: {
       );
     },
 
-    async reserve(guardKey, { now, windowStart, limit, expiresAt }) {
+    async reserve(counterKey, { now, windowStart, limit, expiresAt }) {
       for (let attempt = 0; attempt < RESTARTS; attempt += 1) {
         const counted = await conditional(() =>
           client.send(
             new UpdateCommand({
               TableName,
-              Key: { guardKey },
+              Key: { counterKey },
               UpdateExpression: 'SET lastAttemptAt = :now, expiresAt = :expiresAt ADD failures :one',
               ConditionExpression:
                 'lastAttemptAt >= :windowStart AND lockedUntil <= :now AND (failures < :limit OR failures = lockedAt)',
@@ -67,7 +67,7 @@ export function createDynamoFailureStore(deps: {
           ),
         );
         if (counted?.Attributes !== undefined) return { granted: true, record: toRecord(counted.Attributes) };
-        const item = await get(guardKey);
+        const item = await get(counterKey);
         const record = item === undefined ? undefined : toRecord(item);
         if (record !== undefined && record.lastAttemptAt >= windowStart) {
           const refused =
@@ -78,28 +78,28 @@ export function createDynamoFailureStore(deps: {
         }
         // No counter, or one idle since before the window: start it again at one, unless a
         // concurrent login did so first (then count on the counter it made).
-        const fresh: FailureRecord = { failures: 1, lastAttemptAt: now, lockedUntil: 0, lockedAt: 0 };
+        const fresh: ThrottleCounter = { failures: 1, lastAttemptAt: now, lockedUntil: 0, lockedAt: 0 };
         const started = await conditional(() =>
           client.send(
             new PutCommand({
               TableName,
-              Item: { guardKey, ...fresh, expiresAt },
-              ConditionExpression: 'attribute_not_exists(guardKey) OR lastAttemptAt < :windowStart',
+              Item: { counterKey, ...fresh, expiresAt },
+              ConditionExpression: 'attribute_not_exists(counterKey) OR lastAttemptAt < :windowStart',
               ExpressionAttributeValues: { ':windowStart': windowStart },
             }),
           ),
         );
         if (started !== undefined) return { granted: true, record: fresh };
       }
-      throw new Error(`login counter ${guardKey} kept changing under concurrent logins`);
+      throw new Error(`login counter ${counterKey} kept changing under concurrent logins`);
     },
 
-    async release(guardKey) {
+    async release(counterKey) {
       await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
-            Key: { guardKey },
+            Key: { counterKey },
             UpdateExpression: 'ADD failures :minusOne',
             ConditionExpression: 'failures > :zero',
             ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
@@ -108,37 +108,37 @@ export function createDynamoFailureStore(deps: {
       );
     },
 
-    async lock(guardKey, { lockedUntil, lockedAt, expiresAt }) {
+    async lock(counterKey, { lockedUntil, lockedAt, expiresAt }) {
       // Only lengthens a lock, and only on a counter that exists (a success may have cleared it).
       await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
-            Key: { guardKey },
+            Key: { counterKey },
             UpdateExpression: 'SET lockedUntil = :until, lockedAt = :at, expiresAt = :expiresAt',
-            ConditionExpression: 'attribute_exists(guardKey) AND lockedUntil < :until',
+            ConditionExpression: 'attribute_exists(counterKey) AND lockedUntil < :until',
             ExpressionAttributeValues: { ':until': lockedUntil, ':at': lockedAt, ':expiresAt': expiresAt },
           }),
         ),
       );
     },
 
-    async reset(guardKey) {
+    async reset(counterKey) {
       await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
-            Key: { guardKey },
+            Key: { counterKey },
             UpdateExpression: 'SET failures = :zero, lockedUntil = :zero, lockedAt = :zero',
-            ConditionExpression: 'attribute_exists(guardKey)',
+            ConditionExpression: 'attribute_exists(counterKey)',
             ExpressionAttributeValues: { ':zero': 0 },
           }),
         ),
       );
     },
 
-    async clear(guardKey) {
-      await dynamo(() => client.send(new DeleteCommand({ TableName, Key: { guardKey } })));
+    async clear(counterKey) {
+      await dynamo(() => client.send(new DeleteCommand({ TableName, Key: { counterKey } })));
     },
   };
 }

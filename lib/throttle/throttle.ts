@@ -13,16 +13,29 @@
  */
 import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
-import type { ThrottlePolicy, ThrottleSettings } from '../config.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { Clock } from '../time.ts';
 import { foldUsername } from '../users/repository.ts';
-import type { Clock } from './tokens.ts';
 
-export type { ThrottlePolicy, ThrottleSettings } from '../config.ts';
+/** One failed-login counter's rule. */
+export interface ThrottlePolicy {
+  /** Failures before the first lock; 0 turns this counter off. */
+  readonly limit: number;
+  /** A counter whose last attempt is older than this starts again from zero. */
+  readonly windowSeconds: number;
+  /** The first lock; each further failure doubles it. */
+  readonly baseLockSeconds: number;
+  readonly maxLockSeconds: number;
+}
+
+export interface ThrottleSettings {
+  readonly username: ThrottlePolicy;
+  readonly sourceIp: ThrottlePolicy;
+}
 
 /** A counter as stored. Times are epoch milliseconds. */
-export interface FailureRecord {
+export interface ThrottleCounter {
   /** Attempts since the last success: failures, and attempts still being checked. */
   readonly failures: number;
   /** The last attempt, failed or not (a success also sets it before it releases its count). */
@@ -42,16 +55,16 @@ export interface Reserve {
   readonly expiresAt: number;
 }
 
-export interface FailureStore {
+export interface ThrottleStore {
   /** The counters under `keys` that exist (a consistent read). */
-  read(keys: readonly string[]): Promise<ReadonlyMap<string, FailureRecord>>;
+  read(keys: readonly string[]): Promise<ReadonlyMap<string, ThrottleCounter>>;
   /**
    * Counts one attempt, atomically, if the counter allows one: it is not locked at `now`,
    * and it holds fewer than `limit` attempts or has just served the lock set at its count.
    * A counter idle since before `windowStart` starts again. Resolves with whether the
    * attempt was counted and the counter as it stands.
    */
-  reserve(key: string, reserve: Reserve): Promise<{ granted: boolean; record: FailureRecord }>;
+  reserve(key: string, reserve: Reserve): Promise<{ granted: boolean; record: ThrottleCounter }>;
   /** Takes back one counted attempt (one that succeeded, on a counter a success does not clear). */
   release(key: string): Promise<void>;
   /** Locks the counter until `lockedUntil`, unless it is locked longer already. */
@@ -133,7 +146,7 @@ export function lockSeconds(policy: ThrottlePolicy, failures: number): number {
 }
 
 export function createLoginThrottle(deps: {
-  readonly store: FailureStore;
+  readonly store: ThrottleStore;
   readonly settings: ThrottleSettings;
   readonly clock?: Clock;
   readonly logger: Logger;

@@ -1,36 +1,37 @@
 /**
- * Sessions: token families with refresh-token rotation and reuse detection (RFC 9700 §4.14).
+ * Sessions: sessions with refresh-token rotation and reuse detection (RFC 9700 §4.14).
  *
- * - Every login starts a family. Refreshing spends the presented refresh token and returns
- *   a new access token and a new refresh token of the same family; one conditional write
+ * - Every login starts a session. Refreshing spends the presented refresh token and returns
+ *   a new access token and a new refresh token of the same session; one conditional write
  *   decides it, so of two refreshes with one token exactly one succeeds.
- * - A spent token presented again is reuse: a sign that the token leaked. The whole family
+ * - A spent token presented again is reuse: a sign that the token leaked. The whole session
  *   is revoked, its newest refresh token included. Only the immediately previous token
  *   may be presented again, and only within the stage's grace window (default: none): it
  *   is answered with the current token again, never with a new generation.
- * - A family ends at its absolute lifetime, however often it is refreshed, and when the
+ * - A session ends at its absolute lifetime, however often it is refreshed, and when the
  *   user is disabled, removed, changes password or is logged out (the user's cutoff).
  * - Every refusal is INVALID_CREDENTIALS, the same answer as a failed login.
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
-import type { SessionSettings } from '../config.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { Family, FamilyStore } from '../sessions/repository.ts';
+import { issuedAtFor } from '../revocation/revocation.ts';
+import { type Clock, epochSeconds, systemClock } from '../time.ts';
+import type { IssuedTokens, RefreshClaims, RefreshTokenVerifier, TokenIssuer } from '../tokens/tokens.ts';
 import type { UserReader, UserRecord } from '../users/repository.ts';
-import {
-  type Clock,
-  epochSeconds,
-  type IssuedTokens,
-  type RefreshClaims,
-  type RefreshTokenVerifier,
-  systemClock,
-  type TokenIssuer,
-} from './tokens.ts';
+import type { Session, SessionStore } from './repository.ts';
+
+/** A session's bounds. */
+export interface SessionSettings {
+  /** The absolute lifetime of a session, from its login. */
+  readonly maxLifetimeSeconds: number;
+  /** How long the immediately previous refresh token may be presented again; 0 = never. */
+  readonly reuseGraceSeconds: number;
+}
 
 export interface SessionDeps {
-  readonly families: FamilyStore;
+  readonly store: SessionStore;
   readonly tokens: TokenIssuer;
   readonly settings: SessionSettings;
   readonly clock?: Clock;
@@ -45,34 +46,25 @@ export interface RefreshDeps extends SessionDeps {
 const invalidCredentials = (cause?: unknown) => new AppError('INVALID_CREDENTIALS', { cause });
 
 /**
- * The `iat` of tokens issued from a user record read at `readAt`: the read time, or the
- * user's revocation cutoff if that is later. Taken from the read, not from the signing: a
- * record read before a revocation gives an `iat` before its cutoff, however late the
- * tokens are signed, so they are revoked with the rest.
- */
-export const issuedAtFor = (user: UserRecord, readAt: Date) =>
-  Math.max(epochSeconds(readAt), user.revokedBefore);
-
-/**
- * Starts a family for a user who has just proven their password, and issues its first
+ * Starts a session for a user who has just proven their password, and issues its first
  * tokens. `readAt` is when the user record was read (before the password check).
  */
 export async function startSession(deps: SessionDeps, user: UserRecord, readAt: Date): Promise<IssuedTokens> {
   const authTime = issuedAtFor(user, readAt);
-  const familyId = randomUUID();
+  const sessionId = randomUUID();
   const refreshJti = randomUUID();
   const expiresAt = authTime + deps.settings.maxLifetimeSeconds;
   const tokens = await deps.tokens.issue({
     subject: user,
-    familyId,
+    sessionId,
     refreshJti,
     authTime,
     issuedAt: authTime,
     notAfter: expiresAt,
   });
-  // Tokens leave only after their family is stored: a failed write answers 503, no token.
-  await deps.families.create({
-    familyId,
+  // Tokens leave only after their session is stored: a failed write answers 503, no token.
+  await deps.store.create({
+    sessionId,
     username: user.username,
     createdAt: authTime,
     expiresAt,
@@ -100,70 +92,70 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
   if (claims.authTime < user.revokedBefore) throw refused('user revoked the session');
 
   const rotation = {
-    familyId: claims.familyId,
+    sessionId: claims.sessionId,
     username: user.username,
     fromJti: claims.jti,
     toJti: randomUUID(),
     now: clock(),
   };
-  const rotated = await deps.families.rotate(rotation);
+  const rotated = await deps.store.rotate(rotation);
   const outcome =
-    rotated === null ? await notCurrent(deps, rotation) : { family: rotated, jti: rotation.toJti };
+    rotated === null ? await notCurrent(deps, rotation) : { session: rotated, jti: rotation.toJti };
   if (outcome === null) throw refused('not the current token of a live session');
 
   return deps.tokens.issue({
     subject: user,
-    familyId: outcome.family.familyId,
+    sessionId: outcome.session.sessionId,
     refreshJti: outcome.jti,
-    authTime: outcome.family.createdAt,
+    authTime: outcome.session.createdAt,
     issuedAt: issuedAtFor(user, readAt),
-    notAfter: outcome.family.expiresAt,
+    notAfter: outcome.session.expiresAt,
   });
 }
 
 /**
- * The presented token was not the current one of a live family when the rotation tried.
- * Three cases, told apart by a consistent read of the family:
+ * The presented token was not the current one of a live session when the rotation tried.
+ * Three cases, told apart by a consistent read of the session:
  * - our own rotation was applied and only its answer was lost (the SDK retried): carry on;
  * - the immediately previous token, within the grace window: answer again with the current
  *   token's id, without writing, so concurrent retries all get the same token and the
  *   window never grows;
- * - any other token of a live family: reuse. The family is revoked.
+ * - any other token of a live session: reuse. The session is revoked.
  */
 async function notCurrent(
   deps: RefreshDeps,
-  rotation: { familyId: string; username: string; fromJti: string; toJti: string; now: Date },
-): Promise<{ family: Family; jti: string } | null> {
-  const family = await deps.families.get(rotation.familyId);
-  if (family === null || family.username !== rotation.username) return null;
-  if (family.revokedAt !== null || family.expiresAt <= epochSeconds(rotation.now)) return null;
-  if (family.currentJti === rotation.toJti) return { family, jti: rotation.toJti };
+  rotation: { sessionId: string; username: string; fromJti: string; toJti: string; now: Date },
+): Promise<{ session: Session; jti: string } | null> {
+  const session = await deps.store.get(rotation.sessionId);
+  if (session === null || session.username !== rotation.username) return null;
+  if (session.revokedAt !== null || session.expiresAt <= epochSeconds(rotation.now)) return null;
+  if (session.currentJti === rotation.toJti) return { session, jti: rotation.toJti };
   const graceMs = deps.settings.reuseGraceSeconds * 1000;
   if (
     graceMs > 0 &&
-    family.previousJti === rotation.fromJti &&
-    family.previousSpentAt !== null &&
-    rotation.now.getTime() - family.previousSpentAt <= graceMs
+    session.previousJti === rotation.fromJti &&
+    session.previousSpentAt !== null &&
+    rotation.now.getTime() - session.previousSpentAt <= graceMs
   ) {
-    return { family, jti: family.currentJti };
+    return { session, jti: session.currentJti };
   }
-  await deps.families.revoke(rotation.familyId, 'reuse', rotation.now);
-  deps.logger.warn('refresh token reuse: family revoked', {
-    familyId: rotation.familyId,
+  await deps.store.revoke(rotation.sessionId, 'reuse', rotation.now);
+  deps.logger.warn('refresh token reuse: session revoked', {
+    sessionId: rotation.sessionId,
     username: rotation.username,
-    generation: family.generation,
+    generation: session.generation,
   });
   return null;
 }
 
 /**
- * POST /logout: revokes the family of a refresh token, whether that token is the current
+ * POST /logout: revokes the session of a refresh token, whether that token is the current
  * one or an already spent one (either proves the caller held the session). Idempotent, and
  * silent about the token (RFC 7009 §2.2): an expired, revoked or unverifiable token changes
  * nothing and gets the same answer.
  */
 export async function endSession(
-  deps: Pick<RefreshDeps, 'families' | 'refreshTokens' | 'clock'>,
+  deps: Pick<RefreshDeps, 'store' | 'refreshTokens' | 'clock'>,
   refreshToken: string,
 ): Promise<void> {
   let claims: RefreshClaims;
@@ -172,7 +164,7 @@ export async function endSession(
   } catch {
     return;
   }
-  await deps.families.revoke(claims.familyId, 'logout', (deps.clock ?? systemClock)());
+  await deps.store.revoke(claims.sessionId, 'logout', (deps.clock ?? systemClock)());
 }
 
 /** The body of /token/refresh and /logout. The limit bounds the work a request can cause. */

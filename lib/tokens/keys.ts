@@ -24,7 +24,7 @@ import {
   type JWK,
 } from 'jose';
 import * as v from 'valibot';
-import type { KeySource } from '../config.ts';
+import { CLOCK_TOLERANCE_SECONDS } from './tokens.ts';
 
 export const SIGNING_ALGORITHM = 'EdDSA';
 
@@ -82,6 +82,17 @@ export function toPublicJwk({ d: _private, ...publicPart }: PrivateJwk): PublicJ
 }
 
 /** Reads key material from its source: a file, or an SSM parameter (decrypted). */
+/** Where key material lives: a file (local stage) or an SSM parameter (AWS stages). */
+export type KeySource =
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'ssm'; readonly name: string };
+
+/** Key material and how often a container reads it again. */
+export interface KeySettings<TSources> {
+  readonly sources: TSources;
+  readonly reloadMs: number;
+}
+
 export async function readKeyMaterial(source: KeySource, region: string): Promise<string> {
   if (source.kind === 'file') return readFile(source.path, 'utf8');
   const { readParameter } = await import('../aws/ssm.ts');
@@ -135,6 +146,26 @@ export interface Rotation {
  * (the longest a token they signed can live, plus the time a container may keep signing
  * with a key it loaded before the rotation); older ones are dropped from the key set.
  */
+/**
+ * How long a retired key stays published: every token it signed must keep verifying until
+ * it expires, including tokens signed by containers that had not yet reloaded the keyring
+ * (up to a reload interval after the rotation), with the verifiers' clock tolerance.
+ */
+export const retentionSeconds = (stage: { tokenLifetimeSeconds: number; reloadIntervalSeconds: number }) =>
+  stage.tokenLifetimeSeconds + stage.reloadIntervalSeconds + CLOCK_TOLERANCE_SECONDS;
+
+/**
+ * The earliest moment the keyring may rotate again: a reload interval after the last
+ * rotation. Before it, a container that has not reloaded since does not know the next key
+ * that would become active, and would reject every token it signs.
+ */
+export const earliestRotation = (keyring: Keyring, reloadIntervalSeconds: number) =>
+  new Date(Date.parse(keyring.rotatedAt) + reloadIntervalSeconds * 1000);
+
+/** Whether the key set holds the next key: if not, tokens it signs once active would not verify. */
+export const nextKeyPublished = (keyring: Keyring, jwks: Jwks) =>
+  jwks.keys.some(({ kid }) => kid === keyring.next.kid);
+
 export async function rotateKeyring(input: {
   readonly keyring: Keyring;
   readonly jwks: Jwks;

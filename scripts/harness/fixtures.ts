@@ -7,7 +7,7 @@ import type {
 } from 'aws-lambda';
 
 const load = (name: string): unknown =>
-  JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8'));
+  JSON.parse(readFileSync(new URL(`./fixtures-json/${name}`, import.meta.url), 'utf8'));
 
 export const loginEvent = (
   body: string | null,

@@ -1,13 +1,13 @@
-/** An in-memory FailureStore for domain unit tests, with the conditions of the DynamoDB one. */
-import type { FailureRecord, FailureStore } from '../../lib/auth/throttle.ts';
+/** An in-memory ThrottleStore for domain unit tests, with the conditions of the DynamoDB one. */
+import type { ThrottleCounter, ThrottleStore } from '../../lib/throttle/throttle.ts';
 
-export function memoryFailures(): FailureStore & { readonly all: Map<string, FailureRecord> } {
-  const all = new Map<string, FailureRecord>();
+export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<string, ThrottleCounter> } {
+  const all = new Map<string, ThrottleCounter>();
   return {
     all,
     async read(keys) {
       return new Map(
-        keys.flatMap((key) => (all.has(key) ? [[key, all.get(key) as FailureRecord] as const] : [])),
+        keys.flatMap((key) => (all.has(key) ? [[key, all.get(key) as ThrottleCounter] as const] : [])),
       );
     },
     async reserve(key, { now, windowStart, limit }) {

@@ -1,13 +1,17 @@
 /** The users the in-process handler suites log in as, on a test DynamoDB. */
+
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
-import type { TestDynamo } from './dynamo.ts';
 
 /**
  * `alice` of customer C-1001 (pickup addresses: one without depot, then PRG01) and `solo`
  * without customer, both with `password` hashed at cost 4.
  */
-export async function seedHandlerUsers(dynamo: TestDynamo, password: string) {
+export async function seedHandlerUsers(
+  dynamo: { readonly documentClient: DynamoDBDocumentClient; readonly tables: { readonly accounts: string } },
+  password: string,
+) {
   const accounts = createDynamoAccountRepository({
     client: dynamo.documentClient,
     tableName: dynamo.tables.accounts,

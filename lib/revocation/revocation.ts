@@ -1,0 +1,60 @@
+/**
+ * The authorizer's revocation check: an access token is refused when its user no longer
+ * exists, is disabled, or revoked every token issued before a moment later than the
+ * token's `iat` (password change, disabling, `user logout`).
+ *
+ * It costs one GetItem per user per container per `cacheTtlMs`, which bounds how late a
+ * revocation takes effect here; API Gateway's authorizer cache adds its own TTL on top.
+ *
+ * The rules of revocation live here: the cutoff a revocation sets (the user's
+ * `revokedBefore`, written by the account store) and the `iat` a token gets, so a login that
+ * read the user before a revocation is revoked with the rest. Sessions end separately
+ * (logout, reuse: lib/sessions).
+ */
+import { expiringCache } from '../cache.ts';
+import { type Clock, epochSeconds } from '../time.ts';
+import type { AccessClaims } from '../tokens/tokens.ts';
+import type { UserRecord, UserStatus, UserStatusReader } from '../users/repository.ts';
+
+export interface RevocationCheck {
+  /** True when the token must be refused. Rejects if the user store cannot be read. */
+  isRevoked(claims: AccessClaims): Promise<boolean>;
+}
+
+export function createRevocationCheck(deps: {
+  readonly users: UserStatusReader;
+  readonly cacheTtlMs: number;
+  /** Bounds the memory a container spends on the cache. */
+  readonly maxEntries?: number;
+  readonly clock?: Clock;
+}): RevocationCheck {
+  const cache = expiringCache<string, UserStatus | null>({
+    ttlMs: deps.cacheTtlMs,
+    maxEntries: deps.maxEntries ?? 10_000,
+    // A miss may be an eventually consistent read of a user created a moment ago: ask again.
+    keep: (status) => status !== null,
+    ...(deps.clock && { clock: deps.clock }),
+  });
+  return {
+    async isRevoked({ username, issuedAt }) {
+      const status = await cache.get(username, () => deps.users.findStatus(username));
+      return status === null || !status.enabled || issuedAt < status.revokedBefore;
+    },
+  };
+}
+
+/**
+ * The revocation cutoff for a revocation at `now`: the next whole second. Every token
+ * issued up to `now` has an earlier `iat`; tokens issued later in the same second get
+ * `iat` = the cutoff (see TokenRequest.notBefore), so they survive it.
+ */
+export const revocationCutoff = (now: Date) => Math.floor(now.getTime() / 1000) + 1;
+
+/**
+ * The `iat` of tokens issued from a user record read at `readAt`: the read time, or the
+ * user's revocation cutoff if that is later. Taken from the read, not from the signing: a
+ * record read before a revocation gives an `iat` before its cutoff, however late the
+ * tokens are signed, so they are revoked with the rest.
+ */
+export const issuedAtFor = (user: UserRecord, readAt: Date) =>
+  Math.max(epochSeconds(readAt), user.revokedBefore);
