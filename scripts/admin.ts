@@ -1,5 +1,5 @@
 /**
- * `npm run admin -- <command>`: the operator CLI (users, pickup addresses, keys).
+ * `npm run admin -- <command>`: the operator CLI (users, pickup addresses, keys, import, export).
  * See scripts/admin/usage.ts, or run `npm run admin -- help`.
  */
 import { runAdmin } from './admin/main.ts';
@@ -11,4 +11,6 @@ process.exitCode = await runAdmin(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(`${text}\n`),
   stderr: (text) => process.stderr.write(`${text}\n`),
   readPassword: passwordReader(process.stdin, process.stderr),
+  stdoutIsTTY: process.stdout.isTTY === true,
+  stderrIsTTY: process.stderr.isTTY === true,
 });

@@ -19,14 +19,7 @@ import {
   type UserReader,
   type UserRecord,
 } from '../users/repository.ts';
-import type { PasswordVerifier } from './passwords.ts';
-
-/**
- * Control characters (NUL included), U+FFFD, which stands in for bytes that were not valid
- * UTF-8, and lone surrogates (`\ud800` in JSON), which are not text at all: no username or
- * password contains them, so they are refused before any hashing or lookup.
- */
-export const NO_CONTROL_OR_INVALID = /^[^\p{Cc}\p{Cs}\uFFFD]*$/u;
+import { NO_CONTROL_OR_INVALID, type PasswordVerifier } from './passwords.ts';
 
 /** The body of both login operations. Limits bound the work a request can cause. */
 export const LoginRequestSchema = v.object({

@@ -13,8 +13,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import bcrypt from 'bcryptjs';
+import { foldUsername } from '../users/repository.ts';
 
 export const BCRYPT_MAX_BYTES = 72;
+
+/**
+ * Control characters (NUL included), U+FFFD, which stands in for bytes that were not valid
+ * UTF-8, and lone surrogates (`\ud800` in JSON), which are not text at all: no username or
+ * password contains them, so they are refused before any hashing or lookup.
+ */
+export const NO_CONTROL_OR_INVALID = /^[^\p{Cc}\p{Cs}\uFFFD]*$/u;
 
 export const passwordBytes = (password: string) => Buffer.byteLength(password, 'utf8');
 
@@ -29,6 +37,47 @@ export interface PasswordVerifier {
   /** A hash of `password` at the stage's cost. */
   hash(password: string): Promise<string>;
 }
+
+/** The fewest characters of a password set by an operator or an import, counted in code points. */
+export const MIN_PASSWORD_CHARACTERS = 12;
+
+/**
+ * Why a new password (set by `user add`, `user passwd` or an import) is refused, or undefined:
+ * - a control character or U+FFFD: login refuses such a password, so it could never be used;
+ * - over 72 bytes in UTF-8: bcrypt reads only the first 72, so the rest would be silently
+ *   ignored (login refuses such a password too);
+ * - under 12 characters, counted in Unicode code points (what a person counts, not UTF-16 units);
+ * - the username itself in any letter case or compatibility form: the first guess of anyone
+ *   who knows the username.
+ * Only passwords set here are held to the length and username rules; login checks neither,
+ * so passwords set before them keep working. Never mentions the password or its length.
+ */
+export function newPasswordProblem(password: string, username: string): string | undefined {
+  if (password === '') return 'the password is empty';
+  // The same rule login applies (lib/auth/login.ts): a control character, or U+FFFD.
+  if (!NO_CONTROL_OR_INVALID.test(password)) {
+    return 'the password contains a control character or U+FFFD (login refuses such a password)';
+  }
+  if (passwordBytes(password) > BCRYPT_MAX_BYTES) {
+    return (
+      `the password is longer than ${BCRYPT_MAX_BYTES} bytes in UTF-8 (bcrypt would ignore the rest; ` +
+      'a character outside ASCII takes 2 to 4 bytes)'
+    );
+  }
+  if (Array.from(password).length < MIN_PASSWORD_CHARACTERS) {
+    return `the password is shorter than ${MIN_PASSWORD_CHARACTERS} characters`;
+  }
+  if (foldUsername(password) === foldUsername(username)) {
+    return 'the password is the username (compared ignoring letter case)';
+  }
+  return undefined;
+}
+
+/**
+ * An existing bcrypt hash as another system stored it: `$2a$`, `$2b$` or `$2y$` (PHP's name
+ * for `$2b$`), cost 4 to 31, 22 characters of salt and 31 of digest in bcrypt's base64.
+ */
+export const BCRYPT_HASH = /^\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}$/;
 
 /** A bcrypt hash of `password` at `cost` (the stage's cost: see serverless.yml `bcryptCost`). */
 export const hashPassword = (password: string, cost: number): Promise<string> => bcrypt.hash(password, cost);

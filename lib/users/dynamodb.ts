@@ -49,6 +49,58 @@ const customerPk = (customerId: string) => `CUSTOMER#${customerId}`;
 const addressSk = (position: number) => `${ADDRESS_PREFIX}${String(position).padStart(10, '0')}`;
 const memberSk = (username: string) => `${MEMBER_PREFIX}${foldUsername(username)}`;
 
+/**
+ * The items of the accounts table, built in one place: the single writes below and the bulk
+ * import (lib/users/bulk-dynamodb.ts) write exactly these shapes, so a login cannot tell an
+ * imported user from one added by hand.
+ */
+export const accountItems = {
+  userKey,
+  memberKey: (customerId: string, username: string) => ({
+    pk: customerPk(customerId),
+    sk: memberSk(username),
+  }),
+  counterKey: (customerId: string) => ({ pk: customerPk(customerId), sk: COUNTER_SK }),
+  customerPk,
+  addressPrefix: ADDRESS_PREFIX,
+  memberPrefix: MEMBER_PREFIX,
+  user: (user: {
+    username: string;
+    passwordHash: string;
+    enabled: boolean;
+    customerId: string | null;
+    /** The customer's first depot code and how many addresses that view saw. */
+    depot: { depotCode: string | null; addressesSeen: number };
+    revokedBefore: number;
+    createdAt: string;
+    updatedAt: string;
+  }) => ({
+    ...userKey(user.username),
+    username: user.username,
+    passwordHash: user.passwordHash,
+    enabled: user.enabled,
+    revokedBefore: user.revokedBefore,
+    ...(user.customerId !== null && { customerId: user.customerId, ...user.depot }),
+    createdAt: user.createdAt,
+    updatedAt: user.updatedAt,
+  }),
+  member: (customerId: string, username: string) => ({
+    pk: customerPk(customerId),
+    sk: memberSk(username),
+    username,
+  }),
+  address: (address: PickupAddress) => ({
+    pk: customerPk(address.customerId),
+    sk: addressSk(address.position),
+    ...address,
+  }),
+  counter: (customerId: string, addressCount: number) => ({
+    pk: customerPk(customerId),
+    sk: COUNTER_SK,
+    addressCount,
+  }),
+};
+
 interface UserItem {
   username: string;
   passwordHash: string;
@@ -238,16 +290,16 @@ export function createDynamoAccountRepository(deps: {
         client.send(
           new PutCommand({
             TableName,
-            Item: {
-              ...userKey(username),
+            Item: accountItems.user({
               username,
               passwordHash,
               enabled: true,
+              customerId,
+              depot: { depotCode: null, addressesSeen: 0 },
               revokedBefore: revocationCutoff(clock()),
-              ...(customerId !== null && { customerId, depotCode: null, addressesSeen: 0 }),
               createdAt: at,
               updatedAt: at,
-            },
+            }),
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         ),
@@ -260,7 +312,7 @@ export function createDynamoAccountRepository(deps: {
         client.send(
           new PutCommand({
             TableName,
-            Item: { pk: customerPk(customerId), sk: memberSk(username), username },
+            Item: accountItems.member(customerId, username),
           }),
         ),
       );
@@ -341,7 +393,7 @@ export function createDynamoAccountRepository(deps: {
         client.send(
           new PutCommand({
             TableName,
-            Item: { pk: customerPk(customerId), sk: addressSk(address.position), ...address },
+            Item: accountItems.address(address),
           }),
         ),
       );

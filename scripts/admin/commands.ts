@@ -4,13 +4,14 @@
  * writer. Nothing here reads the environment or the process: tests run these against the
  * embedded DynamoDB in-process.
  */
-import { NO_CONTROL_OR_INVALID } from '../../lib/auth/login.ts';
-import { BCRYPT_MAX_BYTES, hashPassword, passwordBytes } from '../../lib/auth/passwords.ts';
+import { hashPassword, newPasswordProblem } from '../../lib/auth/passwords.ts';
 import { isAppError } from '../../lib/errors.ts';
 import { type ThrottleCounter, type ThrottleStore, usernameCounterKey } from '../../lib/throttle/throttle.ts';
-import { type AccountRepository, foldUsername, type UserRecord } from '../../lib/users/repository.ts';
+import type { BulkAccountStore } from '../../lib/users/bulk-dynamodb.ts';
+import type { AccountRepository, UserRecord } from '../../lib/users/repository.ts';
 import type { LocalKeyFiles } from '../local/keys.ts';
 import type { StageParams } from '../local/stage-params.ts';
+import { exportCommand, importCommand, listCustomers, listUsers } from './bulk.ts';
 import { failure, quote, usageError } from './errors.ts';
 import {
   initLocalKeys,
@@ -24,6 +25,7 @@ import {
   stageKeyLocation,
 } from './keys.ts';
 import type { Command } from './parse.ts';
+import type { Progress } from './progress.ts';
 import type { Target } from './target.ts';
 
 export interface CommandContext {
@@ -32,6 +34,14 @@ export interface CommandContext {
   accounts(): AccountRepository;
   /** The failed-login counters of the target's login throttle; opened on first use. */
   loginFailures(): ThrottleStore;
+  /** The accounts table in bulk (import, export, listings); opened on first use. */
+  bulk(): BulkAccountStore;
+  /** The lines of a file, read anew on each call; a missing file fails on the first call. */
+  fileLines(path: string): () => AsyncIterable<string>;
+  /** Progress on stderr: a bar on a terminal, plain lines otherwise. */
+  progress(label: string): Progress;
+  /** Whether stdout is a terminal: listings print a table there, JSON Lines elsewhere. */
+  readonly stdoutIsTTY: boolean;
   /** The first line of stdin. */
   readPassword(): Promise<string>;
   /** The target stage's parameters (bcrypt cost, token lifetimes, key reload interval). */
@@ -59,40 +69,12 @@ const publicUser = (user: UserRecord) => ({
   updatedAt: user.updatedAt,
 });
 
-/** The fewest characters of a password set here, counted in code points. */
-const MIN_PASSWORD_CHARACTERS = 12;
-
-/**
- * The new password of `username`, checked before it is hashed; a refusal is a usage error
- * naming the rule. Refused:
- * - a control character or U+FFFD: login refuses such a password, so it could never be used;
- * - over 72 bytes in UTF-8: bcrypt reads only the first 72, so the rest would be silently
- *   ignored (login refuses such a password too);
- * - under 12 characters, counted in Unicode code points (what a person counts, not UTF-16 units);
- * - the username itself in any letter case or compatibility form (`foldUsername`): the first
- *   guess of anyone who knows the username.
- * Only passwords set here are held to the length and username rules; login checks neither,
- * so passwords set before them keep working. Messages never contain the password or its length.
- */
+/** The new password of `username` from stdin, refused (usage error naming the rule) by the policy. */
 async function readNewPassword(context: CommandContext, username: string): Promise<string> {
   const password = await context.readPassword();
   if (password === '') throw usageError('the password is empty (it is read from the first line of stdin)');
-  // The same rule login applies (lib/auth/login.ts): a control character, or U+FFFD.
-  if (!NO_CONTROL_OR_INVALID.test(password)) {
-    throw usageError('the password contains a control character or U+FFFD (login refuses such a password)');
-  }
-  if (passwordBytes(password) > BCRYPT_MAX_BYTES) {
-    throw usageError(
-      `the password is longer than ${BCRYPT_MAX_BYTES} bytes in UTF-8 (bcrypt would ignore the rest; ` +
-        'a character outside ASCII takes 2 to 4 bytes)',
-    );
-  }
-  if (Array.from(password).length < MIN_PASSWORD_CHARACTERS) {
-    throw usageError(`the password is shorter than ${MIN_PASSWORD_CHARACTERS} characters`);
-  }
-  if (foldUsername(password) === foldUsername(username)) {
-    throw usageError('the password is the username (compared ignoring letter case)');
-  }
+  const problem = newPasswordProblem(password, username);
+  if (problem !== undefined) throw usageError(problem);
   return password;
 }
 
@@ -228,6 +210,18 @@ export async function runCommand(command: Command, context: CommandContext): Pro
     }
     case 'keys list':
       await listKeys(keyLocation(context), context.print);
+      return;
+    case 'import':
+      await importCommand(command, context);
+      return;
+    case 'export':
+      await exportCommand(command, context);
+      return;
+    case 'user list':
+      await listUsers(command, context);
+      return;
+    case 'customer list':
+      await listCustomers(context);
       return;
     case 'keys rotate': {
       const location = keyLocation(context);

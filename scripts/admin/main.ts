@@ -3,6 +3,9 @@
  * (environment, working directory, stdin, stdout, stderr, the stores) is passed in, so tests
  * run it in-process; scripts/admin.ts passes the real ones.
  */
+import { createReadStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { Env } from '../../lib/config.ts';
 import { ensureLocalKeys, localKeyFiles } from '../local/keys.ts';
 import { readStageParams } from '../local/stage-params.ts';
@@ -10,6 +13,7 @@ import { runCommand } from './commands.ts';
 import { CliError, describeFailure, failure, oneLine } from './errors.ts';
 import { createSsmParameterStore, type ParameterStore } from './keys.ts';
 import { parseInvocation } from './parse.ts';
+import { createProgress } from './progress.ts';
 import { type OpenedStores, openDynamoStores, resolveTarget, type Target } from './target.ts';
 import { USAGE } from './usage.ts';
 
@@ -29,7 +33,26 @@ export interface AdminDeps {
   readonly parameters?: (region: string) => ParameterStore;
   /** Default: the system clock. */
   readonly now?: () => Date;
+  /** Whether stdout / stderr are terminals (a table, a progress bar). Default: no. */
+  readonly stdoutIsTTY?: boolean;
+  readonly stderrIsTTY?: boolean;
 }
+
+/** The lines of `path` (against `cwd`), streamed; read anew on each call. */
+const fileLines = (cwd: string, path: string) =>
+  async function* lines() {
+    const input = createReadStream(resolve(cwd, path), { encoding: 'utf8' });
+    const opened = new Promise<void>((ready, fail) => {
+      input.once('open', () => ready());
+      input.once('error', fail);
+    });
+    try {
+      await opened;
+    } catch (error) {
+      throw failure(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? oneLine(error)}`);
+    }
+    yield* createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  };
 
 /** Runs one invocation. Resolves to the exit status: 0 done, 1 failed, 2 usage error. */
 export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promise<number> {
@@ -51,6 +74,10 @@ export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promis
       target: resolved,
       accounts: () => stores().accounts,
       loginFailures: () => stores().loginFailures,
+      bulk: () => stores().bulk,
+      fileLines: (path) => fileLines(deps.cwd, path),
+      progress: (label) => createProgress(label, { tty: deps.stderrIsTTY === true, write: deps.stderr }),
+      stdoutIsTTY: deps.stdoutIsTTY === true,
       readPassword: deps.readPassword,
       stageParams: () => {
         try {

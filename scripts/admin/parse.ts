@@ -26,7 +26,21 @@ export type Command =
   | { readonly name: 'address add'; readonly customerId: string; readonly depotCode: string }
   | { readonly name: 'address list'; readonly customerId: string }
   | { readonly name: 'keys init' | 'keys rotate'; readonly force: boolean }
-  | { readonly name: 'keys list' };
+  | { readonly name: 'keys list' }
+  | {
+      readonly name: 'import';
+      readonly file: string;
+      readonly dryRun: boolean;
+      readonly skipInvalid: boolean;
+    }
+  | { readonly name: 'export'; readonly includePasswordHashes: boolean }
+  | {
+      readonly name: 'user list';
+      readonly customerId: string | undefined;
+      readonly disabled: boolean;
+      readonly locked: boolean;
+    }
+  | { readonly name: 'customer list' };
 
 export type CommandName = Command['name'];
 
@@ -48,6 +62,11 @@ const OPTIONS = {
   customer: { type: 'string' },
   depot: { type: 'string' },
   force: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  'skip-invalid': { type: 'boolean' },
+  'include-password-hashes': { type: 'boolean' },
+  disabled: { type: 'boolean' },
+  locked: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -76,9 +95,16 @@ const COMMANDS: Record<CommandName, CommandSpec> = {
   'keys init': { args: [], options: ['force'] },
   'keys list': { args: [], options: [] },
   'keys rotate': { args: [], options: ['force'] },
+  import: { args: ['file'], options: ['dry-run', 'skip-invalid'] },
+  export: { args: [], options: ['include-password-hashes'] },
+  'user list': { args: [], options: ['customer', 'disabled', 'locked'] },
+  'customer list': { args: [], options: [] },
 };
 
-const GROUPS = new Set(Object.keys(COMMANDS).map((name) => name.split(' ')[0]));
+/** Commands of one word: `import <file>`, `export`. */
+const SINGLE_WORD: ReadonlySet<string> = new Set(['import', 'export']);
+
+const GROUPS = new Set(Object.keys(COMMANDS).map((name) => name.split(' ')[0] ?? name));
 
 const isCommandName = (name: string): name is CommandName => Object.hasOwn(COMMANDS, name);
 
@@ -130,12 +156,16 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     return typeof value === 'string' ? value : undefined;
   };
 
-  const [group, action, ...args] = positionals;
+  const [group, ...rest] = positionals;
   if (given.has('help') || group === 'help') return { kind: 'help' };
   if (group === undefined) return { kind: 'missing' };
   if (!GROUPS.has(group)) throw unknownCommand(group);
-  if (action === undefined) throw usageError(`${group} needs an action (see: npm run admin -- help)`);
-  const name = `${group} ${action}`;
+  const single = SINGLE_WORD.has(group);
+  const [action] = rest;
+  if (!single && action === undefined)
+    throw usageError(`${group} needs an action (see: npm run admin -- help)`);
+  const name = single ? group : `${group} ${action}`;
+  const args = single ? rest : rest.slice(1);
   if (!isCommandName(name)) throw unknownCommand(name);
 
   const spec = COMMANDS[name];
@@ -193,6 +223,26 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       case 'keys rotate':
         return { name, force: given.has('force') };
       case 'keys list':
+        return { name };
+      case 'import':
+        return {
+          name,
+          file: check(v.pipe(v.string(), v.nonEmpty('must not be empty')), first, 'file'),
+          dryRun: given.has('dry-run'),
+          skipInvalid: given.has('skip-invalid'),
+        };
+      case 'export':
+        return { name, includePasswordHashes: given.has('include-password-hashes') };
+      case 'user list': {
+        const customer = text('customer');
+        return {
+          name,
+          customerId: customer === undefined ? undefined : check(CustomerIdSchema, customer, '--customer'),
+          disabled: given.has('disabled'),
+          locked: given.has('locked'),
+        };
+      }
+      case 'customer list':
         return { name };
     }
   })();

@@ -11,6 +11,7 @@ import type { Env } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
+import { type BulkAccountStore, createBulkAccountStore } from '../../lib/users/bulk-dynamodb.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import { LocalStackLocationSchema } from '../local/env.ts';
@@ -64,6 +65,8 @@ export interface OpenedStores {
   readonly accounts: AccountRepository;
   /** The failed-login counters of the login throttle (the login-throttle table). */
   readonly loginFailures: ThrottleStore;
+  /** The accounts table in bulk: import, export, listings. */
+  readonly bulk: BulkAccountStore;
   /** Lets the process exit without waiting for idle connections. */
   close(): void;
 }
@@ -78,6 +81,7 @@ export function openDynamoStores(target: Target): OpenedStores {
   return {
     accounts: createDynamoAccountRepository({ client, tableName: tables.accounts }),
     loginFailures: createDynamoThrottleStore({ client, tableName: tables.loginThrottle }),
+    bulk: createBulkAccountStore({ client, tableName: tables.accounts }),
     // The document client shares its request handler with the client it wraps.
     close: () => client.config.requestHandler.destroy?.(),
   };

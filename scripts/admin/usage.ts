@@ -17,6 +17,21 @@ Users
                            not locked)
   user unlock <username>   clear the failed logins of the username, ending its lock; the
                            counters of source addresses are not touched (they only decay)
+  user list [--customer <customerId>] [--disabled] [--locked]
+                           every user (never a hash), as JSON Lines, or a table on a terminal
+
+Customers
+  customer list            every customer with its number of addresses and depot code
+
+Import and export (JSON Lines, one customer or user per line: docs/import-format.md)
+  import <file> [--dry-run] [--skip-invalid]
+                           check every record, then write customers and users in batches;
+                           existing ones are never overwritten. Nothing is written if a
+                           record is invalid (--skip-invalid writes the valid ones). Running
+                           it again changes nothing; an interrupted import resumes
+  export [--include-password-hashes]
+                           every customer and user as import records, to stdout; hashes
+                           only with the option
 
 Pickup addresses
   address add <customerId> --depot <code>

@@ -35,6 +35,7 @@ import {
   toPublicJwk,
 } from '../../lib/tokens/keys.ts';
 import { createAccessTokenVerifier, createTokenIssuer } from '../../lib/tokens/tokens.ts';
+import { createBulkAccountStore } from '../../lib/users/bulk-dynamodb.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import { failure } from '../../scripts/admin/errors.ts';
@@ -115,6 +116,7 @@ async function admin(args: string[], options: AdminOptions = {}): Promise<Run> {
           clock: accountsClock,
         }),
         loginFailures: throttleStore,
+        bulk: createBulkAccountStore({ client, tableName: tableNames('local').accounts }),
         close: () => {},
       }),
     }),

@@ -1,0 +1,216 @@
+/**
+ * The accounts table in bulk, for the import, the export and the listings: BatchGetItem (100
+ * keys) and BatchWriteItem (25 items) with unprocessed items and throttling retried with
+ * exponential backoff and full jitter, and paginated scans. Items are built by
+ * `accountItems` (lib/users/dynamodb.ts), the same shapes the single writes use.
+ */
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  ScanCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { AppError } from '../errors.ts';
+import type { StoredCustomer, StoredUser } from './bulk.ts';
+import { accountItems } from './dynamodb.ts';
+import { foldUsername } from './repository.ts';
+
+type Item = Record<string, unknown>;
+
+/** Errors DynamoDB answers when a table or the account is over its throughput. */
+const THROTTLING = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+]);
+
+export interface BulkAccountStore {
+  customerExists(customerId: string): Promise<boolean>;
+  /** Each customer's stored addresses and counter; a customer without any item is absent. */
+  readCustomers(customerIds: readonly string[]): Promise<Map<string, StoredCustomer>>;
+  /** The users stored under these names' folded keys (any letter case), by folded name. */
+  readUsers(usernames: readonly string[]): Promise<Map<string, StoredUser>>;
+  /** Writes `items` (any number), 25 per BatchWriteItem, until every one is processed. */
+  write(items: readonly Item[]): Promise<void>;
+  /** Every item of the table, page by page. */
+  scan(): AsyncIterable<Item>;
+  /** A customer's members' usernames, in key order. */
+  members(customerId: string): Promise<string[]>;
+}
+
+export interface BulkOptions {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** Retries of unprocessed items and throttled calls before giving up (DEPENDENCY_UNAVAILABLE). */
+  readonly maxAttempts?: number;
+  /** The first backoff; it doubles with each retry, up to 5 s, with full jitter. */
+  readonly baseDelayMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+const chunks = <T>(items: readonly T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, index) =>
+    items.slice(index * size, (index + 1) * size),
+  );
+
+export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
+  const { client, tableName: TableName } = options;
+  const maxAttempts = options.maxAttempts ?? 10;
+  const baseDelayMs = options.baseDelayMs ?? 50;
+  const sleep = options.sleep ?? ((ms: number) => new Promise((done) => setTimeout(done, ms)));
+  const backoff = (attempt: number) => sleep(Math.random() * Math.min(5000, baseDelayMs * 2 ** attempt));
+
+  /** One call, retried with backoff while DynamoDB throttles; any other failure is a 503. */
+  async function send<T>(call: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await call();
+      } catch (error) {
+        const throttled = error instanceof Error && THROTTLING.has(error.name);
+        if (!throttled || attempt + 1 >= maxAttempts)
+          throw new AppError('DEPENDENCY_UNAVAILABLE', { cause: error });
+        await backoff(attempt);
+      }
+    }
+  }
+
+  async function getAll(keys: readonly Item[]): Promise<Item[]> {
+    const found: Item[] = [];
+    for (const chunk of chunks(keys, 100)) {
+      let pending: Item[] | undefined = chunk;
+      for (let attempt = 0; pending !== undefined && pending.length > 0; attempt += 1) {
+        if (attempt >= maxAttempts)
+          throw new AppError('DEPENDENCY_UNAVAILABLE', { detail: 'keys left unprocessed' });
+        if (attempt > 0) await backoff(attempt);
+        const request: Item[] = pending;
+        const answer = await send(() =>
+          client.send(
+            new BatchGetCommand({ RequestItems: { [TableName]: { Keys: request, ConsistentRead: true } } }),
+          ),
+        );
+        found.push(...(answer.Responses?.[TableName] ?? []));
+        pending = answer.UnprocessedKeys?.[TableName]?.Keys as Item[] | undefined;
+      }
+    }
+    return found;
+  }
+
+  async function queryAll(customerId: string, prefix: string, projection?: string): Promise<Item[]> {
+    const items: Item[] = [];
+    let ExclusiveStartKey: Item | undefined;
+    do {
+      const page = await send(() =>
+        client.send(
+          new QueryCommand({
+            TableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            ExpressionAttributeValues: { ':pk': accountItems.customerPk(customerId), ':prefix': prefix },
+            ConsistentRead: true,
+            ...(projection !== undefined && { ProjectionExpression: projection }),
+            ExclusiveStartKey,
+          }),
+        ),
+      );
+      items.push(...(page.Items ?? []));
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return items;
+  }
+
+  return {
+    async customerExists(customerId) {
+      const page = await send(() =>
+        client.send(
+          new QueryCommand({
+            TableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': accountItems.customerPk(customerId) },
+            Limit: 1,
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      return (page.Items?.length ?? 0) > 0;
+    },
+
+    async readCustomers(customerIds) {
+      const counters = await getAll(customerIds.map((id) => accountItems.counterKey(id)));
+      const countOf = new Map(counters.map((item) => [String(item.pk), Number(item.addressCount)]));
+      const result = new Map<string, StoredCustomer>();
+      await Promise.all(
+        customerIds.map(async (customerId) => {
+          const addresses = await queryAll(customerId, accountItems.addressPrefix);
+          const addressCount = countOf.get(accountItems.customerPk(customerId));
+          if (addresses.length === 0 && addressCount === undefined) return;
+          // Keys sort by zero-padded position: the list in order.
+          result.set(customerId, {
+            addresses: addresses.map((item) => ({
+              depotCode: String(item.depotCode ?? ''),
+              createdAt: String(item.createdAt),
+            })),
+            addressCount,
+          });
+        }),
+      );
+      return result;
+    },
+
+    async readUsers(usernames) {
+      const users = await getAll(usernames.map((username) => accountItems.userKey(username)));
+      const byFolded = new Map<string, Item>(
+        users.map((item) => [foldUsername(String(item.username)), item]),
+      );
+      const memberKeys = users
+        .filter((item) => typeof item.customerId === 'string')
+        .map((item) => accountItems.memberKey(String(item.customerId), String(item.username)));
+      const members = new Set((await getAll(memberKeys)).map((item) => `${item.pk} ${item.sk}`));
+      const result = new Map<string, StoredUser>();
+      for (const [folded, item] of byFolded) {
+        const customerId = typeof item.customerId === 'string' ? item.customerId : null;
+        const memberKey =
+          customerId === null ? undefined : accountItems.memberKey(customerId, String(item.username));
+        result.set(folded, {
+          username: String(item.username),
+          passwordHash: String(item.passwordHash),
+          enabled: item.enabled === true,
+          customerId,
+          hasMembership: memberKey !== undefined && members.has(`${memberKey.pk} ${memberKey.sk}`),
+        });
+      }
+      return result;
+    },
+
+    async write(items) {
+      for (const chunk of chunks(items, 25)) {
+        let pending = chunk.map((Item) => ({ PutRequest: { Item } }));
+        for (let attempt = 0; pending.length > 0; attempt += 1) {
+          if (attempt >= maxAttempts) {
+            throw new AppError('DEPENDENCY_UNAVAILABLE', { detail: 'items left unprocessed after retries' });
+          }
+          if (attempt > 0) await backoff(attempt);
+          const request = pending;
+          const answer = await send(() =>
+            client.send(new BatchWriteCommand({ RequestItems: { [TableName]: request } })),
+          );
+          pending = (answer.UnprocessedItems?.[TableName] ?? []) as typeof pending;
+        }
+      }
+    },
+
+    async *scan() {
+      let ExclusiveStartKey: Item | undefined;
+      do {
+        const page = await send(() => client.send(new ScanCommand({ TableName, ExclusiveStartKey })));
+        yield* page.Items ?? [];
+        ExclusiveStartKey = page.LastEvaluatedKey;
+      } while (ExclusiveStartKey);
+    },
+
+    async members(customerId) {
+      return (await queryAll(customerId, accountItems.memberPrefix, 'username')).map((item) =>
+        String(item.username),
+      );
+    },
+  };
+}

@@ -1,0 +1,417 @@
+/**
+ * `admin import`, `admin export`, `user list` and `customer list` as an operator runs them
+ * (the CLI in-process), on dynalite and DynamoDB Local, with real bcrypt.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import bcrypt from 'bcryptjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tableNames } from '../../lib/stage.ts';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import { type BulkAccountStore, createBulkAccountStore } from '../../lib/users/bulk-dynamodb.ts';
+import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
+import type { AccountRepository } from '../../lib/users/repository.ts';
+import { runAdmin } from '../../scripts/admin/main.ts';
+import { ensureTables } from '../../scripts/local/tables.ts';
+import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const EXAMPLE = resolve(ROOT, 'docs/import-example.jsonl');
+const LEGACY_PASSWORD = 'legacy-password-1';
+
+describeEachDynamo('admin import and export', (kind) => {
+  let dynamo: TestDynamo;
+  let dir: string;
+  beforeAll(async () => {
+    dynamo = await startTestDynamo(kind);
+    dir = await mkdtemp(join(tmpdir(), 'parcel-auth-import-'));
+  });
+  afterAll(async () => {
+    await dynamo?.close();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A stage of its own (its tables created) in the one DynamoDB of this suite. */
+  async function freshStage(): Promise<Stage> {
+    const stage = `imp${randomUUID().slice(0, 8)}`;
+    const setup = dynamo.client();
+    await ensureTables(setup, stage);
+    setup.destroy();
+    return { documentClient: dynamo.documentClient, tables: tableNames(stage) };
+  }
+
+  interface Run {
+    readonly code: number;
+    readonly out: string[];
+    readonly err: string[];
+  }
+
+  /** The CLI on `stage`'s tables; `bulk` may wrap the real bulk store (to inject a fault). */
+  async function admin(
+    stage: Stage,
+    args: string[],
+    wrap: (bulk: BulkAccountStore) => BulkAccountStore = (bulk) => bulk,
+  ): Promise<Run> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const client = stage.documentClient;
+    const code = await runAdmin(args, {
+      env: { DYNAMODB_PORT: '1', DATA_DIR: dir },
+      cwd: dir,
+      stdout: (text) => out.push(text),
+      stderr: (text) => err.push(text),
+      readPassword: async () => '',
+      openStores: () => ({
+        accounts: createDynamoAccountRepository({ client, tableName: stage.tables.accounts }),
+        loginFailures: createDynamoThrottleStore({ client, tableName: stage.tables.loginThrottle }),
+        bulk: wrap(createBulkAccountStore({ client, tableName: stage.tables.accounts, baseDelayMs: 1 })),
+        close: () => {},
+      }),
+    });
+    return { code, out, err };
+  }
+
+  const file = async (name: string, lines: readonly unknown[]) => {
+    const path = join(dir, name);
+    await writeFile(
+      path,
+      `${lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n')}\n`,
+    );
+    return path;
+  };
+  const accounts = (stage: Stage): AccountRepository =>
+    createDynamoAccountRepository({ client: stage.documentClient, tableName: stage.tables.accounts });
+  const itemCount = async (stage: Stage) => {
+    let count = 0;
+    for await (const _ of createBulkAccountStore({
+      client: stage.documentClient,
+      tableName: stage.tables.accounts,
+    }).scan())
+      count += 1;
+    return count;
+  };
+
+  it('imports customers and users with their hashes: a legacy $2y$ hash keeps its password, depot codes are derived', async () => {
+    const stage = await freshStage();
+
+    const run = await admin(stage, ['import', EXAMPLE]);
+
+    expect(run).toMatchObject({ code: 0, out: ['created 5, unchanged 0, updated 0, skipped 0, failed 0'] });
+    const brno = await accounts(stage).findByUsername('eshop-brno');
+    expect(brno).toMatchObject({ customerId: 'C-2001', depotCode: 'BRQ02', enabled: true });
+    expect(brno?.passwordHash.startsWith('$2y$04$')).toBe(true);
+    expect(await bcrypt.compare(LEGACY_PASSWORD, brno?.passwordHash ?? '')).toBe(true);
+    expect(await accounts(stage).findByUsername('Warehouse.Ostrava')).toMatchObject({
+      enabled: false,
+      depotCode: 'OSR01',
+    });
+    const printer = await accounts(stage).findByUsername('label-printer');
+    expect(await bcrypt.compare('a-new-password-for-labels', printer?.passwordHash ?? '')).toBe(true);
+    expect((await accounts(stage).listPickupAddresses('C-2001')).map((a) => a.depotCode)).toEqual([
+      '',
+      'BRQ02',
+    ]);
+  });
+
+  it('writes the same items as user add and address add, so stores cannot tell them apart', async () => {
+    const imported = await freshStage();
+    const byHand = await freshStage();
+    await admin(imported, [
+      'import',
+      await file('one.jsonl', [
+        { type: 'customer', customerId: 'C-1', pickupAddresses: [{ depotCode: '' }, { depotCode: 'D1' }] },
+        {
+          type: 'user',
+          username: 'same',
+          customerId: 'C-1',
+          passwordHash: bcrypt.hashSync('a-long-password-1', 4),
+        },
+      ]),
+    ]);
+    const hash = (await accounts(imported).findByUsername('same'))?.passwordHash ?? '';
+    await accounts(byHand).addPickupAddress('C-1', '');
+    await accounts(byHand).addPickupAddress('C-1', 'D1');
+    await accounts(byHand).createUser({ username: 'same', passwordHash: hash, customerId: 'C-1' });
+
+    const shape = async (stage: Stage) => {
+      const items: Record<string, unknown>[] = [];
+      for await (const item of createBulkAccountStore({
+        client: stage.documentClient,
+        tableName: stage.tables.accounts,
+      }).scan()) {
+        items.push(
+          Object.fromEntries(
+            Object.keys(item)
+              .sort()
+              .map((key) => [key, /At$|revokedBefore/.test(key) ? typeof item[key] : item[key]]),
+          ),
+        );
+      }
+      return items.sort((a, b) => `${a.pk}${a.sk}`.localeCompare(`${b.pk}${b.sk}`));
+    };
+    expect(await shape(imported)).toEqual(await shape(byHand));
+  });
+
+  it('changes nothing when the same file is imported again, and says so', async () => {
+    const stage = await freshStage();
+    await admin(stage, ['import', EXAMPLE]);
+    const before = await itemCount(stage);
+
+    const again = await admin(stage, ['import', EXAMPLE]);
+
+    expect(again).toMatchObject({
+      code: 0,
+      out: ['nothing to change: created 0, unchanged 5, updated 0, skipped 0, failed 0'],
+    });
+    expect(await itemCount(stage)).toBe(before);
+  });
+
+  it('reports every bad record by line number and writes nothing', async () => {
+    const stage = await freshStage();
+    await accounts(stage).createUser({
+      username: 'Existing',
+      passwordHash: bcrypt.hashSync('a-long-password-1', 4),
+      customerId: null,
+    });
+    const before = await itemCount(stage);
+    const hash = bcrypt.hashSync('a-long-password-1', 4);
+    const path = await file('bad.jsonl', [
+      '{not json',
+      { type: 'shipment' },
+      { type: 'customer', customerId: 'bad id!', pickupAddresses: [] },
+      {
+        type: 'customer',
+        customerId: 'C-9',
+        pickupAddresses: [{ depotCode: 'way-too-long-depot-code-for-the-rules' }],
+      },
+      { type: 'user', username: 'no-credential' },
+      { type: 'user', username: 'both', passwordHash: hash, password: 'a-long-password-2' },
+      { type: 'user', username: 'short', password: 'short' },
+      { type: 'user', username: 'bad-hash', passwordHash: '$2x$10$abc' },
+      { type: 'user', username: 'low-cost', passwordHash: hash.replace('$04$', '$03$') },
+      { type: 'user', username: 'orphan', customerId: 'C-404', passwordHash: hash },
+      { type: 'user', username: 'Twin', passwordHash: hash },
+      { type: 'user', username: 'twin', passwordHash: hash },
+      { type: 'user', username: 'extra', passwordHash: hash, role: 'admin' },
+      { type: 'user', username: 'good', passwordHash: hash },
+    ]);
+
+    const run = await admin(stage, ['import', path]);
+
+    expect(run.code).toBe(1);
+    expect(
+      run.out.filter((line) => line.startsWith('line ')).map((line) => Number(/^line (\d+)/.exec(line)?.[1])),
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    expect(run.out.join('\n')).not.toContain(hash);
+    expect(run.out.join('\n')).not.toContain('a-long-password-2');
+    expect(run.err).toEqual([
+      'error: 13 invalid records; nothing was written (fix them, or add --skip-invalid to import the valid records)',
+    ]);
+    expect(await itemCount(stage)).toBe(before);
+  });
+
+  it('never lets a username differing only by case overwrite one in the table', async () => {
+    const stage = await freshStage();
+    const original = bcrypt.hashSync('a-long-password-1', 4);
+    await accounts(stage).createUser({ username: 'Existing', passwordHash: original, customerId: null });
+
+    const run = await admin(stage, [
+      'import',
+      await file('case.jsonl', [
+        { type: 'user', username: 'existing', passwordHash: bcrypt.hashSync('a-long-password-2', 4) },
+      ]),
+    ]);
+
+    expect(run.code).toBe(1);
+    expect(run.out).toContain('line 1: username exists in another letter case (Existing)');
+    expect((await accounts(stage).findByUsername('Existing'))?.passwordHash).toBe(original);
+    expect(await accounts(stage).findByUsername('existing')).toBeNull();
+  });
+
+  it('with --skip-invalid writes the valid records and counts the rest as skipped', async () => {
+    const stage = await freshStage();
+    const hash = bcrypt.hashSync('a-long-password-1', 4);
+
+    const run = await admin(stage, [
+      'import',
+      '--skip-invalid',
+      await file('mixed.jsonl', [
+        { type: 'user', username: 'kept', passwordHash: hash },
+        { type: 'user', username: 'dropped', passwordHash: 'nope' },
+      ]),
+    ]);
+
+    expect(run.code).toBe(0);
+    expect(run.out).toEqual([
+      'line 2: passwordHash must be a bcrypt hash ($2a$, $2b$ or $2y$, cost 4 to 31)',
+      'created 1, unchanged 0, updated 0, skipped 1, failed 0',
+    ]);
+    expect(await accounts(stage).findByUsername('kept')).not.toBeNull();
+  });
+
+  it('with --dry-run checks against the table and writes nothing', async () => {
+    const stage = await freshStage();
+
+    const run = await admin(stage, ['import', '--dry-run', EXAMPLE]);
+
+    expect(run).toMatchObject({
+      code: 0,
+      out: ['dry run, nothing written: would have created 5, unchanged 0, updated 0, skipped 0, failed 0'],
+    });
+    expect(await itemCount(stage)).toBe(0);
+  });
+
+  it('resumes an import stopped half-way without duplicates or half-written customers', async () => {
+    const stage = await freshStage();
+    const hash = bcrypt.hashSync('a-long-password-1', 4);
+    const records = [
+      ...Array.from({ length: 30 }, (_, i) => ({
+        type: 'customer',
+        customerId: `C-${i}`,
+        pickupAddresses: [{ depotCode: '' }, { depotCode: `D${i}` }, { depotCode: 'X' }],
+      })),
+      ...Array.from({ length: 120 }, (_, i) => ({
+        type: 'user',
+        username: `user-${i}`,
+        customerId: `C-${i % 30}`,
+        passwordHash: hash,
+      })),
+    ];
+    const path = await file('big.jsonl', records);
+    // The store dies after a few batch writes, as a killed process or a throttling storm would.
+    let writes = 0;
+    const dying = (bulk: BulkAccountStore): BulkAccountStore => ({
+      ...bulk,
+      write: async (items) => {
+        writes += 1;
+        if (writes > 7) throw new Error('connection reset');
+        await bulk.write(items.slice(0, Math.ceil(items.length / 2)));
+        if (writes === 7) throw new Error('connection reset');
+        await bulk.write(items.slice(Math.ceil(items.length / 2)));
+      },
+    });
+
+    const stopped = await admin(stage, ['import', path], dying);
+    const resumed = await admin(stage, ['import', path]);
+
+    expect(stopped.code).toBe(1);
+    expect(resumed.code).toBe(0);
+    expect(await itemCount(stage)).toBe(30 * 4 + 120 * 2);
+    for (let i = 0; i < 120; i += 1) {
+      expect(await accounts(stage).findByUsername(`user-${i}`)).toMatchObject({
+        customerId: `C-${i % 30}`,
+        depotCode: `D${i % 30}`,
+      });
+    }
+    expect((await accounts(stage).listPickupAddresses('C-7')).map((a) => a.position)).toEqual([1, 2, 3]);
+    const third = await admin(stage, ['import', path]);
+    expect(third.out.at(-1)).toBe(
+      'nothing to change: created 0, unchanged 150, updated 0, skipped 0, failed 0',
+    );
+  });
+
+  it('exports what an import into an empty stage reproduces exactly', async () => {
+    const source = await freshStage();
+    await admin(source, ['import', EXAMPLE]);
+    await accounts(source).addPickupAddress('C-2002', '');
+    await accounts(source).createUser({
+      username: 'hand-made',
+      passwordHash: bcrypt.hashSync('a-long-password-1', 4),
+      customerId: 'C-3003',
+    });
+    const exported = await admin(source, ['export', '--include-password-hashes']);
+    const target = await freshStage();
+
+    const imported = await admin(target, ['import', await file('export.jsonl', exported.out)]);
+    const again = await admin(target, ['export', '--include-password-hashes']);
+
+    expect(imported.code).toBe(0);
+    expect([...again.out].sort()).toEqual([...exported.out].sort());
+    for (const username of ['eshop-brno', 'Warehouse.Ostrava', 'label-printer', 'hand-made']) {
+      const before = await accounts(source).findByUsername(username);
+      const after = await accounts(target).findByUsername(username);
+      expect(after).toMatchObject({
+        passwordHash: before?.passwordHash,
+        enabled: before?.enabled,
+        customerId: before?.customerId,
+        depotCode: before?.depotCode,
+        createdAt: before?.createdAt,
+      });
+    }
+    expect(await accounts(target).listPickupAddresses('C-2002')).toEqual(
+      await accounts(source).listPickupAddresses('C-2002'),
+    );
+  });
+
+  it('exports no password hash unless asked to', async () => {
+    const stage = await freshStage();
+    await admin(stage, ['import', EXAMPLE]);
+
+    const run = await admin(stage, ['export']);
+
+    expect(run.code).toBe(0);
+    expect(run.out.join('\n')).not.toContain('$2');
+    expect(run.out.map((line) => JSON.parse(line).type).sort()).toEqual([
+      'customer',
+      'customer',
+      'user',
+      'user',
+      'user',
+    ]);
+  });
+
+  it('lists users, by customer and disabled ones, and customers, as JSON Lines', async () => {
+    const stage = await freshStage();
+    await admin(stage, ['import', EXAMPLE]);
+
+    const all = await admin(stage, ['user', 'list']);
+    const ofCustomer = await admin(stage, ['user', 'list', '--customer', 'C-2001']);
+    const disabled = await admin(stage, ['user', 'list', '--disabled']);
+    const customers = await admin(stage, ['customer', 'list']);
+
+    expect(all.out.map((line) => JSON.parse(line).username)).toEqual([
+      'Warehouse.Ostrava',
+      'eshop-brno',
+      'label-printer',
+    ]);
+    expect(all.out.join('\n')).not.toContain('$2');
+    expect(ofCustomer.out.map((line) => JSON.parse(line).username)).toEqual(['eshop-brno']);
+    expect(disabled.out.map((line) => JSON.parse(line).username)).toEqual(['Warehouse.Ostrava']);
+    expect(customers.out.map((line) => JSON.parse(line))).toEqual([
+      { customerId: 'C-2001', addresses: 2, depotCode: 'BRQ02', depotCodes: ['', 'BRQ02'] },
+      { customerId: 'C-2002', addresses: 1, depotCode: 'OSR01', depotCodes: ['OSR01'] },
+    ]);
+  });
+
+  it('answers a missing file in one line, exit 1', async () => {
+    const stage = await freshStage();
+
+    const run = await admin(stage, ['import', 'no-such-file.jsonl']);
+
+    expect(run).toMatchObject({ code: 1, err: ['error: cannot read no-such-file.jsonl: ENOENT'] });
+  });
+});
+
+describe('admin import, the command line', () => {
+  it('takes one file and the import options only', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runAdmin(['import'], {
+      env: {},
+      cwd: ROOT,
+      stdout: (text) => out.push(text),
+      stderr: (text) => err.push(text),
+      readPassword: async () => '',
+    });
+    expect(code).toBe(2);
+    expect(err).toEqual(['error: import takes <file>']);
+  });
+});
+
+/** One stage's tables in the suite's DynamoDB. */
+interface Stage {
+  readonly documentClient: TestDynamo['documentClient'];
+  readonly tables: ReturnType<typeof tableNames>;
+}
