@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { authorizerPart } from './bench/authorizer.ts';
 import { measureBundles } from './bench/bundles.ts';
 import { coldStartPart } from './bench/cold-start.ts';
+import { importPart } from './bench/import.ts';
 import { loadPart } from './bench/load.ts';
 import { loginPart } from './bench/login.ts';
 import type { Plan } from './bench/measure.ts';
@@ -27,6 +28,7 @@ import { type BenchResults, type Machine, renderReport } from './bench/report.ts
 import {
   type AuthorizerResult,
   type ColdStartResult,
+  type ImportBenchResult,
   type LoadResult,
   type LoginResult,
   type PartResult,
@@ -48,6 +50,7 @@ const PLANS = {
     login10: { warmup: 3, rounds: 25, calls: 3 },
     coldStartRuns: 11,
     loadSeconds: 10,
+    importUsers: 100_000,
   },
   quick: {
     authorizerCached: { warmup: 5, rounds: 3, calls: 5 },
@@ -56,6 +59,7 @@ const PLANS = {
     login10: { warmup: 1, rounds: 2, calls: 1 },
     coldStartRuns: 1,
     loadSeconds: 1,
+    importUsers: 500,
   },
 } satisfies Record<string, Record<string, Plan | number>>;
 
@@ -93,6 +97,8 @@ async function runPart(part: string, endpoint: string): Promise<PartResult> {
     }
     case 'load':
       return loadPart({ seconds: plans.loadSeconds });
+    case 'import':
+      return importPart({ endpoint, users: plans.importUsers });
     default:
       throw new Error(`unknown part ${part}`);
   }
@@ -182,10 +188,11 @@ async function main() {
     ];
     const coldStart = ['--part', 'cold-start', '--artifacts', artifacts];
     const load = ['--part', 'load'];
+    const bulkImport = ['--part', 'import'];
     if (args.quick) {
       // Nothing is worth timing in a smoke run: everything at once.
       const [results, built] = await Promise.all([
-        Promise.all([...runs, load].map((run) => child(run, dynamo.endpoint))),
+        Promise.all([...runs, load, bulkImport].map((run) => child(run, dynamo.endpoint))),
         measureBundles(artifacts).then(async (built) => {
           parts.push(await child(coldStart, dynamo.endpoint));
           return built;
@@ -201,7 +208,7 @@ async function main() {
       }
       log('serverless package');
       bundles = await measureBundles(artifacts);
-      for (const run of [coldStart, load]) {
+      for (const run of [coldStart, load, bulkImport]) {
         log(run[1] ?? '');
         parts.push(await child(run, dynamo.endpoint));
       }
@@ -222,6 +229,7 @@ async function main() {
     bundles,
     coldStart: only<ColdStartResult>(parts, 'cold-start'),
     load: only<LoadResult>(parts, 'load'),
+    bulkImport: only<ImportBenchResult>(parts, 'import'),
   };
   const report = renderReport(results);
   const out = args.out === undefined ? (args.quick ? undefined : REPORT) : resolve(args.out);

@@ -27,10 +27,23 @@ const THROTTLING = new Set([
 
 export interface BulkAccountStore {
   customerExists(customerId: string): Promise<boolean>;
-  /** Each customer's stored addresses and counter; a customer without any item is absent. */
-  readCustomers(customerIds: readonly string[]): Promise<Map<string, StoredCustomer>>;
-  /** The users stored under these names' folded keys (any letter case), by folded name. */
-  readUsers(usernames: readonly string[]): Promise<Map<string, StoredUser>>;
+  /**
+   * Each customer's counter and its addresses at positions 1 to `positions` (what a record
+   * of that many addresses would write), in one BatchGetItem per 100 keys; a customer
+   * without any of those items is absent.
+   */
+  readCustomers(
+    customers: readonly { customerId: string; positions: number }[],
+  ): Promise<Map<string, StoredCustomer>>;
+  /** Every stored address of a customer, in order (one Query). */
+  customerAddresses(customerId: string): Promise<StoredCustomer['addresses']>;
+  /**
+   * The users stored under these names' folded keys (any letter case), by folded name, with
+   * whether their membership of `customerId` is stored: one BatchGetItem for user and membership.
+   */
+  readUsers(
+    users: readonly { username: string; customerId: string | null }[],
+  ): Promise<Map<string, StoredUser>>;
   /** Writes `items` (any number), 25 per BatchWriteItem, until every one is processed. */
   write(items: readonly Item[]): Promise<void>;
   /** Every item of the table, page by page. */
@@ -134,37 +147,52 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
       return (page.Items?.length ?? 0) > 0;
     },
 
-    async readCustomers(customerIds) {
-      const counters = await getAll(customerIds.map((id) => accountItems.counterKey(id)));
-      const countOf = new Map(counters.map((item) => [String(item.pk), Number(item.addressCount)]));
+    async readCustomers(customers) {
+      const keys = customers.flatMap(({ customerId, positions }) => [
+        accountItems.counterKey(customerId),
+        ...Array.from({ length: positions }, (_, index) => accountItems.addressKey(customerId, index + 1)),
+      ]);
+      const byKey = new Map((await getAll(keys)).map((item) => [`${item.pk} ${item.sk}`, item]));
       const result = new Map<string, StoredCustomer>();
-      await Promise.all(
-        customerIds.map(async (customerId) => {
-          const addresses = await queryAll(customerId, accountItems.addressPrefix);
-          const addressCount = countOf.get(accountItems.customerPk(customerId));
-          if (addresses.length === 0 && addressCount === undefined) return;
-          // Keys sort by zero-padded position: the list in order.
-          result.set(customerId, {
-            addresses: addresses.map((item) => ({
-              depotCode: String(item.depotCode ?? ''),
-              createdAt: String(item.createdAt),
-            })),
-            addressCount,
-          });
-        }),
-      );
+      for (const { customerId, positions } of customers) {
+        const counter = accountItems.counterKey(customerId);
+        const count = byKey.get(`${counter.pk} ${counter.sk}`)?.addressCount;
+        const addresses: { depotCode: string; createdAt: string }[] = [];
+        // The stored list from position 1 on, as far as it goes without a gap.
+        for (let position = 1; position <= positions; position += 1) {
+          const key = accountItems.addressKey(customerId, position);
+          const item = byKey.get(`${key.pk} ${key.sk}`);
+          if (item === undefined) break;
+          addresses.push({ depotCode: String(item.depotCode ?? ''), createdAt: String(item.createdAt) });
+        }
+        if (addresses.length === 0 && count === undefined) continue;
+        result.set(customerId, { addresses, addressCount: count === undefined ? undefined : Number(count) });
+      }
       return result;
     },
 
-    async readUsers(usernames) {
-      const users = await getAll(usernames.map((username) => accountItems.userKey(username)));
+    async customerAddresses(customerId) {
+      // Keys sort by zero-padded position: the list in order.
+      return (await queryAll(customerId, accountItems.addressPrefix)).map((item) => ({
+        depotCode: String(item.depotCode ?? ''),
+        createdAt: String(item.createdAt),
+      }));
+    },
+
+    async readUsers(requested) {
+      const found = await getAll(
+        requested.flatMap(({ username, customerId }) => [
+          accountItems.userKey(username),
+          ...(customerId === null ? [] : [accountItems.memberKey(customerId, username)]),
+        ]),
+      );
+      const users = found.filter((item) => item.sk === 'USER');
+      const members = new Set(
+        found.filter((item) => item.sk !== 'USER').map((item) => `${item.pk} ${item.sk}`),
+      );
       const byFolded = new Map<string, Item>(
         users.map((item) => [foldUsername(String(item.username)), item]),
       );
-      const memberKeys = users
-        .filter((item) => typeof item.customerId === 'string')
-        .map((item) => accountItems.memberKey(String(item.customerId), String(item.username)));
-      const members = new Set((await getAll(memberKeys)).map((item) => `${item.pk} ${item.sk}`));
       const result = new Map<string, StoredUser>();
       for (const [folded, item] of byFolded) {
         const customerId = typeof item.customerId === 'string' ? item.customerId : null;

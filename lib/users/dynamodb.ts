@@ -61,6 +61,10 @@ export const accountItems = {
     sk: memberSk(username),
   }),
   counterKey: (customerId: string) => ({ pk: customerPk(customerId), sk: COUNTER_SK }),
+  addressKey: (customerId: string, position: number) => ({
+    pk: customerPk(customerId),
+    sk: addressSk(position),
+  }),
   customerPk,
   addressPrefix: ADDRESS_PREFIX,
   memberPrefix: MEMBER_PREFIX,

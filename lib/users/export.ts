@@ -36,8 +36,8 @@ export async function* exportRecords(
 }
 
 async function addressesOf(store: BulkAccountStore, customerId: string) {
-  const stored = await store.readCustomers([customerId]);
-  const customer = stored.get(customerId);
-  if (customer === undefined) return [];
-  return customer.addresses.map(({ depotCode, createdAt }) => ({ depotCode, createdAt }));
+  return (await store.customerAddresses(customerId)).map(({ depotCode, createdAt }) => ({
+    depotCode,
+    createdAt,
+  }));
 }

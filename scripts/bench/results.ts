@@ -94,7 +94,30 @@ export interface LoadResult {
   readonly routes: readonly LoadRoute[];
 }
 
-export type PartResult = AuthorizerResult | LoginResult | RoundTripsResult | ColdStartResult | LoadResult;
+export interface ImportBenchResult {
+  readonly part: 'import';
+  readonly users: number;
+  readonly customers: number;
+  /** Lines of the file: customers and users. */
+  readonly records: number;
+  /** DynamoDB items both runs write. */
+  readonly items: number;
+  /** The bare BatchWriteItem loop writing the same items. */
+  readonly bareSeconds: number;
+  readonly importSeconds: number;
+  /** Import throughput over the bare loop's (1 = as fast as the floor). */
+  readonly ratio: number;
+  readonly baseRssMiB: number;
+  readonly peakRssMiB: number;
+}
+
+export type PartResult =
+  | AuthorizerResult
+  | LoginResult
+  | RoundTripsResult
+  | ColdStartResult
+  | LoadResult
+  | ImportBenchResult;
 
 export interface Bundle {
   readonly function: string;
