@@ -70,6 +70,7 @@ describe('npm run bench -- --quick', () => {
       '## 5. Cold start proxies',
       '## 6. Local stack under load',
       '## 7. Lambda memory for the login functions',
+      '## 8. Bulk import',
       '## How to reproduce',
       '## How to read',
     ]) {
@@ -81,8 +82,9 @@ describe('npm run bench -- --quick', () => {
 
   it('gives every target a number and a verdict', () => {
     const targets = rowsAfter('## Targets');
-    // 7 warm and size targets, 8 functions' bundled ÷ unbundled import, the load test's errors.
-    expect(targets).toHaveLength(16);
+    // 7 warm and size targets, 8 functions' bundled ÷ unbundled import, the load test's
+    // errors, the bulk import's throughput.
+    expect(targets).toHaveLength(17);
     for (const [name, measured, , result] of targets) {
       expect(measured, name).toMatch(/^\d+(\.\d+)?( ?×| ms| KiB)?$/);
       expect(result, name).toMatch(/^(pass|\*\*FAIL\*\*)$/);
