@@ -26,6 +26,7 @@ import {
 import { functionEnv } from '../../scripts/harness/function-env.ts';
 import { seedHandlerUsers } from '../../scripts/harness/handler-users.ts';
 import { startTestDynamo } from '../helpers/dynamo.ts';
+import { captureServiceLogs } from '../helpers/log-capture.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Authorizer = (event: ReturnType<typeof authorizerEvent>) => Promise<APIGatewayAuthorizerResult>;
@@ -59,6 +60,7 @@ function protectedRoutes(): ProtectedRoute[] {
 }
 
 const PASSWORD = 'a-long-test-password';
+const logs = captureServiceLogs();
 const routes = protectedRoutes() as (ProtectedRoute & { module: string })[];
 let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
 let accounts: AccountRepository;
@@ -176,6 +178,10 @@ describe('a cached authorizer decision replayed to every protected function', ()
       const { exp: _exp, ...context } = decision.context ?? {};
       const response = await call(route, requestTo(route, { ...decision, context }, token));
       expect(response.statusCode).toBe(401);
+      // Only a broken authorizer sends that: an error for the operator, not an info line.
+      expect(logs.events('request refused')).toEqual([
+        expect.objectContaining({ level: 'ERROR', reason: 'authorizer context invalid', fields: ['exp'] }),
+      ]);
     },
   );
 
