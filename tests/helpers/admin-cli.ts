@@ -68,6 +68,11 @@ export interface AdminCli {
   readonly throttleStore: ThrottleStore;
   /** Runs the CLI in-process on the local target; `options.password` is what stdin holds. */
   admin(args: string[], options?: AdminOptions): Promise<AdminRun>;
+  /**
+   * `admin` as an arrange step: rejects, failing the test with the CLI's exit status and
+   * stderr, unless the run exits 0.
+   */
+  adminOk(args: string[], options?: AdminOptions): Promise<AdminRun>;
   /** Runs `node scripts/admin.ts` as an operator would, with `stdin` piped in. */
   spawnAdmin(args: string[], options?: { stdin?: string; env?: Record<string, string> }): Promise<ScriptRun>;
 }
@@ -145,6 +150,14 @@ export function useAdminCli(): AdminCli {
     return { code, stdout: stdout.join('\n'), stderr, passwordReads };
   }
 
+  async function adminOk(args: string[], options: AdminOptions = {}): Promise<AdminRun> {
+    const run = await admin(args, options);
+    if (run.code !== 0) {
+      throw new Error(`arrange: admin ${args.join(' ')} exited ${run.code}: ${run.stderr.join(' | ')}`);
+    }
+    return run;
+  }
+
   function spawnAdmin(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) {
     const { dynamo, dataDir } = started();
     // Nothing of the developer's AWS setup leaks into the child.
@@ -169,6 +182,7 @@ export function useAdminCli(): AdminCli {
       return started().throttleStore;
     },
     admin,
+    adminOk,
     spawnAdmin,
   };
 }

@@ -27,7 +27,7 @@ import type { ParameterStore } from '../../../scripts/admin/keys.ts';
 import { lines, OTHER_STAGE, useAdminCli } from '../../helpers/admin-cli.ts';
 import { TOKEN_SETTINGS } from '../../helpers/keys.ts';
 
-const { admin } = useAdminCli();
+const { admin, adminOk } = useAdminCli();
 
 /**
  * A parameter store in memory that refuses to overwrite as SSM does (PutParameter, Overwrite
@@ -119,10 +119,30 @@ async function verifyWith(jwks: Jwks, token: string) {
 /** The local stage's env for key commands: a long reload interval, so the refusal is testable. */
 const keysEnv = (dir: string) => ({ DATA_DIR: dir, KEY_RELOAD_INTERVAL: '10m' });
 
+/**
+ * A deployed stage's keys half-way through a rotation: the rotation published the new key
+ * set, then its write of the keyring failed. `token` was signed before, `stored`/`store`
+ * hold the keys as they were, `failing` the keys after the failed rotation.
+ */
+async function halfRotatedStage() {
+  const names = keyParameterNames(OTHER_STAGE);
+  const before = await keyringFrom(1);
+  const { stored, writes, store } = memoryParameters();
+  await store.put(names.jwks, JSON.stringify(publishedKeys(before)), { secure: false, overwrite: false });
+  await store.put(names.signingKeyring, JSON.stringify(before), { secure: true, overwrite: false });
+  writes.length = 0;
+  const token = await signWith(before);
+  const failing = memoryParameters({ failWrite: names.signingKeyring });
+  for (const [name, value] of stored) failing.stored.set(name, value);
+  const halfWay = await admin(['keys', 'rotate', '--stage', OTHER_STAGE], { parameters: failing.store });
+  return { names, before, token, stored, writes, store, failing, halfWay };
+}
+
 describe('admin CLI: keys', () => {
-  it('keys init creates the local keyring once and then reports it present, printing only kids', () =>
+  it('keys init creates the local keyring, the private key file private, printing only kids', () =>
     withDataDir(async (dir) => {
       const first = await admin(['keys', 'init'], { env: { DATA_DIR: dir } });
+
       expect(first).toMatchObject({ code: 0, stderr: [] });
       const { keyring, jwks } = await readLocalKeys(dir);
       expect(first.stdout).toBe(
@@ -133,23 +153,39 @@ describe('admin CLI: keys', () => {
       expect(kids(jwks)).toEqual([keyring.active.kid, keyring.next.kid]);
       expect(first.stdout).not.toContain(keyring.active.d);
       expect(first.stdout).not.toContain(keyring.next.d);
+    }));
+
+  it('keys init run again reports the local keyring present and leaves it', () =>
+    withDataDir(async (dir) => {
+      await adminOk(['keys', 'init'], { env: { DATA_DIR: dir } });
+      const { keyring } = await readLocalKeys(dir);
 
       const second = await admin(['keys', 'init'], { env: { DATA_DIR: dir } });
+
       expect(second.code).toBe(0);
       expect(second.stdout).toMatch(/^the local signing keyring is already present in /);
       expect(second.stdout).toContain(`active kid ${keyring.active.kid}, next kid ${keyring.next.kid}`);
+      expect((await readLocalKeys(dir)).keyring).toEqual(keyring);
+    }));
+
+  it('keys init refuses --force without --stage with exit 2 and leaves the local keyring', () =>
+    withDataDir(async (dir) => {
+      await adminOk(['keys', 'init'], { env: { DATA_DIR: dir } });
+      const { keyring } = await readLocalKeys(dir);
 
       const forced = await admin(['keys', 'init', '--force'], { env: { DATA_DIR: dir } });
+
       expect(forced.code).toBe(2);
       expect(forced.stderr).toEqual([expect.stringMatching(/^error: --force applies only with --stage/)]);
       expect((await readLocalKeys(dir)).keyring).toEqual(keyring);
     }));
 
-  it('keys init --stage publishes the key set before it writes the keyring, and refuses to replace keys without --force', async () => {
+  it('keys init --stage publishes the key set before it writes the keyring, a secure parameter', async () => {
     const { stored, writes, store } = memoryParameters();
     const names = keyParameterNames(OTHER_STAGE);
 
     const first = await admin(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
+
     expect(first.code).toBe(0);
     expect(writes).toEqual([names.jwks, names.signingKeyring]);
     expect(stored.get(names.signingKeyring)?.secure).toBe(true);
@@ -161,15 +197,29 @@ describe('admin CLI: keys', () => {
       `created the signing keyring of stage ${OTHER_STAGE} in SSM (eu-central-1); ` +
         `active kid ${keyring.active.kid}, next kid ${keyring.next.kid}`,
     );
+  });
+
+  it('keys init --stage refuses to replace a stage’s keys without --force, with exit 1', async () => {
+    const { stored, store } = memoryParameters();
+    await adminOk(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
+    const { keyring } = storedKeys(stored, OTHER_STAGE);
 
     const refused = await admin(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
+
     expect(refused.code).toBe(1);
     expect(refused.stderr).toEqual([
       expect.stringMatching(/has keys already.*keys rotate.*--force replaces/),
     ]);
     expect(storedKeys(stored, OTHER_STAGE).keyring).toEqual(keyring);
+  });
+
+  it('keys init --stage --force replaces a stage’s keys with new ones, all published', async () => {
+    const { stored, store } = memoryParameters();
+    await adminOk(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
+    const { keyring } = storedKeys(stored, OTHER_STAGE);
 
     const forced = await admin(['keys', 'init', '--stage', OTHER_STAGE, '--force'], { parameters: store });
+
     expect(forced.code).toBe(0);
     expect(forced.stdout).toMatch(/^replaced the signing keyring/);
     const replaced = storedKeys(stored, OTHER_STAGE);
@@ -188,6 +238,7 @@ describe('admin CLI: keys', () => {
       await writeLocalKeys(dir, keyring, publishedKeys(keyring, { keys: [toPublicJwk(retired)] }));
 
       const listed = await admin(['keys', 'list'], { env: { DATA_DIR: dir } });
+
       expect(listed).toMatchObject({ code: 0, stderr: [] });
       // States are padded to the longest, here the retired key's.
       const pad = (state: string) => state.padEnd('retired since 2025-06-01T08:00:00.000Z'.length);
@@ -197,8 +248,15 @@ describe('admin CLI: keys', () => {
         `${retired.kid}  ${pad('retired since 2025-06-01T08:00:00.000Z')}  published`,
       ]);
       expect(listed.stdout).not.toContain(keyring.active.d);
+    }));
 
-      expect((await admin(['keys', 'list', '--force'], { env: { DATA_DIR: dir } })).code).toBe(2);
+  it('keys list refuses --force with exit 2', () =>
+    withDataDir(async (dir) => {
+      await writeLocalKeys(dir, await keyringFrom(2));
+
+      const run = await admin(['keys', 'list', '--force'], { env: { DATA_DIR: dir } });
+
+      expect(run.code).toBe(2);
     }));
 
   it('keys list fails with exit 1 when a key of the keyring is not published', () =>
@@ -207,6 +265,7 @@ describe('admin CLI: keys', () => {
       await writeLocalKeys(dir, keyring, { keys: [toPublicJwk(keyring.active)] });
 
       const listed = await admin(['keys', 'list'], { env: { DATA_DIR: dir } });
+
       expect(listed.code).toBe(1);
       expect(lines(listed.stdout)[1]).toMatch(new RegExp(`^${keyring.next.kid} +next +NOT PUBLISHED$`));
       expect(listed.stderr).toEqual([
@@ -225,6 +284,7 @@ describe('admin CLI: keys', () => {
       const token = await signWith(before);
 
       const rotated = await admin(['keys', 'rotate'], { env: keysEnv(dir) });
+
       expect(rotated).toMatchObject({ code: 0, stderr: [] });
       const after = await readLocalKeys(dir);
       expect(after.keyring.active).toEqual(before.next);
@@ -232,12 +292,9 @@ describe('admin CLI: keys', () => {
       expect(after.keyring.retired).toEqual([{ kid: before.active.kid, retiredAt: expect.any(String) }]);
       expect(kids(after.jwks)).toEqual([after.keyring.active.kid, after.keyring.next.kid, before.active.kid]);
       expect((await stat(keyFiles(dir).keyring)).mode & 0o077).toBe(0);
-
       expect(await verifyWith(after.jwks, token)).toBe('rotation-user');
       expect(await verifyWith(after.jwks, await signWith(after.keyring))).toBe('rotation-user');
-
-      const output = lines(rotated.stdout);
-      expect(output).toEqual([
+      expect(lines(rotated.stdout)).toEqual([
         `rotated the signing keys of stage local in ${join(dir, 'keys')}; the functions load them within 10m`,
         `active  ${before.next.kid} (was next)`,
         `next    ${after.keyring.next.kid} (new: published now, signs after the next rotation)`,
@@ -252,14 +309,14 @@ describe('admin CLI: keys', () => {
         expect(rotated.stdout).not.toContain(jwk.d);
     }));
 
-  it('keys rotate refuses a second rotation within keyReloadInterval with exit 1; --force rotates anyway', () =>
+  it('keys rotate refuses a second rotation within keyReloadInterval with exit 1 and changes nothing', () =>
     withDataDir(async (dir) => {
-      const initial = await keyringFrom(1);
-      await writeLocalKeys(dir, initial);
-      expect((await admin(['keys', 'rotate'], { env: keysEnv(dir) })).code).toBe(0);
+      await writeLocalKeys(dir, await keyringFrom(1));
+      await adminOk(['keys', 'rotate'], { env: keysEnv(dir) });
       const once = await readLocalKeys(dir);
 
       const refused = await admin(['keys', 'rotate'], { env: keysEnv(dir) });
+
       expect(refused.code).toBe(1);
       expect(refused.stderr).toEqual([
         expect.stringMatching(
@@ -270,8 +327,17 @@ describe('admin CLI: keys', () => {
         ),
       ]);
       expect(await readLocalKeys(dir)).toEqual(once);
+    }));
+
+  it('keys rotate --force rotates again within keyReloadInterval, keeping every retired key published', () =>
+    withDataDir(async (dir) => {
+      const initial = await keyringFrom(1);
+      await writeLocalKeys(dir, initial);
+      await adminOk(['keys', 'rotate'], { env: keysEnv(dir) });
+      const once = await readLocalKeys(dir);
 
       const forced = await admin(['keys', 'rotate', '--force'], { env: keysEnv(dir) });
+
       expect(forced.code).toBe(0);
       const twice = await readLocalKeys(dir);
       expect(twice.keyring.active).toEqual(once.keyring.next);
@@ -302,6 +368,7 @@ describe('admin CLI: keys', () => {
       );
 
       const rotated = await admin(['keys', 'rotate'], { env: keysEnv(dir) });
+
       expect(rotated.code).toBe(0);
       expect(lines(rotated.stdout).at(-1)).toBe(`dropped ${expired.kid} (retired 2020-01-01T00:00:00.000Z)`);
       const after = await readLocalKeys(dir);
@@ -314,18 +381,9 @@ describe('admin CLI: keys', () => {
       ]);
     }));
 
-  it('keys rotate --stage writes the key set before the keyring; a failed keyring write leaves every token verifying and a rerun finishes', async () => {
-    const names = keyParameterNames(OTHER_STAGE);
-    const before = await keyringFrom(1);
-    const { stored, writes, store } = memoryParameters();
-    await store.put(names.jwks, JSON.stringify(publishedKeys(before)), { secure: false, overwrite: false });
-    await store.put(names.signingKeyring, JSON.stringify(before), { secure: true, overwrite: false });
-    writes.length = 0;
-    const token = await signWith(before);
+  it('keys rotate --stage whose keyring write fails has published the new key set first, so every token still verifies', async () => {
+    const { names, before, token, failing, halfWay } = await halfRotatedStage();
 
-    const failing = memoryParameters({ failWrite: names.signingKeyring });
-    for (const [name, value] of stored) failing.stored.set(name, value);
-    const halfWay = await admin(['keys', 'rotate', '--stage', OTHER_STAGE], { parameters: failing.store });
     expect(halfWay.code).toBe(1);
     expect(halfWay.stderr).toEqual([
       expect.stringMatching(
@@ -339,13 +397,23 @@ describe('admin CLI: keys', () => {
     expect(half.keyring).toEqual(before);
     expect(await verifyWith(half.jwks, token)).toBe('rotation-user');
     expect(kids(half.jwks)).toEqual(expect.arrayContaining([before.active.kid, before.next.kid]));
+  });
+
+  it('keys list --stage after a failed keyring write lists the new key as published, not in the keyring', async () => {
+    const { failing } = await halfRotatedStage();
 
     const listed = await admin(['keys', 'list', '--stage', OTHER_STAGE], { parameters: failing.store });
+
     expect(listed.code).toBe(0);
     expect(lines(listed.stdout).at(-1)).toMatch(/ not in the keyring +published$/);
+  });
 
+  it('keys rotate --stage run again after a failed keyring write finishes the rotation, the key set first', async () => {
+    const { names, before, token, stored, writes, store, failing } = await halfRotatedStage();
     for (const [name, value] of failing.stored) stored.set(name, value);
+
     const rerun = await admin(['keys', 'rotate', '--stage', OTHER_STAGE], { parameters: store });
+
     expect(rerun.code).toBe(0);
     expect(writes).toEqual([names.jwks, names.signingKeyring]);
     const after = storedKeys(stored, OTHER_STAGE);
@@ -356,7 +424,9 @@ describe('admin CLI: keys', () => {
 
   it('keys rotate reports a stage without keys with exit 1 and points to keys init', async () => {
     const { store } = memoryParameters();
+
     const run = await admin(['keys', 'rotate', '--stage', 'emptystage'], { parameters: store });
+
     expect(run.code).toBe(1);
     expect(run.stderr).toEqual([
       'error: stage emptystage has no /parcel-auth/emptystage/signing-keyring and no /parcel-auth/emptystage/jwks; ' +
