@@ -1,3 +1,7 @@
+/**
+ * The contract of the account store, on each DynamoDB implementation and on the in-memory
+ * fake of the unit tests; then what only the DynamoDB store has.
+ */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
@@ -5,19 +9,15 @@ import type { AccountRepository } from '../../lib/users/repository.ts';
 import { freePort } from '../../scripts/harness/ports.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 import { codeOf } from '../helpers/errors.ts';
+import { ACCOUNT_STORES, type AccountsOn, describeStoreContract } from '../helpers/stores.ts';
 
-describeEachDynamo('account repository', (kind) => {
-  let dynamo: TestDynamo;
+describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
+  let accountsOn: AccountsOn;
   let accounts: AccountRepository;
-
-  beforeAll(async () => {
-    dynamo = await startTestDynamo(kind);
-    accounts = createDynamoAccountRepository({
-      client: dynamo.documentClient,
-      tableName: dynamo.tables.accounts,
-    });
+  beforeAll(() => {
+    accountsOn = store();
+    accounts = accountsOn();
   });
-  afterAll(() => dynamo?.close());
 
   const newUser = (username: string, customerId: string | null = null) =>
     accounts.createUser({ username, passwordHash: '$2b$04$hash', customerId });
@@ -96,11 +96,7 @@ describeEachDynamo('account repository', (kind) => {
   it('moves the revocation cutoff forward on every revocation, also twice in one second', async () => {
     const at = new Date('2026-11-21T10:00:00.250Z');
     const seconds = Math.floor(at.getTime() / 1000);
-    const frozen = createDynamoAccountRepository({
-      client: dynamo.documentClient,
-      tableName: dynamo.tables.accounts,
-      clock: () => at,
-    });
+    const frozen = accountsOn(() => at);
     const revokedBefore = async () => (await frozen.findStatus('same-second'))?.revokedBefore;
     await frozen.createUser({ username: 'same-second', passwordHash: '$2b$04$hash', customerId: null });
     expect(await revokedBefore()).toBe(seconds + 1);
@@ -114,6 +110,15 @@ describeEachDynamo('account repository', (kind) => {
     await accounts.revokeSessions('same-second');
     expect(await revokedBefore()).toBe(Math.floor(Date.now() / 1000) + 1);
   });
+});
+
+/** What only the DynamoDB store has: its own failure mode. */
+describeEachDynamo('account repository on DynamoDB', (kind) => {
+  let dynamo: TestDynamo;
+  beforeAll(async () => {
+    dynamo = await startTestDynamo(kind);
+  });
+  afterAll(() => dynamo?.close());
 
   it('reports an unreachable DynamoDB as DEPENDENCY_UNAVAILABLE', async () => {
     const down = createDynamoAccountRepository({

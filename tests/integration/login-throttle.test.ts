@@ -1,25 +1,20 @@
-/** The login-attempt counters on each DynamoDB implementation, alone and under concurrency. */
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+/**
+ * The contract of the login-attempt counters, alone and under concurrency: on each DynamoDB
+ * implementation and on the in-memory fake of the unit tests.
+ */
+import { beforeAll, expect, it } from 'vitest';
 import type { Reserve, ThrottleStore } from '../../lib/throttle/throttle.ts';
-import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import { describeStoreContract, THROTTLE_STORES } from '../helpers/stores.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const HOUR = 3_600_000;
 const at = (now: number, limit = 5): Reserve => ({ now, windowStart: now - HOUR, limit, expiresAt: 0 });
 
-describeEachDynamo('login throttle store', (kind) => {
-  let dynamo: TestDynamo;
+describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
   let store: ThrottleStore;
-
-  beforeAll(async () => {
-    dynamo = await startTestDynamo(kind);
-    store = createDynamoThrottleStore({
-      client: dynamo.documentClient,
-      tableName: dynamo.tables.loginThrottle,
-    });
+  beforeAll(() => {
+    store = storeOf();
   });
-  afterAll(() => dynamo?.close());
 
   const counts = async (key: string, reserve: Reserve) => {
     const { granted, record } = await store.reserve(key, reserve);

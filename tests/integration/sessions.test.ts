@@ -1,14 +1,14 @@
 /**
- * Sessions end to end in lib/: real tokens, real accounts and sessions tables, on each
- * DynamoDB implementation. The clock is the only thing the tests move.
+ * Sessions end to end in lib/: real tokens over the account and session stores, on each
+ * DynamoDB implementation and on the in-memory fakes of the unit tests, so the fakes keep
+ * the contract the flows rely on. The clock is the only thing the tests move.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
-import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
 import type { SessionStore } from '../../lib/sessions/repository.ts';
 import { endSession, type RefreshDeps, refreshSession, startSession } from '../../lib/sessions/sessions.ts';
 import {
@@ -17,17 +17,30 @@ import {
   createTokenIssuer,
   type IssuedTokens,
 } from '../../lib/tokens/tokens.ts';
-import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
-import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 import { codeOf } from '../helpers/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+import {
+  ACCOUNT_STORES,
+  type AccountsOn,
+  describeStoreContract,
+  SESSION_STORES,
+  type StoreFactories,
+} from '../helpers/stores.ts';
 
 const HOUR_MS = 3_600_000;
 const MAX_LIFETIME_SECONDS = 90 * 86_400;
 
-describeEachDynamo('sessions', (kind) => {
-  let dynamo: TestDynamo;
+/** The account and the session store of one implementation. */
+const BACKENDS: StoreFactories<{ accounts: AccountsOn; sessions: SessionStore }> = {
+  dynamo: async (dynamo) => ({
+    accounts: await ACCOUNT_STORES.dynamo(dynamo),
+    sessions: await SESSION_STORES.dynamo(dynamo),
+  }),
+  memory: async () => ({ accounts: await ACCOUNT_STORES.memory(), sessions: await SESSION_STORES.memory() }),
+};
+
+describeStoreContract('sessions', BACKENDS, (backend) => {
   let accounts: AccountRepository;
   let sessions: SessionStore;
   let keys: Awaited<ReturnType<typeof testKeys>>;
@@ -46,16 +59,10 @@ describeEachDynamo('sessions', (kind) => {
   });
 
   beforeAll(async () => {
-    dynamo = await startTestDynamo(kind);
     keys = await testKeys();
-    accounts = createDynamoAccountRepository({
-      client: dynamo.documentClient,
-      tableName: dynamo.tables.accounts,
-      clock,
-    });
-    sessions = createDynamoSessionStore({ client: dynamo.documentClient, tableName: dynamo.tables.sessions });
+    accounts = backend().accounts(clock);
+    sessions = backend().sessions;
   });
-  afterAll(() => dynamo?.close());
 
   let userCount = 0;
   /** A new user, logged in: its first tokens. The clock moves past the creation cutoff. */
