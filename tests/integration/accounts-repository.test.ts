@@ -93,6 +93,16 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     expect(await codeOf(accounts.removeUser('leaver'))).toBe('NOT_FOUND');
   });
 
+  it('gives a user created again under a removed user’s name nothing of the old customer’s addresses', async () => {
+    await newUser('returner', 'C-returner');
+    await accounts.removeUser('returner');
+    await newUser('returner');
+
+    await accounts.addPickupAddress('C-returner', 'D1');
+
+    expect(await accounts.findByUsername('returner')).toMatchObject({ customerId: null, depotCode: null });
+  });
+
   it('moves the revocation cutoff forward on every revocation, also twice in one second', async () => {
     const at = new Date('2026-11-21T10:00:00.250Z');
     const seconds = Math.floor(at.getTime() / 1000);
@@ -109,6 +119,127 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     expect(await revokedBefore()).toBe(seconds + 4);
     await accounts.revokeSessions('same-second');
     expect(await revokedBefore()).toBe(Math.floor(Date.now() / 1000) + 1);
+  });
+
+  it('creates an enabled user with its hash and customer, stamped by the clock and revoking what came before', async () => {
+    const at = new Date('2026-11-21T10:00:00.250Z');
+
+    await accountsOn(() => at).createUser({
+      username: 'Fresh',
+      passwordHash: '$2b$04$fresh',
+      customerId: 'C-fresh',
+    });
+
+    expect(await accounts.findByUsername('Fresh')).toEqual({
+      username: 'Fresh',
+      passwordHash: '$2b$04$fresh',
+      enabled: true,
+      customerId: 'C-fresh',
+      depotCode: null,
+      revokedBefore: Math.floor(at.getTime() / 1000) + 1,
+      createdAt: at.toISOString(),
+      updatedAt: at.toISOString(),
+    });
+  });
+
+  it('stamps a change with the clock in updatedAt and keeps createdAt', async () => {
+    const created = new Date('2026-11-21T10:00:00.000Z');
+    const changed = new Date('2026-11-21T11:00:00.000Z');
+    await accountsOn(() => created).createUser({
+      username: 'stamped',
+      passwordHash: '$2b$04$hash',
+      customerId: null,
+    });
+
+    await accountsOn(() => changed).setPasswordHash('stamped', '$2b$04$other');
+
+    expect(await accounts.findByUsername('stamped')).toMatchObject({
+      createdAt: created.toISOString(),
+      updatedAt: changed.toISOString(),
+    });
+  });
+
+  it('gives the status of the exact user only: whether it is enabled, and its revocation cutoff', async () => {
+    const at = new Date('2026-11-21T10:00:00.000Z');
+    await accountsOn(() => at).createUser({
+      username: 'Status',
+      passwordHash: '$2b$04$hash',
+      customerId: null,
+    });
+
+    const statuses = await Promise.all(
+      ['Status', 'status', 'nobody'].map((name) => accounts.findStatus(name)),
+    );
+
+    expect(statuses).toEqual([
+      { enabled: true, revokedBefore: Math.floor(at.getTime() / 1000) + 1 },
+      null,
+      null,
+    ]);
+  });
+
+  it('enables a disabled user without moving its revocation cutoff', async () => {
+    await newUser('revived');
+    await accounts.setEnabled('revived', false);
+    const disabled = await accounts.findStatus('revived');
+
+    await accounts.setEnabled('revived', true);
+
+    expect(await accounts.findStatus('revived')).toEqual({
+      enabled: true,
+      revokedBefore: disabled?.revokedBefore,
+    });
+  });
+
+  it('refuses every change to a user that does not exist with NOT_FOUND', async () => {
+    await newUser('Present');
+    const changes = [
+      accounts.setPasswordHash('present', '$2b$04$other'),
+      accounts.setEnabled('present', true),
+      accounts.setEnabled('present', false),
+      accounts.revokeSessions('present'),
+      accounts.removeUser('present'),
+      accounts.revokeSessions('absent'),
+    ];
+
+    const outcomes = await Promise.all(changes.map(codeOf));
+
+    expect(outcomes).toEqual(Array(changes.length).fill('NOT_FOUND'));
+    expect(await accounts.findByUsername('Present')).toMatchObject({
+      passwordHash: '$2b$04$hash',
+      enabled: true,
+    });
+  });
+
+  it('upgrades a hash that is still the current one, revoking nothing', async () => {
+    await newUser('upgrader');
+    const before = await accounts.findStatus('upgrader');
+
+    await accounts.upgradePasswordHash('upgrader', '$2b$04$hash', '$2b$05$upgraded');
+
+    expect((await accounts.findByUsername('upgrader'))?.passwordHash).toBe('$2b$05$upgraded');
+    expect(await accounts.findStatus('upgrader')).toEqual(before);
+  });
+
+  it('upgrades no hash that changed meanwhile: a password change wins over the upgrade', async () => {
+    await newUser('changer');
+    await accounts.setPasswordHash('changer', '$2b$04$changed');
+
+    await accounts.upgradePasswordHash('changer', '$2b$04$hash', '$2b$05$upgraded');
+
+    expect((await accounts.findByUsername('changer'))?.passwordHash).toBe('$2b$04$changed');
+  });
+
+  it('upgrades nothing for a name that matches a user only ignoring case, and does not fail for no user', async () => {
+    await newUser('Exact');
+
+    const outcomes = await Promise.all([
+      codeOf(accounts.upgradePasswordHash('exact', '$2b$04$hash', '$2b$05$upgraded')),
+      codeOf(accounts.upgradePasswordHash('nobody', '$2b$04$hash', '$2b$05$upgraded')),
+    ]);
+
+    expect(outcomes).toEqual(['resolved', 'resolved']);
+    expect((await accounts.findByUsername('Exact'))?.passwordHash).toBe('$2b$04$hash');
   });
 });
 
