@@ -4,12 +4,18 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
-import type { AccountRepository } from '../../lib/users/repository.ts';
+import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
+import type { AccountRepository, UserStatus, UserStatusReader } from '../../lib/users/repository.ts';
 import { freePort } from '../../scripts/harness/ports.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 import { codeOf } from '../helpers/errors.ts';
-import { ACCOUNT_STORES, type AccountsOn, describeStoreContract } from '../helpers/stores.ts';
+import { memoryStatuses } from '../helpers/memory-statuses.ts';
+import {
+  ACCOUNT_STORES,
+  type AccountsOn,
+  describeStoreContract,
+  type StoreFactories,
+} from '../helpers/stores.ts';
 
 describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
   let accountsOn: AccountsOn;
@@ -260,5 +266,83 @@ describeEachDynamo('account repository on DynamoDB', (kind) => {
       tableName: dynamo.tables.accounts,
     });
     expect(await codeOf(down.findByUsername('anyone'))).toBe('DEPENDENCY_UNAVAILABLE');
+  });
+});
+
+/** A status reader over users a test seeds, and one whose store cannot be reached. */
+interface StatusBench {
+  readonly reader: UserStatusReader;
+  seed(username: string, status: UserStatus): Promise<void>;
+  /** A reader that cannot reach its store (the fake's fails for `username` only). */
+  unreachable(username: string): Promise<UserStatusReader>;
+}
+
+const STATUS_READERS: StoreFactories<StatusBench> = {
+  dynamo: (dynamo) => {
+    const accountsOn = ACCOUNT_STORES.dynamo(dynamo) as AccountsOn;
+    const atSecond = (seconds: number) => accountsOn(() => new Date(seconds * 1000));
+    return {
+      reader: createDynamoStatusReader({ client: dynamo.documentClient, tableName: dynamo.tables.accounts }),
+      // Through the account store, at the instants whose revocations set `revokedBefore`.
+      async seed(username, { enabled, revokedBefore }) {
+        const user = { username, passwordHash: '$2b$04$hash', customerId: null };
+        if (enabled) return atSecond(revokedBefore - 1).createUser(user);
+        await atSecond(revokedBefore - 2).createUser(user);
+        await atSecond(revokedBefore - 1).setEnabled(username, false);
+      },
+      unreachable: async () =>
+        createDynamoStatusReader({
+          client: createDocumentClient({
+            region: 'local',
+            dynamodbEndpoint: `http://127.0.0.1:${await freePort()}`,
+          }),
+          tableName: dynamo.tables.accounts,
+        }),
+    };
+  },
+  memory: () => {
+    const { statuses, reader } = memoryStatuses();
+    return {
+      reader,
+      seed: async (username, status) => {
+        statuses.set(username, status);
+      },
+      unreachable: async (username) => memoryStatuses({ failFor: username }).reader,
+    };
+  },
+};
+
+/** The one read of the authorizer; the fake is the one its unit tests use. */
+describeStoreContract('user status reader', STATUS_READERS, (bench) => {
+  it('gives the state of the user with exactly that name: whether it is enabled, and its cutoff', async () => {
+    await bench().seed('Enabled', { enabled: true, revokedBefore: 1_800_000_000 });
+    await bench().seed('Disabled', { enabled: false, revokedBefore: 1_800_000_100 });
+
+    const statuses = await Promise.all(
+      ['Enabled', 'Disabled'].map((name) => bench().reader.findStatus(name)),
+    );
+
+    expect(statuses).toEqual([
+      { enabled: true, revokedBefore: 1_800_000_000 },
+      { enabled: false, revokedBefore: 1_800_000_100 },
+    ]);
+  });
+
+  it('answers null for a name that matches a user only ignoring case, and for no user', async () => {
+    await bench().seed('Cased', { enabled: true, revokedBefore: 1_800_000_000 });
+
+    const statuses = await Promise.all(
+      ['cased', 'CASED', 'nobody'].map((name) => bench().reader.findStatus(name)),
+    );
+
+    expect(statuses).toEqual([null, null, null]);
+  });
+
+  it('rejects with DEPENDENCY_UNAVAILABLE when its store cannot be reached', async () => {
+    const reader = await bench().unreachable('anyone');
+
+    const outcome = await codeOf(reader.findStatus('anyone'));
+
+    expect(outcome).toBe('DEPENDENCY_UNAVAILABLE');
   });
 });
