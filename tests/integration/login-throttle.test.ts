@@ -28,6 +28,28 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     expect(await counts(key, at(T0 + 2 * HOUR))).toBe(1);
   });
 
+  it('counts an attempt exactly one window after the last one as within the window', async () => {
+    const key = 'USER#edge';
+    await store.reserve(key, at(T0));
+
+    const failures = await counts(key, at(T0 + HOUR));
+
+    expect(failures).toBe(2);
+  });
+
+  it('starts a counter idle since before the window again at one attempt, lock and all', async () => {
+    const key = 'USER#stale-lock';
+    for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
+    await store.lock(key, { lockedUntil: T0 + 3 * HOUR, lockedAt: 5, expiresAt: 0 });
+
+    const reserved = await store.reserve(key, at(T0 + 2 * HOUR));
+
+    expect(reserved).toEqual({
+      granted: true,
+      record: { failures: 1, lastAttemptAt: T0 + 2 * HOUR, lockedUntil: 0, lockedAt: 0 },
+    });
+  });
+
   it('grants exactly the limit to a burst of concurrent attempts on a new counter', async () => {
     const key = 'IP#198.51.100.1';
     const results = await Promise.all(Array.from({ length: 12 }, () => store.reserve(key, at(T0))));
