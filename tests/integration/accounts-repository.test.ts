@@ -2,6 +2,8 @@
  * The contract of the account store, on each DynamoDB implementation and on the in-memory
  * fake of the unit tests; then what only the DynamoDB store has.
  */
+
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
@@ -253,14 +255,94 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
   });
 });
 
-/** What only the DynamoDB store has: its own failure mode. */
+/**
+ * `client` for a writer whose first update of a user's depot code waits until `release()`.
+ * It has read its view of the customer by then (`reachedUpdate` resolves), so a test can
+ * let another writer act between that writer's read and its write.
+ */
+function holdingDepotUpdate(client: DynamoDBDocumentClient) {
+  const reached = Promise.withResolvers<void>();
+  const released = Promise.withResolvers<void>();
+  let held = false;
+  const holding = new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== 'send') return Reflect.get(target, property, receiver);
+      return async (...args: unknown[]) => {
+        const [command] = args;
+        if (
+          !held &&
+          command instanceof UpdateCommand &&
+          /\bdepotCode\b/.test(command.input.UpdateExpression ?? '')
+        ) {
+          held = true;
+          reached.resolve();
+          await released.promise;
+        }
+        return Reflect.apply(target.send, target, args);
+      };
+    },
+  });
+  return { client: holding, reachedUpdate: reached.promise, release: () => released.resolve() };
+}
+
+/**
+ * What only the DynamoDB store has: its own failure mode, and writes that interleave (each
+ * write of the in-memory store is one synchronous step).
+ */
 describeEachDynamo('account repository on DynamoDB', (kind) => {
   let dynamo: TestDynamo;
+  let accounts: AccountRepository;
   beforeAll(async () => {
     dynamo = await startTestDynamo(kind);
+    accounts = createDynamoAccountRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+    });
   });
   afterAll(() => dynamo?.close());
 
+  /** A second writer on the same table, held between its view of a customer and its depot-code update. */
+  const slowWriter = () => {
+    const held = holdingDepotUpdate(dynamo.documentClient);
+    const writer = createDynamoAccountRepository({ client: held.client, tableName: dynamo.tables.accounts });
+    return { ...held, writer };
+  };
+
+  it('keeps the fresher depot code when an address write that read an older view updates the user last', async () => {
+    await accounts.createUser({ username: 'raced', passwordHash: '$2b$04$hash', customerId: 'C-race' });
+    const slow = slowWriter();
+
+    // The slow write sees only its own empty-depot address: depot code null.
+    const slowAdd = slow.writer.addPickupAddress('C-race', '');
+    await slow.reachedUpdate;
+    // The other sees both addresses, and updates the user first.
+    await accounts.addPickupAddress('C-race', 'B2');
+    slow.release();
+    await slowAdd;
+
+    expect((await accounts.listPickupAddresses('C-race')).map((a) => a.depotCode)).toEqual(['', 'B2']);
+    expect((await accounts.findByUsername('raced'))?.depotCode).toBe('B2');
+  });
+
+  it('keeps the fresher depot code when a user creation that read an older view updates the user last', async () => {
+    const slow = slowWriter();
+
+    // The creation reads the customer before it has any address: depot code null.
+    const slowCreate = slow.writer.createUser({
+      username: 'joiner',
+      passwordHash: '$2b$04$hash',
+      customerId: 'C-join',
+    });
+    await slow.reachedUpdate;
+    // The address write sees the new member and gives it the depot first.
+    await accounts.addPickupAddress('C-join', 'J1');
+    slow.release();
+    await slowCreate;
+
+    expect((await accounts.findByUsername('joiner'))?.depotCode).toBe('J1');
+  });
+
+  // An in-memory store has no connection to lose.
   it('reports an unreachable DynamoDB as DEPENDENCY_UNAVAILABLE', async () => {
     const down = createDynamoAccountRepository({
       client: createDocumentClient({
