@@ -364,8 +364,8 @@ interface StatusBench {
 }
 
 const STATUS_READERS: StoreFactories<StatusBench> = {
-  dynamo: (dynamo) => {
-    const accountsOn = ACCOUNT_STORES.dynamo(dynamo) as AccountsOn;
+  dynamo: async (dynamo) => {
+    const accountsOn = await ACCOUNT_STORES.dynamo(dynamo);
     const atSecond = (seconds: number) => accountsOn(() => new Date(seconds * 1000));
     return {
       reader: createDynamoStatusReader({ client: dynamo.documentClient, tableName: dynamo.tables.accounts }),
