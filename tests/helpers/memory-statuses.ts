@@ -1,13 +1,17 @@
 /** An in-memory UserStatusReader for authorizer unit tests: tests set the states, and count reads. */
+import { AppError } from '../../lib/errors.ts';
 import type { UserStatus, UserStatusReader } from '../../lib/users/repository.ts';
 
+/** `failFor`: a username whose read fails as the DynamoDB reader's does when DynamoDB is unreachable. */
 export function memoryStatuses(options: { failFor?: string } = {}) {
   const statuses = new Map<string, UserStatus>();
   let reads = 0;
   const reader: UserStatusReader = {
     async findStatus(username) {
       reads += 1;
-      if (username === options.failFor) throw new Error('DynamoDB unreachable');
+      if (username === options.failFor) {
+        throw new AppError('DEPENDENCY_UNAVAILABLE', { cause: new Error('DynamoDB unreachable') });
+      }
       return statuses.get(username) ?? null;
     },
   };

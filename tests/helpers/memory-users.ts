@@ -1,9 +1,160 @@
-/** An in-memory UserReader for domain unit tests: exact-match lookup, like the real store. */
+/**
+ * An in-memory AccountRepository for domain unit tests, with the behaviour of the DynamoDB
+ * one (tests/integration/accounts-repository.test.ts runs the same contract suite on both):
+ * exact-match lookup, usernames unique ignoring letter case, a revocation cutoff that only
+ * moves forward, and each user's depot code derived from its customer's pickup addresses.
+ */
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import type { PasswordHashUpgrader, UserReader, UserRecord } from '../../lib/users/repository.ts';
+import { AppError } from '../../lib/errors.ts';
+import { revocationCutoff } from '../../lib/revocation/revocation.ts';
+import { type Clock, systemClock } from '../../lib/time.ts';
+import {
+  type AccountRepository,
+  firstDepotCode,
+  foldUsername,
+  type PickupAddress,
+  type UserRecord,
+} from '../../lib/users/repository.ts';
 
 export const TEST_COST = 4;
 
+export interface MemoryAccounts extends AccountRepository {
+  /** Every user by its exact username; tests may read and seed it. */
+  readonly records: Map<string, UserRecord>;
+  /** A repository over the same users and addresses whose clock is `clock`. */
+  withClock(clock: Clock): MemoryAccounts;
+}
+
+interface Customer {
+  addressCount: number;
+  readonly addresses: PickupAddress[];
+  /** Exact usernames. */
+  readonly members: Set<string>;
+}
+
+interface State {
+  readonly records: Map<string, UserRecord>;
+  readonly customers: Map<string, Customer>;
+}
+
+const noSuchUser = () => new AppError('NOT_FOUND', { detail: 'no such user' });
+
+/** An empty account store whose clock is `clock`. */
+export function memoryAccounts(clock: Clock = systemClock): MemoryAccounts {
+  return accountsOn({ records: new Map(), customers: new Map() }, clock);
+}
+
+function accountsOn(state: State, clock: Clock): MemoryAccounts {
+  const { records, customers } = state;
+  const now = () => clock().toISOString();
+
+  const customer = (customerId: string) => {
+    let found = customers.get(customerId);
+    if (found === undefined) {
+      found = { addressCount: 0, addresses: [], members: new Set() };
+      customers.set(customerId, found);
+    }
+    return found;
+  };
+
+  const existing = (username: string) => {
+    const user = records.get(username);
+    if (user === undefined) throw noSuchUser();
+    return user;
+  };
+
+  /** Applies `change` and moves the revocation cutoff forward, as the DynamoDB store does. */
+  const revoke = (username: string, change: Partial<UserRecord> = {}) => {
+    const user = existing(username);
+    const cutoff = revocationCutoff(clock());
+    const revokedBefore = user.revokedBefore < cutoff ? cutoff : user.revokedBefore + 1;
+    records.set(username, { ...user, ...change, revokedBefore, updatedAt: now() });
+  };
+
+  return {
+    records,
+    withClock: (other) => accountsOn(state, other),
+
+    async findByUsername(username) {
+      return records.get(username) ?? null;
+    },
+
+    async findStatus(username) {
+      const user = records.get(username);
+      return user === undefined ? null : { enabled: user.enabled, revokedBefore: user.revokedBefore };
+    },
+
+    async createUser({ username, passwordHash, customerId }) {
+      const folded = foldUsername(username);
+      if ([...records.keys()].some((name) => foldUsername(name) === folded)) {
+        throw new AppError('ALREADY_EXISTS', { detail: 'a user with this name (in any letter case) exists' });
+      }
+      const at = now();
+      records.set(username, {
+        username,
+        passwordHash,
+        enabled: true,
+        customerId,
+        depotCode: customerId === null ? null : firstDepotCode(customer(customerId).addresses),
+        revokedBefore: revocationCutoff(clock()),
+        createdAt: at,
+        updatedAt: at,
+      });
+      if (customerId !== null) customer(customerId).members.add(username);
+    },
+
+    async setPasswordHash(username, passwordHash) {
+      revoke(username, { passwordHash });
+    },
+
+    async setEnabled(username, enabled) {
+      if (!enabled) return revoke(username, { enabled });
+      records.set(username, { ...existing(username), enabled, updatedAt: now() });
+    },
+
+    async upgradePasswordHash(username, currentHash, upgradedHash) {
+      const user = records.get(username);
+      if (user?.passwordHash === currentHash) records.set(username, { ...user, passwordHash: upgradedHash });
+    },
+
+    async revokeSessions(username) {
+      revoke(username);
+    },
+
+    async removeUser(username) {
+      const { customerId } = existing(username);
+      records.delete(username);
+      if (customerId !== null) customers.get(customerId)?.members.delete(username);
+    },
+
+    async addPickupAddress(customerId, depotCode) {
+      const entry = customer(customerId);
+      entry.addressCount += 1;
+      const address: PickupAddress = {
+        customerId,
+        position: entry.addressCount,
+        depotCode,
+        createdAt: now(),
+      };
+      entry.addresses.push(address);
+      const derived = firstDepotCode(entry.addresses);
+      for (const member of entry.members) {
+        const user = records.get(member);
+        if (user !== undefined) records.set(member, { ...user, depotCode: derived });
+      }
+      return address;
+    },
+
+    async listPickupAddresses(customerId) {
+      return [...(customers.get(customerId)?.addresses ?? [])];
+    },
+  };
+}
+
+/**
+ * An account store holding `users`, as a login sees them: seeded directly, so a test
+ * chooses each user's depot code and bcrypt cost.
+ */
 export async function memoryUsers(
   users: {
     username: string;
@@ -13,10 +164,10 @@ export async function memoryUsers(
     depotCode?: string | null;
     cost?: number;
   }[],
-): Promise<UserReader & PasswordHashUpgrader & { readonly records: Map<string, UserRecord> }> {
-  const records = new Map<string, UserRecord>();
+): Promise<MemoryAccounts> {
+  const accounts = memoryAccounts();
   for (const user of users) {
-    records.set(user.username, {
+    accounts.records.set(user.username, {
       username: user.username,
       passwordHash: await hashPassword(user.password, user.cost ?? TEST_COST),
       enabled: user.enabled ?? true,
@@ -27,12 +178,5 @@ export async function memoryUsers(
       updatedAt: '2026-11-21T10:00:00.000Z',
     });
   }
-  return {
-    records,
-    findByUsername: async (username) => records.get(username) ?? null,
-    async upgradePasswordHash(username, currentHash, upgradedHash) {
-      const user = records.get(username);
-      if (user?.passwordHash === currentHash) records.set(username, { ...user, passwordHash: upgradedHash });
-    },
-  };
+  return accounts;
 }

@@ -1,23 +1,31 @@
+/**
+ * The contract of the account store, on each DynamoDB implementation and on the in-memory
+ * fake of the unit tests; then what only the DynamoDB store has.
+ */
+
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
-import type { AccountRepository } from '../../lib/users/repository.ts';
+import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
+import type { AccountRepository, UserStatus, UserStatusReader } from '../../lib/users/repository.ts';
 import { freePort } from '../../scripts/harness/ports.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 import { codeOf } from '../helpers/errors.ts';
+import { memoryStatuses } from '../helpers/memory-statuses.ts';
+import {
+  ACCOUNT_STORES,
+  type AccountsOn,
+  describeStoreContract,
+  type StoreFactories,
+} from '../helpers/stores.ts';
 
-describeEachDynamo('account repository', (kind) => {
-  let dynamo: TestDynamo;
+describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
+  let accountsOn: AccountsOn;
   let accounts: AccountRepository;
-
-  beforeAll(async () => {
-    dynamo = await startTestDynamo(kind);
-    accounts = createDynamoAccountRepository({
-      client: dynamo.documentClient,
-      tableName: dynamo.tables.accounts,
-    });
+  beforeAll(() => {
+    accountsOn = store();
+    accounts = accountsOn();
   });
-  afterAll(() => dynamo?.close());
 
   const newUser = (username: string, customerId: string | null = null) =>
     accounts.createUser({ username, passwordHash: '$2b$04$hash', customerId });
@@ -93,14 +101,20 @@ describeEachDynamo('account repository', (kind) => {
     expect(await codeOf(accounts.removeUser('leaver'))).toBe('NOT_FOUND');
   });
 
+  it('gives a user created again under a removed user’s name nothing of the old customer’s addresses', async () => {
+    await newUser('returner', 'C-returner');
+    await accounts.removeUser('returner');
+    await newUser('returner');
+
+    await accounts.addPickupAddress('C-returner', 'D1');
+
+    expect(await accounts.findByUsername('returner')).toMatchObject({ customerId: null, depotCode: null });
+  });
+
   it('moves the revocation cutoff forward on every revocation, also twice in one second', async () => {
     const at = new Date('2026-11-21T10:00:00.250Z');
     const seconds = Math.floor(at.getTime() / 1000);
-    const frozen = createDynamoAccountRepository({
-      client: dynamo.documentClient,
-      tableName: dynamo.tables.accounts,
-      clock: () => at,
-    });
+    const frozen = accountsOn(() => at);
     const revokedBefore = async () => (await frozen.findStatus('same-second'))?.revokedBefore;
     await frozen.createUser({ username: 'same-second', passwordHash: '$2b$04$hash', customerId: null });
     expect(await revokedBefore()).toBe(seconds + 1);
@@ -111,10 +125,224 @@ describeEachDynamo('account repository', (kind) => {
     expect(await revokedBefore()).toBe(seconds + 3);
     await frozen.setPasswordHash('same-second', '$2b$04$other');
     expect(await revokedBefore()).toBe(seconds + 4);
+    // On the system clock: the cutoff of the second the revocation happened in.
+    const earliest = Math.floor(Date.now() / 1000) + 1;
     await accounts.revokeSessions('same-second');
-    expect(await revokedBefore()).toBe(Math.floor(Date.now() / 1000) + 1);
+    const latest = Math.floor(Date.now() / 1000) + 1;
+    expect(await revokedBefore()).toBeGreaterThanOrEqual(earliest);
+    expect(await revokedBefore()).toBeLessThanOrEqual(latest);
   });
 
+  it('creates an enabled user with its hash and customer, stamped by the clock and revoking what came before', async () => {
+    const at = new Date('2026-11-21T10:00:00.250Z');
+
+    await accountsOn(() => at).createUser({
+      username: 'Fresh',
+      passwordHash: '$2b$04$fresh',
+      customerId: 'C-fresh',
+    });
+
+    expect(await accounts.findByUsername('Fresh')).toEqual({
+      username: 'Fresh',
+      passwordHash: '$2b$04$fresh',
+      enabled: true,
+      customerId: 'C-fresh',
+      depotCode: null,
+      revokedBefore: Math.floor(at.getTime() / 1000) + 1,
+      createdAt: at.toISOString(),
+      updatedAt: at.toISOString(),
+    });
+  });
+
+  it('stamps a change with the clock in updatedAt and keeps createdAt', async () => {
+    const created = new Date('2026-11-21T10:00:00.000Z');
+    const changed = new Date('2026-11-21T11:00:00.000Z');
+    await accountsOn(() => created).createUser({
+      username: 'stamped',
+      passwordHash: '$2b$04$hash',
+      customerId: null,
+    });
+
+    await accountsOn(() => changed).setPasswordHash('stamped', '$2b$04$other');
+
+    expect(await accounts.findByUsername('stamped')).toMatchObject({
+      createdAt: created.toISOString(),
+      updatedAt: changed.toISOString(),
+    });
+  });
+
+  it('gives the status of the exact user only: whether it is enabled, and its revocation cutoff', async () => {
+    const at = new Date('2026-11-21T10:00:00.000Z');
+    await accountsOn(() => at).createUser({
+      username: 'Status',
+      passwordHash: '$2b$04$hash',
+      customerId: null,
+    });
+
+    const statuses = await Promise.all(
+      ['Status', 'status', 'nobody'].map((name) => accounts.findStatus(name)),
+    );
+
+    expect(statuses).toEqual([
+      { enabled: true, revokedBefore: Math.floor(at.getTime() / 1000) + 1 },
+      null,
+      null,
+    ]);
+  });
+
+  it('enables a disabled user without moving its revocation cutoff', async () => {
+    await newUser('revived');
+    await accounts.setEnabled('revived', false);
+    const disabled = await accounts.findStatus('revived');
+
+    await accounts.setEnabled('revived', true);
+
+    expect(await accounts.findStatus('revived')).toEqual({
+      enabled: true,
+      revokedBefore: disabled?.revokedBefore,
+    });
+  });
+
+  it('refuses every change to a user that does not exist with NOT_FOUND', async () => {
+    await newUser('Present');
+    const changes = [
+      accounts.setPasswordHash('present', '$2b$04$other'),
+      accounts.setEnabled('present', true),
+      accounts.setEnabled('present', false),
+      accounts.revokeSessions('present'),
+      accounts.removeUser('present'),
+      accounts.revokeSessions('absent'),
+    ];
+
+    const outcomes = await Promise.all(changes.map(codeOf));
+
+    expect(outcomes).toEqual(Array(changes.length).fill('NOT_FOUND'));
+    expect(await accounts.findByUsername('Present')).toMatchObject({
+      passwordHash: '$2b$04$hash',
+      enabled: true,
+    });
+  });
+
+  it('upgrades a hash that is still the current one, revoking nothing', async () => {
+    await newUser('upgrader');
+    const before = await accounts.findStatus('upgrader');
+
+    await accounts.upgradePasswordHash('upgrader', '$2b$04$hash', '$2b$05$upgraded');
+
+    expect((await accounts.findByUsername('upgrader'))?.passwordHash).toBe('$2b$05$upgraded');
+    expect(await accounts.findStatus('upgrader')).toEqual(before);
+  });
+
+  it('upgrades no hash that changed meanwhile: a password change wins over the upgrade', async () => {
+    await newUser('changer');
+    await accounts.setPasswordHash('changer', '$2b$04$changed');
+
+    await accounts.upgradePasswordHash('changer', '$2b$04$hash', '$2b$05$upgraded');
+
+    expect((await accounts.findByUsername('changer'))?.passwordHash).toBe('$2b$04$changed');
+  });
+
+  it('upgrades nothing for a name that matches a user only ignoring case, and does not fail for no user', async () => {
+    await newUser('Exact');
+
+    const outcomes = await Promise.all([
+      codeOf(accounts.upgradePasswordHash('exact', '$2b$04$hash', '$2b$05$upgraded')),
+      codeOf(accounts.upgradePasswordHash('nobody', '$2b$04$hash', '$2b$05$upgraded')),
+    ]);
+
+    expect(outcomes).toEqual(['resolved', 'resolved']);
+    expect((await accounts.findByUsername('Exact'))?.passwordHash).toBe('$2b$04$hash');
+  });
+});
+
+/**
+ * `client` for a writer whose first update of a user's depot code waits until `release()`.
+ * It has read its view of the customer by then (`reachedUpdate` resolves), so a test can
+ * let another writer act between that writer's read and its write.
+ */
+function holdingDepotUpdate(client: DynamoDBDocumentClient) {
+  const reached = Promise.withResolvers<void>();
+  const released = Promise.withResolvers<void>();
+  let held = false;
+  const holding = new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== 'send') return Reflect.get(target, property, receiver);
+      return async (...args: unknown[]) => {
+        const [command] = args;
+        if (
+          !held &&
+          command instanceof UpdateCommand &&
+          /\bdepotCode\b/.test(command.input.UpdateExpression ?? '')
+        ) {
+          held = true;
+          reached.resolve();
+          await released.promise;
+        }
+        return Reflect.apply(target.send, target, args);
+      };
+    },
+  });
+  return { client: holding, reachedUpdate: reached.promise, release: () => released.resolve() };
+}
+
+/**
+ * What only the DynamoDB store has: its own failure mode, and writes that interleave (each
+ * write of the in-memory store is one synchronous step).
+ */
+describeEachDynamo('account repository on DynamoDB', (kind) => {
+  let dynamo: TestDynamo;
+  let accounts: AccountRepository;
+  beforeAll(async () => {
+    dynamo = await startTestDynamo(kind);
+    accounts = createDynamoAccountRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+    });
+  });
+  afterAll(() => dynamo?.close());
+
+  /** A second writer on the same table, held between its view of a customer and its depot-code update. */
+  const slowWriter = () => {
+    const held = holdingDepotUpdate(dynamo.documentClient);
+    const writer = createDynamoAccountRepository({ client: held.client, tableName: dynamo.tables.accounts });
+    return { ...held, writer };
+  };
+
+  it('keeps the fresher depot code when an address write that read an older view updates the user last', async () => {
+    await accounts.createUser({ username: 'raced', passwordHash: '$2b$04$hash', customerId: 'C-race' });
+    const slow = slowWriter();
+
+    // The slow write sees only its own empty-depot address: depot code null.
+    const slowAdd = slow.writer.addPickupAddress('C-race', '');
+    await slow.reachedUpdate;
+    // The other sees both addresses, and updates the user first.
+    await accounts.addPickupAddress('C-race', 'B2');
+    slow.release();
+    await slowAdd;
+
+    expect((await accounts.listPickupAddresses('C-race')).map((a) => a.depotCode)).toEqual(['', 'B2']);
+    expect((await accounts.findByUsername('raced'))?.depotCode).toBe('B2');
+  });
+
+  it('keeps the fresher depot code when a user creation that read an older view updates the user last', async () => {
+    const slow = slowWriter();
+
+    // The creation reads the customer before it has any address: depot code null.
+    const slowCreate = slow.writer.createUser({
+      username: 'joiner',
+      passwordHash: '$2b$04$hash',
+      customerId: 'C-join',
+    });
+    await slow.reachedUpdate;
+    // The address write sees the new member and gives it the depot first.
+    await accounts.addPickupAddress('C-join', 'J1');
+    slow.release();
+    await slowCreate;
+
+    expect((await accounts.findByUsername('joiner'))?.depotCode).toBe('J1');
+  });
+
+  // An in-memory store has no connection to lose.
   it('reports an unreachable DynamoDB as DEPENDENCY_UNAVAILABLE', async () => {
     const down = createDynamoAccountRepository({
       client: createDocumentClient({
@@ -124,5 +352,83 @@ describeEachDynamo('account repository', (kind) => {
       tableName: dynamo.tables.accounts,
     });
     expect(await codeOf(down.findByUsername('anyone'))).toBe('DEPENDENCY_UNAVAILABLE');
+  });
+});
+
+/** A status reader over users a test seeds, and one whose store cannot be reached. */
+interface StatusBench {
+  readonly reader: UserStatusReader;
+  seed(username: string, status: UserStatus): Promise<void>;
+  /** A reader that cannot reach its store (the fake's fails for `username` only). */
+  unreachable(username: string): Promise<UserStatusReader>;
+}
+
+const STATUS_READERS: StoreFactories<StatusBench> = {
+  dynamo: async (dynamo) => {
+    const accountsOn = await ACCOUNT_STORES.dynamo(dynamo);
+    const atSecond = (seconds: number) => accountsOn(() => new Date(seconds * 1000));
+    return {
+      reader: createDynamoStatusReader({ client: dynamo.documentClient, tableName: dynamo.tables.accounts }),
+      // Through the account store, at the instants whose revocations set `revokedBefore`.
+      async seed(username, { enabled, revokedBefore }) {
+        const user = { username, passwordHash: '$2b$04$hash', customerId: null };
+        if (enabled) return atSecond(revokedBefore - 1).createUser(user);
+        await atSecond(revokedBefore - 2).createUser(user);
+        await atSecond(revokedBefore - 1).setEnabled(username, false);
+      },
+      unreachable: async () =>
+        createDynamoStatusReader({
+          client: createDocumentClient({
+            region: 'local',
+            dynamodbEndpoint: `http://127.0.0.1:${await freePort()}`,
+          }),
+          tableName: dynamo.tables.accounts,
+        }),
+    };
+  },
+  memory: () => {
+    const { statuses, reader } = memoryStatuses();
+    return {
+      reader,
+      seed: async (username, status) => {
+        statuses.set(username, status);
+      },
+      unreachable: async (username) => memoryStatuses({ failFor: username }).reader,
+    };
+  },
+};
+
+/** The one read of the authorizer; the fake is the one its unit tests use. */
+describeStoreContract('user status reader', STATUS_READERS, (bench) => {
+  it('gives the state of the user with exactly that name: whether it is enabled, and its cutoff', async () => {
+    await bench().seed('Enabled', { enabled: true, revokedBefore: 1_800_000_000 });
+    await bench().seed('Disabled', { enabled: false, revokedBefore: 1_800_000_100 });
+
+    const statuses = await Promise.all(
+      ['Enabled', 'Disabled'].map((name) => bench().reader.findStatus(name)),
+    );
+
+    expect(statuses).toEqual([
+      { enabled: true, revokedBefore: 1_800_000_000 },
+      { enabled: false, revokedBefore: 1_800_000_100 },
+    ]);
+  });
+
+  it('answers null for a name that matches a user only ignoring case, and for no user', async () => {
+    await bench().seed('Cased', { enabled: true, revokedBefore: 1_800_000_000 });
+
+    const statuses = await Promise.all(
+      ['cased', 'CASED', 'nobody'].map((name) => bench().reader.findStatus(name)),
+    );
+
+    expect(statuses).toEqual([null, null, null]);
+  });
+
+  it('rejects with DEPENDENCY_UNAVAILABLE when its store cannot be reached', async () => {
+    const reader = await bench().unreachable('anyone');
+
+    const outcome = await codeOf(reader.findStatus('anyone'));
+
+    expect(outcome).toBe('DEPENDENCY_UNAVAILABLE');
   });
 });

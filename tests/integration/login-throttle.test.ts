@@ -1,25 +1,20 @@
-/** The login-attempt counters on each DynamoDB implementation, alone and under concurrency. */
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+/**
+ * The contract of the login-attempt counters, alone and under concurrency: on each DynamoDB
+ * implementation and on the in-memory fake of the unit tests.
+ */
+import { beforeAll, expect, it } from 'vitest';
 import type { Reserve, ThrottleStore } from '../../lib/throttle/throttle.ts';
-import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import { describeStoreContract, THROTTLE_STORES } from '../helpers/stores.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const HOUR = 3_600_000;
 const at = (now: number, limit = 5): Reserve => ({ now, windowStart: now - HOUR, limit, expiresAt: 0 });
 
-describeEachDynamo('login throttle store', (kind) => {
-  let dynamo: TestDynamo;
+describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
   let store: ThrottleStore;
-
-  beforeAll(async () => {
-    dynamo = await startTestDynamo(kind);
-    store = createDynamoThrottleStore({
-      client: dynamo.documentClient,
-      tableName: dynamo.tables.loginThrottle,
-    });
+  beforeAll(() => {
+    store = storeOf();
   });
-  afterAll(() => dynamo?.close());
 
   const counts = async (key: string, reserve: Reserve) => {
     const { granted, record } = await store.reserve(key, reserve);
@@ -31,6 +26,28 @@ describeEachDynamo('login throttle store', (kind) => {
     expect(await counts(key, at(T0))).toBe(1);
     expect(await counts(key, at(T0 + 1000))).toBe(2);
     expect(await counts(key, at(T0 + 2 * HOUR))).toBe(1);
+  });
+
+  it('counts an attempt exactly one window after the last one as within the window', async () => {
+    const key = 'USER#edge';
+    await store.reserve(key, at(T0));
+
+    const failures = await counts(key, at(T0 + HOUR));
+
+    expect(failures).toBe(2);
+  });
+
+  it('starts a counter idle since before the window again at one attempt, lock and all', async () => {
+    const key = 'USER#stale-lock';
+    for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
+    await store.lock(key, { lockedUntil: T0 + 3 * HOUR, lockedAt: 5, expiresAt: 0 });
+
+    const reserved = await store.reserve(key, at(T0 + 2 * HOUR));
+
+    expect(reserved).toEqual({
+      granted: true,
+      record: { failures: 1, lastAttemptAt: T0 + 2 * HOUR, lockedUntil: 0, lockedAt: 0 },
+    });
   });
 
   it('grants exactly the limit to a burst of concurrent attempts on a new counter', async () => {

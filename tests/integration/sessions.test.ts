@@ -1,15 +1,15 @@
 /**
- * Sessions end to end in lib/: real tokens, real accounts and sessions tables, on each
- * DynamoDB implementation. The clock is the only thing the tests move.
+ * Sessions end to end in lib/: real tokens over the account and session stores, on each
+ * DynamoDB implementation and on the in-memory fakes of the unit tests, so the fakes keep
+ * the contract the flows rely on. The clock is the only thing the tests move.
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
-import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
-import type { SessionStore } from '../../lib/sessions/repository.ts';
+import type { Rotation, SessionStore } from '../../lib/sessions/repository.ts';
 import { endSession, type RefreshDeps, refreshSession, startSession } from '../../lib/sessions/sessions.ts';
 import {
   createAccessTokenVerifier,
@@ -17,17 +17,30 @@ import {
   createTokenIssuer,
   type IssuedTokens,
 } from '../../lib/tokens/tokens.ts';
-import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
-import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 import { codeOf } from '../helpers/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+import {
+  ACCOUNT_STORES,
+  type AccountsOn,
+  describeStoreContract,
+  SESSION_STORES,
+  type StoreFactories,
+} from '../helpers/stores.ts';
 
 const HOUR_MS = 3_600_000;
 const MAX_LIFETIME_SECONDS = 90 * 86_400;
 
-describeEachDynamo('sessions', (kind) => {
-  let dynamo: TestDynamo;
+/** The account and the session store of one implementation. */
+const BACKENDS: StoreFactories<{ accounts: AccountsOn; sessions: SessionStore }> = {
+  dynamo: async (dynamo) => ({
+    accounts: await ACCOUNT_STORES.dynamo(dynamo),
+    sessions: await SESSION_STORES.dynamo(dynamo),
+  }),
+  memory: async () => ({ accounts: await ACCOUNT_STORES.memory(), sessions: await SESSION_STORES.memory() }),
+};
+
+describeStoreContract('sessions', BACKENDS, (backend) => {
   let accounts: AccountRepository;
   let sessions: SessionStore;
   let keys: Awaited<ReturnType<typeof testKeys>>;
@@ -46,16 +59,10 @@ describeEachDynamo('sessions', (kind) => {
   });
 
   beforeAll(async () => {
-    dynamo = await startTestDynamo(kind);
     keys = await testKeys();
-    accounts = createDynamoAccountRepository({
-      client: dynamo.documentClient,
-      tableName: dynamo.tables.accounts,
-      clock,
-    });
-    sessions = createDynamoSessionStore({ client: dynamo.documentClient, tableName: dynamo.tables.sessions });
+    accounts = backend().accounts(clock);
+    sessions = backend().sessions;
   });
-  afterAll(() => dynamo?.close());
 
   let userCount = 0;
   /** A new user, logged in: its first tokens. The clock moves past the creation cutoff. */
@@ -274,5 +281,158 @@ describeEachDynamo('sessions', (kind) => {
     await accounts.createUser({ username, passwordHash: '$2b$04$hash', customerId: null });
     expect(await check.isRevoked(claims)).toBe(true);
     expect(await codeOf(refresh(tokens))).toBe('INVALID_CREDENTIALS');
+  });
+});
+
+/** The session store's own contract, below the flows above: each condition of its writes. */
+describeStoreContract('session store', SESSION_STORES, (storeOf) => {
+  let store: SessionStore;
+  beforeAll(() => {
+    store = storeOf();
+  });
+
+  const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+  const END = T0 / 1000 + 3600;
+
+  /** A new session of `username`, started at T0, ending at END, with `jti` current. */
+  const started = async (username = 'owner', jti = 'jti-1') => {
+    const sessionId = randomUUID();
+    await store.create({ sessionId, username, createdAt: T0 / 1000, expiresAt: END, currentJti: jti });
+    return sessionId;
+  };
+  const rotation = (sessionId: string, changes: Partial<Rotation> = {}): Rotation => ({
+    sessionId,
+    username: 'owner',
+    fromJti: 'jti-1',
+    toJti: 'jti-2',
+    now: new Date(T0 + 60_000),
+    ...changes,
+  });
+
+  it('stores a new session as its first generation, nothing spent and nothing revoked', async () => {
+    const sessionId = randomUUID();
+
+    await store.create({
+      sessionId,
+      username: 'owner',
+      createdAt: T0 / 1000,
+      expiresAt: END,
+      currentJti: 'jti-1',
+    });
+
+    expect(await store.get(sessionId)).toEqual({
+      sessionId,
+      username: 'owner',
+      createdAt: T0 / 1000,
+      expiresAt: END,
+      currentJti: 'jti-1',
+      previousJti: null,
+      previousSpentAt: null,
+      generation: 1,
+      revokedAt: null,
+      revokedReason: null,
+    });
+  });
+
+  it('refuses to create a session whose id exists, keeping the first', async () => {
+    const sessionId = await started('owner', 'jti-1');
+    const first = await store.get(sessionId);
+
+    const outcome = await codeOf(
+      store.create({
+        sessionId,
+        username: 'other',
+        createdAt: T0 / 1000,
+        expiresAt: END,
+        currentJti: 'jti-x',
+      }),
+    );
+
+    expect(outcome).not.toBe('resolved');
+    expect(await store.get(sessionId)).toEqual(first);
+  });
+
+  it('rotates from the current token: the successor becomes current, and it answers the session as updated', async () => {
+    const sessionId = await started();
+
+    const rotated = await store.rotate(rotation(sessionId));
+
+    const expected = {
+      currentJti: 'jti-2',
+      previousJti: 'jti-1',
+      previousSpentAt: T0 + 60_000,
+      generation: 2,
+      revokedAt: null,
+    };
+    expect(rotated).toMatchObject(expected);
+    expect(await store.get(sessionId)).toEqual(rotated);
+  });
+
+  it('rotates no session from a token that is not current, for another user, or that does not exist', async () => {
+    const sessionId = await started();
+    const before = await store.get(sessionId);
+
+    const outcomes = await Promise.all([
+      store.rotate(rotation(sessionId, { fromJti: 'jti-0' })),
+      store.rotate(rotation(sessionId, { username: 'Owner' })),
+      store.rotate(rotation(randomUUID())),
+    ]);
+
+    expect(outcomes).toEqual([null, null, null]);
+    expect(await store.get(sessionId)).toEqual(before);
+  });
+
+  it('rotates no revoked session', async () => {
+    const sessionId = await started();
+    await store.revoke(sessionId, 'logout', new Date(T0 + 1000));
+
+    const rotated = await store.rotate(rotation(sessionId));
+
+    expect(rotated).toBeNull();
+    expect((await store.get(sessionId))?.currentJti).toBe('jti-1');
+  });
+
+  it('rotates no session from the second it ends', async () => {
+    const sessionId = await started();
+
+    const rotated = await store.rotate(rotation(sessionId, { now: new Date(END * 1000) }));
+
+    expect(rotated).toBeNull();
+  });
+
+  it('rotates a session in the last millisecond before it ends', async () => {
+    const sessionId = await started();
+
+    const rotated = await store.rotate(rotation(sessionId, { now: new Date(END * 1000 - 1) }));
+
+    expect(rotated?.currentJti).toBe('jti-2');
+  });
+
+  it('revokes a live session once: a second revocation keeps the time and reason of the first', async () => {
+    const sessionId = await started();
+    await store.revoke(sessionId, 'logout', new Date(T0 + 1000));
+
+    await store.revoke(sessionId, 'reuse', new Date(T0 + 2000));
+
+    expect(await store.get(sessionId)).toMatchObject({ revokedAt: T0 + 1000, revokedReason: 'logout' });
+  });
+
+  it('revokes an ended session that was never revoked', async () => {
+    const sessionId = await started();
+
+    await store.revoke(sessionId, 'reuse', new Date(END * 1000 + 1000));
+
+    expect(await store.get(sessionId)).toMatchObject({
+      revokedAt: END * 1000 + 1000,
+      revokedReason: 'reuse',
+    });
+  });
+
+  it('creates nothing when revoking a session that does not exist', async () => {
+    const sessionId = randomUUID();
+
+    await store.revoke(sessionId, 'logout', new Date(T0));
+
+    expect(await store.get(sessionId)).toBeNull();
   });
 });

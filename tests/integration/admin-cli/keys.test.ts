@@ -1,0 +1,436 @@
+/**
+ * The admin CLI's signing-key commands: init, list and rotate, on the local stage's key files
+ * and on a deployed stage's SSM parameters (an in-memory parameter store here).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { keyParameterNames } from '../../../lib/stage.ts';
+import { epochSeconds } from '../../../lib/time.ts';
+import {
+  generateKeyring,
+  generateSigningJwk,
+  importSigningKey,
+  importVerificationKeys,
+  type Jwks,
+  type Keyring,
+  parseJwks,
+  parseKeyring,
+  publishedKeys,
+  toPublicJwk,
+} from '../../../lib/tokens/keys.ts';
+import { createAccessTokenVerifier, createTokenIssuer } from '../../../lib/tokens/tokens.ts';
+import { failure } from '../../../scripts/admin/errors.ts';
+import type { ParameterStore } from '../../../scripts/admin/keys.ts';
+import { lines, OTHER_STAGE, useAdminCli } from '../../helpers/admin-cli.ts';
+import { TOKEN_SETTINGS } from '../../helpers/keys.ts';
+
+const { admin, adminOk } = useAdminCli();
+
+/**
+ * A parameter store in memory that refuses to overwrite as SSM does (PutParameter, Overwrite
+ * false) and records the order of writes; `failWrite` makes the write of one name fail.
+ */
+function memoryParameters(options: { failWrite?: string } = {}) {
+  const stored = new Map<string, { value: string; secure: boolean }>();
+  const writes: string[] = [];
+  const store: ParameterStore = {
+    exists: async (name) => stored.has(name),
+    get: async (name) => stored.get(name)?.value,
+    async put(name, value, { secure, overwrite }) {
+      if (name === options.failWrite)
+        throw failure(`SSM: cannot write parameter ${name} (test): AccessDenied`);
+      if (stored.has(name) && !overwrite) throw failure(`SSM parameter ${name} exists already`);
+      stored.set(name, { value, secure });
+      writes.push(name);
+    },
+  };
+  return { stored, writes, store };
+}
+
+/** The keys of a stage as they stand, parsed. */
+const storedKeys = (stored: Map<string, { value: string }>, stage: string) => {
+  const names = keyParameterNames(stage);
+  return {
+    keyring: parseKeyring(stored.get(names.signingKeyring)?.value ?? ''),
+    jwks: parseJwks(stored.get(names.jwks)?.value ?? ''),
+  };
+};
+
+/** A fresh DATA_DIR for a test that changes key files; removed after `use`. */
+async function withDataDir(use: (dir: string) => Promise<void>) {
+  const dir = await mkdtemp(join(tmpdir(), 'parcel-auth-admin-keys-'));
+  try {
+    await use(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const keyFiles = (dir: string) => ({
+  keyring: join(dir, 'keys', 'signing-keyring.json'),
+  jwks: join(dir, 'keys', 'jwks.json'),
+});
+
+/** Writes local key files as `npm start` would have, with whatever keyring a test needs. */
+async function writeLocalKeys(dir: string, keyring: Keyring, jwks: Jwks = publishedKeys(keyring)) {
+  await mkdir(join(dir, 'keys'), { recursive: true, mode: 0o700 });
+  await writeFile(keyFiles(dir).jwks, JSON.stringify(jwks), { mode: 0o644 });
+  await writeFile(keyFiles(dir).keyring, JSON.stringify(keyring), { mode: 0o600 });
+}
+
+async function readLocalKeys(dir: string) {
+  return {
+    keyring: parseKeyring(await readFile(keyFiles(dir).keyring, 'utf8')),
+    jwks: parseJwks(await readFile(keyFiles(dir).jwks, 'utf8')),
+  };
+}
+
+const kids = (jwks: Jwks) => jwks.keys.map(({ kid }) => kid);
+
+/** A keyring last rotated `hoursAgo` hours ago: a rotation now is not refused. */
+const keyringFrom = (hoursAgo: number) => generateKeyring(new Date(Date.now() - hoursAgo * 3_600_000));
+
+/** An access token signed with `keyring`'s active key, as a login function would sign it. */
+async function signWith(keyring: Keyring) {
+  const signingKey = await importSigningKey(keyring.active);
+  const issuer = createTokenIssuer({ signingKey: async () => signingKey, settings: TOKEN_SETTINGS });
+  const now = epochSeconds(new Date());
+  const { accessToken } = await issuer.issue({
+    subject: { username: 'rotation-user', customerId: null },
+    sessionId: randomUUID(),
+    refreshJti: randomUUID(),
+    authTime: now,
+    issuedAt: now,
+    notAfter: now + TOKEN_SETTINGS.refreshTtlSeconds,
+  });
+  return accessToken;
+}
+
+/** The username of a token the authorizer's verifier accepts with `jwks`. */
+async function verifyWith(jwks: Jwks, token: string) {
+  const keys = await importVerificationKeys(jwks);
+  const verifier = createAccessTokenVerifier({ keys: async () => keys, settings: TOKEN_SETTINGS });
+  return (await verifier.verify(token)).username;
+}
+
+/** The local stage's env for key commands: a long reload interval, so the refusal is testable. */
+const keysEnv = (dir: string) => ({ DATA_DIR: dir, KEY_RELOAD_INTERVAL: '10m' });
+
+/**
+ * A deployed stage's keys half-way through a rotation: the rotation published the new key
+ * set, then its write of the keyring failed. `token` was signed before, `stored`/`store`
+ * hold the keys as they were, `failing` the keys after the failed rotation.
+ */
+async function halfRotatedStage() {
+  const names = keyParameterNames(OTHER_STAGE);
+  const before = await keyringFrom(1);
+  const { stored, writes, store } = memoryParameters();
+  await store.put(names.jwks, JSON.stringify(publishedKeys(before)), { secure: false, overwrite: false });
+  await store.put(names.signingKeyring, JSON.stringify(before), { secure: true, overwrite: false });
+  writes.length = 0;
+  const token = await signWith(before);
+  const failing = memoryParameters({ failWrite: names.signingKeyring });
+  for (const [name, value] of stored) failing.stored.set(name, value);
+  const halfWay = await admin(['keys', 'rotate', '--stage', OTHER_STAGE], { parameters: failing.store });
+  return { names, before, token, stored, writes, store, failing, halfWay };
+}
+
+describe('admin CLI: keys', () => {
+  it('keys init creates the local keyring, the private key file private, printing only kids', () =>
+    withDataDir(async (dir) => {
+      const first = await admin(['keys', 'init'], { env: { DATA_DIR: dir } });
+
+      expect(first).toMatchObject({ code: 0, stderr: [] });
+      const { keyring, jwks } = await readLocalKeys(dir);
+      expect(first.stdout).toBe(
+        `created the local signing keyring in ${join(dir, 'keys')}; ` +
+          `active kid ${keyring.active.kid}, next kid ${keyring.next.kid}`,
+      );
+      expect((await stat(keyFiles(dir).keyring)).mode & 0o077).toBe(0);
+      expect(kids(jwks)).toEqual([keyring.active.kid, keyring.next.kid]);
+      expect(first.stdout).not.toContain(keyring.active.d);
+      expect(first.stdout).not.toContain(keyring.next.d);
+    }));
+
+  it('keys init run again reports the local keyring present and leaves it', () =>
+    withDataDir(async (dir) => {
+      await adminOk(['keys', 'init'], { env: { DATA_DIR: dir } });
+      const { keyring } = await readLocalKeys(dir);
+
+      const second = await admin(['keys', 'init'], { env: { DATA_DIR: dir } });
+
+      expect(second.code).toBe(0);
+      expect(second.stdout).toMatch(/^the local signing keyring is already present in /);
+      expect(second.stdout).toContain(`active kid ${keyring.active.kid}, next kid ${keyring.next.kid}`);
+      expect((await readLocalKeys(dir)).keyring).toEqual(keyring);
+    }));
+
+  it('keys init refuses --force without --stage with exit 2 and leaves the local keyring', () =>
+    withDataDir(async (dir) => {
+      await adminOk(['keys', 'init'], { env: { DATA_DIR: dir } });
+      const { keyring } = await readLocalKeys(dir);
+
+      const forced = await admin(['keys', 'init', '--force'], { env: { DATA_DIR: dir } });
+
+      expect(forced.code).toBe(2);
+      expect(forced.stderr).toEqual([expect.stringMatching(/^error: --force applies only with --stage/)]);
+      expect((await readLocalKeys(dir)).keyring).toEqual(keyring);
+    }));
+
+  it('keys init --stage publishes the key set before it writes the keyring, a secure parameter', async () => {
+    const { stored, writes, store } = memoryParameters();
+    const names = keyParameterNames(OTHER_STAGE);
+
+    const first = await admin(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
+
+    expect(first.code).toBe(0);
+    expect(writes).toEqual([names.jwks, names.signingKeyring]);
+    expect(stored.get(names.signingKeyring)?.secure).toBe(true);
+    expect(stored.get(names.jwks)?.secure).toBe(false);
+    const { keyring, jwks } = storedKeys(stored, OTHER_STAGE);
+    expect(kids(jwks)).toEqual([keyring.active.kid, keyring.next.kid]);
+    expect(stored.get(names.jwks)?.value).not.toContain('"d"');
+    expect(first.stdout).toBe(
+      `created the signing keyring of stage ${OTHER_STAGE} in SSM (eu-central-1); ` +
+        `active kid ${keyring.active.kid}, next kid ${keyring.next.kid}`,
+    );
+  });
+
+  it('keys init --stage refuses to replace a stage’s keys without --force, with exit 1', async () => {
+    const { stored, store } = memoryParameters();
+    await adminOk(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
+    const { keyring } = storedKeys(stored, OTHER_STAGE);
+
+    const refused = await admin(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
+
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toEqual([
+      expect.stringMatching(/has keys already.*keys rotate.*--force replaces/),
+    ]);
+    expect(storedKeys(stored, OTHER_STAGE).keyring).toEqual(keyring);
+  });
+
+  it('keys init --stage --force replaces a stage’s keys with new ones, all published', async () => {
+    const { stored, store } = memoryParameters();
+    await adminOk(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
+    const { keyring } = storedKeys(stored, OTHER_STAGE);
+
+    const forced = await admin(['keys', 'init', '--stage', OTHER_STAGE, '--force'], { parameters: store });
+
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toMatch(/^replaced the signing keyring/);
+    const replaced = storedKeys(stored, OTHER_STAGE);
+    expect(replaced.keyring.active.kid).not.toBe(keyring.active.kid);
+    expect(kids(replaced.jwks)).toEqual([replaced.keyring.active.kid, replaced.keyring.next.kid]);
+  });
+
+  it('keys list prints each key with its state and whether it is published', () =>
+    withDataDir(async (dir) => {
+      const retired = await generateSigningJwk();
+      const base = await keyringFrom(2);
+      const keyring: Keyring = {
+        ...base,
+        retired: [{ kid: retired.kid, retiredAt: '2025-06-01T08:00:00.000Z' }],
+      };
+      await writeLocalKeys(dir, keyring, publishedKeys(keyring, { keys: [toPublicJwk(retired)] }));
+
+      const listed = await admin(['keys', 'list'], { env: { DATA_DIR: dir } });
+
+      expect(listed).toMatchObject({ code: 0, stderr: [] });
+      // States are padded to the longest, here the retired key's.
+      const pad = (state: string) => state.padEnd('retired since 2025-06-01T08:00:00.000Z'.length);
+      expect(lines(listed.stdout)).toEqual([
+        `${keyring.active.kid}  ${pad(`active since ${keyring.rotatedAt}`)}  published`,
+        `${keyring.next.kid}  ${pad('next')}  published`,
+        `${retired.kid}  ${pad('retired since 2025-06-01T08:00:00.000Z')}  published`,
+      ]);
+      expect(listed.stdout).not.toContain(keyring.active.d);
+    }));
+
+  it('keys list refuses --force with exit 2', () =>
+    withDataDir(async (dir) => {
+      await writeLocalKeys(dir, await keyringFrom(2));
+
+      const run = await admin(['keys', 'list', '--force'], { env: { DATA_DIR: dir } });
+
+      expect(run.code).toBe(2);
+    }));
+
+  it('keys list fails with exit 1 when a key of the keyring is not published', () =>
+    withDataDir(async (dir) => {
+      const keyring = await keyringFrom(2);
+      await writeLocalKeys(dir, keyring, { keys: [toPublicJwk(keyring.active)] });
+
+      const listed = await admin(['keys', 'list'], { env: { DATA_DIR: dir } });
+
+      expect(listed.code).toBe(1);
+      expect(lines(listed.stdout)[1]).toMatch(new RegExp(`^${keyring.next.kid} +next +NOT PUBLISHED$`));
+      expect(listed.stderr).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^error: the key set .*jwks.json lacks 1 key\\(s\\) of the keyring \\(${keyring.next.kid} next\\)`,
+          ),
+        ),
+      ]);
+    }));
+
+  it('keys rotate makes the next key active and keeps the old active key published, so its tokens still verify', () =>
+    withDataDir(async (dir) => {
+      const before = await keyringFrom(1);
+      await writeLocalKeys(dir, before);
+      const token = await signWith(before);
+
+      const rotated = await admin(['keys', 'rotate'], { env: keysEnv(dir) });
+
+      expect(rotated).toMatchObject({ code: 0, stderr: [] });
+      const after = await readLocalKeys(dir);
+      expect(after.keyring.active).toEqual(before.next);
+      expect([before.active.kid, before.next.kid]).not.toContain(after.keyring.next.kid);
+      expect(after.keyring.retired).toEqual([{ kid: before.active.kid, retiredAt: expect.any(String) }]);
+      expect(kids(after.jwks)).toEqual([after.keyring.active.kid, after.keyring.next.kid, before.active.kid]);
+      expect((await stat(keyFiles(dir).keyring)).mode & 0o077).toBe(0);
+      expect(await verifyWith(after.jwks, token)).toBe('rotation-user');
+      expect(await verifyWith(after.jwks, await signWith(after.keyring))).toBe('rotation-user');
+      expect(lines(rotated.stdout)).toEqual([
+        `rotated the signing keys of stage local in ${join(dir, 'keys')}; the functions load them within 10m`,
+        `active  ${before.next.kid} (was next)`,
+        `next    ${after.keyring.next.kid} (new: published now, signs after the next rotation)`,
+        expect.stringMatching(
+          new RegExp(
+            `^retired ${before.active.kid} \\(was active: published until a rotation after \\S+Z\\)$`,
+          ),
+        ),
+        'dropped none',
+      ]);
+      for (const jwk of [before.active, before.next, after.keyring.next])
+        expect(rotated.stdout).not.toContain(jwk.d);
+    }));
+
+  it('keys rotate refuses a second rotation within keyReloadInterval with exit 1 and changes nothing', () =>
+    withDataDir(async (dir) => {
+      await writeLocalKeys(dir, await keyringFrom(1));
+      await adminOk(['keys', 'rotate'], { env: keysEnv(dir) });
+      const once = await readLocalKeys(dir);
+
+      const refused = await admin(['keys', 'rotate'], { env: keysEnv(dir) });
+
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^error: the keys of stage local were rotated at ${once.keyring.rotatedAt}, less than ` +
+              `keyReloadInterval \\(10m\\) ago: .*\\(${once.keyring.next.kid}\\); wait until \\S+Z, or add --force`,
+          ),
+        ),
+      ]);
+      expect(await readLocalKeys(dir)).toEqual(once);
+    }));
+
+  it('keys rotate --force rotates again within keyReloadInterval, keeping every retired key published', () =>
+    withDataDir(async (dir) => {
+      const initial = await keyringFrom(1);
+      await writeLocalKeys(dir, initial);
+      await adminOk(['keys', 'rotate'], { env: keysEnv(dir) });
+      const once = await readLocalKeys(dir);
+
+      const forced = await admin(['keys', 'rotate', '--force'], { env: keysEnv(dir) });
+
+      expect(forced.code).toBe(0);
+      const twice = await readLocalKeys(dir);
+      expect(twice.keyring.active).toEqual(once.keyring.next);
+      expect(twice.keyring.retired.map(({ kid }) => kid)).toEqual([initial.next.kid, initial.active.kid]);
+      expect(kids(twice.jwks)).toEqual([
+        twice.keyring.active.kid,
+        twice.keyring.next.kid,
+        initial.next.kid,
+        initial.active.kid,
+      ]);
+    }));
+
+  it('keys rotate drops retired keys older than the token lifetimes plus the reload interval', () =>
+    withDataDir(async (dir) => {
+      const [expired, recent] = await Promise.all([generateSigningJwk(), generateSigningJwk()]);
+      const recentlyRetired = new Date(Date.now() - 86_400_000).toISOString();
+      const keyring: Keyring = {
+        ...(await keyringFrom(1)),
+        retired: [
+          { kid: recent.kid, retiredAt: recentlyRetired },
+          { kid: expired.kid, retiredAt: '2020-01-01T00:00:00.000Z' },
+        ],
+      };
+      await writeLocalKeys(
+        dir,
+        keyring,
+        publishedKeys(keyring, { keys: [toPublicJwk(recent), toPublicJwk(expired)] }),
+      );
+
+      const rotated = await admin(['keys', 'rotate'], { env: keysEnv(dir) });
+
+      expect(rotated.code).toBe(0);
+      expect(lines(rotated.stdout).at(-1)).toBe(`dropped ${expired.kid} (retired 2020-01-01T00:00:00.000Z)`);
+      const after = await readLocalKeys(dir);
+      expect(after.keyring.retired.map(({ kid }) => kid)).toEqual([keyring.active.kid, recent.kid]);
+      expect(kids(after.jwks)).toEqual([
+        keyring.next.kid,
+        after.keyring.next.kid,
+        keyring.active.kid,
+        recent.kid,
+      ]);
+    }));
+
+  it('keys rotate --stage whose keyring write fails has published the new key set first, so every token still verifies', async () => {
+    const { names, before, token, failing, halfWay } = await halfRotatedStage();
+
+    expect(halfWay.code).toBe(1);
+    expect(halfWay.stderr).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^error: published the new key set but could not write the keyring ${names.signingKeyring} .*AccessDenied.*` +
+            `every token still verifies: run keys rotate --stage ${OTHER_STAGE} again to finish$`,
+        ),
+      ),
+    ]);
+    const half = storedKeys(failing.stored, OTHER_STAGE);
+    expect(half.keyring).toEqual(before);
+    expect(await verifyWith(half.jwks, token)).toBe('rotation-user');
+    expect(kids(half.jwks)).toEqual(expect.arrayContaining([before.active.kid, before.next.kid]));
+  });
+
+  it('keys list --stage after a failed keyring write lists the new key as published, not in the keyring', async () => {
+    const { failing } = await halfRotatedStage();
+
+    const listed = await admin(['keys', 'list', '--stage', OTHER_STAGE], { parameters: failing.store });
+
+    expect(listed.code).toBe(0);
+    expect(lines(listed.stdout).at(-1)).toMatch(/ not in the keyring +published$/);
+  });
+
+  it('keys rotate --stage run again after a failed keyring write finishes the rotation, the key set first', async () => {
+    const { names, before, token, stored, writes, store, failing } = await halfRotatedStage();
+    for (const [name, value] of failing.stored) stored.set(name, value);
+
+    const rerun = await admin(['keys', 'rotate', '--stage', OTHER_STAGE], { parameters: store });
+
+    expect(rerun.code).toBe(0);
+    expect(writes).toEqual([names.jwks, names.signingKeyring]);
+    const after = storedKeys(stored, OTHER_STAGE);
+    expect(after.keyring.active).toEqual(before.next);
+    expect(kids(after.jwks)).toEqual([after.keyring.active.kid, after.keyring.next.kid, before.active.kid]);
+    expect(await verifyWith(after.jwks, token)).toBe('rotation-user');
+  });
+
+  it('keys rotate reports a stage without keys with exit 1 and points to keys init', async () => {
+    const { store } = memoryParameters();
+
+    const run = await admin(['keys', 'rotate', '--stage', 'emptystage'], { parameters: store });
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toEqual([
+      'error: stage emptystage has no /parcel-auth/emptystage/signing-keyring and no /parcel-auth/emptystage/jwks; ' +
+        'run keys init --stage emptystage',
+    ]);
+  });
+});
