@@ -39,7 +39,8 @@ export interface BulkAccountStore {
   customerAddresses(customerId: string): Promise<StoredCustomer['addresses']>;
   /**
    * The users stored under these names' folded keys (any letter case), by folded name, with
-   * whether their membership of `customerId` is stored: one BatchGetItem for user and membership.
+   * whether the membership of their stored customer is stored: one BatchGetItem per 100 user
+   * keys, and one per 100 memberships of the users found.
    */
   readUsers(
     users: readonly { username: string; customerId: string | null }[],
@@ -60,7 +61,32 @@ export interface BulkOptions {
   /** The first backoff; it doubles with each retry, up to 5 s, with full jitter. */
   readonly baseDelayMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * DynamoDB calls in flight at once, whoever makes them (default 4): the bound on what an
+   * import asks of the table, however many batches it has under way.
+   */
+  readonly maxInFlight?: number;
 }
+
+/** At most `limit` of the functions given to it run at once; the others wait in order. */
+function limiter(limit: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(work: () => Promise<T>): Promise<T> => {
+    if (running >= limit) await new Promise<void>((start) => waiting.push(start));
+    else running += 1;
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next === undefined) running -= 1;
+      else next();
+    }
+  };
+}
+
+/** What an import compares of a stored user. */
+const USER_FIELDS = ['pk', 'sk', 'username', 'passwordHash', 'enabled', 'customerId'];
 
 const chunks = <T>(items: readonly T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, index) =>
@@ -73,12 +99,13 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
   const baseDelayMs = options.baseDelayMs ?? 50;
   const sleep = options.sleep ?? ((ms: number) => new Promise((done) => setTimeout(done, ms)));
   const backoff = (attempt: number) => sleep(Math.random() * Math.min(5000, baseDelayMs * 2 ** attempt));
+  const inFlight = limiter(options.maxInFlight ?? 4);
 
   /** One call, retried with backoff while DynamoDB throttles; any other failure is a 503. */
   async function send<T>(call: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        return await call();
+        return await inFlight(call);
       } catch (error) {
         const throttled = error instanceof Error && THROTTLING.has(error.name);
         if (!throttled || attempt + 1 >= maxAttempts)
@@ -88,24 +115,41 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
     }
   }
 
-  async function getAll(keys: readonly Item[]): Promise<Item[]> {
+  async function getAll(keys: readonly Item[], projection?: readonly string[]): Promise<Item[]> {
     const found: Item[] = [];
-    for (const chunk of chunks(keys, 100)) {
-      let pending: Item[] | undefined = chunk;
-      for (let attempt = 0; pending !== undefined && pending.length > 0; attempt += 1) {
-        if (attempt >= maxAttempts)
-          throw new AppError('DEPENDENCY_UNAVAILABLE', { detail: 'keys left unprocessed' });
-        if (attempt > 0) await backoff(attempt);
-        const request: Item[] = pending;
-        const answer = await send(() =>
-          client.send(
-            new BatchGetCommand({ RequestItems: { [TableName]: { Keys: request, ConsistentRead: true } } }),
-          ),
-        );
-        found.push(...(answer.Responses?.[TableName] ?? []));
-        pending = answer.UnprocessedKeys?.[TableName]?.Keys as Item[] | undefined;
-      }
-    }
+    // The chunks at once: the limiter bounds the calls in flight.
+    await Promise.all(
+      chunks(keys, 100).map(async (chunk) => {
+        let pending: Item[] | undefined = chunk;
+        for (let attempt = 0; pending !== undefined && pending.length > 0; attempt += 1) {
+          if (attempt >= maxAttempts)
+            throw new AppError('DEPENDENCY_UNAVAILABLE', { detail: 'keys left unprocessed' });
+          if (attempt > 0) await backoff(attempt);
+          const request: Item[] = pending;
+          const answer = await send(() =>
+            client.send(
+              new BatchGetCommand({
+                RequestItems: {
+                  [TableName]: {
+                    Keys: request,
+                    ConsistentRead: true,
+                    ...(projection !== undefined && {
+                      // Names, not the attributes themselves: some are DynamoDB reserved words.
+                      ProjectionExpression: projection.map((_, index) => `#p${index}`).join(', '),
+                      ExpressionAttributeNames: Object.fromEntries(
+                        projection.map((name, index) => [`#p${index}`, name]),
+                      ),
+                    }),
+                  },
+                },
+              }),
+            ),
+          );
+          found.push(...(answer.Responses?.[TableName] ?? []));
+          pending = answer.UnprocessedKeys?.[TableName]?.Keys as Item[] | undefined;
+        }
+      }),
+    );
     return found;
   }
 
@@ -180,25 +224,26 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
     },
 
     async readUsers(requested) {
-      const found = await getAll(
-        requested.flatMap(({ username, customerId }) => [
-          accountItems.userKey(username),
-          ...(customerId === null ? [] : [accountItems.memberKey(customerId, username)]),
-        ]),
+      // The user items first; the memberships only of users that exist (a fresh import reads
+      // one key per user, not two: reads are what an import pays beyond its writes).
+      const users = await getAll(
+        requested.map(({ username }) => accountItems.userKey(username)),
+        USER_FIELDS,
       );
-      const users = found.filter((item) => item.sk === 'USER');
+      const memberKeys = users.flatMap((item) =>
+        typeof item.customerId === 'string'
+          ? [accountItems.memberKey(item.customerId, String(item.username))]
+          : [],
+      );
       const members = new Set(
-        found.filter((item) => item.sk !== 'USER').map((item) => `${item.pk} ${item.sk}`),
-      );
-      const byFolded = new Map<string, Item>(
-        users.map((item) => [foldUsername(String(item.username)), item]),
+        (await getAll(memberKeys, ['pk', 'sk'])).map((item) => `${item.pk} ${item.sk}`),
       );
       const result = new Map<string, StoredUser>();
-      for (const [folded, item] of byFolded) {
+      for (const item of users) {
         const customerId = typeof item.customerId === 'string' ? item.customerId : null;
         const memberKey =
           customerId === null ? undefined : accountItems.memberKey(customerId, String(item.username));
-        result.set(folded, {
+        result.set(foldUsername(String(item.username)), {
           username: String(item.username),
           passwordHash: String(item.passwordHash),
           enabled: item.enabled === true,
@@ -210,20 +255,25 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
     },
 
     async write(items) {
-      for (const chunk of chunks(items, 25)) {
-        let pending = chunk.map((Item) => ({ PutRequest: { Item } }));
-        for (let attempt = 0; pending.length > 0; attempt += 1) {
-          if (attempt >= maxAttempts) {
-            throw new AppError('DEPENDENCY_UNAVAILABLE', { detail: 'items left unprocessed after retries' });
+      // The chunks at once: the limiter bounds the calls in flight.
+      await Promise.all(
+        chunks(items, 25).map(async (chunk) => {
+          let pending = chunk.map((Item) => ({ PutRequest: { Item } }));
+          for (let attempt = 0; pending.length > 0; attempt += 1) {
+            if (attempt >= maxAttempts) {
+              throw new AppError('DEPENDENCY_UNAVAILABLE', {
+                detail: 'items left unprocessed after retries',
+              });
+            }
+            if (attempt > 0) await backoff(attempt);
+            const request = pending;
+            const answer = await send(() =>
+              client.send(new BatchWriteCommand({ RequestItems: { [TableName]: request } })),
+            );
+            pending = (answer.UnprocessedItems?.[TableName] ?? []) as typeof pending;
           }
-          if (attempt > 0) await backoff(attempt);
-          const request = pending;
-          const answer = await send(() =>
-            client.send(new BatchWriteCommand({ RequestItems: { [TableName]: request } })),
-          );
-          pending = (answer.UnprocessedItems?.[TableName] ?? []) as typeof pending;
-        }
-      }
+        }),
+      );
     },
 
     async *scan() {

@@ -1,6 +1,7 @@
 /**
  * Runs an import (the rules are in bulk.ts): validation, then customers, then users, each in
- * batches of 25 records with a bounded number in flight. Everything it needs is passed in:
+ * batches of 100 records, eight batches under way while the store keeps four DynamoDB calls
+ * in flight. Everything it needs is passed in:
  * the lines of the file (read anew for each pass), the bulk store, bcrypt, a clock, and a
  * progress callback.
  */
@@ -33,7 +34,10 @@ export interface ImportDeps {
   readonly clock: Clock;
   /** Called as records are settled: how many of `total` are done. */
   readonly onProgress?: (done: number, total: number) => void;
-  /** Batches in flight at once. */
+  /**
+   * Batches under way at once (default 8). The store bounds the DynamoDB calls; more batches
+   * than calls keep the calls busy while a batch is being read or planned.
+   */
   readonly concurrency?: number;
 }
 
@@ -53,11 +57,11 @@ export interface ImportResult {
 }
 
 /**
- * Records per batch: 50 users are one BatchGetItem (a user and a membership key each, 100
- * keys) and four BatchWriteItem calls; fewer reads per write is what keeps an import near
- * the speed of bare writes.
+ * Records per batch: 100 users are one BatchGetItem of their user keys (and, for users that
+ * already exist, one of their memberships) and eight BatchWriteItem calls; fewer reads per
+ * write is what keeps an import near the speed of bare writes. 100 is BatchGetItem's limit.
  */
-const BATCH = 50;
+const BATCH = 100;
 
 interface Numbered<T> {
   readonly line: number;
@@ -84,7 +88,7 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
   deps.onProgress?.(done, total);
 
   const inFlight = new Set<Promise<void>>();
-  const limit = deps.concurrency ?? 4;
+  const limit = deps.concurrency ?? 8;
   const launch = async (work: () => Promise<void>) => {
     const running = work().finally(() => inFlight.delete(running));
     inFlight.add(running);

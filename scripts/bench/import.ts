@@ -1,7 +1,7 @@
 /**
  * Bulk import throughput: `importFile` (lib/users/import.ts: three passes, reads before
- * writes, four batches in flight) against its floor, a bare BatchWriteItem loop that writes
- * the very same items, 25 per call with four calls in flight, and nothing else; each into
+ * writes, four DynamoDB calls in flight) against its floor, a bare BatchWriteItem loop that
+ * writes the very same items, 25 per call with four calls in flight, and nothing else; each into
  * fresh tables of the parent's embedded DynamoDB, in the same run. The DynamoDB runs in the
  * parent, and the file and the bare loop's items are made as streams, so the memory measured
  * here is the importer's own.
@@ -145,7 +145,11 @@ export async function importPart(options: { endpoint: string; users: number }): 
     const started = performance.now();
     const result = await importFile(
       {
-        store: createBulkAccountStore({ client, tableName: tableNames(`${stage}import`).accounts }),
+        store: createBulkAccountStore({
+          client,
+          tableName: tableNames(`${stage}import`).accounts,
+          maxInFlight: IN_FLIGHT,
+        }),
         lines: () =>
           createInterface({
             input: createReadStream(file, { encoding: 'utf8' }),
@@ -156,7 +160,6 @@ export async function importPart(options: { endpoint: string; users: number }): 
         },
         comparePassword: async () => false,
         clock: () => new Date(),
-        concurrency: IN_FLIGHT,
       },
       { dryRun: false, skipInvalid: false },
     );

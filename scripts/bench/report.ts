@@ -322,10 +322,10 @@ function importSection(result: ImportBenchResult): string {
     '',
     `${result.users} users of ${result.customers} customers (two pickup addresses each): ${result.records} records, ` +
       `${result.items} DynamoDB items, into fresh tables of the embedded DynamoDB (in memory, in the parent process). The floor is a bare ` +
-      'BatchWriteItem loop writing the very same items with the same four batches in flight, run before and after the ' +
+      'BatchWriteItem loop writing the very same items with the same four calls in flight, run before and after the ' +
       'import (the mean of the two: the embedded DynamoDB slows as it fills); the ' +
-      'import also validates the file (one pass), reads the table before each batch (one BatchGetItem per 50 users ' +
-      'or 50 customers) ' +
+      'import also validates the file (one pass), reads the table before each batch (one BatchGetItem of the user keys per 100 ' +
+      'users, of counters and addresses per 100 customers) ' +
       'and writes customers before users.',
     '',
     table(

@@ -16,6 +16,7 @@ import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
+import { createBulkAccountStore } from '../../lib/users/bulk-dynamodb.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import type { ParameterStore } from '../../scripts/admin/keys.ts';
@@ -143,6 +144,7 @@ export function useAdminCli(): AdminCli {
             clock: accountsClock,
           }),
           loginFailures: throttleStore,
+          bulk: createBulkAccountStore({ client, tableName: tableNames('local').accounts }),
           close: () => {},
         }),
       }),
