@@ -10,6 +10,7 @@ import type { Env } from '../../lib/config.ts';
 import { ensureLocalKeys, localKeyFiles } from '../local/keys.ts';
 import { readStageParams } from '../local/stage-params.ts';
 import { runCommand } from './commands.ts';
+import { csvUserLines } from './csv.ts';
 import { CliError, describeFailure, failure, oneLine } from './errors.ts';
 import { createSsmParameterStore, type ParameterStore } from './keys.ts';
 import { parseInvocation } from './parse.ts';
@@ -51,7 +52,8 @@ const fileLines = (cwd: string, path: string) =>
     } catch (error) {
       throw failure(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? oneLine(error)}`);
     }
-    yield* createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+    if (/\.csv$/i.test(path)) yield* csvUserLines(input, path);
+    else yield* createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   };
 
 /** Runs one invocation. Resolves to the exit status: 0 done, 1 failed, 2 usage error. */

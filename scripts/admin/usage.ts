@@ -23,7 +23,8 @@ Users
 Customers
   customer list            every customer with its number of addresses and depot code
 
-Import and export (JSON Lines, one customer or user per line: docs/import-format.md)
+Import and export (JSON Lines, one customer or user per line, or users alone in a .csv
+file with a header row: docs/import-format.md)
   import <file> [--dry-run] [--skip-invalid]
                            check every record, then write customers and users in batches;
                            existing ones are never overwritten. Nothing is written if a

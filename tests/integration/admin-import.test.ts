@@ -19,6 +19,7 @@ import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLE = resolve(ROOT, 'docs/import-example.jsonl');
+const EXAMPLE_CSV = resolve(ROOT, 'docs/import-example.csv');
 const LEGACY_PASSWORD = 'legacy-password-1';
 
 describeEachDynamo('admin import and export', (kind) => {
@@ -113,6 +114,67 @@ describeEachDynamo('admin import and export', (kind) => {
       '',
       'BRQ02',
     ]);
+  });
+
+  it('imports users from CSV after their customers: the legacy hash keeps its password', async () => {
+    const stage = await freshStage();
+    await admin(stage, ['import', EXAMPLE]);
+
+    const run = await admin(stage, ['import', EXAMPLE_CSV]);
+
+    expect(run).toMatchObject({ code: 0, out: ['created 2, unchanged 0, updated 0, skipped 0, failed 0'] });
+    const olomouc = await accounts(stage).findByUsername('warehouse-olomouc');
+    expect(olomouc).toMatchObject({ customerId: 'C-2001', depotCode: 'BRQ02', enabled: true });
+    expect(await bcrypt.compare('legacy-password-2', olomouc?.passwordHash ?? '')).toBe(true);
+    const station = await accounts(stage).findByUsername('label-station-7');
+    expect(station).toMatchObject({ customerId: null, enabled: false });
+    expect(await bcrypt.compare('a-new-password-for-station-7', station?.passwordHash ?? '')).toBe(true);
+  });
+
+  it('checks CSV rows by the user rules and reports them by the line of the file', async () => {
+    const stage = await freshStage();
+    const before = await itemCount(stage);
+    const hash = bcrypt.hashSync('a-long-password-1', 4);
+    const path = join(dir, 'bad.csv');
+    await writeFile(
+      path,
+      [
+        'username,passwordHash,customerId,enabled,password',
+        `good,${hash},,,`,
+        '',
+        `"two words",${hash},,,`,
+        `orphan,${hash},C-404,,`,
+        `maybe,${hash},,perhaps,`,
+        'short,,,,short',
+        `both,${hash},,,a-long-password-2`,
+      ].join('\r\n'),
+    );
+
+    const run = await admin(stage, ['import', path]);
+
+    expect(run.code).toBe(1);
+    expect(
+      run.out.filter((line) => line.startsWith('line ')).map((line) => Number(/^line (\d+)/.exec(line)?.[1])),
+    ).toEqual([4, 5, 6, 7, 8]);
+    expect(run.out.join('\n')).not.toContain(hash);
+    expect(run.out.join('\n')).not.toContain('a-long-password-2');
+    expect(await itemCount(stage)).toBe(before);
+  });
+
+  it.each([
+    ['an unknown column', 'username,role\nx,admin\n', /unknown column role/],
+    ['no username column', 'passwordHash\nx\n', /username column is required/],
+    ['a row of another length', 'username,enabled\nx,true\ny\n', /line 3: not valid CSV/],
+  ])('stops a CSV with %s before writing anything', async (_, text, message) => {
+    const stage = await freshStage();
+    const path = join(dir, `${randomUUID()}.csv`);
+    await writeFile(path, text);
+
+    const run = await admin(stage, ['import', path]);
+
+    expect(run.code).toBe(1);
+    expect(run.err.join('\n')).toMatch(message);
+    expect(await itemCount(stage)).toBe(0);
   });
 
   it('writes the same items as user add and address add, so stores cannot tell them apart', async () => {
