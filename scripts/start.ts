@@ -3,10 +3,12 @@
  *
  * 1. the embedded DynamoDB (dynalite) on 127.0.0.1:DYNAMODB_PORT, data under DATA_DIR;
  * 2. the tables of infra/tables.yml, the local signing key, and demo data when empty;
- * 3. serverless-offline (stage `local`) with the API at http://127.0.0.1:PORT/api/v1.
+ * 3. serverless-offline (stage `local`) with the API at http://127.0.0.1:PORT/api/v1;
+ * 4. the API reference page (Swagger UI on docs/openapi.yaml) at http://127.0.0.1:DOCS_PORT/.
  *
- * Checks first that its three ports are free, and stops with one line naming the port and its
- * variable if not, before anything is written. Prints `ready <base URL>` once the API serves.
+ * Checks first that its four ports are free, and stops with one line naming the port and its
+ * variable if not, before anything is written. Prints `API reference <page URL>` and then
+ * `ready <base URL>` once the API serves.
  * SIGINT or SIGTERM, to it or to the `npm start` that runs it, stops everything it started.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -21,6 +23,7 @@ import { startDynalite } from './local/dynalite.ts';
 import { LocalStackEnvSchema } from './local/env.ts';
 import { ensureLocalKeys } from './local/keys.ts';
 import { portProblem } from './local/ports.ts';
+import { type ReferenceServer, startReferenceServer } from './local/reference.ts';
 import { seedDemo } from './local/seed.ts';
 import { readStageParams } from './local/stage-params.ts';
 import { ensureTables } from './local/tables.ts';
@@ -33,12 +36,14 @@ if (!envResult.success) {
 }
 const env = envResult.output;
 const dataDir = resolve(env.DATA_DIR);
-const baseUrl = `http://127.0.0.1:${env.PORT}/api/v1`;
+const apiOrigin = `http://127.0.0.1:${env.PORT}`;
+const baseUrl = `${apiOrigin}/api/v1`;
 
 const ports = [
   { variable: 'PORT', port: env.PORT },
   { variable: 'LAMBDA_PORT', port: env.LAMBDA_PORT },
   { variable: 'DYNAMODB_PORT', port: env.DYNAMODB_PORT },
+  { variable: 'DOCS_PORT', port: env.DOCS_PORT },
 ];
 const problem = await portProblem(ports);
 if (problem !== undefined) {
@@ -55,6 +60,7 @@ const dynamo = await startDynalite({ port: env.DYNAMODB_PORT, path: resolve(data
   },
 );
 let offline: ChildProcess | undefined;
+let reference: ReferenceServer | undefined;
 let stopping = false;
 
 async function stop(code: number) {
@@ -68,6 +74,7 @@ async function stop(code: number) {
     await exited;
     clearTimeout(timer);
   }
+  await reference?.close();
   await dynamo.close();
   process.exit(code);
 }
@@ -97,6 +104,13 @@ try {
     bcryptCost: readStageParams(STAGE).bcryptCost,
   });
   if (demo !== null) console.log(`Demo login: username "${demo.username}", password "${demo.password}"`);
+  reference = await startReferenceServer({ port: env.DOCS_PORT, apiOrigin }).catch(
+    (error: NodeJS.ErrnoException) => {
+      // Taken in the moment since the check above.
+      throw new Error(`DOCS_PORT ${env.DOCS_PORT}: ${error.code ?? error.message}`);
+    },
+  );
+  const referenceUrl = reference.url;
 
   const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
   offline = spawn(process.execPath, [serverless, 'offline', 'start', '--stage', STAGE], {
@@ -119,6 +133,7 @@ try {
     target.write(chunk);
     if (!announced && chunk.toString().includes('Server ready')) {
       announced = true;
+      console.log(`API reference ${referenceUrl} (try the API from the browser: log in, then Authorize)`);
       console.log(`ready ${baseUrl}`);
     }
   };

@@ -16,7 +16,15 @@ const ROOT = resolve(import.meta.dirname, '../..');
 export interface LocalStack {
   readonly baseUrl: string;
   readonly dataDir: string;
-  readonly ports: { readonly http: number; readonly lambda: number; readonly dynamodb: number };
+  readonly ports: {
+    readonly http: number;
+    readonly lambda: number;
+    readonly dynamodb: number;
+    /** The API reference page's. */
+    readonly docs: number;
+  };
+  /** The API reference page, as the start-up banner prints it. */
+  readonly referenceUrl: string;
   readonly demo: { readonly username: string; readonly password: string };
   /** Everything the stack printed so far, stdout and stderr. */
   output(): string;
@@ -33,7 +41,12 @@ export interface StackOptions {
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
   const env = options.env ?? {};
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'parcel-auth-e2e-')));
-  const [port, lambdaPort, dynamodbPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, lambdaPort, dynamodbPort, docsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const workFolder = `.esbuild/e2e-${port}`;
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'scripts/start.ts')], {
     cwd: ROOT,
@@ -43,6 +56,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       PORT: String(port),
       LAMBDA_PORT: String(lambdaPort),
       DYNAMODB_PORT: String(dynamodbPort),
+      DOCS_PORT: String(docsPort),
       DATA_DIR: dataDir,
       ESBUILD_WORK_FOLDER: workFolder,
       ...env,
@@ -74,11 +88,15 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 
   try {
     const baseUrl = await ready;
+    const referenceUrl = /^API reference (\S+)/m.exec(output)?.[1];
+    if (referenceUrl === undefined)
+      throw new Error(`the local stack printed no API reference line:\n${output}`);
     const demo = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8'));
     return {
       baseUrl,
       dataDir,
-      ports: { http: port, lambda: lambdaPort, dynamodb: dynamodbPort },
+      ports: { http: port, lambda: lambdaPort, dynamodb: dynamodbPort, docs: docsPort },
+      referenceUrl,
       demo,
       output: () => output,
       stop,

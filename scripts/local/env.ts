@@ -23,6 +23,7 @@ export const LocalStackEnvSchema = v.object({
   ...LocalStackLocationSchema.entries,
   PORT: v.optional(PortSchema, '3000'),
   LAMBDA_PORT: v.optional(PortSchema, '3002'),
+  DOCS_PORT: v.optional(PortSchema, '3001'),
   ACCESS_TOKEN_TTL: v.optional(
     v.pipe(
       v.string(),

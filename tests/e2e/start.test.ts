@@ -61,7 +61,12 @@ afterEach(async () => {
 async function stackEnv() {
   const dataDir = await mkdtemp(join(tmpdir(), 'parcel-auth-start-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const ports = { PORT: await freePort(), LAMBDA_PORT: await freePort(), DYNAMODB_PORT: await freePort() };
+  const ports = {
+    PORT: await freePort(),
+    LAMBDA_PORT: await freePort(),
+    DYNAMODB_PORT: await freePort(),
+    DOCS_PORT: await freePort(),
+  };
   const workFolder = `.esbuild/start-${ports.PORT}`;
   cleanups.push(() => rm(join(ROOT, workFolder), { recursive: true, force: true }));
   return {
@@ -72,6 +77,7 @@ async function stackEnv() {
       PORT: String(ports.PORT),
       LAMBDA_PORT: String(ports.LAMBDA_PORT),
       DYNAMODB_PORT: String(ports.DYNAMODB_PORT),
+      DOCS_PORT: String(ports.DOCS_PORT),
       DATA_DIR: dataDir,
       ESBUILD_WORK_FOLDER: workFolder,
     },
@@ -121,7 +127,7 @@ describe('npm start', () => {
     for (const port of Object.values(ports)) expect(await probePort(port), `port ${port}`).toBeUndefined();
   }, 90_000);
 
-  for (const variable of ['PORT', 'LAMBDA_PORT', 'DYNAMODB_PORT'] as const) {
+  for (const variable of ['PORT', 'LAMBDA_PORT', 'DYNAMODB_PORT', 'DOCS_PORT'] as const) {
     it(`refuses a taken ${variable} in one line naming it, exit 1, before writing anything`, async () => {
       const { dataDir, ports, env } = await stackEnv();
       await rm(dataDir, { recursive: true });

@@ -1,0 +1,144 @@
+/**
+ * The API reference page that `npm start` serves, as an integrator uses it in a real browser:
+ * Debian's Chromium, driven by playwright-core, against the local stack started as `npm start`
+ * does. Through the page alone: log in as the demo user with try-it-out, Authorize with the
+ * access token, register a shipment and track it; the test reads what the page shows.
+ * A screenshot of the tracked shipment is kept under the system's temp directory.
+ *
+ * Skipped, with the reason in its title, only where Chromium is not installed
+ * (`apt-get install chromium`; .ci/run installs it when run as root).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../scripts/harness/stack.ts';
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
+  (path): path is string => path !== undefined && path !== '' && existsSync(path),
+);
+const SKIP_REASON =
+  CHROMIUM === undefined ? 'chromium is not installed: apt-get install chromium' : undefined;
+const ARTIFACTS = join(tmpdir(), 'parcel-auth-artifacts');
+
+/** An operation's block on the page, opened, with try-it-out on. */
+async function tryOut(page: Page, operation: string): Promise<Locator> {
+  const block = page.locator(`#operations-${operation}`);
+  await block.locator('.opblock-summary').click();
+  await block.getByRole('button', { name: 'Try it out' }).click();
+  return block;
+}
+
+/** Executes the opened operation and reads the status and body the page shows. */
+async function execute(block: Locator): Promise<{ status: string; body: string }> {
+  await block.getByRole('button', { name: 'Execute' }).click();
+  const response = block.locator('.live-responses-table .response').first();
+  await response.waitFor();
+  return {
+    status: (await response.locator('.response-col_status').innerText()).trim(),
+    body: await response.locator('.response-col_description pre.microlight').first().innerText(),
+  };
+}
+
+describe.skipIf(SKIP_REASON !== undefined)(
+  `the API reference page in Chromium${SKIP_REASON === undefined ? '' : ` (skipped: ${SKIP_REASON})`}`,
+  () => {
+    let stack: LocalStack;
+    let browser: Browser;
+    let page: Page;
+    const problems: string[] = [];
+    const elsewhere: string[] = [];
+
+    beforeAll(async () => {
+      stack = await startLocalStack();
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--no-first-run',
+        ],
+      });
+      page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      page.on('console', (message) => {
+        if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+      });
+      page.on('request', (request) => {
+        if (!request.url().startsWith('http://127.0.0.1:')) elsewhere.push(request.url());
+      });
+    });
+    afterAll(async () => {
+      await browser?.close();
+      await stack?.stop();
+    });
+
+    it('is announced by npm start with the local API as its default server', async () => {
+      expect(stack.output()).toContain(`API reference ${stack.referenceUrl}`);
+
+      await page.goto(stack.referenceUrl);
+
+      await expect
+        .poll(() => page.locator('.servers select').inputValue(), { timeout: 15_000 })
+        .toBe(`http://127.0.0.1:${stack.ports.http}`);
+      await expect.poll(() => page.locator('.opblock').count()).toBeGreaterThanOrEqual(7);
+    });
+
+    it('logs in, authorizes with the access token and tracks a shipment, all from the page', async () => {
+      const login = await tryOut(page, 'authentication-login');
+      await login
+        .locator('textarea.body-param__text')
+        .fill(JSON.stringify({ username: stack.demo.username, password: stack.demo.password }));
+      const loggedIn = await execute(login);
+      expect(loggedIn.status).toBe('200');
+      const token = JSON.parse(loggedIn.body).token;
+      expect(token).toMatch(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/);
+
+      await page.getByRole('button', { name: 'Authorize' }).first().click();
+      const dialog = page.locator('.modal-ux');
+      await dialog.locator('input#auth-bearer-value').fill(token);
+      await dialog.getByRole('button', { name: 'Apply credentials' }).click();
+      await dialog.getByRole('button', { name: 'Close' }).click();
+
+      // The spec's example shipment, as the page fills it in.
+      const created = await execute(await tryOut(page, 'shipments-createShipment'));
+      expect(created.status).toBe('201');
+      const { parcelNumber } = JSON.parse(created.body);
+      expect(parcelNumber).toMatch(/^\d{14}$/);
+
+      const track = await tryOut(page, 'shipments-trackShipment');
+      await track.locator('input[placeholder="parcelNumber"]').fill(parcelNumber);
+      const tracked = await execute(track);
+
+      expect(tracked.status).toBe('200');
+      expect(JSON.parse(tracked.body)).toMatchObject({
+        parcelNumber,
+        status: 'registered',
+        shipment: { recipient: { name: 'Jan Novák', city: 'Brno' }, parcels: [{ weightKg: 1.5 }] },
+      });
+      await mkdir(ARTIFACTS, { recursive: true });
+      await track.screenshot({ path: join(ARTIFACTS, 'api-reference-tracking.png') });
+    }, 90_000);
+
+    it('loaded nothing from outside this machine and showed no script error', () => {
+      expect(elsewhere).toEqual([]);
+      expect(problems).toEqual([]);
+    });
+
+    it('without Authorize, the same call is refused 401 by the authorizer', async () => {
+      const fresh = await browser.newPage();
+      await fresh.goto(stack.referenceUrl);
+      const track = await tryOut(fresh, 'shipments-trackShipment');
+      await track.locator('input[placeholder="parcelNumber"]').fill('12345678901234');
+
+      const refused = await execute(track);
+
+      expect(refused.status).toBe('401');
+    }, 60_000);
+  },
+);
