@@ -1,11 +1,14 @@
 /**
  * `npm run bench`: measures the authorizer, the login functions, their DynamoDB round trips
- * and the deployed bundles, and writes docs/PERFORMANCE.md (see that file for how to read it).
+ * and the deployed bundles, each against a floor measured in the same run, and writes
+ * docs/PERFORMANCE.md and its chart docs/performance-floors.svg (see the report for how to
+ * read it).
  *
- *   node scripts/bench.ts                  the full run; rewrites docs/PERFORMANCE.md
+ *   node scripts/bench.ts                  the full run; rewrites docs/PERFORMANCE.md and the chart
  *   node scripts/bench.ts --quick          a smoke run of a few iterations, for CI; the report
- *                                          goes to --out FILE, or to stdout; never to docs/
- *   node scripts/bench.ts --out FILE       the report to FILE instead
+ *                                          goes to --out FILE (the chart beside it), or to
+ *                                          stdout; never to docs/
+ *   node scripts/bench.ts --out FILE       the report to FILE instead, the chart beside it
  *
  * The parent starts the embedded DynamoDB and runs each timed part in a child process of its
  * own (`--part authorizer|login|round-trips|cold-start|load`), which prints its result as one
@@ -14,17 +17,17 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { cpus, platform, release, totalmem } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { authorizerPart } from './bench/authorizer.ts';
-import { measureBundles } from './bench/bundles.ts';
+import { buildAuthorizerFloors, measureBundles } from './bench/bundles.ts';
 import { coldStartPart } from './bench/cold-start.ts';
 import { importPart } from './bench/import.ts';
 import { loadPart } from './bench/load.ts';
 import { loginPart } from './bench/login.ts';
 import type { Plan } from './bench/measure.ts';
-import { type BenchResults, type Machine, renderReport } from './bench/report.ts';
+import { type BenchResults, CHART_FILE, type Machine, renderChart, renderReport } from './bench/report.ts';
 import {
   type AuthorizerResult,
   type ColdStartResult,
@@ -152,7 +155,15 @@ function machine(): Machine {
   const commit = git('rev-parse', '--short', 'HEAD') || 'unknown';
   // The report itself does not count: rewriting it is what a run does.
   const dirty =
-    git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!docs/PERFORMANCE.md') !== '';
+    git(
+      'status',
+      '--porcelain',
+      '--untracked-files=no',
+      '--',
+      '.',
+      ':!docs/PERFORMANCE.md',
+      `:!docs/${CHART_FILE}`,
+    ) !== '';
   return {
     cpu: cores[0]?.model.trim() ?? 'unknown',
     cores: cores.length,
@@ -174,6 +185,7 @@ async function main() {
   const dynamo = await startDynalite({ port: 0 });
   const parts: PartResult[] = [];
   let bundles: Awaited<ReturnType<typeof measureBundles>>;
+  let floors: Awaited<ReturnType<typeof buildAuthorizerFloors>>;
   // Inside the project, so the authorizer's bundle finds the AWS SDK in node_modules as it
   // finds the runtime's on Lambda.
   const artifacts = resolve(ROOT, `.esbuild/bench-artifacts-${process.pid}`);
@@ -194,12 +206,14 @@ async function main() {
       const [results, built] = await Promise.all([
         Promise.all([...runs, load, bulkImport].map((run) => child(run, dynamo.endpoint))),
         measureBundles(artifacts).then(async (built) => {
+          const builtFloors = await buildAuthorizerFloors(artifacts);
           parts.push(await child(coldStart, dynamo.endpoint));
-          return built;
+          return { built, builtFloors };
         }),
       ]);
       parts.push(...results);
-      bundles = built;
+      bundles = built.built;
+      floors = built.builtFloors;
     } else {
       // One at a time, so no part competes with another for the two cores.
       for (const run of runs) {
@@ -208,6 +222,7 @@ async function main() {
       }
       log('serverless package');
       bundles = await measureBundles(artifacts);
+      floors = await buildAuthorizerFloors(artifacts);
       for (const run of [coldStart, load, bulkImport]) {
         log(run[1] ?? '');
         parts.push(await child(run, dynamo.endpoint));
@@ -227,6 +242,7 @@ async function main() {
     login: parts.filter((part): part is LoginResult => part.part === 'login'),
     roundTrips,
     bundles,
+    floors,
     coldStart: only<ColdStartResult>(parts, 'cold-start'),
     load: only<LoadResult>(parts, 'load'),
     bulkImport: only<ImportBenchResult>(parts, 'import'),
@@ -237,11 +253,17 @@ async function main() {
     process.stdout.write(report);
     return;
   }
-  // Atomically: a reader never sees half a report.
-  const temporary = `${out}.${process.pid}.tmp`;
-  await writeFile(temporary, report);
-  await rename(temporary, out);
-  log(`wrote ${out} in ${results.seconds.toFixed(0)} s`);
+  // Atomically: a reader never sees half a report. The chart goes beside it, as it links it.
+  const chart = join(dirname(out), CHART_FILE);
+  for (const [file, text] of [
+    [chart, renderChart(results)],
+    [out, report],
+  ] as const) {
+    const temporary = `${file}.${process.pid}.tmp`;
+    await writeFile(temporary, text);
+    await rename(temporary, file);
+  }
+  log(`wrote ${out} and ${chart} in ${results.seconds.toFixed(0)} s`);
 }
 
 if (args.part !== undefined) {

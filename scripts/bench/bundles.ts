@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync, inflateRawSync } from 'node:zlib';
-import type { Bundle } from './results.ts';
+import { build } from 'esbuild';
+import { parse } from 'yaml';
+import type { Bundle, FloorBundle } from './results.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -39,6 +41,59 @@ export function unzip(archive: Buffer): Map<string, Buffer> {
     files.set(name, method === 8 ? inflateRawSync(data) : Buffer.from(data));
   }
   return files;
+}
+
+/** The esbuild options serverless.yml sets that shape a bundle (not serverless-esbuild's own). */
+const BUNDLE_OPTIONS = [
+  'bundle',
+  'minify',
+  'format',
+  'platform',
+  'target',
+  'mainFields',
+  'banner',
+  'legalComments',
+  'sourcemap',
+] as const;
+
+/** serverless.yml's esbuild options, as serverless-esbuild passes them to esbuild. */
+export async function serverlessEsbuildOptions(): Promise<Parameters<typeof build>[0]> {
+  const configured: Record<string, unknown> = parse(await readFile(join(ROOT, 'serverless.yml'), 'utf8'))
+    .custom.esbuild;
+  return Object.fromEntries(BUNDLE_OPTIONS.map((name) => [name, configured[name]]));
+}
+
+/** The authorizer's floors (scripts/bench/floors/authorizer.ts), as the cold-start part names its variants. */
+export const AUTHORIZER_FLOORS = [
+  { variant: 'floor: jose + GetItem', file: 'authorizer-floor.mjs', ssm: false },
+  { variant: 'floor: jose + GetItem + SSM', file: 'authorizer-floor-ssm.mjs', ssm: true },
+] as const;
+
+/**
+ * Builds the authorizer's floors into `dir` with serverless.yml's esbuild options, as
+ * `serverless package` builds the authorizer, and sizes them as measureBundles() sizes it.
+ */
+export async function buildAuthorizerFloors(dir: string): Promise<FloorBundle[]> {
+  const options = await serverlessEsbuildOptions();
+  const floors: FloorBundle[] = [];
+  for (const floor of AUTHORIZER_FLOORS) {
+    const outfile = join(dir, floor.file);
+    await build({
+      ...options,
+      entryPoints: [join(ROOT, 'scripts/bench/floors/authorizer.ts')],
+      define: { 'process.env.FLOOR_SSM': JSON.stringify(String(floor.ssm)) },
+      outfile,
+      logLevel: 'error',
+    });
+    const code = await readFile(outfile);
+    floors.push({
+      function: 'authorizer',
+      floor: floor.variant,
+      rawBytes: code.length,
+      gzipBytes: gzipSync(code).length,
+    });
+  }
+  return floors;
 }
 
 /** `keepIn`: a directory where each function's .mjs is left as `<function>.mjs`. */

@@ -11,7 +11,10 @@
  * - for the authorizer also `bundled, SDK from the runtime`: built with serverless.yml's
  *   esbuild options but the AWS SDK left out, as the nodejs24.x runtime provides it (loaded
  *   here from node_modules, as the runtime loads its own unbundled copy): the way to a
- *   ~20 KiB artifact, and what it would cost at cold start.
+ *   ~20 KiB artifact, and what it would cost at cold start;
+ * - for the authorizer also its floors (scripts/bench/floors/authorizer.ts, built by
+ *   buildAuthorizerFloors() with the same options): jose and one GetItem, with and without
+ *   the SSM client that AWS stages read the key set with.
  *
  * Import and first call are timed separately: the first call pays for what a function does
  * lazily (the DynamoDB client's first connection, bcrypt at the stage's cost for a login).
@@ -23,7 +26,6 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { parse } from 'yaml';
 import {
   authorizerEvent,
   createShipmentEvent,
@@ -31,6 +33,7 @@ import {
   loginEvent,
   trackingEvent,
 } from '../harness/fixtures.ts';
+import { AUTHORIZER_FLOORS, serverlessEsbuildOptions } from './bundles.ts';
 import { call200, credentialsBody, importLogin } from './handlers.ts';
 import { median } from './measure.ts';
 import type { ColdStartFunction, ColdStartResult, ColdStartSample } from './results.ts';
@@ -97,26 +100,6 @@ process.exit(0);
 `;
 
 const EMPTY = 'export const handler = async () => ({ statusCode: 200, body: "" });\n';
-
-/** The esbuild options serverless.yml sets that shape a bundle (not serverless-esbuild's own). */
-const BUNDLE_OPTIONS = [
-  'bundle',
-  'minify',
-  'format',
-  'platform',
-  'target',
-  'mainFields',
-  'banner',
-  'legalComments',
-  'sourcemap',
-] as const;
-
-/** serverless.yml's esbuild options, as serverless-esbuild passes them to esbuild. */
-async function serverlessEsbuildOptions(): Promise<Parameters<typeof build>[0]> {
-  const configured: Record<string, unknown> = parse(await readFile(join(ROOT, 'serverless.yml'), 'utf8'))
-    .custom.esbuild;
-  return Object.fromEntries(BUNDLE_OPTIONS.map((name) => [name, configured[name]]));
-}
 
 /** functions/ and lib/ transpiled file by file into `dir`, relative imports pointing at .mjs. */
 async function transpileUnbundled(dir: string) {
@@ -226,7 +209,13 @@ export async function coldStartPart(options: {
         empty,
         bundled: join(options.artifacts, `${name}.mjs`),
         unbundled: join(unbundled, spec.source.replace(/\.ts$/, '.mjs')),
-        ...(name === 'authorizer' && { 'bundled, SDK from the runtime': runtimeSdk }),
+        ...(name === 'authorizer' && {
+          'bundled, SDK from the runtime': runtimeSdk,
+          // Built by buildAuthorizerFloors() beside the deployed bundles.
+          ...Object.fromEntries(
+            AUTHORIZER_FLOORS.map((floor) => [floor.variant, join(options.artifacts, floor.file)]),
+          ),
+        }),
       };
       const samples = new Map<string, ColdStartSample[]>(
         Object.keys(variants).map((variant) => [variant, []]),

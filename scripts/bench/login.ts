@@ -1,8 +1,14 @@
 /**
- * The warm login functions at one bcrypt cost against a bcryptjs compare alone, of the same
- * password against the same stored hash at the same cost. The first (warm-up) login has
- * already upgraded the seeded cost-4 hash to the stage's cost when the compare reads it.
+ * The warm login functions at one bcrypt cost against their floor: a bcryptjs compare of the
+ * same password against the same stored hash at the same cost, between the login's two
+ * DynamoDB steps made bare (the same six requests on the same client settings: before the
+ * compare, the user's consistent GetItem and an UpdateItem of each attempt counter in
+ * parallel; after it, the session's PutItem and an UpdateItem of each counter in parallel).
+ * The compare alone and one GetItem are timed too. The first (warm-up) login has already
+ * upgraded the seeded cost-4 hash to the stage's cost when the compare reads it.
  */
+import { randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import bcrypt from 'bcryptjs';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
@@ -48,10 +54,44 @@ export async function loginPart(options: {
     if (hash === undefined || bcrypt.getRounds(hash) !== options.cost) {
       throw new Error(`the stored hash is not at cost ${options.cost}`);
     }
-    const statusReader = createDynamoStatusReader({
-      client: createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint }),
-      tableName: tableNames(stage.name).accounts,
-    });
+    const client = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
+    const tables = tableNames(stage.name);
+    const statusReader = createDynamoStatusReader({ client, tableName: tables.accounts });
+    const counter = (counterKey: string, update: string, values: Record<string, unknown>) =>
+      client.send(
+        new UpdateCommand({
+          TableName: tables.loginThrottle,
+          Key: { counterKey },
+          UpdateExpression: update,
+          ExpressionAttributeValues: values,
+        }),
+      );
+    const floor = async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const [user] = await Promise.all([
+        client.send(
+          new GetCommand({
+            TableName: tables.accounts,
+            Key: { pk: 'USER#alice', sk: 'USER' },
+            ConsistentRead: true,
+          }),
+        ),
+        counter('FLOOR#USER', 'SET lastAttemptAt = :now ADD failures :one', { ':now': now, ':one': 1 }),
+        counter('FLOOR#IP', 'SET lastAttemptAt = :now ADD failures :one', { ':now': now, ':one': 1 }),
+      ]);
+      if (!(await bcrypt.compare(PASSWORD, String(user.Item?.passwordHash))))
+        throw new Error('compare failed');
+      await Promise.all([
+        client.send(
+          new PutCommand({
+            TableName: tables.sessions,
+            Item: { sessionId: randomUUID(), username: 'alice', createdAt: now, expiresAt: now + 86_400 },
+          }),
+        ),
+        counter('FLOOR#USER', 'SET failures = :zero', { ':zero': 0 }),
+        counter('FLOOR#IP', 'ADD failures :minus', { ':minus': -1 }),
+      ]);
+    };
     const samples = await interleaved(
       [
         handlerVariant('login', login, body),
@@ -69,22 +109,31 @@ export async function loginPart(options: {
             if (!(await bcrypt.compare(PASSWORD, hash))) throw new Error('compare failed');
           },
         },
+        { name: 'floor', run: floor },
       ],
       options.plan,
     );
-    const { login: loginSample, loginExtended: extendedSample, compare, getItem } = samples;
+    const {
+      login: loginSample,
+      loginExtended: extendedSample,
+      compare,
+      getItem,
+      floor: floorSample,
+    } = samples;
     if (
       loginSample === undefined ||
       extendedSample === undefined ||
       compare === undefined ||
-      getItem === undefined
+      getItem === undefined ||
+      floorSample === undefined
     ) {
       throw new Error('missing sample');
     }
+    client.destroy();
     return {
       part: 'login',
       cost: options.cost,
-      samples: { login: loginSample, loginExtended: extendedSample, compare, getItem },
+      samples: { login: loginSample, loginExtended: extendedSample, compare, getItem, floor: floorSample },
     };
   } finally {
     await stage.close();

@@ -19,6 +19,8 @@ export interface LoginResult {
     readonly compare: Sample;
     /** One eventually consistent GetItem of the user on the same client settings: a round trip's floor. */
     readonly getItem: Sample;
+    /** The login's floor: the compare between its two DynamoDB steps, made bare (same six requests). */
+    readonly floor: Sample;
   };
 }
 
@@ -123,6 +125,15 @@ export interface Bundle {
   readonly function: string;
   readonly zipBytes: number;
   readonly entry: string;
+  readonly rawBytes: number;
+  readonly gzipBytes: number;
+}
+
+/** A floor built with the same esbuild options as the function it stands beside. */
+export interface FloorBundle {
+  readonly function: string;
+  /** As the cold-start part names the variant, e.g. `floor: jose + GetItem`. */
+  readonly floor: string;
   readonly rawBytes: number;
   readonly gzipBytes: number;
 }

@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- --quick` as CI runs it: a few iterations of every part, no thresholds.
- * It must finish, report every section with numbers, and leave docs/PERFORMANCE.md alone.
+ * It must finish, report every section with numbers, write its chart beside the report, and
+ * leave docs/PERFORMANCE.md and docs/performance-floors.svg alone.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
@@ -11,10 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const COMMITTED_REPORT = join(ROOT, 'docs/PERFORMANCE.md');
+const COMMITTED_CHART = join(ROOT, 'docs/performance-floors.svg');
 
 let dir: string;
 let report: string;
+let chart: string;
 let reportBefore: number | undefined;
+let chartBefore: number | undefined;
 
 const mtimeOf = async (path: string) => (await stat(path).catch(() => undefined))?.mtimeMs;
 
@@ -42,6 +46,7 @@ function rowsAfter(heading: string): string[][] {
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'parcel-auth-bench-smoke-'));
   reportBefore = await mtimeOf(COMMITTED_REPORT);
+  chartBefore = await mtimeOf(COMMITTED_CHART);
   const out = join(dir, 'PERFORMANCE.md');
   await promisify(execFile)(process.execPath, [join(ROOT, 'scripts/bench.ts'), '--quick', '--out', out], {
     cwd: ROOT,
@@ -49,6 +54,7 @@ beforeAll(async () => {
     maxBuffer: 16 * 1024 * 1024,
   });
   report = await readFile(out, 'utf8');
+  chart = await readFile(join(dir, 'performance-floors.svg'), 'utf8');
 }, 200_000);
 
 afterAll(async () => {
@@ -59,6 +65,8 @@ describe('npm run bench -- --quick', () => {
   it('reports every section, the machine and how to reproduce', () => {
     for (const heading of [
       '## Targets',
+      '## Traded',
+      '## Cold init per function',
       '## 1. Authorizer, warm',
       '### revocation cache 30s',
       '### revocation cache 0s',
@@ -82,11 +90,13 @@ describe('npm run bench -- --quick', () => {
 
   it('gives every target a number and a verdict', () => {
     const targets = rowsAfter('## Targets');
-    // 7 warm and size targets, 8 functions' bundled ÷ unbundled import, the load test's
-    // errors, the bulk import's throughput.
+    // The authorizer against its floors (warm, bundle, cold start), the login functions
+    // against theirs (two at cost 10, two at cost 4), 8 functions' bundled ÷ unbundled
+    // import, the load test's errors, the bulk import's throughput.
     expect(targets).toHaveLength(17);
     for (const [name, measured, , result] of targets) {
-      expect(measured, name).toMatch(/^\d+(\.\d+)?( ?×| ms| KiB)?$/);
+      // A smoke run's own work beyond a floor can come out below zero.
+      expect(measured, name).toMatch(/^-?\d+(\.\d+)?( ?×| ms| KiB)?$/);
       expect(result, name).toMatch(/^(pass|\*\*FAIL\*\*)$/);
     }
   });
@@ -107,8 +117,9 @@ describe('npm run bench -- --quick', () => {
     expect(derived(authorizer)).toHaveLength(6);
     for (const value of derived(authorizer)) expect(value).toMatch(/^\d+\.\d\d×$/);
     const login = rowsAfter('## 2. Login');
-    expect(timings(login, /^\d+\.\d\d ms$/)).toBe(8);
-    expect(derived(login)).toHaveLength(10);
+    // Login, login-extended, the compare, one GetItem and the floor, at cost 4 and 10.
+    expect(timings(login, /^\d+\.\d\d ms$/)).toBe(10);
+    expect(derived(login)).toHaveLength(18);
     for (const value of derived(login)) expect(value).toMatch(/^-?\d+\.\d\d(×| ms)$/);
   });
 
@@ -126,13 +137,27 @@ describe('npm run bench -- --quick', () => {
     expect(bundles.map(([name]) => name)).toEqual(
       expect.arrayContaining(['authorizer', 'login', 'loginExtended']),
     );
-    for (const [name, zip, , raw, gzip] of bundles) {
-      for (const size of [zip, raw, gzip]) expect(size, name).toMatch(/^\d+\.\d KiB$/);
+    expect(bundles.map(([name]) => name)).toEqual(
+      expect.arrayContaining([
+        "authorizer's floor: jose + GetItem",
+        "authorizer's floor: jose + GetItem + SSM",
+      ]),
+    );
+    for (const [name = '', zip, , raw, gzip] of bundles) {
+      // A floor is built, never zipped.
+      expect(zip, name).toMatch(name.includes('floor') ? /^—$/ : /^\d+\.\d KiB$/);
+      for (const size of [raw, gzip]) expect(size, name).toMatch(/^\d+\.\d KiB$/);
     }
   });
 
   it('starts every function cold, bundled and unbundled, against an empty handler', () => {
     const rows = rowsAfter('## 5. Cold start');
+    expect(rows.map(([name]) => name)).toEqual(
+      expect.arrayContaining([
+        'authorizer, floor: jose + GetItem',
+        'authorizer, floor: jose + GetItem + SSM',
+      ]),
+    );
     for (const fn of ['authorizer', 'login', 'loginExtended', 'refresh', 'logout', 'jwks', 'trackShipment']) {
       const names = rows.map(([name]) => name);
       expect(names).toEqual(
@@ -170,7 +195,53 @@ describe('npm run bench -- --quick', () => {
     }
   });
 
-  it('leaves the committed docs/PERFORMANCE.md alone', async () => {
+  it('lists the traded targets with what they were traded for, never as a FAIL', () => {
+    const rows = rowsAfter('## Traded');
+    expect(rows.map(([target]) => target)).toEqual([
+      expect.stringMatching(/^Login ≤ 1\.05× a bare bcrypt compare/),
+      expect.stringMatching(/^Login overhead beyond the compare/),
+      expect.stringMatching(/^Login-extended: one DynamoDB round trip/),
+      expect.stringMatching(/^Authorizer artifact ≤ 20 KiB/),
+    ]);
+    for (const [target, measured, tradedFor] of rows) {
+      expect(measured, target).toMatch(/\d/);
+      expect(tradedFor, target).not.toBe('');
+    }
+    expect(report.slice(report.indexOf('## Traded'), report.indexOf('## Cold init'))).not.toContain(
+      '**FAIL**',
+    );
+  });
+
+  it('states the cold init of every function, and the authorizer’s floors', () => {
+    const rows = rowsAfter('## Cold init per function');
+    expect(rows.map(([name]) => name)).toEqual(
+      expect.arrayContaining(['authorizer', 'login', 'jwks', "authorizer's floor: jose + GetItem + SSM"]),
+    );
+    for (const [name, init, firstCall, beyond] of rows) {
+      for (const value of [init, firstCall]) expect(value, name).toMatch(/^\d+\.\d ms$/);
+      expect(beyond, name).toMatch(/^\+-?\d+\.\d ms$/);
+    }
+    expect(report).toContain('one DynamoDB client');
+  });
+
+  it('draws each function against its floor in an SVG beside the report, which links it', () => {
+    expect(report).toContain('](performance-floors.svg)');
+    expect(chart.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    for (const label of [
+      'authorizer, warm',
+      'authorizer, cold start',
+      'login, warm, cost 10',
+      'login-extended, warm, cost 10',
+      'admin import, 500 users',
+    ]) {
+      expect(chart).toContain(`>${label}<`);
+    }
+    // One floor bar and one measured bar per row.
+    expect(chart.match(/<rect /g)?.length).toBe(1 + 2 * 7);
+  });
+
+  it('leaves the committed docs/PERFORMANCE.md and its chart alone', async () => {
     expect(await mtimeOf(COMMITTED_REPORT)).toBe(reportBefore);
+    expect(await mtimeOf(COMMITTED_CHART)).toBe(chartBefore);
   });
 });
