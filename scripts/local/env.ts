@@ -1,5 +1,5 @@
 /**
- * The environment of the local stack, as the README documents it. `npm start` reads all of
+ * The environment of the local stack, as docs/local-stack.md documents it. `npm start` reads all of
  * it; the admin CLI reads the part that finds the stack (DYNAMODB_PORT, DATA_DIR).
  */
 import * as v from 'valibot';

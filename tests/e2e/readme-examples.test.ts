@@ -1,8 +1,9 @@
 /**
- * The README's shell examples, run as written with bash against the local stack, so they
- * cannot drift from the service: every command exits 0, and every HTTP answer has the status
- * the README states on the comment line under its command (`# 201 …`), or a 2xx where it
- * states none (a command that captures a token into a variable).
+ * The shell examples of the README (the curl walk-through) and of docs/admin.md (the admin
+ * CLI), run as written with bash against the local stack, so they cannot drift from the
+ * service: every command exits 0, and every HTTP answer has the status the document states on
+ * the comment line under its command (`# 201 …`), or a 2xx where it states none (a command
+ * that captures a token into a variable).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -11,20 +12,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../scripts/harness/stack.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const README = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
 
 interface Example {
   readonly command: string;
-  /** The status the README states for its HTTP answers. */
+  /** The status the document states for its HTTP answers. */
   readonly expected?: number;
 }
 
-/** The `sh` blocks of the README section under `heading`. */
-function shellBlocks(heading: string): string[] {
-  const start = README.indexOf(`\n${heading}\n`);
-  if (start === -1) throw new Error(`README has no section ${heading}`);
-  const end = README.indexOf('\n## ', start + heading.length + 1);
-  const section = README.slice(start, end === -1 ? undefined : end);
+/** The `sh` blocks of `file`'s section under `heading` (a `# ` title: the whole document). */
+function shellBlocks(file: string, heading: string): string[] {
+  const text = `\n${readFileSync(resolve(ROOT, file), 'utf8')}`;
+  const start = text.indexOf(`\n${heading}\n`);
+  if (start === -1) throw new Error(`${file} has no section ${heading}`);
+  const end = text.indexOf('\n## ', start + heading.length + 1);
+  const section = text.slice(start, end === -1 ? undefined : end);
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
 }
 
@@ -98,7 +99,7 @@ async function run(commands: readonly string[], env: NodeJS.ProcessEnv, stdin: s
   });
 }
 
-describe('README examples, run as written against the local stack', () => {
+describe('README and docs/admin.md examples, run as written against the local stack', () => {
   let stack: LocalStack;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
@@ -113,13 +114,13 @@ describe('README examples, run as written against the local stack', () => {
   afterAll(() => stack?.stop());
 
   const sections = [
-    { heading: '## Using the API (curl)', stdin: '' },
+    { file: 'README.md', heading: '## Using the API (curl)', stdin: '' },
     // `read -rs NEW_PASSWORD` takes the operator's password from the terminal.
-    { heading: '## Admin CLI', stdin: 'an-operator-typed-password\n' },
+    { file: 'docs/admin.md', heading: '# Admin CLI', stdin: 'an-operator-typed-password\n' },
   ];
-  for (const { heading, stdin } of sections) {
-    it(`${heading.slice(3)}: every command succeeds with the status the README states`, async () => {
-      const found = shellBlocks(heading).flatMap(examples);
+  for (const { file, heading, stdin } of sections) {
+    it(`${file} ${heading.replace(/^#+ /, '')}: every command succeeds with the status it states`, async () => {
+      const found = shellBlocks(file, heading).flatMap(examples);
       expect(found.length).toBeGreaterThan(5);
       const outcomes = await run(
         found.map((example) => example.command),
@@ -140,7 +141,7 @@ describe('README examples, run as written against the local stack', () => {
     }, 120_000);
   }
 
-  it('reads the README the way the runner above relies on: commands joined, statuses attached', () => {
+  it('reads the documents the way the runner above relies on: commands joined, statuses attached', () => {
     expect(examples('A=1\ncurl -s x \\\n  -d y\n# 201 body\n#   more\ncurl z # inline\n# 401\n')).toEqual([
       { command: 'A=1' },
       { command: 'curl -s x \\\n  -d y', expected: 201 },

@@ -1,6 +1,6 @@
 /**
- * README's table of stage parameters against serverless.yml `params:`: every parameter has a
- * row, every stage's value is in its cell, and a stage that sets nothing has an empty cell.
+ * docs/stages.md's table of stage parameters against serverless.yml `params:`: every parameter
+ * has a row, every stage's value is in its cell, and a stage that sets nothing has an empty cell.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -15,8 +15,8 @@ const params: Record<string, Record<string, unknown>> = parse(
 ).params;
 const STAGES = ['default', 'local', 'dev', 'prod'] as const;
 
-const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
-const section = readme.slice(readme.indexOf('## Stages and parameters'), readme.indexOf('## Deploying'));
+// The whole document is the one table and the prose around it.
+const section = readFileSync(resolve(ROOT, 'docs/stages.md'), 'utf8');
 const rows = new Map(
   section
     .split('\n')
@@ -30,9 +30,9 @@ const rows = new Map(
     }),
 );
 
-/** What the README should show for a value: literal values in backticks, env overrides named. */
+/** What docs/stages.md should show for a value: literal values in backticks, env overrides named. */
 function expectedCell(value: unknown): RegExp | undefined {
-  // serverless.yml's own variables, as the README spells them.
+  // serverless.yml's own variables, as docs/stages.md spells them.
   const text = String(value)
     .replace(/\$\{self:service\}/g, 'parcel-auth')
     .replace(/\$\{sls:stage\}/g, '<stage>');
@@ -43,7 +43,7 @@ function expectedCell(value: unknown): RegExp | undefined {
 }
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-describe('README stage parameter table', () => {
+describe('docs/stages.md stage parameter table', () => {
   it('has a row for every parameter, and no row for a parameter that does not exist', () => {
     expect([...rows.keys()].sort()).toEqual(Object.keys(params.default ?? {}).sort());
   });
@@ -96,7 +96,7 @@ describe('README stage parameter table', () => {
 
   it("states each stage's revocation bound as revocationCacheTtl + authorizerCacheTtl + 1 s", () => {
     const row = section.split('\n').find((line) => line.startsWith('| revocation bound'));
-    expect(row, 'README row "revocation bound"').toBeDefined();
+    expect(row, 'docs/stages.md row "revocation bound"').toBeDefined();
     const cells = (row ?? '')
       .slice(1, -1)
       .split('|')
@@ -104,7 +104,7 @@ describe('README stage parameter table', () => {
       .map((cell) => cell.trim());
     for (const [column, stage] of STAGES.entries()) {
       const value = (name: string) => params[stage]?.[name] ?? params.default?.[name];
-      // An env override's default is what the README's own row shows.
+      // An env override's default is what the document's own row shows.
       const revocation = String(value('revocationCacheTtl')).replace(/^\$\{env:\w+, '([^']*)'\}$/, '$1');
       const bound = v.parse(OptionalDurationSchema, revocation) + Number(value('authorizerCacheTtl')) + 1;
       expect(cells[column], stage).toBe(`\`${bound} s\``);
