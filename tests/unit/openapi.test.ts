@@ -162,7 +162,7 @@ describe('docs/openapi.yaml', () => {
     ],
     ['a DynamoDB failure', 'POST /api/v1/login', () => problemOf('DEPENDENCY_UNAVAILABLE')],
     ['a login without customer', 'POST /api/v1/login-extended', () => problemOf('CONTEXT_MISSING')],
-    ['a refused refresh token', 'POST /api/v1/token/refresh', () => problemOf('INVALID_CREDENTIALS')],
+    ['a refused refresh token', 'POST /api/v1/token/refresh', () => problemOf('INVALID_REFRESH_TOKEN')],
     ['a caller without customer', 'POST /api/v1/shipments', () => problemOf('CONTEXT_MISSING')],
     [
       'a malformed parcel number',
