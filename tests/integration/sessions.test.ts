@@ -20,6 +20,7 @@ import {
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import { codeOf } from '../helpers/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+import { respellings } from '../helpers/spellings.ts';
 import {
   ACCOUNT_STORES,
   type AccountsOn,
@@ -242,6 +243,31 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     }
     // None of them spent the real token.
     await expect(refresh(tokens)).resolves.toBeDefined();
+  });
+
+  it('refuses every other spelling of a genuine refresh token, without spending or revoking its session', async () => {
+    const { tokens } = await loggedIn();
+    const others = respellings(tokens.refreshToken);
+    expect(others).toHaveLength(15);
+    for (const token of others) {
+      const refused = refreshSession(deps(), token);
+      await expect(refused).rejects.toMatchObject({
+        code: 'INVALID_REFRESH_TOKEN',
+        cause: { code: 'ERR_TOKEN_NOT_CANONICAL' },
+      });
+    }
+    expect(await sessionOf(tokens)).toMatchObject({ generation: 1, revokedAt: null });
+    await expect(refresh(tokens)).resolves.toBeDefined();
+  });
+
+  it('ends no session at logout for another spelling of its refresh token', async () => {
+    const { tokens } = await loggedIn();
+    for (const token of respellings(tokens.refreshToken)) {
+      await expect(endSession(deps(), token)).resolves.toBeUndefined();
+    }
+    expect(await sessionOf(tokens)).toMatchObject({ revokedAt: null });
+    await endSession(deps(), tokens.refreshToken);
+    expect(await sessionOf(tokens)).toMatchObject({ revokedReason: 'logout' });
   });
 
   it('logs out: the session is revoked, and logging out again or with junk changes nothing', async () => {
