@@ -279,6 +279,21 @@ describe('the prod CloudFormation template', () => {
     });
   });
 
+  it('builds every ARN with the stack’s partition: none hard-codes arn:aws', () => {
+    expect(templateText).not.toMatch(/arn:aws/);
+    // Every ARN it builds (a Fn::Join that starts with `arn:`) continues with the partition.
+    const built: unknown[] = [];
+    const visit = (node: unknown): void => {
+      if (typeof node !== 'object' || node === null) return;
+      const parts = (node as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join']?.[1];
+      if (typeof parts?.[0] === 'string' && parts[0].startsWith('arn:')) built.push([parts[0], parts[1]]);
+      for (const child of Object.values(node)) visit(child);
+    };
+    visit(JSON.parse(templateText));
+    expect(built.length).toBeGreaterThan(10);
+    for (const arn of built) expect(arn).toEqual(['arn:', { Ref: 'AWS::Partition' }]);
+  });
+
   it('keeps every function’s logs for the stage’s retention', () => {
     const groups = ofType('AWS::Logs::LogGroup');
     expect(groups).toHaveLength(8);
