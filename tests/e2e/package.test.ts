@@ -32,6 +32,24 @@ const variablesOf = (id: string): Record<string, unknown> => {
   return environment?.Variables ?? {};
 };
 
+/** An intrinsic as text: a `Fn::Join` of strings, `Ref`s (`<Name>`) and `Fn::GetAtt`s (`<Name.Attr>`). */
+function joined(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const node = value as { Ref?: string; 'Fn::GetAtt'?: string[]; 'Fn::Join'?: [string, unknown[]] };
+  if (node.Ref !== undefined) return `<${node.Ref}>`;
+  if (node['Fn::GetAtt'] !== undefined) return `<${node['Fn::GetAtt'].join('.')}>`;
+  if (node['Fn::Join'] !== undefined) return node['Fn::Join'][1].map(joined).join(node['Fn::Join'][0]);
+  throw new Error(`cannot read ${JSON.stringify(value)}`);
+}
+
+/** The path of an API Gateway resource (`{ Ref: id }`), from its parents' path parts. */
+function pathOf(from: Record<string, Resource>, resourceId: unknown): string {
+  const id = (resourceId as { Ref?: string }).Ref;
+  const resource = id === undefined ? undefined : from[id];
+  if (resource === undefined) return '';
+  return `${pathOf(from, resource.Properties.ParentId)}/${String(resource.Properties.PathPart)}`;
+}
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'parcel-auth-package-'));
   // No credentials anywhere: the package step must not need an AWS account.
@@ -292,6 +310,35 @@ describe('the prod CloudFormation template', () => {
     visit(JSON.parse(templateText));
     expect(built.length).toBeGreaterThan(10);
     for (const arn of built) expect(arn).toEqual(['arn:', { Ref: 'AWS::Partition' }]);
+  });
+
+  it('lets API Gateway invoke each function only for its own method and path, and the authorizer only as the authorizer', () => {
+    const permissions = Object.fromEntries(
+      ofType('AWS::Lambda::Permission').map(([, permission]) => [
+        joined((permission.Properties.FunctionName as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]),
+        permission.Properties,
+      ]),
+    );
+    const api = 'arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<ApiGatewayRestApi>';
+    const expected: Record<string, string> = {
+      AuthorizerLambdaFunction: `${api}/authorizers/<AuthorizerApiGatewayAuthorizer>`,
+    };
+    for (const [, method] of ofType('AWS::ApiGateway::Method')) {
+      const target = JSON.stringify(method.Properties.Integration);
+      const fn = /"([A-Za-z]+LambdaFunction)"/.exec(target)?.[1] ?? target;
+      const path = pathOf(resources, method.Properties.ResourceId).replace(/\{[^}]+\}/g, '*');
+      expected[fn] = `${api}/prod/${String(method.Properties.HttpMethod)}${path}`;
+    }
+    expect(Object.keys(expected)).toHaveLength(8);
+    expect(
+      Object.fromEntries(Object.entries(permissions).map(([fn, p]) => [fn, joined(p.SourceArn)])),
+    ).toEqual(expected);
+    for (const permission of Object.values(permissions)) {
+      expect(permission).toMatchObject({
+        Action: 'lambda:InvokeFunction',
+        Principal: 'apigateway.amazonaws.com',
+      });
+    }
   });
 
   it('keeps every function’s logs for the stage’s retention', () => {
