@@ -18,7 +18,7 @@
  * - `TracingEnabled`: `custom.stageLogging.tracing` (the stage parameter `tracing`).
  *
  * API Gateway writes access logs with the account's CloudWatch role (one per account and
- * region, `aws apigateway update-account`): SECURITY.md "Access logs". serverless-offline
+ * region, `aws apigateway update-account`): SECURITY.md "Access logs and tracing". serverless-offline
  * does not emulate either setting.
  */
 
