@@ -14,6 +14,12 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   /** Any failed login: unknown user, wrong password, wrong username case, disabled user. */
   | 'INVALID_CREDENTIALS'
+  /**
+   * Any refused refresh token: spent, revoked, expired, foreign, malformed, another spelling
+   * of a genuine one, or an access token; or its user is disabled or gone. Answered like
+   * INVALID_CREDENTIALS (401, same problem type), with a detail about the token.
+   */
+  | 'INVALID_REFRESH_TOKEN'
   /** Too many failed logins for this username or from this address: try again later. */
   | 'TOO_MANY_ATTEMPTS'
   /**

@@ -57,6 +57,13 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     title: 'Invalid credentials',
     detail: 'The username or password is incorrect.',
   },
+  // The status, type and title of a failed login: to a client both mean "log in again".
+  INVALID_REFRESH_TOKEN: {
+    status: 401,
+    slug: 'invalid-credentials',
+    title: 'Invalid credentials',
+    detail: 'The refresh token is invalid, expired or revoked. Log in again to get a new one.',
+  },
   // The same type, title and detail as API Gateway's UNAUTHORIZED answer
   // (infra/gateway-responses.yml), so a client cannot tell which of the two refused it.
   UNAUTHORIZED: {

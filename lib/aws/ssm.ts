@@ -32,12 +32,15 @@ export async function parameterExists(region: string, name: string): Promise<boo
   }
 }
 
-/** Writes a parameter; the value travels in the request body, never on a command line. */
+/**
+ * Writes a parameter; the value travels in the request body, never on a command line. A
+ * secure one is encrypted with `kmsKeyId` when given, else with the AWS-managed key aws/ssm.
+ */
 export async function writeParameter(
   region: string,
   name: string,
   value: string,
-  options: { secure: boolean; overwrite: boolean },
+  options: { secure: boolean; overwrite: boolean; kmsKeyId?: string | undefined },
 ): Promise<void> {
   await ssm(region).send(
     new PutParameterCommand({
@@ -45,6 +48,7 @@ export async function writeParameter(
       Value: value,
       Type: options.secure ? 'SecureString' : 'String',
       Overwrite: options.overwrite,
+      ...(options.secure && options.kmsKeyId !== undefined && { KeyId: options.kmsKeyId }),
     }),
   );
 }

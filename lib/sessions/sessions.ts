@@ -10,7 +10,9 @@
  *   is answered with the current token again, never with a new generation.
  * - A session ends at its absolute lifetime, however often it is refreshed, and when the
  *   user is disabled, removed, changes password or is logged out (the user's cutoff).
- * - Every refusal is INVALID_CREDENTIALS, the same answer as a failed login.
+ * - Every refusal is INVALID_REFRESH_TOKEN: one answer for every reason, the same 401 and
+ *   problem type as a failed login (to a client both mean "log in again"), with a detail
+ *   that speaks of the token.
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
@@ -43,7 +45,7 @@ export interface RefreshDeps extends SessionDeps {
   readonly logger: Logger;
 }
 
-const invalidCredentials = (cause?: unknown) => new AppError('INVALID_CREDENTIALS', { cause });
+const invalidRefreshToken = (cause?: unknown) => new AppError('INVALID_REFRESH_TOKEN', { cause });
 
 /**
  * Starts a session for a user who has just proven their password, and issues its first
@@ -78,7 +80,7 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
   const clock = deps.clock ?? systemClock;
   const refused = (reason: string, cause?: unknown) => {
     deps.logger.info('refresh refused', { reason });
-    return invalidCredentials(cause);
+    return invalidRefreshToken(cause);
   };
   let claims: RefreshClaims;
   try {

@@ -156,6 +156,7 @@ interface VerifyOptions {
  * authorizer's `authorizer denied` line names the real reason.
  */
 export type TokenErrorCode =
+  | 'ERR_TOKEN_NOT_CANONICAL'
   | 'ERR_TOKEN_UNKNOWN_KID'
   | 'ERR_TOKEN_LIFETIME'
   | 'ERR_TOKEN_SUBJECT'
@@ -173,12 +174,48 @@ export class TokenError extends Error {
   }
 }
 
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * Whether `segment` is the one base64url spelling (RFC 7515 §2: no padding) of the bytes it
+ * decodes to, i.e. `Buffer.from(segment, 'base64url').toString('base64url') === segment`,
+ * without decoding anything. The last character of a segment whose length is 2 or 3 modulo 4
+ * carries 4 or 2 bits that decode to nothing: a decoder ignores them, so up to 16 spellings
+ * decode to the same bytes. The canonical one has them zero. Any character outside the
+ * base64url alphabet (padding, `+`, `/`, whitespace) and a length of 1 modulo 4 are not
+ * canonical either.
+ */
+export function isCanonicalBase64url(segment: string): boolean {
+  const tail = segment.length % 4;
+  if (tail === 1 || !BASE64URL.test(segment)) return false;
+  if (tail === 0) return true;
+  const value = BASE64URL_ALPHABET.indexOf(segment.charAt(segment.length - 1));
+  return (value & (tail === 2 ? 0x0f : 0x03)) === 0;
+}
+
+/**
+ * Refuses a compact JWS any of whose segments is not canonical base64url, before any
+ * cryptography. jose (like most JWT libraries) decodes leniently, so a genuine token with
+ * its signature's last character changed to one that decodes to the same bytes still
+ * verifies: each token would have up to 16 accepted spellings. API Gateway caches the
+ * authorizer's decision per raw header, and a session keys on the token's claims, not its
+ * text, so a token's identity must not depend on its spelling: only the issued one passes.
+ */
+function assertCanonical(token: string): void {
+  for (const segment of token.split('.')) {
+    if (!isCanonicalBase64url(segment))
+      throw new TokenError('ERR_TOKEN_NOT_CANONICAL', 'a segment is not canonical base64url');
+  }
+}
+
 /** Verifies a token of one type and audience: pinned algorithm, issuer, type, required claims. */
 async function verifyToken(
   token: string,
   { keys, issuer, clock }: VerifyOptions,
   expected: { typ: string; audience: string; maxAgeSeconds: number; claims: string[] },
 ): Promise<JWTPayload & { sub: string; jti: string; iat: number }> {
+  assertCanonical(token);
   const known = await keys();
   const getKey = (header: JWTHeaderParameters) => {
     const key = header.kid === undefined ? undefined : known.get(header.kid);

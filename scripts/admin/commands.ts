@@ -44,7 +44,7 @@ export interface CommandContext {
   readonly stdoutIsTTY: boolean;
   /** The first line of stdin. */
   readPassword(): Promise<string>;
-  /** The target stage's parameters (bcrypt cost, token lifetimes, key reload interval). */
+  /** The target stage's parameters (bcrypt cost, token lifetimes, key reload interval, KMS key). */
   stageParams(): StageParams;
   /** Makes the local key files if missing (scripts/local/keys.ts). */
   ensureLocalKeys(dataDir: string): Promise<LocalKeyFiles & { created: boolean }>;
@@ -120,7 +120,12 @@ function keyLocation(context: CommandContext): KeyLocation {
   const { target } = context;
   return target.kind === 'local'
     ? localKeyLocation(context.localKeyFiles(target.dataDir))
-    : stageKeyLocation(target.stage, target.region, context.parameters(target.region));
+    : stageKeyLocation(
+        target.stage,
+        target.region,
+        context.parameters(target.region),
+        context.stageParams().kmsKeyArn,
+      );
 }
 
 export async function runCommand(command: Command, context: CommandContext): Promise<void> {

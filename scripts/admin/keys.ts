@@ -4,7 +4,8 @@
  * the stage's functions read and re-read every `keyReloadInterval`.
  *
  * Local stage: files under DATA_DIR/keys (the keyring readable by its owner only).
- * AWS stage: the SSM parameters `/parcel-auth/<stage>/signing-keyring` (SecureString) and
+ * AWS stage: the SSM parameters `/parcel-auth/<stage>/signing-keyring` (SecureString,
+ * encrypted with the stage parameter kmsKeyArn when it is set, else with aws/ssm) and
  * `/parcel-auth/<stage>/jwks` (String).
  *
  * Every write puts the key set first and the keyring second: a key is published before
@@ -31,14 +32,23 @@ import {
 import type { StageParams } from '../local/stage-params.ts';
 import { failure, oneLine, quote } from './errors.ts';
 
+export interface PutOptions {
+  readonly secure: boolean;
+  readonly overwrite: boolean;
+  readonly kmsKeyId?: string | undefined;
+}
+
 /** Where key material is kept: SSM parameters, or files standing in for them locally. */
 export interface ParameterStore {
   /** Whether it exists; never reads (or decrypts) the value. */
   exists(name: string): Promise<boolean>;
   /** The (decrypted) value, or undefined when there is none. */
   get(name: string): Promise<string | undefined>;
-  /** With `overwrite` false an existing parameter is kept and this throws a CliError. */
-  put(name: string, value: string, options: { secure: boolean; overwrite: boolean }): Promise<void>;
+  /**
+   * With `overwrite` false an existing parameter is kept and this throws a CliError. A
+   * secure value is encrypted with `kmsKeyId` when given, else with the store's default key.
+   */
+  put(name: string, value: string, options: PutOptions): Promise<void>;
 }
 
 export function createSsmParameterStore(region: string): ParameterStore {
@@ -112,6 +122,8 @@ export interface KeyLocation {
   readonly store: ParameterStore;
   readonly keyring: string;
   readonly jwks: string;
+  /** The KMS key the keyring is encrypted with (the stage's kmsKeyArn); undefined: the default. */
+  readonly keyringKmsKey?: string | undefined;
   /** For messages: `in /path/to/keys` or `in SSM (eu-central-1)`. */
   readonly where: string;
   /** The CLI's option for this stage, to repeat in advice: `` or ` --stage prod`. */
@@ -127,14 +139,21 @@ export const localKeyLocation = (files: { keyringFile: string; jwksFile: string 
   stageOption: '',
 });
 
-export function stageKeyLocation(stage: string, region: string, store: ParameterStore): KeyLocation {
+export function stageKeyLocation(
+  stage: string,
+  region: string,
+  store: ParameterStore,
+  keyringKmsKey?: string,
+): KeyLocation {
   const names = keyParameterNames(stage);
   return {
     stage,
     store,
     keyring: names.signingKeyring,
     jwks: names.jwks,
-    where: `in SSM (${region})`,
+    keyringKmsKey,
+    where:
+      keyringKmsKey === undefined ? `in SSM (${region})` : `in SSM (${region}, KMS key ${keyringKmsKey})`,
     stageOption: ` --stage ${stage}`,
   };
 }
@@ -288,7 +307,11 @@ export async function initStageKeys(location: KeyLocation, now: Date, force: boo
   // The key set first: if this write fails, nothing has changed.
   await store.put(location.jwks, JSON.stringify(publishedKeys(keyring)), { secure: false, overwrite: force });
   try {
-    await store.put(location.keyring, JSON.stringify(keyring), { secure: true, overwrite: force });
+    await store.put(location.keyring, JSON.stringify(keyring), {
+      secure: true,
+      overwrite: force,
+      kmsKeyId: location.keyringKmsKey,
+    });
   } catch (error) {
     // A fresh stage has no keyring, so nothing signs; a replaced stage still signs with the
     // old active key, which the new key set no longer holds. Both end once the keyring is written.
@@ -355,7 +378,12 @@ export async function rotateKeys(input: {
   // not from when this one started: a container may have read the old key set until then.
   const rotated: Keyring = { ...rotation.keyring, rotatedAt: now().toISOString() };
   try {
-    await location.store.put(location.keyring, JSON.stringify(rotated), { secure: true, overwrite: true });
+    // With the stage's KMS key: a rotation also moves a keyring written before the key was set.
+    await location.store.put(location.keyring, JSON.stringify(rotated), {
+      secure: true,
+      overwrite: true,
+      kmsKeyId: location.keyringKmsKey,
+    });
   } catch (error) {
     // Half-way: the new key set is published, the old keyring is still in place. Its active
     // key still signs and is still published (as retired), its next key is published (as

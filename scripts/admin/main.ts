@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Env } from '../../lib/config.ts';
 import { ensureLocalKeys, localKeyFiles } from '../local/keys.ts';
-import { readStageParams } from '../local/stage-params.ts';
+import { readStageParams, type StageParams } from '../local/stage-params.ts';
 import { runCommand } from './commands.ts';
 import { csvUserLines } from './csv.ts';
 import { CliError, describeFailure, failure, oneLine } from './errors.ts';
@@ -32,6 +32,8 @@ export interface AdminDeps {
   readonly openStores?: (target: Target) => OpenedStores;
   /** SSM of a region. Default: AWS SSM through the credential chain. */
   readonly parameters?: (region: string) => ParameterStore;
+  /** A stage's parameters. Default: serverless.yml's, `${env:…}` resolved from `env`. */
+  readonly stageParams?: (stage: string) => StageParams;
   /** Default: the system clock. */
   readonly now?: () => Date;
   /** Whether stdout / stderr are terminals (a table, a progress bar). Default: no. */
@@ -83,7 +85,7 @@ export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promis
       readPassword: deps.readPassword,
       stageParams: () => {
         try {
-          return readStageParams(resolved.stage, deps.env);
+          return (deps.stageParams ?? ((stage) => readStageParams(stage, deps.env)))(resolved.stage);
         } catch (error) {
           throw failure(`cannot read the parameters of stage ${resolved.stage}: ${oneLine(error)}`);
         }

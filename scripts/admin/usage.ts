@@ -44,7 +44,8 @@ Keys (a keyring: the active key signs, the next key is published a rotation ahea
 retired keys stay published until the tokens they signed have expired)
   keys init                local: create the keyring and key set files if missing
   keys init --stage <name> [--force]
-                           create a keyring in SSM (SecureString) and its public key set
+                           create a keyring in SSM (SecureString, encrypted with the
+                           stage parameter kmsKeyArn if set) and its public key set
                            (String); --force replaces existing keys, and tokens signed with
                            the old keys stop verifying
   keys list                one line per key: kid, state (active, next, retired since ...),

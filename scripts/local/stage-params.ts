@@ -1,7 +1,9 @@
 /**
  * Reads the stage parameters the operator tools need from serverless.yml (`params.<stage>`
- * over `params.default`), so the admin CLI hashes passwords at the stage's bcrypt cost and
- * keeps retired keys as long as the stage's tokens live, without a second copy of a number.
+ * over `params.default`), so the admin CLI hashes passwords at the stage's bcrypt cost,
+ * keeps retired keys as long as the stage's tokens live and encrypts the keyring with the
+ * stage's KMS key, without a second copy of a value. (A `--param` given to `serverless
+ * deploy` is not seen here: set a stage's values in its `params` block.)
  *
  * A parameter may be a literal or use `${env:NAME}` / `${env:NAME, 'default'}`, resolved as
  * the Serverless Framework does (the variable when set, even to '', else the default). Any other
@@ -14,11 +16,27 @@ import { DurationSchema, type Env } from '../../lib/config.ts';
 
 const SERVERLESS_FILE = new URL('../../serverless.yml', import.meta.url);
 
+/**
+ * A KMS key ARN (not an alias: IAM grants kms:Decrypt on the key's ARN), in any partition,
+ * or empty for the AWS-managed key.
+ */
+export const KmsKeyArnSchema = v.union([
+  v.literal(''),
+  v.pipe(
+    v.string(),
+    v.regex(
+      /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/,
+      'must be a KMS key ARN (not an alias)',
+    ),
+  ),
+]);
+
 const ParamsSchema = v.object({
   bcryptCost: v.pipe(v.number(), v.integer(), v.minValue(4), v.maxValue(15)),
   accessTokenTtl: DurationSchema,
   refreshTokenTtl: DurationSchema,
   keyReloadInterval: DurationSchema,
+  kmsKeyArn: KmsKeyArnSchema,
 });
 
 export interface StageParams {
@@ -26,6 +44,8 @@ export interface StageParams {
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly keyReloadIntervalSeconds: number;
+  /** The stage's own KMS key for the signing keyring; undefined: the AWS-managed key. */
+  readonly kmsKeyArn: string | undefined;
 }
 
 const ENV_VARIABLE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?:\s*,\s*(?:'([^']*)'|"([^"]*)"))?\s*\}/g;
@@ -71,5 +91,6 @@ export function readStageParams(stage: string, env: Env = process.env): StagePar
     accessTokenTtlSeconds: params.accessTokenTtl,
     refreshTokenTtlSeconds: params.refreshTokenTtl,
     keyReloadIntervalSeconds: params.keyReloadInterval,
+    kmsKeyArn: params.kmsKeyArn === '' ? undefined : params.kmsKeyArn,
   };
 }

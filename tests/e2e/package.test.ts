@@ -20,11 +20,99 @@ interface Resource {
   Properties: Record<string, unknown>;
   DeletionPolicy?: string;
   UpdateReplacePolicy?: string;
+  Condition?: string;
 }
+interface Template {
+  Resources: Record<string, Resource>;
+  Conditions?: Record<string, unknown>;
+}
+
+const NO_VALUE = Symbol('AWS::NoValue');
+
+/**
+ * The template as CloudFormation deploys it: each resource whose `Condition` is false left
+ * out, each `Fn::If` replaced by the branch its condition picks, each `AWS::NoValue` removed.
+ * The conditions compare literals only (stage parameters), so they are evaluated here.
+ */
+function deployedResources(template: Template): Record<string, Resource> {
+  const conditions = template.Conditions ?? {};
+  const scalar = (value: unknown) => {
+    if (typeof value === 'object' && value !== null)
+      throw new Error(`not a literal: ${JSON.stringify(value)}`);
+    return String(value);
+  };
+  const holds = (condition: unknown): boolean => {
+    const [[fn, args] = []] = Object.entries(condition as Record<string, unknown[]>);
+    if (fn === 'Fn::Equals') return scalar(args?.[0]) === scalar(args?.[1]);
+    if (fn === 'Fn::Not') return !holds(args?.[0]);
+    if (fn === 'Fn::And') return (args ?? []).every(holds);
+    if (fn === 'Fn::Or') return (args ?? []).some(holds);
+    if (fn === 'Condition') return holds(conditions[String(args)]);
+    throw new Error(`cannot evaluate condition ${JSON.stringify(condition)}`);
+  };
+  const named = (name: unknown) => {
+    if (!(String(name) in conditions)) throw new Error(`no condition ${String(name)}`);
+    return holds(conditions[String(name)]);
+  };
+  const resolve = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(resolve).filter((item) => item !== NO_VALUE);
+    if (typeof node !== 'object' || node === null) return node;
+    const entries = Object.entries(node);
+    if (entries.length === 1 && entries[0]?.[0] === 'Fn::If') {
+      const [name, then, otherwise] = entries[0][1] as unknown[];
+      return resolve(named(name) ? then : otherwise);
+    }
+    if (entries.length === 1 && entries[0]?.[0] === 'Ref' && entries[0][1] === 'AWS::NoValue')
+      return NO_VALUE;
+    return Object.fromEntries(
+      entries.map(([key, value]) => [key, resolve(value)]).filter(([, value]) => value !== NO_VALUE),
+    );
+  };
+  return Object.fromEntries(
+    Object.entries(template.Resources)
+      .filter(([, resource]) => resource.Condition === undefined || named(resource.Condition))
+      .map(([id, resource]) => [id, resolve(resource) as Resource]),
+  );
+}
+
+/** A packaged stage: its artifacts' folder, the template's text and its deployed resources. */
+interface Packaged {
+  readonly dir: string;
+  readonly templateText: string;
+  readonly resources: Record<string, Resource>;
+}
+
+/** `serverless package --stage prod` with `args`, offline and without any AWS credentials. */
+async function packageProd(name: string, args: string[] = []): Promise<Packaged> {
+  const dir = await mkdtemp(join(tmpdir(), `parcel-auth-package-${name}-`));
+  // No credentials anywhere: the package step must not need an AWS account.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AWS_')));
+  await promisify(execFile)(
+    process.execPath,
+    [serverless, 'package', '--stage', 'prod', '--package', dir, ...args],
+    {
+      cwd: ROOT,
+      env: {
+        ...env,
+        AWS_CONFIG_FILE: '/nonexistent',
+        AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+        ESBUILD_WORK_FOLDER: `.esbuild/package-${process.pid}-${name}`,
+      },
+    },
+  );
+  const templateText = await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8');
+  return { dir, templateText, resources: deployedResources(JSON.parse(templateText)) };
+}
+
+/** An operator's own key: the stage parameter kmsKeyArn, given on the command line. */
+const KMS_KEY = 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+
 let dir: string;
 let templateText: string;
 let resources: Record<string, Resource>;
-const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+/** The same stage with its own KMS key and X-Ray tracing on. */
+let customized: Packaged;
+const ofType = (type: string, from = resources) => Object.entries(from).filter(([, r]) => r.Type === type);
 const variablesOf = (id: string): Record<string, unknown> => {
   const environment = resources[id]?.Properties.Environment as
     | { Variables?: Record<string, unknown> }
@@ -32,25 +120,43 @@ const variablesOf = (id: string): Record<string, unknown> => {
   return environment?.Variables ?? {};
 };
 
+/** An intrinsic as text: a `Fn::Join` of strings, `Ref`s (`<Name>`) and `Fn::GetAtt`s (`<Name.Attr>`). */
+function joined(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const node = value as { Ref?: string; 'Fn::GetAtt'?: string[]; 'Fn::Join'?: [string, unknown[]] };
+  if (node.Ref !== undefined) return `<${node.Ref}>`;
+  if (node['Fn::GetAtt'] !== undefined) return `<${node['Fn::GetAtt'].join('.')}>`;
+  if (node['Fn::Join'] !== undefined) return node['Fn::Join'][1].map(joined).join(node['Fn::Join'][0]);
+  throw new Error(`cannot read ${JSON.stringify(value)}`);
+}
+
+/** The path of an API Gateway resource (`{ Ref: id }`), from its parents' path parts. */
+function pathOf(from: Record<string, Resource>, resourceId: unknown): string {
+  const id = (resourceId as { Ref?: string }).Ref;
+  const resource = id === undefined ? undefined : from[id];
+  if (resource === undefined) return '';
+  return `${pathOf(from, resource.Properties.ParentId)}/${String(resource.Properties.PathPart)}`;
+}
+
+/** The stage settings the framework's Deployment carries (infra/stage-*.cjs add them). */
+function stageOf(from: Record<string, Resource>): Record<string, unknown> {
+  const deployments = ofType('AWS::ApiGateway::Deployment', from);
+  expect(deployments).toHaveLength(1);
+  return (deployments[0]?.[1].Properties.StageDescription ?? {}) as Record<string, unknown>;
+}
+
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'parcel-auth-package-'));
-  // No credentials anywhere: the package step must not need an AWS account.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
-  await promisify(execFile)(process.execPath, [serverless, 'package', '--stage', 'prod', '--package', dir], {
-    cwd: ROOT,
-    env: {
-      ...env,
-      AWS_CONFIG_FILE: '/nonexistent',
-      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-      ESBUILD_WORK_FOLDER: `.esbuild/package-${process.pid}`,
-    },
-  });
-  templateText = await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8');
-  resources = JSON.parse(templateText).Resources;
+  // One after the other: two framework processes started together share ~/.serverless.
+  ({ dir, templateText, resources } = await packageProd('default'));
+  customized = await packageProd('options', ['--param', `kmsKeyArn=${KMS_KEY}`, '--param', 'tracing=true']);
 });
 afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-  await rm(join(ROOT, `.esbuild/package-${process.pid}`), { recursive: true, force: true });
+  for (const packaged of [dir, customized?.dir]) {
+    if (packaged !== undefined) await rm(packaged, { recursive: true, force: true });
+  }
+  for (const name of ['default', 'options']) {
+    await rm(join(ROOT, `.esbuild/package-${process.pid}-${name}`), { recursive: true, force: true });
+  }
 });
 
 describe('the prod CloudFormation template', () => {
@@ -146,7 +252,7 @@ describe('the prod CloudFormation template', () => {
       ThrottlingRateLimit: 50,
       ThrottlingBurstLimit: 100,
     });
-    expect(deployment?.[1].Properties.StageDescription).toEqual({
+    expect(deployment?.[1].Properties.StageDescription).toMatchObject({
       ThrottlingRateLimit: 200,
       ThrottlingBurstLimit: 400,
       MethodSettings: [
@@ -279,10 +385,97 @@ describe('the prod CloudFormation template', () => {
     });
   });
 
-  it('keeps every function’s logs for the stage’s retention', () => {
+  it('keeps every function’s logs and the access log for the stage’s retention', () => {
     const groups = ofType('AWS::Logs::LogGroup');
-    expect(groups).toHaveLength(8);
+    expect(groups.map(([id]) => id)).toContain('ApiAccessLogGroup');
+    expect(groups).toHaveLength(9);
     for (const [id, group] of groups) expect(group.Properties.RetentionInDays, id).toBe(365);
+  });
+
+  it('builds every ARN with the stack’s partition: none hard-codes arn:aws', () => {
+    expect(templateText).not.toMatch(/arn:aws/);
+    // Every ARN it builds (a Fn::Join that starts with `arn:`) continues with the partition.
+    const built: unknown[] = [];
+    const visit = (node: unknown): void => {
+      if (typeof node !== 'object' || node === null) return;
+      const parts = (node as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join']?.[1];
+      if (typeof parts?.[0] === 'string' && parts[0].startsWith('arn:')) built.push([parts[0], parts[1]]);
+      for (const child of Object.values(node)) visit(child);
+    };
+    visit(JSON.parse(templateText));
+    expect(built.length).toBeGreaterThan(10);
+    for (const arn of built) expect(arn).toEqual(['arn:', { Ref: 'AWS::Partition' }]);
+  });
+
+  it('logs every request of the stage as a JSON line, to a log group of its own, never a header or a body', () => {
+    const stage = stageOf(resources);
+    expect(stage.AccessLogSetting).toMatchObject({
+      DestinationArn: { 'Fn::GetAtt': ['ApiAccessLogGroup', 'Arn'] },
+    });
+    expect(resources.ApiAccessLogGroup?.Properties.LogGroupName).toBe(
+      '/aws/api-gateway/parcel-auth-prod-access',
+    );
+    const format = String((stage.AccessLogSetting as { Format?: unknown } | undefined)?.Format);
+    expect(format).not.toContain('\n');
+    const fields = JSON.parse(format) as Record<string, string>;
+    expect(Object.values(fields)).toEqual(
+      expect.arrayContaining([
+        '$context.requestId',
+        '$context.identity.sourceIp',
+        '$context.resourcePath',
+        '$context.status',
+        '$context.responseLatency',
+        '$context.authorizer.principalId',
+      ]),
+    );
+    // Only $context variables, and not the concrete path (it may hold a parcel number).
+    for (const value of Object.values(fields)) expect(value).toMatch(/^\$context\.[A-Za-z.]+$/);
+    expect(Object.values(fields)).not.toContain('$context.path');
+    expect(format).not.toMatch(/authorization|header|\$input|\$method/i);
+  });
+
+  it('traces nothing with X-Ray unless the stage says so', () => {
+    expect(stageOf(resources).TracingEnabled).toBe(false);
+    for (const [id, fn] of ofType('AWS::Lambda::Function'))
+      expect(fn.Properties.TracingConfig, id).toBeUndefined();
+    for (const [id, role] of ofType('AWS::IAM::Role'))
+      expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
+  });
+
+  it('keeps to the AWS-managed keys unless the stage names its own', () => {
+    for (const [id, group] of ofType('AWS::Logs::LogGroup'))
+      expect(group.Properties.KmsKeyId, id).toBeUndefined();
+    expect(resources.AlarmTopic?.Properties.KmsMasterKeyId).toBeUndefined();
+    expect(JSON.stringify(ofType('AWS::IAM::Role'))).not.toContain('kms:');
+  });
+
+  it('lets API Gateway invoke each function only for its own method and path, and the authorizer only as the authorizer', () => {
+    const permissions = Object.fromEntries(
+      ofType('AWS::Lambda::Permission').map(([, permission]) => [
+        joined((permission.Properties.FunctionName as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]),
+        permission.Properties,
+      ]),
+    );
+    const api = 'arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<ApiGatewayRestApi>';
+    const expected: Record<string, string> = {
+      AuthorizerLambdaFunction: `${api}/authorizers/<AuthorizerApiGatewayAuthorizer>`,
+    };
+    for (const [, method] of ofType('AWS::ApiGateway::Method')) {
+      const target = JSON.stringify(method.Properties.Integration);
+      const fn = /"([A-Za-z]+LambdaFunction)"/.exec(target)?.[1] ?? target;
+      const path = pathOf(resources, method.Properties.ResourceId).replace(/\{[^}]+\}/g, '*');
+      expected[fn] = `${api}/prod/${String(method.Properties.HttpMethod)}${path}`;
+    }
+    expect(Object.keys(expected)).toHaveLength(8);
+    expect(
+      Object.fromEntries(Object.entries(permissions).map(([fn, p]) => [fn, joined(p.SourceArn)])),
+    ).toEqual(expected);
+    for (const permission of Object.values(permissions)) {
+      expect(permission).toMatchObject({
+        Action: 'lambda:InvokeFunction',
+        Principal: 'apigateway.amazonaws.com',
+      });
+    }
   });
 
   it('alarms on 5xx rate, function errors, authorizer failures, throttles and failed logins, to the stage topic', () => {
@@ -416,5 +609,70 @@ describe('the prod CloudFormation template', () => {
     expect(templateText).not.toMatch(/PRIVATE KEY|"d"\s*:|"kty"/);
     // No password, secret or demo credential of any kind: the template has no business with one.
     expect(templateText).not.toMatch(/password|secret|demo/i);
+  });
+});
+
+describe('the prod template with the stage’s own KMS key and X-Ray tracing (stage parameters)', () => {
+  const of = (type: string) => ofType(type, customized.resources);
+  type Policy = { PolicyDocument: { Statement: { Action: string[] }[] } };
+  const kmsStatements = (roleId: string) =>
+    ((customized.resources[roleId]?.Properties.Policies ?? []) as Policy[])
+      .flatMap((policy) => policy.PolicyDocument.Statement)
+      .filter((statement) => statement.Action.some((action) => action.startsWith('kms:')));
+
+  it('lets exactly the two roles that read the keyring decrypt with exactly that key, through SSM only', () => {
+    const decrypt = {
+      Effect: 'Allow',
+      Action: ['kms:Decrypt'],
+      Resource: [KMS_KEY],
+      Condition: {
+        StringEquals: {
+          'kms:ViaService': { 'Fn::Join': ['', ['ssm.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+        },
+      },
+    };
+    const roles = Object.fromEntries(of('AWS::IAM::Role').map(([id]) => [id, kmsStatements(id)]));
+    expect(roles).toEqual({
+      LoginRole: [decrypt],
+      RefreshRole: [decrypt],
+      LogoutRole: [],
+      JwksRole: [],
+      AuthorizerRole: [],
+      CreateShipmentRole: [],
+      TrackShipmentRole: [],
+    });
+  });
+
+  it('encrypts the alarm topic and every log group with that key', () => {
+    expect(customized.resources.AlarmTopic?.Properties.KmsMasterKeyId).toBe(KMS_KEY);
+    const groups = of('AWS::Logs::LogGroup');
+    expect(groups).toHaveLength(9);
+    for (const [id, group] of groups) expect(group.Properties.KmsKeyId, id).toBe(KMS_KEY);
+  });
+
+  it('traces the stage and every function, and lets every function write its traces', () => {
+    expect(stageOf(customized.resources).TracingEnabled).toBe(true);
+    for (const [id, fn] of of('AWS::Lambda::Function')) {
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+    }
+    for (const [id, role] of of('AWS::IAM::Role')) {
+      expect(role.Properties.ManagedPolicyArns, id).toEqual([
+        {
+          'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/AWSXRayDaemonWriteAccess']],
+        },
+      ]);
+    }
+  });
+
+  it('changes nothing else: the same resources as the default template', () => {
+    expect(
+      Object.keys(customized.resources)
+        .filter((id) => !/Deployment|Version/.test(id))
+        .sort(),
+    ).toEqual(
+      Object.keys(resources)
+        .filter((id) => !/Deployment|Version/.test(id))
+        .sort(),
+    );
   });
 });

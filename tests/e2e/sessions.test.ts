@@ -93,14 +93,18 @@ describe('POST /api/v1/token/refresh', () => {
     expect((await refresh(String(winner?.json.refreshToken))).status).toBe(401);
   });
 
-  it('answers an access token with the body of a failed login', async () => {
+  it('answers an access token with a failed login’s 401 and problem type, and a detail about the token', async () => {
     const { token } = await login();
     const failedLogin = await send(stack, 'POST', '/login', {
       body: { username: stack.demo.username, password: 'not-the-password' },
     });
     const answer = await refresh(token);
     expect(answer.status).toBe(401);
-    expect(answer.text).toBe(failedLogin.text);
+    const { detail, ...problem } = JSON.parse(answer.text) as Record<string, unknown>;
+    const { detail: _loginDetail, ...loginProblem } = JSON.parse(failedLogin.text) as Record<string, unknown>;
+    expect(problem).toEqual(loginProblem);
+    expect(detail).toMatch(/refresh token/);
+    expect(detail).not.toMatch(/username|password/);
   });
 });
 

@@ -22,6 +22,7 @@ import type { AccountRepository } from '../../lib/users/repository.ts';
 import type { ParameterStore } from '../../scripts/admin/keys.ts';
 import { runAdmin } from '../../scripts/admin/main.ts';
 import { type EmbeddedDynamo, startDynalite } from '../../scripts/local/dynalite.ts';
+import { readStageParams, type StageParams } from '../../scripts/local/stage-params.ts';
 import { ensureTables } from '../../scripts/local/tables.ts';
 import { runScript, type ScriptRun } from './run-script.ts';
 
@@ -56,6 +57,8 @@ export interface AdminOptions {
   readonly parameters?: ParameterStore;
   /** The clock of the local account store; default the system clock. */
   readonly accountsClock?: () => Date;
+  /** Stage parameters to use instead of serverless.yml's (the others are serverless.yml's). */
+  readonly stageParams?: Partial<StageParams>;
 }
 
 export interface AdminCli {
@@ -136,6 +139,9 @@ export function useAdminCli(): AdminCli {
         return options.password ?? '';
       },
       ...(options.parameters && { parameters: () => options.parameters as ParameterStore }),
+      ...(options.stageParams && {
+        stageParams: (stage: string) => ({ ...readStageParams(stage), ...options.stageParams }),
+      }),
       ...(accountsClock && {
         openStores: () => ({
           accounts: createDynamoAccountRepository({

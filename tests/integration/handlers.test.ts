@@ -294,19 +294,24 @@ describe('session handlers', () => {
     });
   });
 
-  it('answers a spent, an access or a junk token with the 401 body of a failed login', async () => {
-    const failedLogin = await call(
-      login,
-      loginEvent(json({ username: 'alice', password: 'wrong-password' })),
+  it('answers a spent, an access or a junk token with one 401 body: a failed login’s type, a detail about the token', async () => {
+    const failedLogin = bodyOf(
+      await call(login, loginEvent(json({ username: 'alice', password: 'wrong-password' }))),
     );
     const { token, refreshToken } = await loggedIn();
     expect((await refreshWith(refreshToken)).statusCode).toBe(200);
+    const bodies = new Set<string>();
     for (const presented of [refreshToken, token, 'junk']) {
       const response = await refreshWith(presented);
       expect(response.statusCode).toBe(401);
       expect(response.headers).toMatchObject({ 'Content-Type': 'application/problem+json' });
-      expect(response.body).toBe(failedLogin.body);
+      const body = bodyOf(response);
+      expect(body).toMatchObject({ type: failedLogin.type, title: failedLogin.title, status: 401 });
+      expect(body.detail).toMatch(/refresh token/);
+      expect(body.detail).not.toMatch(/username|password/);
+      bodies.add(response.body);
     }
+    expect(bodies.size).toBe(1);
     // The spent refresh token was reuse: its session is revoked, and an operator is told.
     expect(logs.events('refresh token reuse: session revoked')).toEqual([
       expect.objectContaining({ level: 'WARN', username: 'alice' }),

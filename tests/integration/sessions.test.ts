@@ -20,6 +20,7 @@ import {
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import { codeOf } from '../helpers/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+import { respellings } from '../helpers/spellings.ts';
 import {
   ACCOUNT_STORES,
   type AccountsOn,
@@ -97,8 +98,8 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     const { tokens } = await loggedIn();
     const second = await refresh(tokens);
     const third = await refresh(second);
-    expect(await codeOf(refresh(tokens))).toBe('INVALID_CREDENTIALS');
-    expect(await codeOf(refresh(third))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(tokens))).toBe('INVALID_REFRESH_TOKEN');
+    expect(await codeOf(refresh(third))).toBe('INVALID_REFRESH_TOKEN');
     expect(await sessionOf(third)).toMatchObject({ revokedReason: 'reuse' });
     const warning = logLines.find((line) => line.includes('refresh token reuse'));
     expect(warning).toBeDefined();
@@ -111,10 +112,11 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     const winners = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     expect(winners).toHaveLength(1);
     for (const result of results) {
-      if (result.status === 'rejected') expect((result.reason as AppError).code).toBe('INVALID_CREDENTIALS');
+      if (result.status === 'rejected')
+        expect((result.reason as AppError).code).toBe('INVALID_REFRESH_TOKEN');
     }
     // Without a grace window the losers were reuse: the winner's new token is revoked too.
-    expect(await codeOf(refresh(winners[0] as IssuedTokens))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(winners[0] as IssuedTokens))).toBe('INVALID_REFRESH_TOKEN');
   });
 
   it('within the grace window answers the previous token with the current token, writing nothing', async () => {
@@ -126,8 +128,8 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     expect(await sessionOf(second)).toMatchObject({ generation: 2, revokedAt: null });
     const third = await refresh(second, 10);
     // `tokens` is now two generations back: reuse, whatever the window.
-    expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_CREDENTIALS');
-    expect(await codeOf(refresh(third, 10))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_REFRESH_TOKEN');
+    expect(await codeOf(refresh(third, 10))).toBe('INVALID_REFRESH_TOKEN');
   });
 
   it('answers concurrent retries within the grace window alike and keeps the session', async () => {
@@ -146,15 +148,15 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     now = new Date(now.getTime() + 6000);
     await expect(refresh(tokens, 10)).resolves.toBeDefined();
     now = new Date(now.getTime() + 6000);
-    expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_REFRESH_TOKEN');
   });
 
   it('treats the previous token as reuse once the grace window has passed', async () => {
     const { tokens } = await loggedIn();
     const second = await refresh(tokens, 10);
     now = new Date(now.getTime() + 11_000);
-    expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_CREDENTIALS');
-    expect(await codeOf(refresh(second, 10))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(tokens, 10))).toBe('INVALID_REFRESH_TOKEN');
+    expect(await codeOf(refresh(second, 10))).toBe('INVALID_REFRESH_TOKEN');
   });
 
   it('does not take its own rotation for reuse when the answer to it was lost', async () => {
@@ -195,7 +197,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     const check = createRevocationCheck({ users: accounts, cacheTtlMs: 0 });
     const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
     expect(await check.isRevoked(await access.verify(raced.accessToken))).toBe(true);
-    expect(await codeOf(refresh(raced))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(raced))).toBe('INVALID_REFRESH_TOKEN');
   });
 
   it('never extends a session past its absolute lifetime', async () => {
@@ -211,23 +213,23 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
       expect(decodeJwt(current.accessToken).exp).toBeLessThanOrEqual(session?.expiresAt ?? 0);
     }
     now = new Date(((session?.expiresAt ?? 0) + 1) * 1000);
-    expect(await codeOf(refreshSession(shortLived, current.refreshToken))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refreshSession(shortLived, current.refreshToken))).toBe('INVALID_REFRESH_TOKEN');
   });
 
   it('refuses the refresh token of a disabled, removed or logged-out user', async () => {
     const disabled = await loggedIn();
     await accounts.setEnabled(disabled.username, false);
-    expect(await codeOf(refresh(disabled.tokens))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(disabled.tokens))).toBe('INVALID_REFRESH_TOKEN');
     await accounts.setEnabled(disabled.username, true);
-    expect(await codeOf(refresh(disabled.tokens))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(disabled.tokens))).toBe('INVALID_REFRESH_TOKEN');
 
     const removed = await loggedIn();
     await accounts.removeUser(removed.username);
-    expect(await codeOf(refresh(removed.tokens))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(removed.tokens))).toBe('INVALID_REFRESH_TOKEN');
 
     const loggedOut = await loggedIn();
     await accounts.revokeSessions(loggedOut.username);
-    expect(await codeOf(refresh(loggedOut.tokens))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(loggedOut.tokens))).toBe('INVALID_REFRESH_TOKEN');
   });
 
   it('refuses an access token, a malformed token and a token signed by another key', async () => {
@@ -237,17 +239,42 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
       .setProtectedHeader({ alg: 'EdDSA', typ: 'rt+jwt', kid: keys.signingKey.kid })
       .sign(privateKey);
     for (const token of [tokens.accessToken, 'not-a-token', foreign]) {
-      expect(await codeOf(refreshSession(deps(), token))).toBe('INVALID_CREDENTIALS');
+      expect(await codeOf(refreshSession(deps(), token))).toBe('INVALID_REFRESH_TOKEN');
     }
     // None of them spent the real token.
     await expect(refresh(tokens)).resolves.toBeDefined();
+  });
+
+  it('refuses every other spelling of a genuine refresh token, without spending or revoking its session', async () => {
+    const { tokens } = await loggedIn();
+    const others = respellings(tokens.refreshToken);
+    expect(others).toHaveLength(15);
+    for (const token of others) {
+      const refused = refreshSession(deps(), token);
+      await expect(refused).rejects.toMatchObject({
+        code: 'INVALID_REFRESH_TOKEN',
+        cause: { code: 'ERR_TOKEN_NOT_CANONICAL' },
+      });
+    }
+    expect(await sessionOf(tokens)).toMatchObject({ generation: 1, revokedAt: null });
+    await expect(refresh(tokens)).resolves.toBeDefined();
+  });
+
+  it('ends no session at logout for another spelling of its refresh token', async () => {
+    const { tokens } = await loggedIn();
+    for (const token of respellings(tokens.refreshToken)) {
+      await expect(endSession(deps(), token)).resolves.toBeUndefined();
+    }
+    expect(await sessionOf(tokens)).toMatchObject({ revokedAt: null });
+    await endSession(deps(), tokens.refreshToken);
+    expect(await sessionOf(tokens)).toMatchObject({ revokedReason: 'logout' });
   });
 
   it('logs out: the session is revoked, and logging out again or with junk changes nothing', async () => {
     const { tokens } = await loggedIn();
     const second = await refresh(tokens);
     await endSession(deps(), second.refreshToken);
-    expect(await codeOf(refresh(second))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(second))).toBe('INVALID_REFRESH_TOKEN');
     expect(await sessionOf(second)).toMatchObject({ revokedReason: 'logout' });
     await expect(endSession(deps(), second.refreshToken)).resolves.toBeUndefined();
     await expect(endSession(deps(), 'junk')).resolves.toBeUndefined();
@@ -280,7 +307,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     expect(await check.isRevoked(claims)).toBe(true);
     await accounts.createUser({ username, passwordHash: '$2b$04$hash', customerId: null });
     expect(await check.isRevoked(claims)).toBe(true);
-    expect(await codeOf(refresh(tokens))).toBe('INVALID_CREDENTIALS');
+    expect(await codeOf(refresh(tokens))).toBe('INVALID_REFRESH_TOKEN');
   });
 });
 

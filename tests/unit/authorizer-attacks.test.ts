@@ -32,6 +32,7 @@ import {
 import { authorizerEvent } from '../../scripts/harness/fixtures.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
 import { memoryStatuses } from '../helpers/memory-statuses.ts';
+import { respellings } from '../helpers/spellings.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
 const NOW_S = NOW.getTime() / 1000;
@@ -365,6 +366,21 @@ describe('authorizer under attack', () => {
     if (!result.allowed) expectExactlyUnauthorized(result.error);
   });
 
+  it('refuses every other spelling of a genuine token’s signature, naming the reason, and allows the issued one', async () => {
+    const others = respellings(valid);
+    expect(others).toHaveLength(15);
+    for (const token of others) {
+      const linesBefore = logLines.length;
+      const result = await outcome(`Bearer ${token}`);
+      expect(result.allowed, token.slice(-2)).toBe(false);
+      if (!result.allowed) expectExactlyUnauthorized(result.error);
+      expect(logLines.slice(linesBefore).map((line) => JSON.parse(line))).toEqual([
+        expect.objectContaining({ event: 'authorizer denied', reason: 'ERR_TOKEN_NOT_CANONICAL' }),
+      ]);
+    }
+    expect(await outcome(`Bearer ${valid}`)).toMatchObject({ allowed: true });
+  });
+
   it.each([
     ['lowercase bearer', 'bearer'],
     ['uppercase BEARER', 'BEARER'],
@@ -397,20 +413,8 @@ describe('authorizer under attack', () => {
 });
 
 describe('authorizer with generated Authorization headers', () => {
-  /** Header, payload and signature bytes are those of the genuine token. */
-  function isGenuine(header: string): boolean {
-    const token = /^bearer +(.*)$/is.exec(header)?.[1];
-    if (token === undefined) return false;
-    const parts = token.split('.');
-    const [header64, payload64, signature64] = valid.split('.');
-    return (
-      parts.length === 3 &&
-      parts[0] === header64 &&
-      parts[1] === payload64 &&
-      /^[A-Za-z0-9_-]+$/.test(parts[2] ?? '') &&
-      Buffer.from(parts[2] ?? '', 'base64url').equals(Buffer.from(signature64 ?? '', 'base64url'))
-    );
-  }
+  /** The genuine token character for character: another spelling of its bytes is not it. */
+  const isGenuine = (header: string) => /^bearer +(.*)$/is.exec(header)?.[1] === valid;
 
   const headers = () => {
     const alphabet = [...'ABCXYZabcxyz0189-_.=+/~ \t'];
@@ -497,10 +501,8 @@ describe('authorizer with generated Authorization headers', () => {
           expectExactlyUnauthorized(result.error);
           if (!isGenuine(header)) expect(users.reads()).toBe(readsBefore);
         }
-        // The scheme in any case, the token byte for byte: the genuine token must pass.
-        if (/^bearer +(.*)$/is.exec(header)?.[1] === valid) {
-          expect(result.allowed).toBe(true);
-        }
+        // The scheme in any case, the token character for character: the genuine token must pass.
+        if (isGenuine(header)) expect(result.allowed).toBe(true);
         const presented = header.trim();
         if (presented.length >= 16) {
           expect(logLines.slice(linesBefore).join('\n')).not.toContain(presented);

@@ -70,6 +70,15 @@ async function serverlessRoutes() {
   );
 }
 
+/** An `AWS::ApiGateway::GatewayResponse`'s properties, as infra/gateway-responses.yml writes them. */
+interface GatewayResponse {
+  readonly ResponseType: string;
+  readonly StatusCode: string;
+  /** `gatewayresponse.header.Name` → a quoted literal, `'value'`. */
+  readonly ResponseParameters: Record<string, string>;
+  readonly ResponseTemplates: Record<string, string>;
+}
+
 const TOKEN = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJkZW1vIn0.c2lnbmF0dXJl';
 const NO_STORE = { 'cache-control': 'no-store' };
 
@@ -140,6 +149,44 @@ describe('docs/openapi.yaml', () => {
     }
   });
 
+  it('documents API Gateway’s throttled answer, as infra/gateway-responses.yml sends it, on every route', async () => {
+    const gateway = parse(await readFile(join(ROOT, 'infra/gateway-responses.yml'), 'utf8')) as {
+      Resources: Record<string, { Properties: GatewayResponse }>;
+    };
+    const throttled = Object.values(gateway.Resources)
+      .map(({ Properties }) => Properties)
+      .find(({ ResponseType }) => ResponseType === 'THROTTLED');
+    if (throttled === undefined) throw new Error('no THROTTLED gateway response');
+    const headers = Object.fromEntries(
+      Object.entries(throttled.ResponseParameters).map(([name, value]) => [
+        name.slice('gatewayresponse.header.'.length),
+        value.slice(1, -1),
+      ]),
+    );
+    for (const { method, path } of documentedRoutes) {
+      const concrete = path.replace('{parcelNumber}', '12345678901234');
+      const answer = observed(
+        method,
+        concrete,
+        Number(throttled.StatusCode),
+        JSON.parse(throttled.ResponseTemplates['application/json'] ?? ''),
+        { contentType: headers['Content-Type'], headers },
+      );
+      expect(contractViolations(answer), `${method} ${path}`).toEqual([]);
+    }
+  });
+
+  it('gives info the licence package.json names, and names RFC 8725 in the bearer scheme', async () => {
+    const document = parse(await readFile(OPENAPI_PATH, 'utf8')) as {
+      info: { license?: { name?: string } };
+      components: { securitySchemes: { bearer: { description: string } } };
+    };
+    const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { license?: string };
+    expect(pkg.license).toBeDefined();
+    expect(document.info.license?.name).toBe(pkg.license);
+    expect(document.components.securitySchemes.bearer.description).toContain('RFC 8725');
+  });
+
   it.each<[string, string, () => APIGatewayProxyResult]>([
     [
       'a missing field',
@@ -162,7 +209,7 @@ describe('docs/openapi.yaml', () => {
     ],
     ['a DynamoDB failure', 'POST /api/v1/login', () => problemOf('DEPENDENCY_UNAVAILABLE')],
     ['a login without customer', 'POST /api/v1/login-extended', () => problemOf('CONTEXT_MISSING')],
-    ['a refused refresh token', 'POST /api/v1/token/refresh', () => problemOf('INVALID_CREDENTIALS')],
+    ['a refused refresh token', 'POST /api/v1/token/refresh', () => problemOf('INVALID_REFRESH_TOKEN')],
     ['a caller without customer', 'POST /api/v1/shipments', () => problemOf('CONTEXT_MISSING')],
     [
       'a malformed parcel number',
@@ -232,7 +279,7 @@ describe('the contract check the end-to-end tests use (tests/helpers/openapi.ts)
 
   it('rejects an undocumented status', () => {
     expect(contractViolations(observed('GET', '/api/v1/tracking/12345678901234', 403, {}))).toEqual([
-      'status 403 is not documented (200, 400, 401, 404, 500, 503)',
+      'status 403 is not documented (200, 400, 401, 404, 429, 500, 503)',
     ]);
   });
 

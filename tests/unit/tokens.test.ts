@@ -1,5 +1,6 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
-import { base64url, decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
+import fc from 'fast-check';
+import { base64url, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSigningJwk, importSigningKey } from '../../lib/tokens/keys.ts';
 import {
@@ -9,10 +10,12 @@ import {
   createAccessTokenVerifier,
   createRefreshTokenVerifier,
   createTokenIssuer,
+  isCanonicalBase64url,
   REFRESH_TOKEN_TYPE,
   type TokenIssuer,
 } from '../../lib/tokens/tokens.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
+import { respellings } from '../helpers/spellings.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
 const alice = { username: 'alice', customerId: 'C-1001' };
@@ -282,5 +285,67 @@ describe('refresh token verifier', () => {
     const claims = { ...validClaims(), aud: TOKEN_SETTINGS.issuer, auth_time: NOW_SECONDS };
     const token = await forge(claims, { typ: REFRESH_TOKEN_TYPE });
     await expect(refreshVerifierAt(NOW).verify(token)).rejects.toThrow(/sid/);
+  });
+});
+
+describe('one spelling per token', () => {
+  const refreshVerifierAt = (date: Date) =>
+    createRefreshTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock: () => date });
+
+  it('finds 15 other spellings of an Ed25519 signature that decode to the same bytes, which jose alone accepts', async () => {
+    const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
+    const others = respellings(accessToken);
+    // 64 bytes are 86 characters: the last one carries 2 bits and 4 ignored ones.
+    expect(others).toHaveLength(15);
+    const key = keys.verificationKeys.get(keys.jwk.kid);
+    if (key === undefined) throw new Error('no verification key');
+    for (const token of others) {
+      await expect(jwtVerify(token, key, { currentDate: NOW })).resolves.toMatchObject({
+        payload: { sub: 'alice' },
+      });
+    }
+  });
+
+  it('refuses every other spelling of a genuine access token, and accepts the issued one', async () => {
+    const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
+    for (const token of respellings(accessToken)) {
+      await expect(verifierAt(NOW).verify(token), token.slice(-2)).rejects.toMatchObject({
+        code: 'ERR_TOKEN_NOT_CANONICAL',
+      });
+    }
+    await expect(verifierAt(NOW).verify(accessToken)).resolves.toEqual(verifiedAlice);
+  });
+
+  it('refuses every other spelling of a genuine refresh token, and accepts the issued one', async () => {
+    const { refreshToken } = await issuer.issue(tokenRequest(alice, NOW));
+    const others = respellings(refreshToken);
+    expect(others).toHaveLength(15);
+    for (const token of others) {
+      await expect(refreshVerifierAt(NOW).verify(token)).rejects.toMatchObject({
+        code: 'ERR_TOKEN_NOT_CANONICAL',
+      });
+    }
+    await expect(refreshVerifierAt(NOW).verify(refreshToken)).resolves.toMatchObject({ username: 'alice' });
+  });
+
+  it('calls a segment canonical exactly when it re-encodes to itself (base64url, no padding)', () => {
+    const reencodes = (segment: string) =>
+      Buffer.from(segment, 'base64url').toString('base64url') === segment;
+    const base64urlish = fc.string({
+      unit: fc.constantFrom(...'AQgw_-9zBCDa0+/= .\n'),
+      maxLength: 12,
+    });
+    fc.assert(
+      fc.property(fc.oneof(base64urlish, fc.string({ maxLength: 12 }), fc.base64String()), (segment) => {
+        expect(isCanonicalBase64url(segment)).toBe(reencodes(segment));
+      }),
+      { numRuns: 5000 },
+    );
+    // Every byte string's own encoding is canonical, at every length modulo 3.
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 70 }), (bytes) => {
+        expect(isCanonicalBase64url(Buffer.from(bytes).toString('base64url'))).toBe(true);
+      }),
+    );
   });
 });

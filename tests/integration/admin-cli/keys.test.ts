@@ -29,21 +29,24 @@ import { TOKEN_SETTINGS } from '../../helpers/keys.ts';
 
 const { admin, adminOk } = useAdminCli();
 
+/** A stage's own KMS key, as the stage parameter kmsKeyArn names it. */
+const KMS_KEY = 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+
 /**
  * A parameter store in memory that refuses to overwrite as SSM does (PutParameter, Overwrite
  * false) and records the order of writes; `failWrite` makes the write of one name fail.
  */
 function memoryParameters(options: { failWrite?: string } = {}) {
-  const stored = new Map<string, { value: string; secure: boolean }>();
+  const stored = new Map<string, { value: string; secure: boolean; kmsKeyId?: string | undefined }>();
   const writes: string[] = [];
   const store: ParameterStore = {
     exists: async (name) => stored.has(name),
     get: async (name) => stored.get(name)?.value,
-    async put(name, value, { secure, overwrite }) {
+    async put(name, value, { secure, overwrite, kmsKeyId }) {
       if (name === options.failWrite)
         throw failure(`SSM: cannot write parameter ${name} (test): AccessDenied`);
       if (stored.has(name) && !overwrite) throw failure(`SSM parameter ${name} exists already`);
-      stored.set(name, { value, secure });
+      stored.set(name, { value, secure, kmsKeyId });
       writes.push(name);
     },
   };
@@ -197,6 +200,53 @@ describe('admin CLI: keys', () => {
       `created the signing keyring of stage ${OTHER_STAGE} in SSM (eu-central-1); ` +
         `active kid ${keyring.active.kid}, next kid ${keyring.next.kid}`,
     );
+  });
+
+  it('keys init --stage encrypts the keyring, and only the keyring, with the stage’s own KMS key', async () => {
+    const { stored, store } = memoryParameters();
+    const names = keyParameterNames(OTHER_STAGE);
+
+    const run = await admin(['keys', 'init', '--stage', OTHER_STAGE], {
+      parameters: store,
+      stageParams: { kmsKeyArn: KMS_KEY },
+    });
+
+    expect(run.code).toBe(0);
+    expect(stored.get(names.signingKeyring)).toMatchObject({ secure: true, kmsKeyId: KMS_KEY });
+    expect(stored.get(names.jwks)).toMatchObject({ secure: false, kmsKeyId: undefined });
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^created the signing keyring of stage ${OTHER_STAGE} in SSM \\(eu-central-1, KMS key ${KMS_KEY}\\);`,
+      ),
+    );
+  });
+
+  it('keys init --stage leaves the keyring to SSM’s default key when the stage names none', async () => {
+    const { stored, store } = memoryParameters();
+
+    await adminOk(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
+
+    expect(stored.get(keyParameterNames(OTHER_STAGE).signingKeyring)).toMatchObject({
+      secure: true,
+      kmsKeyId: undefined,
+    });
+  });
+
+  it('keys rotate --stage writes the keyring with the stage’s KMS key, also one written before the key was set', async () => {
+    const names = keyParameterNames(OTHER_STAGE);
+    const { stored, store } = memoryParameters();
+    const before = await keyringFrom(1);
+    await store.put(names.jwks, JSON.stringify(publishedKeys(before)), { secure: false, overwrite: false });
+    await store.put(names.signingKeyring, JSON.stringify(before), { secure: true, overwrite: false });
+
+    await adminOk(['keys', 'rotate', '--stage', OTHER_STAGE], {
+      parameters: store,
+      stageParams: { kmsKeyArn: KMS_KEY },
+    });
+
+    expect(stored.get(names.signingKeyring)).toMatchObject({ secure: true, kmsKeyId: KMS_KEY });
+    expect(storedKeys(stored, OTHER_STAGE).keyring.active.kid).toBe(before.next.kid);
+    expect(stored.get(names.jwks)).toMatchObject({ secure: false, kmsKeyId: undefined });
   });
 
   it('keys init --stage refuses to replace a stage’s keys without --force, with exit 1', async () => {
