@@ -8,6 +8,7 @@ const deps = await loginDeps(readLoginConfig());
 /** POST /api/v1/login-extended */
 export const handler = endpoint({
   body: LoginRequestSchema,
+  metrics: deps.metrics,
   handle: async ({ body, sourceIp }) =>
     ok(toExtendedLoginResponse(await loginWithContext(deps, { ...body, sourceIp }))),
 });

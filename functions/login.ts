@@ -8,5 +8,6 @@ const deps = await loginDeps(readLoginConfig());
 /** POST /api/v1/login */
 export const handler = endpoint({
   body: LoginRequestSchema,
+  metrics: deps.metrics,
   handle: async ({ body, sourceIp }) => ok(toLoginResponse(await login(deps, { ...body, sourceIp }))),
 });

@@ -8,6 +8,7 @@ const deps = await logoutDeps(readLogoutConfig());
 /** POST /api/v1/logout */
 export const handler = endpoint({
   body: RefreshRequestSchema,
+  metrics: deps.metrics,
   handle: async ({ body }) => {
     await endSession(deps, body.refreshToken);
     return noContent();

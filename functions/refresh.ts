@@ -8,5 +8,6 @@ const deps = await refreshDeps(readRefreshConfig());
 /** POST /api/v1/token/refresh */
 export const handler = endpoint({
   body: RefreshRequestSchema,
+  metrics: deps.metrics,
   handle: async ({ body }) => ok(toRefreshResponse(await refreshSession(deps, body.refreshToken))),
 });

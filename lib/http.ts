@@ -221,6 +221,14 @@ function mapErrors(log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent, APIGa
   };
 }
 
+/** Writes an invocation's metrics once it has its answer, or its error. */
+function flushMetrics(metrics: { flush(): void }): middy.MiddlewareObj<APIGatewayProxyEvent> {
+  return {
+    after: () => metrics.flush(),
+    onError: () => metrics.flush(),
+  };
+}
+
 /** The caller as the authorizer put it in the request context. */
 export type Caller = TokenSubject;
 
@@ -314,6 +322,8 @@ export interface EndpointSpec<
   readonly logger?: LambdaLogger;
   /** What `now` is when an authorized request's token expiry is checked. */
   readonly clock?: Clock;
+  /** The function's business metrics, written at the end of every invocation. */
+  readonly metrics?: { flush(): void };
   readonly handle: (
     input: EndpointInput<Output<TBody>, Output<TParams>, TAuthorized extends true ? Caller : null>,
   ) => Promise<Reply>;
@@ -333,6 +343,9 @@ export function endpoint<
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
     .use(injectLambdaContext(log.powertools, { logEvent: false }))
     .use(mapErrors(log));
+  // After mapErrors in the chain, so its `onError` runs first (middy runs them last to first):
+  // the metrics of a failed request are written before mapErrors answers it.
+  if (spec.metrics !== undefined) chain.use(flushMetrics(spec.metrics));
   // The caller before the body: an expired token gets its 401, not a verdict on the body.
   if (spec.authorized === true) chain.use(authorizedCaller(clock, log));
   if (spec.body !== undefined) chain.use(guardBody).use(httpJsonBodyParser());

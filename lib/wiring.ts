@@ -20,6 +20,7 @@ import type {
   ShipmentsConfig,
 } from './config.ts';
 import { describeError, logger } from './log.ts';
+import { createEmfMetrics, type FlushingMetrics } from './metrics/powertools.ts';
 import { createRevocationCheck } from './revocation/revocation.ts';
 import { createDynamoSessionStore } from './sessions/dynamodb.ts';
 import type { RefreshDeps, SessionDeps } from './sessions/sessions.ts';
@@ -94,6 +95,13 @@ const accounts = (data: DataSettings, tableName: string) =>
 const sessionStore = (data: DataSettings, tableName: string) =>
   createDynamoSessionStore({ client: documentClient(data), tableName });
 
+/** A function's business metrics, as EMF lines; the handler flushes them per invocation. */
+export interface Measured {
+  readonly metrics: FlushingMetrics;
+}
+
+const emfMetrics = (stage: string) => createEmfMetrics({ stage, logger });
+
 async function sessionDeps(config: LoginConfig | RefreshConfig): Promise<SessionDeps> {
   return {
     store: sessionStore(config.data, config.sessionsTable),
@@ -105,7 +113,8 @@ async function sessionDeps(config: LoginConfig | RefreshConfig): Promise<Session
   };
 }
 
-export async function loginDeps(config: LoginConfig): Promise<LoginDeps> {
+export async function loginDeps(config: LoginConfig): Promise<LoginDeps & Measured> {
+  const metrics = emfMetrics(config.stage);
   return {
     users: accounts(config.data, config.accountsTable),
     passwords: createPasswordVerifier({ cost: config.bcryptCost }),
@@ -117,12 +126,14 @@ export async function loginDeps(config: LoginConfig): Promise<LoginDeps> {
       }),
       settings: config.throttle,
       logger,
+      metrics,
     }),
     logger,
+    metrics,
   };
 }
 
-export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps> {
+export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps & Measured> {
   return {
     ...(await sessionDeps(config)),
     users: accounts(config.data, config.accountsTable),
@@ -131,22 +142,27 @@ export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps> {
       settings: config.tokens,
     }),
     logger,
+    metrics: emfMetrics(config.stage),
   };
 }
 
 export async function logoutDeps(
   config: LogoutConfig,
-): Promise<Pick<RefreshDeps, 'store' | 'refreshTokens'>> {
+): Promise<Pick<RefreshDeps, 'store' | 'refreshTokens'> & Measured> {
   return {
     store: sessionStore(config.data, config.sessionsTable),
     refreshTokens: createRefreshTokenVerifier({
       keys: await verificationKeys(config.keys, config.data.region),
       settings: config.tokens,
     }),
+    metrics: emfMetrics(config.stage),
   };
 }
 
-export async function authorizerDeps(config: AuthorizerConfig): Promise<Parameters<typeof authorize>[0]> {
+export async function authorizerDeps(
+  config: AuthorizerConfig,
+): Promise<Parameters<typeof authorize>[0] & Measured> {
+  const metrics = emfMetrics(config.stage);
   return {
     verifier: createAccessTokenVerifier({
       keys: await verificationKeys(config.keys, config.data.region),
@@ -158,8 +174,10 @@ export async function authorizerDeps(config: AuthorizerConfig): Promise<Paramete
         tableName: config.accountsTable,
       }),
       cacheTtlMs: config.revocationCacheTtlMs,
+      metrics,
     }),
     logger,
+    metrics,
   };
 }
 

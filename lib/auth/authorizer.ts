@@ -18,6 +18,7 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describeError, type Logger } from '../log.ts';
+import { type AuthorizerDenyReason, type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
 import type { RevocationCheck } from '../revocation/revocation.ts';
 import type { AccessClaims, AccessTokenVerifier } from '../tokens/tokens.ts';
 
@@ -86,38 +87,46 @@ export async function authorize(
     readonly verifier: AccessTokenVerifier;
     readonly revocation: RevocationCheck;
     readonly logger: Logger;
+    /** Counts allows, denies by reason and fail-closed answers; nothing by default. */
+    readonly metrics?: MetricsRecorder;
   },
   event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders' | 'methodArn'>,
 ): Promise<APIGatewayAuthorizerResult> {
+  const metrics = deps.metrics ?? noMetrics;
+  const deny = (reason: AuthorizerDenyReason, logged: string) => {
+    deps.logger.info('authorizer denied', { reason: logged });
+    metrics.count({ name: 'AuthorizerDeny', reason });
+    return unauthorized();
+  };
   const values = authorizationHeaders(event);
   if (values.length !== 1) {
-    deps.logger.info('authorizer denied', { reason: `${values.length} authorization headers` });
-    throw unauthorized();
+    throw deny(
+      values.length === 0 ? 'MissingToken' : 'SeveralTokens',
+      `${values.length} authorization headers`,
+    );
   }
   const match = BEARER.exec(values[0] ?? '');
-  if (match?.[1] === undefined) {
-    deps.logger.info('authorizer denied', { reason: 'no bearer token' });
-    throw unauthorized();
-  }
+  if (match?.[1] === undefined) throw deny('MissingToken', 'no bearer token');
   let subject: AccessClaims;
   try {
     subject = await deps.verifier.verify(match[1]);
   } catch (error) {
-    const reason = (error as { code?: unknown }).code;
-    deps.logger.info('authorizer denied', { reason: typeof reason === 'string' ? reason : 'invalid token' });
-    throw unauthorized();
+    const code = (error as { code?: unknown }).code;
+    throw deny(
+      code === 'ERR_JWT_EXPIRED' ? 'Expired' : 'InvalidToken',
+      typeof code === 'string' ? code : 'invalid token',
+    );
   }
   let revoked: boolean;
   try {
     revoked = await deps.revocation.isRevoked(subject);
   } catch (error) {
     deps.logger.error('authorizer cannot check revocation', { error: describeError(error) });
+    metrics.count({ name: 'AuthorizerUnavailable' });
     throw new Error('revocation check unavailable');
   }
-  if (revoked) {
-    deps.logger.info('authorizer denied', { reason: 'revoked' });
-    throw unauthorized();
-  }
+  if (revoked) throw deny('Revoked', 'revoked');
+  metrics.count({ name: 'AuthorizerAllow' });
   return {
     principalId: subject.username,
     policyDocument: {

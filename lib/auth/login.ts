@@ -8,6 +8,7 @@
 import * as v from 'valibot';
 import { AppError, isAppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
+import { type LoginFailureReason, type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
 import { type SessionDeps, startSession } from '../sessions/sessions.ts';
 import type { FailureReason, LoginThrottle } from '../throttle/throttle.ts';
 import { systemClock } from '../time.ts';
@@ -49,6 +50,8 @@ export interface LoginDeps {
   readonly sessions: SessionDeps;
   readonly throttle: LoginThrottle;
   readonly logger: Logger;
+  /** Counts logins by outcome and hash upgrades; nothing by default. */
+  readonly metrics?: MetricsRecorder;
 }
 
 /** A login request: the credentials, and the address it came from (for throttling). */
@@ -63,6 +66,13 @@ export interface LoginResult {
 
 const invalidCredentials = () => new AppError('INVALID_CREDENTIALS');
 
+/** A failure's reason in the log's words, as the metric's `reason` dimension names it. */
+const FAILURE_METRIC: Record<FailureReason, LoginFailureReason> = {
+  'unknown user': 'UnknownUser',
+  'bad password': 'BadPassword',
+  disabled: 'Disabled',
+};
+
 /**
  * The user these credentials belong to and when it was read, or INVALID_CREDENTIALS, or
  * TOO_MANY_ATTEMPTS while the username or the address is locked (then without looking at
@@ -71,12 +81,14 @@ const invalidCredentials = () => new AppError('INVALID_CREDENTIALS');
  * (counters, a hash upgrade): the caller awaits it with the session's start.
  */
 async function authenticate(deps: LoginDeps, request: LoginRequest) {
+  const metrics = deps.metrics ?? noMetrics;
   const attempt = { username: request.username, sourceIp: request.sourceIp };
   const readAt = (deps.sessions.clock ?? systemClock)();
   const [reservation, user] = await Promise.all([
     deps.throttle.begin(attempt).catch((error: unknown) => {
       if (isAppError(error) && error.code === 'TOO_MANY_ATTEMPTS') {
         deps.logger.info('login failed', { reason: 'locked', sourceIp: request.sourceIp });
+        metrics.count({ name: 'LoginFailed', reason: 'Locked' });
       }
       throw error;
     }),
@@ -93,6 +105,7 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
       ...(user !== null && { username: user.username }),
       sourceIp: request.sourceIp,
     });
+    metrics.count({ name: 'LoginFailed', reason: FAILURE_METRIC[reason] });
     throw invalidCredentials();
   }
   // The counters and a hash upgrade are settled alongside the session's start, not before it.
@@ -114,6 +127,7 @@ async function upgradeHash(deps: LoginDeps, user: UserRecord, password: string) 
       await deps.passwords.hash(password),
     );
     deps.logger.info('password hash upgraded', { username: user.username });
+    (deps.metrics ?? noMetrics).count({ name: 'PasswordHashUpgraded' });
   } catch (error) {
     deps.logger.warn('password hash upgrade failed', {
       username: user.username,
@@ -127,6 +141,7 @@ export async function login(deps: LoginDeps, request: LoginRequest): Promise<Log
   const { user, readAt, settled } = await authenticate(deps, request);
   const [tokens] = await Promise.all([startSession(deps.sessions, user, readAt), settled]);
   deps.logger.info('login succeeded', { username: user.username, sourceIp: request.sourceIp });
+  (deps.metrics ?? noMetrics).count({ name: 'LoginSucceeded' });
   return { user, tokens };
 }
 
@@ -147,6 +162,7 @@ export async function loginWithContext(deps: LoginDeps, request: LoginRequest): 
     sourceIp: request.sourceIp,
     extended: true,
   });
+  (deps.metrics ?? noMetrics).count({ name: 'LoginSucceeded' });
   return { user, tokens };
 }
 

@@ -12,6 +12,7 @@
  * (logout, reuse: lib/sessions).
  */
 import { expiringCache } from '../cache.ts';
+import { type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
 import { type Clock, epochSeconds } from '../time.ts';
 import type { AccessClaims } from '../tokens/tokens.ts';
 import type { UserRecord, UserStatus, UserStatusReader } from '../users/repository.ts';
@@ -27,7 +28,10 @@ export function createRevocationCheck(deps: {
   /** Bounds the memory a container spends on the cache. */
   readonly maxEntries?: number;
   readonly clock?: Clock;
+  /** Counts cache hits and misses (a miss reads DynamoDB); nothing by default. */
+  readonly metrics?: MetricsRecorder;
 }): RevocationCheck {
+  const metrics = deps.metrics ?? noMetrics;
   const cache = expiringCache<string, UserStatus | null>({
     ttlMs: deps.cacheTtlMs,
     maxEntries: deps.maxEntries ?? 10_000,
@@ -37,7 +41,15 @@ export function createRevocationCheck(deps: {
   });
   return {
     async isRevoked({ username, issuedAt }) {
-      const status = await cache.get(username, () => deps.users.findStatus(username));
+      // A hit is a check that made no read of its own: a cached state, or one being read
+      // for a concurrent check of the same user.
+      let read = false;
+      const pending = cache.get(username, () => {
+        read = true;
+        return deps.users.findStatus(username);
+      });
+      metrics.count({ name: read ? 'RevocationCacheMiss' : 'RevocationCacheHit' });
+      const status = await pending;
       return status === null || !status.enabled || issuedAt < status.revokedBefore;
     },
   };

@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
 import type { IssuedTokens, RefreshClaims, RefreshTokenVerifier, TokenIssuer } from '../tokens/tokens.ts';
@@ -43,6 +44,8 @@ export interface RefreshDeps extends SessionDeps {
   readonly users: UserReader;
   readonly refreshTokens: RefreshTokenVerifier;
   readonly logger: Logger;
+  /** Counts refreshes, reuse detections and logouts; nothing by default. */
+  readonly metrics?: MetricsRecorder;
 }
 
 const invalidRefreshToken = (cause?: unknown) => new AppError('INVALID_REFRESH_TOKEN', { cause });
@@ -105,7 +108,7 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
     rotated === null ? await notCurrent(deps, rotation) : { session: rotated, jti: rotation.toJti };
   if (outcome === null) throw refused('not the current token of a live session');
 
-  return deps.tokens.issue({
+  const tokens = await deps.tokens.issue({
     subject: user,
     sessionId: outcome.session.sessionId,
     refreshJti: outcome.jti,
@@ -113,6 +116,8 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
     issuedAt: issuedAtFor(user, readAt),
     notAfter: outcome.session.expiresAt,
   });
+  (deps.metrics ?? noMetrics).count({ name: 'Refresh' });
+  return tokens;
 }
 
 /**
@@ -147,6 +152,7 @@ async function notCurrent(
     username: rotation.username,
     generation: session.generation,
   });
+  (deps.metrics ?? noMetrics).count({ name: 'RefreshReuseDetected' });
   return null;
 }
 
@@ -157,7 +163,7 @@ async function notCurrent(
  * nothing and gets the same answer.
  */
 export async function endSession(
-  deps: Pick<RefreshDeps, 'store' | 'refreshTokens' | 'clock'>,
+  deps: Pick<RefreshDeps, 'store' | 'refreshTokens' | 'clock' | 'metrics'>,
   refreshToken: string,
 ): Promise<void> {
   let claims: RefreshClaims;
@@ -167,6 +173,7 @@ export async function endSession(
     return;
   }
   await deps.store.revoke(claims.sessionId, 'logout', (deps.clock ?? systemClock)());
+  (deps.metrics ?? noMetrics).count({ name: 'Logout' });
 }
 
 /** The body of /token/refresh and /logout. The limit bounds the work a request can cause. */

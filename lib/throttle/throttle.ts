@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
 import type { Clock } from '../time.ts';
 import { foldUsername } from '../users/repository.ts';
 
@@ -150,8 +151,11 @@ export function createLoginThrottle(deps: {
   readonly settings: ThrottleSettings;
   readonly clock?: Clock;
   readonly logger: Logger;
+  /** Counts the locks started, by counter; nothing by default. */
+  readonly metrics?: MetricsRecorder;
 }): LoginThrottle {
   const { store, settings, logger } = deps;
+  const metrics = deps.metrics ?? noMetrics;
   const now = () => (deps.clock ?? (() => new Date()))().getTime();
   const policyOf = (kind: CounterKind) => (kind === 'username' ? settings.username : settings.sourceIp);
   const expiresAt = (policy: ThrottlePolicy, at: number) =>
@@ -215,6 +219,10 @@ export function createLoginThrottle(deps: {
             lockSeconds: seconds,
             reason,
             ...(kind === 'source address' && { sourceIp: attempt.sourceIp }),
+          });
+          metrics.count({
+            name: 'LockoutStarted',
+            counter: kind === 'username' ? 'Username' : 'SourceAddress',
           });
         }),
       );

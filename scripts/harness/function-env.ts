@@ -26,6 +26,8 @@ export async function functionEnv(options: {
     AWS_REGION: 'eu-central-1',
     // Expected warnings stay out of the test output; tests that want lines capture them.
     LOG_LEVEL: 'warn',
+    // So do the metric lines (EMF on stdout); tests/integration/metrics.test.ts turns them on.
+    POWERTOOLS_METRICS_DISABLED: 'true',
     // The fastest bcrypt, and no revocation cache, so a test sees its own revocation at once.
     BCRYPT_COST: '4',
     REVOCATION_CACHE_TTL: '0s',

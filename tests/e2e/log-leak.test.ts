@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../scripts/harness/stack.ts';
 import { type Answer, bearer, send } from '../helpers/http.ts';
+import { emfLines, summarise } from '../helpers/metrics-capture.ts';
 
 const WRONG_PASSWORD = 'a-wrong-password-for-the-log-test';
 
@@ -20,14 +21,14 @@ function privateKeyValues(node: unknown): string[] {
   );
 }
 
-/** The service's JSON log lines among everything the stack printed. */
+/** The service's JSON log lines among everything the stack printed (its metric lines left out). */
 function serviceLines(output: string): Record<string, unknown>[] {
   return output.split('\n').flatMap((line) => {
     const start = line.indexOf('{"');
     if (start === -1) return [];
     try {
       const parsed = JSON.parse(line.slice(start)) as Record<string, unknown>;
-      return parsed.service === 'parcel-auth' ? [parsed] : [];
+      return parsed.service === 'parcel-auth' && !('_aws' in parsed) ? [parsed] : [];
     } catch {
       return [];
     }
@@ -41,6 +42,30 @@ const EXPECTED_EVENTS = [
   'refresh refused',
   'refresh token reuse: session revoked',
 ];
+
+/** The metrics the session below counts, one EMF line each (lib/metrics/powertools.ts). */
+const EXPECTED_METRICS = [
+  'LoginSucceeded=1',
+  'LoginSucceeded=1',
+  'LoginFailed{reason=BadPassword}=1',
+  'AuthorizerAllow=1',
+  'AuthorizerAllow=1',
+  'AuthorizerDeny{reason=InvalidToken}=1',
+  'AuthorizerDeny{reason=InvalidToken}=1',
+  'Refresh=1',
+  'RefreshReuseDetected=1',
+  'Logout=1',
+  'Logout=1',
+];
+const metricsOf = (output: string) => emfLines(output).flatMap(summarise);
+const containsAll = (found: readonly string[], expected: readonly string[]) => {
+  const left = [...found];
+  return expected.every((item) => {
+    const at = left.indexOf(item);
+    if (at !== -1) left.splice(at, 1);
+    return at !== -1;
+  });
+};
 
 let stack: LocalStack;
 let output = '';
@@ -99,7 +124,8 @@ beforeAll(async () => {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     const events = new Set(serviceLines(stack.output()).map((line) => line.event));
-    if (EXPECTED_EVENTS.every((event) => events.has(event))) break;
+    const metricsArrived = containsAll(metricsOf(stack.output()), EXPECTED_METRICS);
+    if (EXPECTED_EVENTS.every((event) => events.has(event)) && metricsArrived) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await stack.stop();
@@ -143,5 +169,23 @@ describe('logs of a whole session at LOG_LEVEL=debug', () => {
   it('never contain private key material', () => {
     expect(privateKeys.length).toBeGreaterThan(0);
     for (const d of privateKeys) expect(output).not.toContain(d);
+  });
+});
+
+describe('metrics of the same session', () => {
+  it('are printed as EMF lines in the parcel-auth namespace, one per invocation and dimension set', () => {
+    const lines = emfLines(output);
+    const found = lines.flatMap(summarise);
+    expect(containsAll(found, EXPECTED_METRICS), found.join('\n')).toBe(true);
+    for (const line of lines) {
+      expect(line).toMatchObject({ service: 'parcel-auth', stage: 'local' });
+      expect(line._aws.CloudWatchMetrics.map((directive) => directive.Namespace)).toEqual(['parcel-auth']);
+    }
+  });
+
+  it('name neither the user nor the address', () => {
+    const text = JSON.stringify(emfLines(output));
+    expect(text).not.toContain(`"${stack.demo.username}"`);
+    expect(text).not.toContain('127.0.0.1');
   });
 });

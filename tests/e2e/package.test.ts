@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { METRICS } from '../../lib/metrics/metrics.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { unzip } from '../../scripts/bench/bundles.ts';
 
@@ -21,6 +22,7 @@ interface Resource {
   DeletionPolicy?: string;
   UpdateReplacePolicy?: string;
   Condition?: string;
+  DependsOn?: string[];
 }
 interface Template {
   Resources: Record<string, Resource>;
@@ -75,21 +77,25 @@ function deployedResources(template: Template): Record<string, Resource> {
   );
 }
 
-/** A packaged stage: its artifacts' folder, the template's text and its deployed resources. */
+/**
+ * A packaged stage: its artifacts' folder, the template's text, the template as written
+ * and its deployed resources.
+ */
 interface Packaged {
   readonly dir: string;
   readonly templateText: string;
+  readonly template: Template;
   readonly resources: Record<string, Resource>;
 }
 
-/** `serverless package --stage prod` with `args`, offline and without any AWS credentials. */
-async function packageProd(name: string, args: string[] = []): Promise<Packaged> {
+/** `serverless package --stage <stage>` with `args`, offline and without any AWS credentials. */
+async function packageStage(name: string, stage = 'prod', args: string[] = []): Promise<Packaged> {
   const dir = await mkdtemp(join(tmpdir(), `parcel-auth-package-${name}-`));
   // No credentials anywhere: the package step must not need an AWS account.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AWS_')));
   await promisify(execFile)(
     process.execPath,
-    [serverless, 'package', '--stage', 'prod', '--package', dir, ...args],
+    [serverless, 'package', '--stage', stage, '--package', dir, ...args],
     {
       cwd: ROOT,
       env: {
@@ -101,7 +107,8 @@ async function packageProd(name: string, args: string[] = []): Promise<Packaged>
     },
   );
   const templateText = await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8');
-  return { dir, templateText, resources: deployedResources(JSON.parse(templateText)) };
+  const template = JSON.parse(templateText) as Template;
+  return { dir, templateText, template, resources: deployedResources(template) };
 }
 
 /** An operator's own key: the stage parameter kmsKeyArn, given on the command line. */
@@ -113,6 +120,8 @@ let resources: Record<string, Resource>;
 /** The same stage with its own KMS key and X-Ray tracing on. */
 let customized: Packaged;
 const ofType = (type: string, from = resources) => Object.entries(from).filter(([, r]) => r.Type === type);
+/** The default package's template as written, before its conditions are evaluated. */
+let template: Template;
 const variablesOf = (id: string): Record<string, unknown> => {
   const environment = resources[id]?.Properties.Environment as
     | { Variables?: Record<string, unknown> }
@@ -145,10 +154,68 @@ function stageOf(from: Record<string, Resource>): Record<string, unknown> {
   return (deployments[0]?.[1].Properties.StageDescription ?? {}) as Record<string, unknown>;
 }
 
+interface MetricRef {
+  Namespace: string;
+  MetricName: string;
+  Dimensions?: { Name: string; Value: unknown }[];
+}
+/** The metrics an alarm reads: its own, or each MetricStat of its metric math. */
+const alarmMetricStats = (id: string): MetricRef[] => {
+  const properties = resources[id]?.Properties as unknown as MetricRef & {
+    Metrics?: { MetricStat?: { Metric: MetricRef } }[];
+  };
+  if (properties.Metrics === undefined) return [properties];
+  return properties.Metrics.flatMap((metric) => (metric.MetricStat ? [metric.MetricStat.Metric] : []));
+};
+const dimensionsOf = (dimensions: MetricRef['Dimensions'] = []) =>
+  Object.fromEntries(dimensions.map(({ Name, Value }) => [Name, String(Value)]));
+/** `namespace Name{dimension=value}` of an alarm's metrics, the service and stage dimensions left out. */
+const alarmedMetrics = (id: string) =>
+  alarmMetricStats(id).map((metric) => {
+    const { service: _service, stage: _stage, ...own } = dimensionsOf(metric.Dimensions);
+    const labels = Object.entries(own).map(([name, value]) => `${name}=${value}`);
+    return `${metric.Namespace} ${metric.MetricName}${labels.length === 0 ? '' : `{${labels.join(',')}}`}`;
+  });
+
+/**
+ * A metric of the service's own namespace, as the functions write it (lib/metrics): a name
+ * of the catalogue, the service and this stage as dimensions, and each of the metric's own
+ * dimensions with one of its values.
+ */
+function expectServiceMetric(
+  name: string,
+  dimensions: Record<string, string>,
+  where: string,
+  stage = 'prod',
+) {
+  expect(Object.keys(METRICS), where).toContain(name);
+  const own = METRICS[name as keyof typeof METRICS] as Record<string, readonly string[]>;
+  expect(Object.keys(dimensions).sort(), `${where}: ${name}`).toEqual(
+    ['service', 'stage', ...Object.keys(own)].sort(),
+  );
+  expect(dimensions, `${where}: ${name}`).toMatchObject({ service: 'parcel-auth', stage });
+  for (const [dimension, values] of Object.entries(own)) {
+    expect(values, `${where}: ${name} ${dimension}`).toContain(dimensions[dimension]);
+  }
+}
+
+/** The value of a template condition built from literals (Fn::Equals, Fn::And, Condition). */
+function evaluateCondition(conditions: Record<string, unknown>, node: unknown): boolean {
+  const n = node as Record<string, unknown[] | string>;
+  if (typeof n.Condition === 'string') return evaluateCondition(conditions, conditions[n.Condition]);
+  if (Array.isArray(n['Fn::Equals'])) {
+    const [a, b] = n['Fn::Equals'];
+    if (typeof a !== 'string' || typeof b !== 'string') throw new Error(`not literal strings: ${a}, ${b}`);
+    return a === b;
+  }
+  if (Array.isArray(n['Fn::And'])) return n['Fn::And'].every((part) => evaluateCondition(conditions, part));
+  throw new Error(`unexpected condition ${JSON.stringify(node)}`);
+}
+
 beforeAll(async () => {
   // One after the other: two framework processes started together share ~/.serverless.
-  ({ dir, templateText, resources } = await packageProd('default'));
-  customized = await packageProd('options', ['--param', `kmsKeyArn=${KMS_KEY}`, '--param', 'tracing=true']);
+  ({ dir, templateText, resources, template } = await packageStage('default'));
+  customized = await packageStage('options', 'prod', ['--param', `kmsKeyArn=${KMS_KEY}`, '--param', 'tracing=true']);
 });
 afterAll(async () => {
   for (const packaged of [dir, customized?.dir]) {
@@ -478,13 +545,15 @@ describe('the prod CloudFormation template', () => {
     }
   });
 
-  it('alarms on 5xx rate, function errors, authorizer failures, throttles and failed logins, to the stage topic', () => {
+  it('alarms on 5xx rate, function errors, authorizer failures, throttles, failed logins, lockouts and refresh-token reuse, to the stage topic', () => {
     const alarms = Object.fromEntries(ofType('AWS::CloudWatch::Alarm'));
     expect(Object.keys(alarms).sort()).toEqual([
       'Api5xxRateAlarm',
       'AuthorizerFailureAlarm',
       'FailedLoginsAlarm',
       'FunctionErrorsAlarm',
+      'LockoutsAlarm',
+      'RefreshReuseAlarm',
       'ThrottlesAlarm',
     ]);
     expect(resources.AlarmTopic?.Properties.TopicName).toBe('parcel-auth-prod-alarms');
@@ -500,8 +569,7 @@ describe('the prod CloudFormation template', () => {
         { Name: 'Stage', Value: 'prod' },
       ],
     });
-    // The authorizer's deliberate `Unauthorized` errors are not function errors: its real
-    // failures come from its log instead.
+    // The authorizer's deliberate `Unauthorized` errors are not function errors.
     const errorMetrics = JSON.stringify(alarms.FunctionErrorsAlarm?.Properties.Metrics);
     expect(errorMetrics).not.toContain('AuthorizerLambdaFunction');
     for (const fn of [
@@ -515,25 +583,43 @@ describe('the prod CloudFormation template', () => {
     ]) {
       expect(errorMetrics).toContain(`"${fn}LambdaFunction"`);
     }
-    const filters = Object.fromEntries(ofType('AWS::Logs::MetricFilter'));
-    expect(filters.AuthorizerFailureMetricFilter?.Properties).toMatchObject({
-      LogGroupName: { Ref: 'AuthorizerLogGroup' },
-      FilterPattern: '{ $.level = "ERROR" }',
-    });
     const throttled = JSON.stringify(alarms.ThrottlesAlarm?.Properties.Metrics);
     for (const [id] of ofType('AWS::Lambda::Function')) expect(throttled).toContain(`"${id}"`);
-    for (const group of ['LoginLogGroup', 'LoginExtendedLogGroup']) {
-      expect(Object.values(filters).map((filter) => filter.Properties)).toContainEqual(
+
+    expect(alarmedMetrics('FailedLoginsAlarm')).toEqual(
+      METRICS.LoginFailed.reason.map((reason) => `parcel-auth LoginFailed{reason=${reason}}`),
+    );
+    expect(alarms.FailedLoginsAlarm?.Properties).toMatchObject({ Threshold: 200 });
+    expect(alarmedMetrics('LockoutsAlarm')).toEqual(
+      METRICS.LockoutStarted.counter.map((counter) => `parcel-auth LockoutStarted{counter=${counter}}`),
+    );
+    expect(alarms.LockoutsAlarm?.Properties).toMatchObject({ Threshold: 10 });
+    expect(alarmedMetrics('RefreshReuseAlarm')).toEqual(['parcel-auth RefreshReuseDetected']);
+    expect(alarmedMetrics('AuthorizerFailureAlarm')).toEqual([
+      'parcel-auth AuthorizerUnavailable',
+      'parcel-auth/prod AuthorizerTimeouts',
+    ]);
+  });
+
+  it('reads the service’s metrics from its EMF lines, and only the authorizer’s timeouts from its log', () => {
+    const filters = ofType('AWS::Logs::MetricFilter');
+    expect(filters.map(([id, filter]) => [id, filter.Properties])).toEqual([
+      [
+        'AuthorizerTimeoutMetricFilter',
         expect.objectContaining({
-          LogGroupName: { Ref: group },
-          FilterPattern: '{ $.message = "login failed" }',
+          LogGroupName: { Ref: 'AuthorizerLogGroup' },
+          FilterPattern: '"Task timed out"',
+          MetricTransformations: [expect.objectContaining({ MetricNamespace: 'parcel-auth/prod' })],
         }),
-      );
+      ],
+    ]);
+    // Every metric of the service an alarm reads is one the functions write, on this stage,
+    // with dimension values they use.
+    for (const [id] of ofType('AWS::CloudWatch::Alarm')) {
+      for (const metric of alarmMetricStats(id).filter((m) => m.Namespace === 'parcel-auth')) {
+        expectServiceMetric(metric.MetricName, dimensionsOf(metric.Dimensions), id);
+      }
     }
-    expect(alarms.FailedLoginsAlarm?.Properties).toMatchObject({
-      MetricName: 'FailedLogins',
-      Threshold: 200,
-    });
   });
 
   it('gives the login functions the brute-force limits of the stage', () => {
@@ -561,6 +647,7 @@ describe('the prod CloudFormation template', () => {
       'DEFAULT_5XX',
       'THROTTLED',
       'UNAUTHORIZED',
+      'WAF_FILTERED',
     ]);
     for (const response of Object.values(responses)) {
       expect(response.ResponseParameters).toMatchObject({
@@ -571,6 +658,7 @@ describe('the prod CloudFormation template', () => {
       'gatewayresponse.header.WWW-Authenticate': "'Bearer'",
     });
     expect(responses.DEFAULT_5XX?.StatusCode).toBe('503');
+    expect(responses.WAF_FILTERED?.StatusCode).toBe('403');
     expect(responses.THROTTLED).toMatchObject({
       StatusCode: '429',
       ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
@@ -608,7 +696,385 @@ describe('the prod CloudFormation template', () => {
     }
     expect(templateText).not.toMatch(/PRIVATE KEY|"d"\s*:|"kty"/);
     // No password, secret or demo credential of any kind: the template has no business with one.
-    expect(templateText).not.toMatch(/password|secret|demo/i);
+    // Names are not credentials: the firewall's takeover prevention reads a login body's
+    // `password` field, and metrics are named PasswordHashUpgraded and LoginFailed BadPassword
+    // (an alarm's metric math calls the latter `badPassword`).
+    const metricNames = Object.entries(METRICS).flatMap(([name, dimensions]) => [
+      name,
+      ...Object.values(dimensions as Record<string, readonly string[]>).flat(),
+    ]);
+    const names = [
+      '"PasswordField"',
+      '"/password"',
+      ...metricNames.flatMap((n) => [n, n[0]?.toLowerCase() + n.slice(1)]),
+    ];
+    const withoutNames = names.reduce((text, name) => text.replaceAll(name, ''), templateText);
+    expect(withoutNames).not.toMatch(/password|secret|demo/i);
+  });
+});
+
+/** A widget's metric lines: `[namespace, name, dimension, value, …, options?]` or `[{ expression }]`. */
+type MetricLine = (string | Record<string, unknown>)[];
+interface Widget {
+  type: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  properties: { title?: string; metrics?: MetricLine[]; alarms?: string[]; stat?: string };
+}
+
+/**
+ * The dashboard's widgets, the body's `${…}` substitutions (CloudFormation's Fn::Sub) kept as
+ * their names, and the names themselves: the JSON must parse with them in place.
+ */
+function dashboardOf(source: Record<string, Resource>, name: string) {
+  const dashboards = Object.values(source).filter((r) => r.Type === 'AWS::CloudWatch::Dashboard');
+  expect(dashboards).toHaveLength(1);
+  const [dashboard] = dashboards;
+  expect(dashboard?.Properties.DashboardName).toBe(name);
+  const body = (dashboard?.Properties.DashboardBody as { 'Fn::Sub'?: string } | undefined)?.['Fn::Sub'] ?? '';
+  const substitutions = [...body.matchAll(/\$\{([^}]+)\}/g)].map((match) => match[1] ?? '');
+  const widgets = (JSON.parse(body) as { widgets: Widget[] }).widgets;
+  return { widgets, substitutions };
+}
+
+interface ParsedMetric {
+  namespace: string;
+  name: string;
+  dimensions: Record<string, string>;
+  options: Record<string, unknown>;
+}
+const parseLine = (
+  line: MetricLine,
+): ParsedMetric | { expression: string; options: Record<string, unknown> } => {
+  const last = line.at(-1);
+  const options = typeof last === 'object' ? (last as Record<string, unknown>) : {};
+  if (typeof options.expression === 'string') return { expression: options.expression, options };
+  const [namespace, name, ...rest] = line.filter((part): part is string => typeof part === 'string');
+  const dimensions: Record<string, string> = {};
+  for (let i = 0; i + 1 < rest.length; i += 2) dimensions[rest[i] ?? ''] = rest[i + 1] ?? '';
+  return { namespace: namespace ?? '', name: name ?? '', dimensions, options };
+};
+const metricsOfWidgets = (widgets: Widget[]) =>
+  widgets.flatMap((widget) =>
+    (widget.properties.metrics ?? []).map(parseLine).flatMap((m) => ('name' in m ? [{ ...m, widget }] : [])),
+  );
+
+/** Checks every metric line of the dashboard names a metric the stage has. */
+function expectDashboardMetricsExist(source: Record<string, Resource>, widgets: Widget[], stage: string) {
+  const webAcl = source.WebAcl?.Properties as { Name: string; Rules: unknown[] } | undefined;
+  const ruleNames = JSON.stringify(webAcl?.Rules ?? []);
+  for (const metric of metricsOfWidgets(widgets)) {
+    const where = `${metric.widget.properties.title}: ${metric.namespace} ${metric.name}`;
+    const ref = (value: string | undefined) => /^\$\{(\w+)\}$/.exec(value ?? '')?.[1] ?? '';
+    switch (metric.namespace) {
+      case 'parcel-auth':
+        expectServiceMetric(metric.name, metric.dimensions, where, stage);
+        break;
+      case 'AWS/Lambda':
+        expect(source[ref(metric.dimensions.FunctionName)]?.Type, where).toBe('AWS::Lambda::Function');
+        break;
+      case 'AWS/DynamoDB':
+        expect(source[ref(metric.dimensions.TableName)]?.Type, where).toBe('AWS::DynamoDB::Table');
+        break;
+      case 'AWS/ApiGateway':
+        expect(metric.dimensions, where).toEqual({ ApiName: `${stage}-parcel-auth`, Stage: stage });
+        break;
+      case 'AWS/WAFV2':
+        expect(metric.dimensions.WebACL, where).toBe(`parcel-auth-${stage}`);
+        expect(ruleNames, where).toContain(`"MetricName":"${metric.dimensions.Rule}"`);
+        break;
+      default:
+        throw new Error(`unexpected namespace in ${where}`);
+    }
+  }
+  // Metric math uses only ids defined in its widget.
+  for (const widget of widgets) {
+    const lines = (widget.properties.metrics ?? []).map(parseLine);
+    const ids = new Set(lines.map((line) => line.options.id).filter((id) => typeof id === 'string'));
+    for (const line of lines) {
+      if (!('expression' in line)) continue;
+      for (const id of line.expression.match(/\b[a-z]\w*\b/g) ?? [])
+        expect(ids, widget.properties.title).toContain(id);
+    }
+  }
+}
+
+describe('the prod dashboard', () => {
+  it('is valid JSON once CloudFormation substitutes resource names, and substitutes only resources that exist', () => {
+    const { substitutions } = dashboardOf(resources, 'parcel-auth-prod');
+    for (const name of substitutions) {
+      if (name.startsWith('AWS::')) {
+        expect(name).toBe('AWS::Region');
+        continue;
+      }
+      const [id = '', attribute] = name.split('.');
+      expect(resources[id], name).toBeDefined();
+      if (attribute !== undefined) {
+        expect(attribute).toBe('Arn');
+        expect(resources[id]?.Type).toBe('AWS::CloudWatch::Alarm');
+      }
+    }
+  });
+
+  it('reads only metrics the stage has: its own by catalogue, AWS’s of its own functions, tables, API and web ACL', () => {
+    expectDashboardMetricsExist(resources, dashboardOf(resources, 'parcel-auth-prod').widgets, 'prod');
+  });
+
+  it('shows requests, errors, latency, logins, lockouts, reuse, authorizer denies, throttles and the alarms', () => {
+    const { widgets } = dashboardOf(resources, 'parcel-auth-prod');
+    const metrics = metricsOfWidgets(widgets);
+    const shown = (namespace: string, name: string, match: Record<string, string> = {}, stat?: string) =>
+      metrics.some(
+        (m) =>
+          m.namespace === namespace &&
+          m.name === name &&
+          Object.entries(match).every(([key, value]) => m.dimensions[key] === value) &&
+          (stat === undefined || (m.options.stat ?? m.widget.properties.stat) === stat),
+      );
+    for (const name of ['Count', '4XXError', '5XXError'])
+      expect(shown('AWS/ApiGateway', name), name).toBe(true);
+    for (const stat of ['p50', 'p99']) expect(shown('AWS/ApiGateway', 'Latency', {}, stat), stat).toBe(true);
+    for (const [id] of ofType('AWS::Lambda::Function')) {
+      for (const stat of ['p50', 'p99']) {
+        expect(shown('AWS/Lambda', 'Duration', { FunctionName: `\${${id}}` }, stat), `${id} ${stat}`).toBe(
+          true,
+        );
+      }
+      expect(shown('AWS/Lambda', 'Throttles', { FunctionName: `\${${id}}` }), id).toBe(true);
+    }
+    for (const [id] of ofType('AWS::DynamoDB::Table')) {
+      for (const name of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
+        expect(shown('AWS/DynamoDB', name, { TableName: `\${${id}}` }), `${id} ${name}`).toBe(true);
+      }
+    }
+    expect(shown('parcel-auth', 'LoginSucceeded')).toBe(true);
+    for (const reason of METRICS.LoginFailed.reason)
+      expect(shown('parcel-auth', 'LoginFailed', { reason })).toBe(true);
+    for (const counter of METRICS.LockoutStarted.counter) {
+      expect(shown('parcel-auth', 'LockoutStarted', { counter })).toBe(true);
+    }
+    expect(shown('parcel-auth', 'RefreshReuseDetected')).toBe(true);
+    for (const reason of METRICS.AuthorizerDeny.reason) {
+      expect(shown('parcel-auth', 'AuthorizerDeny', { reason })).toBe(true);
+    }
+    const ratio = widgets.flatMap((w) => w.properties.metrics ?? []).map(parseLine);
+    expect(ratio).toContainEqual(expect.objectContaining({ expression: '100 * hits / (hits + misses)' }));
+    const alarmWidget = widgets.find((widget) => widget.type === 'alarm');
+    expect(alarmWidget?.properties.alarms?.sort()).toEqual(
+      ofType('AWS::CloudWatch::Alarm')
+        .map(([id]) => `\${${id}.Arn}`)
+        .sort(),
+    );
+  });
+
+  it('lays its widgets out within the 24 columns, none on top of another', () => {
+    const { widgets } = dashboardOf(resources, 'parcel-auth-prod');
+    const cells = new Set<string>();
+    for (const widget of widgets) {
+      expect(widget.x + widget.width).toBeLessThanOrEqual(24);
+      for (let x = widget.x; x < widget.x + widget.width; x++) {
+        for (let y = widget.y; y < widget.y + widget.height; y++) {
+          expect(cells.has(`${x},${y}`), widget.properties.title).toBe(false);
+          cells.add(`${x},${y}`);
+        }
+      }
+    }
+  });
+});
+
+interface ByteMatch {
+  SearchString: string;
+  PositionalConstraint: 'CONTAINS' | 'ENDS_WITH' | 'EXACTLY' | 'STARTS_WITH';
+}
+/** Whether a scope-down statement of byte matches on the URI path matches `path`. */
+function matchesPath(statement: Record<string, unknown>, path: string): boolean {
+  const or = statement.OrStatement as { Statements: Record<string, unknown>[] } | undefined;
+  if (or !== undefined) return or.Statements.some((part) => matchesPath(part, path));
+  const match = statement.ByteMatchStatement as ByteMatch;
+  const search = match.SearchString;
+  switch (match.PositionalConstraint) {
+    case 'CONTAINS':
+      return path.includes(search);
+    case 'ENDS_WITH':
+      return path.endsWith(search);
+    case 'STARTS_WITH':
+      return path.startsWith(search);
+    default:
+      return path === search;
+  }
+}
+
+describe('the prod web application firewall', () => {
+  type Rule = {
+    Name: string;
+    Priority: number;
+    Action?: { Block?: { CustomResponse?: { ResponseCode: number; CustomResponseBodyKey: string } } };
+    Statement: Record<string, Record<string, unknown>>;
+  };
+  const webAcl = () => resources.WebAcl?.Properties as Record<string, unknown> & { Rules: unknown[] };
+  const rules = () => webAcl().Rules.filter((rule): rule is Rule => !('Fn::If' in (rule as object)));
+
+  it('is switched on by the stage parameter, in front of the API stage', () => {
+    expect(evaluateCondition(template.Conditions ?? {}, { Condition: 'WafEnabled' })).toBe(true);
+    expect(resources.WebAcl).toMatchObject({ Type: 'AWS::WAFv2::WebACL', Condition: 'WafEnabled' });
+    expect(webAcl()).toMatchObject({
+      Name: 'parcel-auth-prod',
+      Scope: 'REGIONAL',
+      DefaultAction: { Allow: {} },
+    });
+    const association = template.Resources.WebAclAssociation;
+    expect(association).toMatchObject({
+      Type: 'AWS::WAFv2::WebACLAssociation',
+      Condition: 'WafEnabled',
+      Properties: {
+        WebACLArn: { 'Fn::GetAtt': ['WebAcl', 'Arn'] },
+        ResourceArn: {
+          'Fn::Sub':
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's Fn::Sub, not JavaScript's
+            'arn:${AWS::Partition}:apigateway:${AWS::Region}::/restapis/${ApiGatewayRestApi}/stages/prod',
+        },
+      },
+    });
+    // The stage exists only once the deployment that creates it does.
+    const [deployment] = ofType('AWS::ApiGateway::Deployment').map(([id]) => id);
+    expect(association?.DependsOn).toContain(deployment);
+  });
+
+  it('checks IP reputation first, then the login rate per address, then AWS’s common rule set', () => {
+    expect(rules().map((rule) => [rule.Priority, rule.Name])).toEqual([
+      [0, 'IpReputation'],
+      [1, 'LoginRateLimit'],
+      [2, 'CommonRuleSet'],
+    ]);
+    const managed = (name: string) =>
+      rules().find((rule) => rule.Name === name)?.Statement.ManagedRuleGroupStatement;
+    expect(managed('IpReputation')).toMatchObject({
+      VendorName: 'AWS',
+      Name: 'AWSManagedRulesAmazonIpReputationList',
+    });
+    expect(managed('CommonRuleSet')).toMatchObject({
+      VendorName: 'AWS',
+      Name: 'AWSManagedRulesCommonRuleSet',
+    });
+  });
+
+  it('limits requests per source address on the login, login-extended and refresh routes only', () => {
+    const rate = rules().find((rule) => rule.Name === 'LoginRateLimit');
+    const statement = rate?.Statement.RateBasedStatement as Record<string, unknown>;
+    expect(statement).toMatchObject({ Limit: 1000, AggregateKeyType: 'IP', EvaluationWindowSec: 300 });
+    const scope = statement.ScopeDownStatement as Record<string, unknown>;
+    // The routes API Gateway throttles as login routes, with the stage prefix of the
+    // execute-api host and without it (a custom domain).
+    const settings = (ofType('AWS::ApiGateway::Deployment')[0]?.[1].Properties.StageDescription ?? {}) as {
+      MethodSettings: { ResourcePath: string }[];
+    };
+    const loginRoutes = settings.MethodSettings.map((m) => m.ResourcePath.replaceAll('~1', '/'));
+    expect(loginRoutes).toHaveLength(3);
+    for (const route of loginRoutes) {
+      expect(matchesPath(scope, route), route).toBe(true);
+      expect(matchesPath(scope, `/prod${route}`), route).toBe(true);
+    }
+    for (const other of [
+      '/prod/api/v1/logout',
+      '/prod/api/v1/tracking/1',
+      '/prod/api/v1/shipments',
+      '/prod/.well-known/jwks.json',
+    ]) {
+      expect(matchesPath(scope, other), other).toBe(false);
+    }
+  });
+
+  it('answers its own blocks as problem+json: 429 with Retry-After for the rate limit, 403 otherwise', () => {
+    const bodies = webAcl().CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
+    const blocks = JSON.stringify(webAcl().Rules);
+    const used = [...blocks.matchAll(/"ResponseCode":(\d+),"CustomResponseBodyKey":"(\w+)"/g)].map(
+      ([, code, key]) => [Number(code), key],
+    );
+    expect(new Set(used.map(([code]) => code))).toEqual(new Set([403, 429]));
+    for (const [code, key] of used) {
+      const body = bodies[String(key)];
+      expect(body?.ContentType).toBe('APPLICATION_JSON');
+      expect(JSON.parse(body?.Content ?? '{}')).toMatchObject({
+        type: expect.stringMatching(/^urn:parcel-auth:problem:/),
+        title: expect.any(String),
+        status: code,
+      });
+    }
+    expect(rules().find((rule) => rule.Name === 'LoginRateLimit')?.Action).toMatchObject({
+      Block: {
+        CustomResponse: {
+          ResponseCode: 429,
+          ResponseHeaders: expect.arrayContaining([
+            { Name: 'Retry-After', Value: expect.stringMatching(/^\d+$/) },
+          ]),
+        },
+      },
+    });
+  });
+
+  it('adds account takeover prevention on POST /login only behind its own parameter, off on prod', () => {
+    const [optional] = webAcl().Rules.filter((rule) => 'Fn::If' in (rule as object)) as {
+      'Fn::If': [string, Rule, unknown];
+    }[];
+    const [condition, rule, otherwise] = optional?.['Fn::If'] ?? [];
+    expect(condition).toBe('WafAccountTakeoverPrevention');
+    expect(otherwise).toEqual({ Ref: 'AWS::NoValue' });
+    expect(evaluateCondition(template.Conditions ?? {}, { Condition: 'WafAccountTakeoverPrevention' })).toBe(
+      false,
+    );
+    expect(rule?.Statement.ManagedRuleGroupStatement).toMatchObject({
+      VendorName: 'AWS',
+      Name: 'AWSManagedRulesATPRuleSet',
+      ManagedRuleGroupConfigs: [
+        {
+          AWSManagedRulesATPRuleSet: {
+            RequestInspection: {
+              PayloadType: 'JSON',
+              UsernameField: { Identifier: '/username' },
+              PasswordField: { Identifier: '/password' },
+            },
+          },
+        },
+      ],
+    });
+    const scope = rule?.Statement.ManagedRuleGroupStatement?.ScopeDownStatement as Record<string, unknown>;
+    expect(matchesPath(scope, '/prod/api/v1/login')).toBe(true);
+    expect(matchesPath(scope, '/prod/api/v1/login-extended')).toBe(false);
+    const configs = (rule?.Statement.ManagedRuleGroupStatement?.ManagedRuleGroupConfigs ?? []) as {
+      AWSManagedRulesATPRuleSet: { LoginPath: string };
+    }[];
+    const loginPath = new RegExp(configs[0]?.AWSManagedRulesATPRuleSet.LoginPath ?? '^$');
+    expect(loginPath.test('/prod/api/v1/login')).toBe(true);
+    expect(loginPath.test('/api/v1/login')).toBe(true);
+    expect(loginPath.test('/prod/api/v1/login-extended')).toBe(false);
+  });
+});
+
+describe('the dev CloudFormation template', () => {
+  let dev: Packaged;
+  beforeAll(async () => {
+    dev = await packageStage('dev', 'dev');
+  });
+  afterAll(async () => {
+    if (dev !== undefined) await rm(dev.dir, { recursive: true, force: true });
+    await rm(join(ROOT, `.esbuild/package-${process.pid}-dev`), { recursive: true, force: true });
+  });
+
+  it('creates no web ACL: every firewall resource is conditional on wafEnabled, which dev leaves off', () => {
+    expect(evaluateCondition(dev.template.Conditions ?? {}, { Condition: 'WafEnabled' })).toBe(false);
+    const waf = Object.entries(dev.template.Resources).filter(([, r]) => r.Type.startsWith('AWS::WAFv2::'));
+    expect(waf.map(([id]) => id).sort()).toEqual(['WebAcl', 'WebAclAssociation']);
+    for (const [id, resource] of waf) expect(resource.Condition, id).toBe('WafEnabled');
+  });
+
+  it('has its own dashboard and alarms, on the dev stage’s metrics', () => {
+    const { widgets } = dashboardOf(dev.template.Resources, 'parcel-auth-dev');
+    expectDashboardMetricsExist(dev.template.Resources, widgets, 'dev');
+    const failed = JSON.stringify(dev.template.Resources.FailedLoginsAlarm?.Properties);
+    expect(failed).toContain('{"Name":"stage","Value":"dev"}');
+    expect(dev.template.Resources.FailedLoginsAlarm?.Properties).toMatchObject({ Threshold: 50 });
   });
 });
 

@@ -11,6 +11,7 @@ import {
 } from '../../lib/tokens/tokens.ts';
 import { authorizerEvent } from '../../scripts/harness/fixtures.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
+import { createMemoryMetrics } from '../helpers/memory-metrics.ts';
 import { memoryStatuses } from '../helpers/memory-statuses.ts';
 
 let verifier: AccessTokenVerifier;
@@ -164,5 +165,69 @@ describe('authorizer', () => {
     expect(stageWideResource('arn:aws:execute-api:eu-central-1:1:api/dev/POST/api/v1/shipments')).toBe(
       'arn:aws:execute-api:eu-central-1:1:api/dev/*',
     );
+  });
+});
+
+describe('authorizer metrics', () => {
+  const expiredToken = () =>
+    new SignJWT({})
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.signingKey.kid })
+      .setIssuer(TOKEN_SETTINGS.issuer)
+      .setAudience(TOKEN_SETTINGS.audience)
+      .setSubject('alice')
+      .setJti('x')
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 120)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+      .sign(keys.signingKey.key);
+  const counted = async (authorization: string | string[], cacheTtlMs = 0) => {
+    const metrics = createMemoryMetrics();
+    const check = createRevocationCheck({ users: users.reader, cacheTtlMs, metrics });
+    await authorize({ verifier, revocation: check, logger, metrics }, authorizerEvent(authorization)).catch(
+      () => undefined,
+    );
+    return metrics.names();
+  };
+
+  it('counts an allow, and the revocation check that read the user as a cache miss', async () => {
+    expect(await counted(`Bearer ${tokens.accessToken}`)).toEqual(['RevocationCacheMiss', 'AuthorizerAllow']);
+  });
+
+  it('counts each denial by a reason of its fixed vocabulary', async () => {
+    expect(await counted([])).toEqual(['AuthorizerDeny{reason=MissingToken}']);
+    expect(await counted('Basic YWxpY2U6eA==')).toEqual(['AuthorizerDeny{reason=MissingToken}']);
+    expect(await counted([`Bearer ${tokens.accessToken}`, 'junk'])).toEqual([
+      'AuthorizerDeny{reason=SeveralTokens}',
+    ]);
+    expect(await counted(`Bearer ${await expiredToken()}`)).toEqual(['AuthorizerDeny{reason=Expired}']);
+    expect(await counted(`Bearer ${tokens.refreshToken}`)).toEqual(['AuthorizerDeny{reason=InvalidToken}']);
+    statuses.set('alice', { enabled: false, revokedBefore: 0 });
+    expect(await counted(`Bearer ${tokens.accessToken}`)).toEqual([
+      'RevocationCacheMiss',
+      'AuthorizerDeny{reason=Revoked}',
+    ]);
+  });
+
+  it('counts a fail-closed answer as AuthorizerUnavailable, not as a denial', async () => {
+    const token = (
+      await createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }).issue(
+        tokenRequest({ username: 'broken', customerId: null }, new Date()),
+      )
+    ).accessToken;
+    expect(await counted(`Bearer ${token}`)).toEqual(['RevocationCacheMiss', 'AuthorizerUnavailable']);
+  });
+
+  it('counts a check answered from the revocation cache as a hit', async () => {
+    const metrics = createMemoryMetrics();
+    const check = createRevocationCheck({ users: users.reader, cacheTtlMs: 30_000, metrics });
+    const deps = { verifier, revocation: check, logger, metrics };
+    const readsBefore = users.reads();
+    for (let call = 0; call < 3; call++)
+      await authorize(deps, authorizerEvent(`Bearer ${tokens.accessToken}`));
+    expect(users.reads() - readsBefore).toBe(1);
+    expect(metrics.names().filter((name) => name.startsWith('Revocation'))).toEqual([
+      'RevocationCacheMiss',
+      'RevocationCacheHit',
+      'RevocationCacheHit',
+    ]);
   });
 });

@@ -13,6 +13,7 @@ import { createLogger } from '../../lib/log.ts';
 import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
 import { createTokenIssuer } from '../../lib/tokens/tokens.ts';
 import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+import { createMemoryMetrics } from '../helpers/memory-metrics.ts';
 import { memorySessions } from '../helpers/memory-sessions.ts';
 import { memoryThrottleStore } from '../helpers/memory-throttle.ts';
 import { memoryUsers, TEST_COST } from '../helpers/memory-users.ts';
@@ -240,7 +241,12 @@ describe('login throttling and hash upgrades', () => {
   it('upgrades a hash of a lower cost than the stage’s on a successful login', async () => {
     now = NOW;
     const t = await throttled();
-    const stronger: LoginDeps = { ...t.deps, passwords: createPasswordVerifier({ cost: TEST_COST + 1 }) };
+    const metrics = createMemoryMetrics();
+    const stronger: LoginDeps = {
+      ...t.deps,
+      passwords: createPasswordVerifier({ cost: TEST_COST + 1 }),
+      metrics,
+    };
     const before = t.users.records.get('old')?.passwordHash ?? '';
     await login(stronger, { username: 'old', password: 'old-password', sourceIp: IP });
     const after = t.users.records.get('old')?.passwordHash ?? '';
@@ -249,5 +255,7 @@ describe('login throttling and hash upgrades', () => {
     await expect(
       login(stronger, { username: 'old', password: 'old-password', sourceIp: IP }),
     ).resolves.toBeDefined();
+    // Counted once: the second login finds the hash at the stage's cost.
+    expect(metrics.names()).toEqual(['PasswordHashUpgraded', 'LoginSucceeded', 'LoginSucceeded']);
   });
 });

@@ -1,0 +1,232 @@
+'use strict';
+/**
+ * The stage's CloudWatch dashboard (AWS::CloudWatch::Dashboard), included from serverless.yml
+ * `resources:`. docs/OPERATIONS-DASHBOARD.md is how an operator reads it.
+ *
+ * The dashboard body is JSON inside the template. It is built here as an object and
+ * serialised with JSON.stringify, so it is valid JSON by construction, and handed to
+ * CloudFormation as Fn::Sub: `${LoginLambdaFunction}` (a function's name), `${AccountsTable}`
+ * (a table's name), `${FailedLoginsAlarm.Arn}` and `${AWS::Region}` are filled in at deploy
+ * time; the serverless variables (stage, service) are resolved here. The template test
+ * (tests/e2e/package.test.ts) parses the body and checks that every widget names metrics and
+ * resources that exist.
+ */
+
+/** serverless.yml's functions, by the logical id prefix serverless gives them. */
+const FUNCTIONS = [
+  ['login', 'LoginLambdaFunction'],
+  ['loginExtended', 'LoginExtendedLambdaFunction'],
+  ['refresh', 'RefreshLambdaFunction'],
+  ['logout', 'LogoutLambdaFunction'],
+  ['authorizer', 'AuthorizerLambdaFunction'],
+  ['jwks', 'JwksLambdaFunction'],
+  ['createShipment', 'CreateShipmentLambdaFunction'],
+  ['trackShipment', 'TrackShipmentLambdaFunction'],
+];
+const TABLES = ['AccountsTable', 'SessionsTable', 'LoginThrottleTable', 'ShipmentsTable'];
+const ALARMS = [
+  'Api5xxRateAlarm',
+  'FunctionErrorsAlarm',
+  'AuthorizerFailureAlarm',
+  'ThrottlesAlarm',
+  'FailedLoginsAlarm',
+  'LockoutsAlarm',
+  'RefreshReuseAlarm',
+];
+const LOGIN_FAILURE_REASONS = ['UnknownUser', 'BadPassword', 'Disabled', 'Locked'];
+const DENY_REASONS = ['MissingToken', 'SeveralTokens', 'Expired', 'InvalidToken', 'Revoked'];
+const WAF_RULES = ['IpReputation', 'LoginRateLimit', 'CommonRuleSet', 'AccountTakeoverPrevention'];
+
+const WIDTH = 24;
+
+/** Lays widgets out left to right in rows of the grid's 24 columns. */
+function layout(rows) {
+  const widgets = [];
+  let y = 0;
+  for (const row of rows) {
+    const width = Math.floor(WIDTH / row.length);
+    const height = Math.max(...row.map((widget) => widget.height ?? 6));
+    row.forEach((widget, index) => {
+      const { height: _own, ...rest } = widget;
+      widgets.push({ x: index * width, y, width, height: widget.height ?? 6, ...rest });
+    });
+    y += height;
+  }
+  return widgets;
+}
+
+module.exports = async ({ resolveVariable }) => {
+  const service = await resolveVariable('self:service');
+  const stage = await resolveVariable('sls:stage');
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's Fn::Sub fills it in
+  const region = '${AWS::Region}';
+  const own = (name, dimensions = {}, options = {}) => [
+    service,
+    name,
+    'service',
+    service,
+    'stage',
+    stage,
+    ...Object.entries(dimensions).flat(),
+    options,
+  ];
+  const api = (name, options = {}) => [
+    'AWS/ApiGateway',
+    name,
+    'ApiName',
+    `${stage}-${service}`,
+    'Stage',
+    stage,
+    options,
+  ];
+  const lambda = (name, logicalId, options = {}) => [
+    'AWS/Lambda',
+    name,
+    'FunctionName',
+    `\${${logicalId}}`,
+    options,
+  ];
+  const graph = (title, metrics, properties = {}) => ({
+    type: 'metric',
+    properties: {
+      title,
+      region,
+      view: 'timeSeries',
+      stacked: false,
+      stat: 'Sum',
+      period: 60,
+      metrics,
+      ...properties,
+    },
+  });
+
+  const latencyPerFunction = FUNCTIONS.map(([name, logicalId]) =>
+    graph(
+      `${name}: duration p50 / p99 (ms)`,
+      [
+        lambda('Duration', logicalId, { stat: 'p50', label: 'p50' }),
+        lambda('Duration', logicalId, { stat: 'p99', label: 'p99' }),
+      ],
+      { period: 300 },
+    ),
+  );
+
+  const rows = [
+    [
+      {
+        type: 'text',
+        height: 2,
+        properties: {
+          markdown: `## parcel-auth, stage ${stage}\nHow to read this dashboard and what each alarm means: docs/OPERATIONS-DASHBOARD.md in the repository. Business metrics: namespace \`${service}\`, dimension \`stage\` = \`${stage}\`.`,
+        },
+      },
+    ],
+    [
+      {
+        type: 'alarm',
+        height: 3,
+        properties: { title: 'Alarms', alarms: ALARMS.map((id) => `\${${id}.Arn}`) },
+      },
+    ],
+    [
+      graph('API requests (per minute)', [api('Count', { label: 'Requests' })]),
+      graph('API 4xx and 5xx answers (per minute)', [
+        api('4XXError', { label: '4xx' }),
+        api('5XXError', { label: '5xx (503 after our gateway responses)' }),
+      ]),
+      graph(
+        'API latency p50 / p99 (ms)',
+        [api('Latency', { stat: 'p50', label: 'p50' }), api('Latency', { stat: 'p99', label: 'p99' })],
+        { period: 300 },
+      ),
+    ],
+    [
+      graph(
+        'Logins by outcome',
+        [
+          own('LoginSucceeded', {}, { label: 'Succeeded' }),
+          ...LOGIN_FAILURE_REASONS.map((reason) =>
+            own('LoginFailed', { reason }, { label: `Failed: ${reason}` }),
+          ),
+        ],
+        { stacked: true },
+      ),
+      graph('Lockouts started', [
+        own('LockoutStarted', { counter: 'Username' }, { label: 'Username locked' }),
+        own('LockoutStarted', { counter: 'SourceAddress' }, { label: 'Address locked' }),
+      ]),
+      graph('Sessions and refresh-token reuse', [
+        own('Refresh', {}, { label: 'Refreshes' }),
+        own('Logout', {}, { label: 'Logouts' }),
+        own('RefreshReuseDetected', {}, { label: 'Reuse detected (session revoked)', color: '#d62728' }),
+        own('PasswordHashUpgraded', {}, { label: 'Hashes upgraded to the stage’s bcrypt cost' }),
+      ]),
+    ],
+    [
+      graph(
+        'Authorizer decisions',
+        [
+          own('AuthorizerAllow', {}, { label: 'Allow' }),
+          ...DENY_REASONS.map((reason) => own('AuthorizerDeny', { reason }, { label: `Deny: ${reason}` })),
+          own('AuthorizerUnavailable', {}, { label: 'Failed closed (503)', color: '#d62728' }),
+        ],
+        { stacked: true },
+      ),
+      graph(
+        'Revocation cache hit ratio (%)',
+        [
+          [{ expression: '100 * hits / (hits + misses)', label: 'Hit ratio', id: 'ratio' }],
+          own('RevocationCacheHit', {}, { id: 'hits', visible: false }),
+          own('RevocationCacheMiss', {}, { id: 'misses', visible: false }),
+        ],
+        { period: 300, yAxis: { left: { min: 0, max: 100 } } },
+      ),
+      graph(
+        'Web application firewall: blocked requests',
+        WAF_RULES.map((rule) => [
+          'AWS/WAFV2',
+          'BlockedRequests',
+          'WebACL',
+          `${service}-${stage}`,
+          'Region',
+          region,
+          'Rule',
+          rule,
+          { label: rule },
+        ]),
+      ),
+    ],
+    latencyPerFunction.slice(0, 4),
+    latencyPerFunction.slice(4),
+    [
+      graph(
+        'Lambda throttles',
+        FUNCTIONS.map(([name, logicalId]) => lambda('Throttles', logicalId, { label: name })),
+      ),
+      graph(
+        'Lambda concurrency (max)',
+        FUNCTIONS.map(([name, logicalId]) => lambda('ConcurrentExecutions', logicalId, { label: name })),
+        { stat: 'Maximum' },
+      ),
+      graph(
+        'DynamoDB throttled requests',
+        TABLES.flatMap((table) => [
+          ['AWS/DynamoDB', 'ReadThrottleEvents', 'TableName', `\${${table}}`, { label: `${table}: reads` }],
+          ['AWS/DynamoDB', 'WriteThrottleEvents', 'TableName', `\${${table}}`, { label: `${table}: writes` }],
+        ]),
+      ),
+    ],
+  ];
+
+  return {
+    Resources: {
+      Dashboard: {
+        Type: 'AWS::CloudWatch::Dashboard',
+        Properties: {
+          DashboardName: `${service}-${stage}`,
+          DashboardBody: { 'Fn::Sub': JSON.stringify({ widgets: layout(rows) }) },
+        },
+      },
+    },
+  };
+};

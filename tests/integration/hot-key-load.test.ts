@@ -1,0 +1,258 @@
+/**
+ * A hot key hammered: the login handler on the embedded DynamoDB, behind a small HTTP
+ * adapter on loopback, driven by autocannon (bounded in requests and time). One integrator
+ * username that many workers share, and one warehouse NAT address, are single items of the
+ * login-throttle table: on AWS each meets DynamoDB's per-partition-key limit (1 000 write
+ * units a second) and the in-flight limit of the brute-force counter (docs/CAPACITY.md).
+ *
+ * What the service must answer: 200, 401, 429 or 503 with Retry-After; never a 500. What it
+ * must not do: lose a write (a session it answered 200 for, or a counted failure), or check
+ * more passwords than the counter allows. The last scenario puts a proxy between the handler
+ * and DynamoDB that throttles writes to the hot items as a hot partition would (dynalite
+ * never throttles: an otherwise impossible fault, injected at the wire).
+ */
+import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import autocannon from 'autocannon';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { hashPassword } from '../../lib/auth/passwords.ts';
+import { sourceIpCounterKey, usernameCounterKey } from '../../lib/throttle/throttle.ts';
+import { lambdaContext, loginEvent } from '../../scripts/harness/fixtures.ts';
+import { functionEnv } from '../../scripts/harness/function-env.ts';
+import { seedHandlerUsers } from '../../scripts/harness/handler-users.ts';
+import { startTestDynamo } from '../helpers/dynamo.ts';
+import { captureServiceLogs } from '../helpers/log-capture.ts';
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const PASSWORD = 'a-long-test-password';
+const LIMIT = 5; // loginFailureLimit of the stage the harness reads (serverless.yml default)
+const REQUESTS = 200;
+const CONNECTIONS = 20;
+
+interface Answer {
+  readonly status: number;
+  readonly retryAfter: string | undefined;
+  readonly type: unknown;
+}
+
+const readBody = async (incoming: IncomingMessage) => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of incoming) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+/**
+ * A proxy to DynamoDB that refuses writes to the login-throttle items under `hotKeys` beyond
+ * `writesPerSecond` each, as DynamoDB refuses writes to a partition key past its limit.
+ */
+async function startPartitionLimit(upstream: string) {
+  const target = new URL(upstream);
+  const writes = new Map<string, number[]>();
+  const limit = { writesPerSecond: Number.POSITIVE_INFINITY, hotKeys: new Set<string>(), throttled: 0 };
+  const server = createServer(async (incoming, outgoing) => {
+    const body = await readBody(incoming);
+    const action =
+      String(incoming.headers['x-amz-target'] ?? '')
+        .split('.')
+        .at(-1) ?? '';
+    const parsed = body === '' ? {} : (JSON.parse(body) as { Key?: unknown; Item?: unknown });
+    const key = (parsed.Key ?? parsed.Item) as { counterKey?: { S?: string } } | undefined;
+    const counterKey = key?.counterKey?.S;
+    if (
+      ['UpdateItem', 'PutItem'].includes(action) &&
+      counterKey !== undefined &&
+      limit.hotKeys.has(counterKey)
+    ) {
+      const now = Date.now();
+      const recent = (writes.get(counterKey) ?? []).filter((at) => now - at < 1000);
+      if (recent.length >= limit.writesPerSecond) {
+        limit.throttled += 1;
+        outgoing.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
+        outgoing.end(
+          JSON.stringify({
+            __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+            message: 'The level of configured provisioned throughput for the table was exceeded.',
+          }),
+        );
+        return;
+      }
+      writes.set(counterKey, [...recent, now]);
+    }
+    const forwarded = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: incoming.headers,
+      },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
+    forwarded.once('error', (error) => outgoing.destroy(error));
+    forwarded.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, limit, server };
+}
+
+/** The login handler over HTTP on loopback, every request from `sourceIp`; it keeps every answer. */
+async function serveLogin(handler: Handler) {
+  const answers: Answer[] = [];
+  let sourceIp = '';
+  const server = createServer(async (incoming, outgoing) => {
+    const event = loginEvent(await readBody(incoming));
+    const result = await handler(
+      {
+        ...event,
+        requestContext: { ...event.requestContext, identity: { ...event.requestContext.identity, sourceIp } },
+      },
+      lambdaContext(),
+    );
+    const headers = result.headers ?? {};
+    answers.push({
+      status: result.statusCode,
+      retryAfter: headers['Retry-After'] === undefined ? undefined : String(headers['Retry-After']),
+      type: result.statusCode === 200 ? undefined : (JSON.parse(result.body) as { type?: unknown }).type,
+    });
+    outgoing.writeHead(result.statusCode, headers as Record<string, string>);
+    outgoing.end(result.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    server,
+    /** Sends REQUESTS logins over CONNECTIONS connections from `from`; resolves with their answers. */
+    async hammer(credentials: { username: string; password: string }, from: string) {
+      sourceIp = from;
+      answers.length = 0;
+      const result = await autocannon({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/login`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(credentials),
+        connections: CONNECTIONS,
+        amount: REQUESTS,
+        duration: 60,
+        timeout: 20,
+      });
+      expect(result.errors, 'connection errors or timeouts').toBe(0);
+      return [...answers];
+    },
+  };
+}
+
+const closeServer = (server: Server) =>
+  new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+
+let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
+let proxy: Awaited<ReturnType<typeof startPartitionLimit>>;
+let http: Awaited<ReturnType<typeof serveLogin>>;
+let cleanupKeys: () => Promise<void>;
+let accounts: Awaited<ReturnType<typeof seedHandlerUsers>>;
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  proxy = await startPartitionLimit(dynamo.endpoint);
+  const { env, cleanup } = await functionEnv({ endpoint: proxy.endpoint, tables: dynamo.tables });
+  cleanupKeys = cleanup;
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  accounts = await seedHandlerUsers(dynamo, PASSWORD);
+  http = await serveLogin((await import('../../functions/login.ts')).handler as Handler);
+});
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await closeServer(http.server);
+  await closeServer(proxy.server);
+  await dynamo.close();
+  await cleanupKeys();
+});
+
+captureServiceLogs();
+
+const counter = async (key: string) => {
+  const { Item } = await dynamo.documentClient.send(
+    new GetCommand({
+      TableName: dynamo.tables.loginThrottle,
+      Key: { counterKey: key },
+      ConsistentRead: true,
+    }),
+  );
+  return Number(Item?.failures ?? 0);
+};
+const sessionsOf = async (username: string) => {
+  const { Items = [] } = await dynamo.documentClient.send(
+    new ScanCommand({ TableName: dynamo.tables.sessions }),
+  );
+  return Items.filter((item) => item.username === username).length;
+};
+const tally = (answers: readonly Answer[]) => {
+  const counts: Record<number, number> = {};
+  for (const { status } of answers) counts[status] = (counts[status] ?? 0) + 1;
+  return counts;
+};
+/** Every refusal a client may retry carries Retry-After; nothing is ever a 500. */
+const expectRetryable = (answers: readonly Answer[], allowed: readonly number[]) => {
+  expect(answers).toHaveLength(REQUESTS);
+  for (const answer of answers) {
+    expect(allowed).toContain(answer.status);
+    if (answer.status === 429 || answer.status === 503) expect(answer.retryAfter).toMatch(/^[1-9]\d*$/);
+  }
+};
+
+describe('one username and one address hammered', () => {
+  it('checks exactly the limit of wrong passwords, answers every other attempt 429, and loses no counted failure', async () => {
+    const answers = await http.hammer({ username: 'alice', password: 'a-guessed-password' }, '198.51.100.7');
+
+    expectRetryable(answers, [401, 429]);
+    expect(tally(answers)).toEqual({ 401: LIMIT, 429: REQUESTS - LIMIT });
+    expect(await counter(usernameCounterKey('alice'))).toBe(LIMIT);
+    // The address counted only the attempts that were tried: each refused one gave its count back.
+    expect(await counter(sourceIpCounterKey('198.51.100.7'))).toBe(LIMIT);
+  });
+
+  it('lets many workers of one integrator behind one NAT log in at once: 200 or 429, a session for every 200, every count given back', async () => {
+    const answers = await http.hammer({ username: 'solo', password: PASSWORD }, '198.51.100.8');
+
+    expectRetryable(answers, [200, 429]);
+    const ok = tally(answers)[200] ?? 0;
+    expect(ok).toBeGreaterThan(0);
+    expect(await sessionsOf('solo')).toBe(ok);
+    // Attempts in flight count until they end: each success reset the username's counter
+    // and took its own attempt back from the address's.
+    expect(await counter(usernameCounterKey('solo'))).toBe(0);
+    expect(await counter(sourceIpCounterKey('198.51.100.8'))).toBe(0);
+  });
+});
+
+describe('the same hot key when DynamoDB throttles its partition', () => {
+  it('answers 200, 429 or 503 with Retry-After, never a 500, and stores a session for every 200', async () => {
+    const username = 'hot-integrator';
+    await accounts.createUser({ username, passwordHash: await hashPassword(PASSWORD, 4), customerId: null });
+    proxy.limit.hotKeys = new Set([usernameCounterKey(username), sourceIpCounterKey('198.51.100.9')]);
+    proxy.limit.writesPerSecond = 10;
+    try {
+      const answers = await http.hammer({ username, password: PASSWORD }, '198.51.100.9');
+
+      expectRetryable(answers, [200, 429, 503]);
+      expect(proxy.limit.throttled).toBeGreaterThan(0);
+      expect(tally(answers)[503] ?? 0).toBeGreaterThan(0);
+      for (const answer of answers.filter((a) => a.status === 503)) {
+        expect(answer.type).toBe('urn:parcel-auth:problem:service-unavailable');
+      }
+      // Every 200 handed out a stored session. (A 503 may leave one stored that no client
+      // got: the session is written beside the counters, and a throttled counter fails it.)
+      expect(await sessionsOf(username)).toBeGreaterThanOrEqual(tally(answers)[200] ?? 0);
+    } finally {
+      proxy.limit.writesPerSecond = Number.POSITIVE_INFINITY;
+    }
+  });
+});

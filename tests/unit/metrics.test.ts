@@ -1,0 +1,86 @@
+/** lib/metrics/powertools.ts: the domain's events as EMF lines, written once per invocation. */
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../lib/log.ts';
+import { createEmfMetrics, flushingAfter } from '../../lib/metrics/powertools.ts';
+import { captureMetricLines } from '../helpers/metrics-capture.ts';
+
+const warnings: string[] = [];
+const logger = createLogger('warn', (line) => warnings.push(line));
+
+beforeEach(() => {
+  warnings.length = 0;
+  // Powertools reads it at construction: each test's recorder writes its lines.
+  vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+  return () => vi.unstubAllEnvs();
+});
+
+const captured = captureMetricLines();
+
+describe('EMF metrics', () => {
+  it('writes nothing until the invocation is flushed, and nothing for an invocation that counted nothing', () => {
+    const metrics = createEmfMetrics({ stage: 'prod', logger });
+    metrics.flush();
+    metrics.count({ name: 'LoginSucceeded' });
+    expect(captured.lines()).toEqual([]);
+    metrics.flush();
+    expect(captured.summary()).toEqual(['LoginSucceeded=1']);
+    expect(warnings).toEqual([]);
+  });
+
+  it('adds up an event counted several times, and writes a metric with its own dimension on its own line', () => {
+    const metrics = createEmfMetrics({ stage: 'prod', logger });
+    metrics.count({ name: 'LoginFailed', reason: 'UnknownUser' });
+    metrics.count({ name: 'RevocationCacheHit' });
+    metrics.count({ name: 'LockoutStarted', counter: 'SourceAddress' });
+    metrics.count({ name: 'LoginFailed', reason: 'UnknownUser' });
+    metrics.count({ name: 'AuthorizerAllow' });
+    metrics.flush();
+
+    expect(captured.summary()).toEqual([
+      'LoginFailed{reason=UnknownUser}=2',
+      'LockoutStarted{counter=SourceAddress}=1',
+      'RevocationCacheHit=1',
+      'AuthorizerAllow=1',
+    ]);
+    expect(captured.lines().map((line) => line._aws.CloudWatchMetrics[0]?.Dimensions)).toEqual([
+      [['service', 'stage', 'reason']],
+      [['service', 'stage', 'counter']],
+      [['service', 'stage']],
+    ]);
+    for (const line of captured.lines())
+      expect(line).toMatchObject({ service: 'parcel-auth', stage: 'prod' });
+  });
+
+  it('forgets what it wrote: the next invocation starts from nothing', () => {
+    const metrics = createEmfMetrics({ stage: 'dev', logger });
+    metrics.count({ name: 'Refresh' });
+    metrics.flush();
+    metrics.flush();
+    metrics.count({ name: 'Logout' });
+    metrics.flush();
+    expect(captured.summary()).toEqual(['Refresh=1', 'Logout=1']);
+  });
+
+  it('flushes a wrapped handler’s metrics when it answers and when it throws', async () => {
+    const metrics = createEmfMetrics({ stage: 'prod', logger });
+    const handler = flushingAfter(metrics, async (allow: boolean) => {
+      if (!allow) {
+        metrics.count({ name: 'AuthorizerDeny', reason: 'Revoked' });
+        throw new Error('Unauthorized');
+      }
+      metrics.count({ name: 'AuthorizerAllow' });
+      return 'allowed';
+    });
+    await expect(handler(true)).resolves.toBe('allowed');
+    await expect(handler(false)).rejects.toThrow('Unauthorized');
+    expect(captured.summary()).toEqual(['AuthorizerAllow=1', 'AuthorizerDeny{reason=Revoked}=1']);
+  });
+
+  it('writes nothing when POWERTOOLS_METRICS_DISABLED is set, as the test harness does', () => {
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
+    const metrics = createEmfMetrics({ stage: 'prod', logger });
+    metrics.count({ name: 'LoginSucceeded' });
+    metrics.flush();
+    expect(captured.lines()).toEqual([]);
+  });
+});
