@@ -215,7 +215,12 @@ function evaluateCondition(conditions: Record<string, unknown>, node: unknown): 
 beforeAll(async () => {
   // One after the other: two framework processes started together share ~/.serverless.
   ({ dir, templateText, resources, template } = await packageStage('default'));
-  customized = await packageStage('options', 'prod', ['--param', `kmsKeyArn=${KMS_KEY}`, '--param', 'tracing=true']);
+  customized = await packageStage('options', 'prod', [
+    '--param',
+    `kmsKeyArn=${KMS_KEY}`,
+    '--param',
+    'tracing=true',
+  ]);
 });
 afterAll(async () => {
   for (const packaged of [dir, customized?.dir]) {
