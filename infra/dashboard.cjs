@@ -35,7 +35,7 @@ const ALARMS = [
 ];
 const LOGIN_FAILURE_REASONS = ['UnknownUser', 'BadPassword', 'Disabled', 'Locked'];
 const DENY_REASONS = ['MissingToken', 'SeveralTokens', 'Expired', 'InvalidToken', 'Revoked'];
-const WAF_RULES = ['IpReputation', 'LoginRateLimit', 'CommonRuleSet', 'AccountTakeoverPrevention'];
+const WAF_RULES = ['IpReputation', 'LoginRateLimit', 'CommonRuleSet'];
 
 const WIDTH = 24;
 
@@ -58,6 +58,16 @@ function layout(rows) {
 module.exports = async ({ resolveVariable }) => {
   const service = await resolveVariable('self:service');
   const stage = await resolveVariable('sls:stage');
+  // The firewall graph only where the stage has a web ACL (infra/waf.yml's conditions), and
+  // the takeover rule's line only where that rule is in the ACL: a line on a metric the stage
+  // never emits would read as "nothing blocked".
+  const wafEnabled = String(await resolveVariable('param:wafEnabled')) === 'true';
+  const wafRules = [
+    ...WAF_RULES,
+    ...(wafEnabled && String(await resolveVariable('param:wafAccountTakeoverPrevention')) === 'true'
+      ? ['AccountTakeoverPrevention']
+      : []),
+  ];
   // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudFormation's Fn::Sub fills it in
   const region = '${AWS::Region}';
   const own = (name, dimensions = {}, options = {}) => [
@@ -181,20 +191,24 @@ module.exports = async ({ resolveVariable }) => {
         ],
         { period: 300, yAxis: { left: { min: 0, max: 100 } } },
       ),
-      graph(
-        'Web application firewall: blocked requests',
-        WAF_RULES.map((rule) => [
-          'AWS/WAFV2',
-          'BlockedRequests',
-          'WebACL',
-          `${service}-${stage}`,
-          'Region',
-          region,
-          'Rule',
-          rule,
-          { label: rule },
-        ]),
-      ),
+      ...(wafEnabled
+        ? [
+            graph(
+              'Web application firewall: blocked requests',
+              wafRules.map((rule) => [
+                'AWS/WAFV2',
+                'BlockedRequests',
+                'WebACL',
+                `${service}-${stage}`,
+                'Region',
+                region,
+                'Rule',
+                rule,
+                { label: rule },
+              ]),
+            ),
+          ]
+        : []),
     ],
     latencyPerFunction.slice(0, 4),
     latencyPerFunction.slice(4),

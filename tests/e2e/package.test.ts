@@ -117,7 +117,7 @@ const KMS_KEY = 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56
 let dir: string;
 let templateText: string;
 let resources: Record<string, Resource>;
-/** The same stage with its own KMS key and X-Ray tracing on. */
+/** The same stage with its own KMS key, X-Ray tracing and the firewall's takeover prevention on. */
 let customized: Packaged;
 const ofType = (type: string, from = resources) => Object.entries(from).filter(([, r]) => r.Type === type);
 /** The default package's template as written, before its conditions are evaluated. */
@@ -220,6 +220,8 @@ beforeAll(async () => {
     `kmsKeyArn=${KMS_KEY}`,
     '--param',
     'tracing=true',
+    '--param',
+    'wafAccountTakeoverPrevention=true',
   ]);
 });
 afterAll(async () => {
@@ -1020,7 +1022,9 @@ describe('the prod web application firewall', () => {
   });
 
   it('adds account takeover prevention on POST /login only behind its own parameter, off on prod', () => {
-    const [optional] = webAcl().Rules.filter((rule) => 'Fn::If' in (rule as object)) as {
+    const written = template.Resources.WebAcl?.Properties as { Rules: unknown[] };
+    expect(JSON.stringify(webAcl().Rules)).not.toContain('AccountTakeoverPrevention');
+    const [optional] = written.Rules.filter((rule) => 'Fn::If' in (rule as object)) as {
       'Fn::If': [string, Rule, unknown];
     }[];
     const [condition, rule, otherwise] = optional?.['Fn::If'] ?? [];
@@ -1074,9 +1078,10 @@ describe('the dev CloudFormation template', () => {
     for (const [id, resource] of waf) expect(resource.Condition, id).toBe('WafEnabled');
   });
 
-  it('has its own dashboard and alarms, on the dev stage’s metrics', () => {
-    const { widgets } = dashboardOf(dev.template.Resources, 'parcel-auth-dev');
-    expectDashboardMetricsExist(dev.template.Resources, widgets, 'dev');
+  it('has its own dashboard and alarms, on the dev stage’s metrics, and no firewall graph', () => {
+    const { widgets } = dashboardOf(dev.resources, 'parcel-auth-dev');
+    expectDashboardMetricsExist(dev.resources, widgets, 'dev');
+    expect(JSON.stringify(widgets)).not.toContain('AWS/WAFV2');
     const failed = JSON.stringify(dev.template.Resources.FailedLoginsAlarm?.Properties);
     expect(failed).toContain('{"Name":"stage","Value":"dev"}');
     expect(dev.template.Resources.FailedLoginsAlarm?.Properties).toMatchObject({ Threshold: 50 });
@@ -1133,6 +1138,25 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
         },
       ]);
     }
+  });
+
+  it('puts takeover prevention in the web ACL and its line on the dashboard with wafAccountTakeoverPrevention', () => {
+    const acl = customized.resources.WebAcl?.Properties as { Rules: { Name: string; Priority: number }[] };
+    expect(acl.Rules.map((rule) => [rule.Priority, rule.Name])).toEqual([
+      [0, 'IpReputation'],
+      [1, 'LoginRateLimit'],
+      [2, 'CommonRuleSet'],
+      [3, 'AccountTakeoverPrevention'],
+    ]);
+    const { widgets } = dashboardOf(customized.resources, 'parcel-auth-prod');
+    expectDashboardMetricsExist(customized.resources, widgets, 'prod');
+    const firewall = widgets.find((widget) =>
+      widget.properties.title?.startsWith('Web application firewall'),
+    );
+    expect(JSON.stringify(firewall)).toContain('"Rule","AccountTakeoverPrevention"');
+    expect(JSON.stringify(dashboardOf(resources, 'parcel-auth-prod').widgets)).not.toContain(
+      'AccountTakeoverPrevention',
+    );
   });
 
   it('changes nothing else: the same resources as the default template', () => {
