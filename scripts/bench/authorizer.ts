@@ -1,12 +1,16 @@
 /**
- * The warm authorizer against its two baselines, on the same token and key: bare jose
- * `jwtVerify` with the options lib/tokens/tokens.ts pins, and the floor, a bare node:crypto
- * Ed25519 verify of the token's signing input.
+ * The warm authorizer against its baselines, on the same token and key: bare jose
+ * `jwtVerify` with the options lib/tokens/tokens.ts pins; the same verify followed by the
+ * EMF line an allowed call writes (its two counts, through the same Powertools adapter to the
+ * same stdout), the least work the design must do per call; and the floor, a bare
+ * node:crypto Ed25519 verify of the token's signing input.
  */
 import { createPublicKey, verify } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { readAuthorizerConfig } from '../../lib/config.ts';
+import { logger } from '../../lib/log.ts';
+import { createEmfMetrics } from '../../lib/metrics/powertools.ts';
 import { importVerificationKeys, parseJwks, SIGNING_ALGORITHM } from '../../lib/tokens/keys.ts';
 import { ACCESS_TOKEN_TYPE, CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/tokens.ts';
 import { authorizerEvent, lambdaContext } from '../harness/fixtures.ts';
@@ -53,6 +57,7 @@ export async function authorizerPart(options: {
     const [header = '', payload = '', signature = ''] = token.split('.');
     const signingInput = Buffer.from(`${header}.${payload}`);
     const signatureBytes = Buffer.from(signature, 'base64url');
+    const metrics = createEmfMetrics({ stage: config.stage, logger });
     const publicKey = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, format: 'jwk' });
 
     const samples = await interleaved(
@@ -66,6 +71,15 @@ export async function authorizerPart(options: {
         },
         { name: 'jose', run: () => jwtVerify(token, key, verifyOptions) },
         {
+          name: 'joseMetrics',
+          run: async () => {
+            await jwtVerify(token, key, verifyOptions);
+            metrics.count({ name: 'RevocationCacheHit' });
+            metrics.count({ name: 'AuthorizerAllow' });
+            metrics.flush();
+          },
+        },
+        {
           name: 'floor',
           run: () => {
             if (!verify(null, signingInput, publicKey, signatureBytes)) throw new Error('bad signature');
@@ -74,12 +88,13 @@ export async function authorizerPart(options: {
       ],
       options.plan,
     );
-    const { handler, jose, floor } = samples;
-    if (handler === undefined || jose === undefined || floor === undefined) throw new Error('missing sample');
+    const { handler, jose, joseMetrics, floor } = samples;
+    if (handler === undefined || jose === undefined || joseMetrics === undefined || floor === undefined)
+      throw new Error('missing sample');
     return {
       part: 'authorizer',
       revocationCacheTtl: options.revocationCacheTtl,
-      samples: { handler, jose, floor },
+      samples: { handler, jose, joseMetrics, floor },
     };
   } finally {
     await stage.close();

@@ -5,8 +5,16 @@ import type { Sample } from './measure.ts';
 export interface AuthorizerResult {
   readonly part: 'authorizer';
   readonly revocationCacheTtl: string;
-  /** The real handler on a REQUEST event; bare jose jwtVerify; bare node:crypto Ed25519 verify. */
-  readonly samples: { readonly handler: Sample; readonly jose: Sample; readonly floor: Sample };
+  /**
+   * The real handler on a REQUEST event; bare jose jwtVerify; jose jwtVerify and the EMF line
+   * of an allowed call; bare node:crypto Ed25519 verify.
+   */
+  readonly samples: {
+    readonly handler: Sample;
+    readonly jose: Sample;
+    readonly joseMetrics: Sample;
+    readonly floor: Sample;
+  };
 }
 
 /** The warm login functions at one bcrypt cost. */
