@@ -240,7 +240,7 @@ describe('access token verifier', () => {
     ['an iat in the future', { iat: NOW.getTime() / 1000 + 600, exp: NOW.getTime() / 1000 + 900 }, /iat/],
     ['an nbf in the future', { nbf: NOW.getTime() / 1000 + 600 }, /nbf/],
     [
-      'a lifetime longer than the stage allows',
+      'an iat older than the stage’s token lifetime',
       { iat: NOW.getTime() / 1000 - 7200, exp: NOW.getTime() / 1000 + 60 },
       /iat/,
     ],
@@ -248,6 +248,34 @@ describe('access token verifier', () => {
     await expect(verifierAt(NOW).verify(await forge({ ...validClaims(), ...override }))).rejects.toThrow(
       message,
     );
+  });
+
+  it('rejects a fresh token that claims a lifetime one second longer than the stage allows', async () => {
+    // iat is now, so jose's maxTokenAge (which bounds the age) lets it through: only the
+    // lifetime check (exp - iat) refuses a token that would outlive the stage's lifetime.
+    const token = await forge({
+      ...validClaims(),
+      iat: NOW_SECONDS,
+      exp: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds + 1,
+    });
+
+    const verified = verifierAt(NOW).verify(token);
+
+    await expect(verified).rejects.toMatchObject({ name: 'TokenError', code: 'ERR_TOKEN_LIFETIME' });
+  });
+
+  it('accepts a token whose lifetime is exactly the stage’s', async () => {
+    const token = await forge({
+      ...validClaims(),
+      iat: NOW_SECONDS,
+      exp: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
+    });
+
+    const verified = verifierAt(NOW).verify(token);
+
+    await expect(verified).resolves.toMatchObject({
+      expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
+    });
   });
 
   it('rejects a token with a wrong typ header', async () => {
