@@ -35,6 +35,7 @@ export const FOLDERS = [
   'lib/users',
   'lib/shipments',
   'lib/aws',
+  'lib/metrics',
   'lib/*.ts',
 ] as const;
 
