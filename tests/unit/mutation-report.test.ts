@@ -16,7 +16,12 @@ import {
 
 const SOURCE = 'export const ok = (a: number) => a > 0;\nexport const name = `x`;\n';
 
-function mutant(id: string, status: MutantResult['status'], line = 1, extra: Partial<MutantResult> = {}): MutantResult {
+function mutant(
+  id: string,
+  status: MutantResult['status'],
+  line = 1,
+  extra: Partial<MutantResult> = {},
+): MutantResult {
   return {
     id,
     mutatorName: 'EqualityOperator',
@@ -28,7 +33,9 @@ function mutant(id: string, status: MutantResult['status'], line = 1, extra: Par
 }
 
 const report = (files: Record<string, readonly MutantResult[]>): MutationReport => ({
-  files: Object.fromEntries(Object.entries(files).map(([file, mutants]) => [file, { source: SOURCE, mutants }])),
+  files: Object.fromEntries(
+    Object.entries(files).map(([file, mutants]) => [file, { source: SOURCE, mutants }]),
+  ),
 });
 
 const EQUIVALENT: Equivalent = {
@@ -80,6 +87,19 @@ describe('mutation report', () => {
     expect(result).toBe(50);
   });
 
+  it('calls the total of a run on some folders what it is, not lib/ as a whole', () => {
+    // Arrange
+    const critical = report({ 'lib/tokens/tokens.ts': [mutant('1', 'Killed')] });
+
+    // Act
+    const { block } = render(critical, []);
+
+    // Assert
+    expect(block).toContain('| **the files this run mutated** | 1 |');
+    expect(block).not.toContain('lib/ as a whole');
+    expect(block).toMatch(/\| `lib\/metrics` \| 0 \|.*\| n\/a \| n\/a \|/);
+  });
+
   it('gives the reason recorded for a survivor of lib/tokens and reports none missing', () => {
     // Arrange
     const input = report({ 'lib/tokens/tokens.ts': [mutant('1', 'Killed'), mutant('2', 'Survived')] });
@@ -89,7 +109,9 @@ describe('mutation report', () => {
 
     // Assert
     expect({ unexplained, stale }).toEqual({ unexplained: [], stale: [] });
-    expect(block).toContain('| lib/tokens/tokens.ts:1:34 | EqualityOperator | `a > 0` | `a >= 0` | Survived | a is never 0 here |');
+    expect(block).toContain(
+      '| lib/tokens/tokens.ts:1:34 | EqualityOperator | `a > 0` | `a >= 0` | Survived | a is never 0 here |',
+    );
   });
 
   it('lists a survivor of a DynamoDB adapter without a recorded reason as not yet explained', () => {
