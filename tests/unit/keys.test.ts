@@ -4,11 +4,14 @@ import {
   generateKeyring,
   importSigningKey,
   importVerificationKeys,
+  nextKeyPublished,
   parseJwks,
   parseKeyring,
   publishedKeys,
+  retentionSeconds,
   rotateKeyring,
 } from '../../lib/tokens/keys.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/tokens.ts';
 
 const T0 = new Date('2026-11-01T00:00:00Z');
 const DAY = 86_400;
@@ -91,14 +94,107 @@ describe('keyring', () => {
 
   it('refuses a keyring that is not one, naming fields but not key material', async () => {
     const keyring = await generateKeyring(T0);
-    const { next: _next, ...broken } = keyring;
+    const { next: _next, rotatedAt: _rotatedAt, ...broken } = keyring;
     let message = '';
     try {
       parseKeyring(JSON.stringify(broken));
     } catch (error) {
       message = (error as Error).message;
     }
-    expect(message).toMatch(/keyring is not valid: next/);
+    expect(message).toBe('keyring is not valid: next, rotatedAt');
     expect(message).not.toContain(keyring.active.d);
+  });
+
+  it('refuses a keyring that is not JSON, without echoing it', () => {
+    // Arrange
+    const text = '{"active": {"d": "secret-material"';
+
+    // Act
+    const parse = () => parseKeyring(text);
+
+    // Assert
+    expect(parse).toThrow(new Error('keyring is not valid JSON'));
+  });
+
+  it('names the key set, not the keyring, when a published key set is broken', () => {
+    // Arrange
+    const text = JSON.stringify({ keys: 'none' });
+
+    // Act
+    const parse = () => parseJwks(text);
+
+    // Assert
+    expect(parse).toThrow(new Error('key set is not valid: keys'));
+  });
+
+  it('publishes only the active and next keys when there is no earlier key set to keep retired keys from', async () => {
+    // Arrange
+    const first = await generateKeyring(T0);
+    const { keyring } = await rotateKeyring({
+      keyring: first,
+      jwks: publishedKeys(first),
+      now: at(1),
+      retentionSeconds: DAY,
+    });
+
+    // Act
+    const jwks = publishedKeys(keyring);
+
+    // Assert
+    expect(jwks.keys.map((key) => key.kid)).toEqual([keyring.active.kid, keyring.next.kid]);
+  });
+
+  it('drops a retired key exactly when its retention has passed, not a second later', async () => {
+    // Arrange
+    const first = await generateKeyring(T0);
+    const second = await rotateKeyring({
+      keyring: first,
+      jwks: publishedKeys(first),
+      now: at(1),
+      retentionSeconds: DAY,
+    });
+
+    // Act
+    const third = await rotateKeyring({ ...second, now: at(2), retentionSeconds: DAY });
+
+    // Assert
+    expect(third.dropped).toEqual([first.active.kid]);
+  });
+
+  it('keeps a retired key published for a token lifetime, a reload interval and the clock tolerance', () => {
+    // Arrange
+    const stage = { tokenLifetimeSeconds: 3600, reloadIntervalSeconds: 300 };
+
+    // Act
+    const seconds = retentionSeconds(stage);
+
+    // Assert
+    expect(seconds).toBe(3600 + 300 + CLOCK_TOLERANCE_SECONDS);
+  });
+
+  it("tells whether the published key set holds the keyring's next key", async () => {
+    // Arrange
+    const keyring = await generateKeyring(T0);
+    const withNext = publishedKeys(keyring);
+    const withoutNext = { keys: withNext.keys.filter((key) => key.kid !== keyring.next.kid) };
+
+    // Act
+    const published = [nextKeyPublished(keyring, withNext), nextKeyPublished(keyring, withoutNext)];
+
+    // Assert
+    expect(published).toEqual([true, false]);
+  });
+
+  it('refuses to import a symmetric key as a signing or verification key', async () => {
+    // Arrange
+    const secret = { kty: 'oct', k: 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0', kid: 'k-oct' };
+
+    // Act
+    const signing = importSigningKey(secret as never);
+    const verifying = importVerificationKeys({ keys: [secret] } as never);
+
+    // Assert
+    await expect(signing).rejects.toThrow('signing key imported as a symmetric secret');
+    await expect(verifying).rejects.toThrow('verification key imported as a symmetric secret');
   });
 });

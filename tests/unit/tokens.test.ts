@@ -240,7 +240,7 @@ describe('access token verifier', () => {
     ['an iat in the future', { iat: NOW.getTime() / 1000 + 600, exp: NOW.getTime() / 1000 + 900 }, /iat/],
     ['an nbf in the future', { nbf: NOW.getTime() / 1000 + 600 }, /nbf/],
     [
-      'a lifetime longer than the stage allows',
+      'an iat older than the stage’s token lifetime',
       { iat: NOW.getTime() / 1000 - 7200, exp: NOW.getTime() / 1000 + 60 },
       /iat/,
     ],
@@ -248,6 +248,34 @@ describe('access token verifier', () => {
     await expect(verifierAt(NOW).verify(await forge({ ...validClaims(), ...override }))).rejects.toThrow(
       message,
     );
+  });
+
+  it('rejects a fresh token that claims a lifetime one second longer than the stage allows', async () => {
+    // iat is now, so jose's maxTokenAge (which bounds the age) lets it through: only the
+    // lifetime check (exp - iat) refuses a token that would outlive the stage's lifetime.
+    const token = await forge({
+      ...validClaims(),
+      iat: NOW_SECONDS,
+      exp: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds + 1,
+    });
+
+    const verified = verifierAt(NOW).verify(token);
+
+    await expect(verified).rejects.toMatchObject({ name: 'TokenError', code: 'ERR_TOKEN_LIFETIME' });
+  });
+
+  it('accepts a token whose lifetime is exactly the stage’s', async () => {
+    const token = await forge({
+      ...validClaims(),
+      iat: NOW_SECONDS,
+      exp: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
+    });
+
+    const verified = verifierAt(NOW).verify(token);
+
+    await expect(verified).resolves.toMatchObject({
+      expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
+    });
   });
 
   it('rejects a token with a wrong typ header', async () => {
@@ -285,6 +313,137 @@ describe('refresh token verifier', () => {
     const claims = { ...validClaims(), aud: TOKEN_SETTINGS.issuer, auth_time: NOW_SECONDS };
     const token = await forge(claims, { typ: REFRESH_TOKEN_TYPE });
     await expect(refreshVerifierAt(NOW).verify(token)).rejects.toThrow(/sid/);
+  });
+});
+
+describe('why a token is refused: a stable code and a message for the log', () => {
+  const refreshVerifierAt = (date: Date) =>
+    createRefreshTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock: () => date });
+  const refreshClaims = () => ({
+    ...validClaims(),
+    aud: TOKEN_SETTINGS.issuer,
+    sid: 'session-1',
+    auth_time: NOW_SECONDS,
+  });
+
+  it.each([
+    ['an empty sub', { sub: '' }, 'ERR_TOKEN_SUBJECT', 'sub is not a username'],
+    ['an empty jti', { jti: '' }, 'ERR_TOKEN_JTI', 'jti is not a string'],
+    ['a numeric jti', { jti: 42 }, 'ERR_TOKEN_JTI', 'jti is not a string'],
+    [
+      'an empty customer_id claim',
+      { customer_id: '' },
+      'ERR_TOKEN_CUSTOMER',
+      'customer claim is not a string',
+    ],
+    [
+      'a numeric customer_id claim',
+      { customer_id: 42 },
+      'ERR_TOKEN_CUSTOMER',
+      'customer claim is not a string',
+    ],
+  ])('refuses an access token with %s', async (_name, override, code, message) => {
+    // Arrange
+    const token = await forge({ ...validClaims(), ...override });
+
+    // Act
+    const verified = verifierAt(NOW).verify(token);
+
+    // Assert
+    await expect(verified).rejects.toMatchObject({ name: 'TokenError', code, message });
+  });
+
+  it.each([
+    ['an empty sid', { sid: '' }, 'ERR_TOKEN_SESSION', 'sid is not a string'],
+    ['a numeric sid', { sid: 7 }, 'ERR_TOKEN_SESSION', 'sid is not a string'],
+    [
+      'a fractional auth_time',
+      { auth_time: NOW_SECONDS + 0.5 },
+      'ERR_TOKEN_AUTH_TIME',
+      'auth_time is not an integer',
+    ],
+    [
+      'a string auth_time',
+      { auth_time: String(NOW_SECONDS) },
+      'ERR_TOKEN_AUTH_TIME',
+      'auth_time is not an integer',
+    ],
+  ])('refuses a refresh token with %s', async (_name, override, code, message) => {
+    // Arrange
+    const token = await forge({ ...refreshClaims(), ...override }, { typ: REFRESH_TOKEN_TYPE });
+
+    // Act
+    const verified = refreshVerifierAt(NOW).verify(token);
+
+    // Assert
+    await expect(verified).rejects.toMatchObject({ name: 'TokenError', code, message });
+  });
+
+  it('refuses a refresh token without auth_time as a missing required claim, before reading it', async () => {
+    // Arrange
+    const { auth_time: _, ...claims } = refreshClaims();
+    const token = await forge(claims, { typ: REFRESH_TOKEN_TYPE });
+
+    // Act
+    const verified = refreshVerifierAt(NOW).verify(token);
+
+    // Assert
+    await expect(verified).rejects.toMatchObject({
+      code: 'ERR_JWT_CLAIM_VALIDATION_FAILED',
+      claim: 'auth_time',
+    });
+  });
+
+  it.each([
+    ['an unknown kid', { kid: 'not-a-known-kid' }],
+    ['no kid at all', { kid: undefined }],
+  ])('refuses a token with %s as an unknown key', async (_name, header) => {
+    // Arrange
+    const token = await forge(validClaims(), header);
+
+    // Act
+    const verified = verifierAt(NOW).verify(token);
+
+    // Assert
+    await expect(verified).rejects.toMatchObject({
+      name: 'TokenError',
+      code: 'ERR_TOKEN_UNKNOWN_KID',
+      message: 'unknown kid',
+    });
+  });
+
+  it("refuses a token at its exp with jose's own expiry error, naming the exp claim", async () => {
+    // Arrange
+    const token = await forge(validClaims());
+    const atExp = new Date((validClaims().exp as number) * 1000);
+
+    // Act
+    const verified = verifierAt(atExp).verify(token);
+
+    // Assert
+    await expect(verified).rejects.toMatchObject({
+      code: 'ERR_JWT_EXPIRED',
+      claim: 'exp',
+      reason: 'check_failed',
+      message: '"exp" claim timestamp check failed',
+    });
+  });
+
+  it('names the lifetime check in its message', async () => {
+    // Arrange
+    const token = await forge({
+      ...validClaims(),
+      exp: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds + 1,
+    });
+
+    // Act
+    const verified = verifierAt(NOW).verify(token);
+
+    // Assert
+    await expect(verified).rejects.toMatchObject({
+      code: 'ERR_TOKEN_LIFETIME',
+      message: 'exp too far after iat',
+    });
   });
 });
 
