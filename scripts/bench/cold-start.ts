@@ -12,6 +12,9 @@
  *   esbuild options but the AWS SDK left out, as the nodejs24.x runtime provides it (loaded
  *   here from node_modules, as the runtime loads its own unbundled copy): the way to a
  *   ~20 KiB artifact, and what it would cost at cold start;
+ * - for login also `bundled, a DynamoDB client per store`: the same bundle with lib/wiring.ts
+ *   building a client for each of its three stores, as before one client per container, so
+ *   the report shows what sharing one saves at cold start;
  * - for the authorizer also its floors (scripts/bench/floors/authorizer.ts, built by
  *   buildAuthorizerFloors() with the same options): jose and one GetItem, with and without
  *   the SSM client that AWS stages read the key set with.
@@ -25,7 +28,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import {
   authorizerEvent,
   createShipmentEvent,
@@ -36,10 +39,31 @@ import {
 import { AUTHORIZER_FLOORS, serverlessEsbuildOptions } from './bundles.ts';
 import { call200, credentialsBody, importLogin } from './handlers.ts';
 import { median } from './measure.ts';
-import type { ColdStartFunction, ColdStartResult, ColdStartSample } from './results.ts';
+import {
+  CLIENT_PER_STORE,
+  type ColdStartFunction,
+  type ColdStartResult,
+  type ColdStartSample,
+} from './results.ts';
 import { benchStage, PASSWORD } from './stage.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+
+const SHARED_CLIENT = 'let client = clients.get(key);';
+const clientPerStorePlugin: Plugin = {
+  name: 'client-per-store',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]lib[\\/]wiring\.ts$/ }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      if (source.split(SHARED_CLIENT).length !== 2)
+        throw new Error(`lib/wiring.ts: no single "${SHARED_CLIENT}"`);
+      return {
+        contents: source.replace(SHARED_CLIENT, 'let client: DynamoDBDocumentClient | undefined;'),
+        loader: 'ts',
+      };
+    });
+  },
+};
 
 /** Each function's source and a realistic first event; `tokens` are fresh for this run. */
 const FUNCTIONS: Record<
@@ -196,6 +220,14 @@ export async function coldStartPart(options: {
       logLevel: 'error',
     });
     const runtimeSdkCode = await readFile(runtimeSdk);
+    const clientPerStore = join(work, 'login-client-per-store.mjs');
+    await build({
+      ...(await serverlessEsbuildOptions()),
+      entryPoints: [join(ROOT, FUNCTIONS.login?.source ?? '')],
+      plugins: [clientPerStorePlugin],
+      outfile: clientPerStore,
+      logLevel: 'error',
+    });
 
     const login = await importLogin();
     const freshTokens = async () => {
@@ -209,6 +241,7 @@ export async function coldStartPart(options: {
         empty,
         bundled: join(options.artifacts, `${name}.mjs`),
         unbundled: join(unbundled, spec.source.replace(/\.ts$/, '.mjs')),
+        ...(name === 'login' && { [CLIENT_PER_STORE]: clientPerStore }),
         ...(name === 'authorizer' && {
           'bundled, SDK from the runtime': runtimeSdk,
           // Built by buildAuthorizerFloors() beside the deployed bundles.

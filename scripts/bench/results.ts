@@ -148,3 +148,6 @@ export interface FloorBundle {
 
 /** The line a child writes to stdout before its result as JSON. */
 export const RESULT_MARKER = 'BENCH_RESULT ';
+
+/** The login bundle as it was before one client per container (3525fe7): each store its own. */
+export const CLIENT_PER_STORE = 'bundled, a DynamoDB client per store';

@@ -157,6 +157,7 @@ describe('npm run bench -- --quick', () => {
       expect.arrayContaining([
         'authorizer, floor: jose + GetItem',
         'authorizer, floor: jose + GetItem + SSM',
+        'login, bundled, a DynamoDB client per store',
       ]),
     );
     for (const fn of ['authorizer', 'login', 'loginExtended', 'refresh', 'logout', 'jwks', 'trackShipment']) {
@@ -214,10 +215,16 @@ describe('npm run bench -- --quick', () => {
     );
   });
 
-  it('states the cold init of every function, and the authorizer’s floors', () => {
+  it('states the cold init of every function, the authorizer’s floors and login with a client per store', () => {
     const rows = rowsAfter('## Cold init per function');
     expect(rows.map(([name]) => name)).toEqual(
-      expect.arrayContaining(['authorizer', 'login', 'jwks', "authorizer's floor: jose + GetItem + SSM"]),
+      expect.arrayContaining([
+        'authorizer',
+        'login',
+        'jwks',
+        "authorizer's floor: jose + GetItem + SSM",
+        'login, a DynamoDB client per store (before one per container)',
+      ]),
     );
     for (const [name, init, firstCall, beyond] of rows) {
       for (const value of [init, firstCall]) expect(value, name).toMatch(/^\d+\.\d ms$/);
