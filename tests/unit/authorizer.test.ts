@@ -1,7 +1,8 @@
+import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { decodeJwt, SignJWT } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorize, stageWideResource } from '../../lib/auth/authorizer.ts';
-import { createLogger } from '../../lib/log.ts';
+import { createLogger, type Logger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
 import {
   type AccessTokenVerifier,
@@ -41,17 +42,59 @@ beforeEach(() => {
 const decide = (authorizationToken: string) =>
   authorize({ verifier, revocation, logger }, authorizerEvent(authorizationToken));
 
+/** A REQUEST event carrying exactly these headers: API Gateway's fixture without its Authorization. */
+const eventWith = (
+  headers: APIGatewayRequestAuthorizerEvent['headers'],
+  multiValueHeaders: APIGatewayRequestAuthorizerEvent['multiValueHeaders'] = null,
+): APIGatewayRequestAuthorizerEvent => ({ ...authorizerEvent([]), headers, multiValueHeaders });
+
+/**
+ * What `authorize` asks its logger to log while deciding `event`, as `{ level, event, ...fields }`;
+ * its answer or error is dropped. Recorded at the Logger interface, before lib/log.ts redacts
+ * the line (whose Bearer-credential pattern prints the reason `no bearer token` as
+ * `no Bearer [REDACTED]`).
+ */
+const linesLogged = async (
+  event: APIGatewayRequestAuthorizerEvent,
+  tokenVerifier: AccessTokenVerifier = verifier,
+): Promise<Record<string, unknown>[]> => {
+  const lines: Record<string, unknown>[] = [];
+  const record =
+    (level: string) =>
+    (name: string, fields: Record<string, unknown> = {}) =>
+      lines.push({ level, event: name, ...fields });
+  const log: Logger = {
+    debug: record('debug'),
+    info: record('info'),
+    warn: record('warn'),
+    error: record('error'),
+  };
+  await authorize({ verifier: tokenVerifier, revocation, logger: log }, event).catch(() => undefined);
+  return lines;
+};
+
+/** An access token of a user without customer, signed with the stage's key. */
+const accessTokenOf = async (username: string) =>
+  (
+    await createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }).issue(
+      tokenRequest({ username, customerId: null }, new Date()),
+    )
+  ).accessToken;
+
 describe('authorizer', () => {
   it('allows every method and path of the stage, so a cached decision fits every route', async () => {
     const result = await decide(`Bearer ${tokens.accessToken}`);
     expect(result.principalId).toBe('alice');
-    expect(result.policyDocument.Statement).toEqual([
-      {
-        Action: 'execute-api:Invoke',
-        Effect: 'Allow',
-        Resource: 'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod/*',
-      },
-    ]);
+    expect(result.policyDocument).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Action: 'execute-api:Invoke',
+          Effect: 'Allow',
+          Resource: 'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod/*',
+        },
+      ],
+    });
   });
 
   it('passes the username, customer id and the token’s iat and exp to the backend in the context', async () => {
@@ -62,6 +105,12 @@ describe('authorizer', () => {
       iat,
       exp,
     });
+  });
+
+  it('passes an empty customer id in the context of a user without customer', async () => {
+    statuses.set('solo', { enabled: true, revokedBefore: 0 });
+    const result = await decide(`Bearer ${await accessTokenOf('solo')}`);
+    expect(result.context).toMatchObject({ username: 'solo', customerId: '' });
   });
 
   it('accepts the scheme name in any case', async () => {
@@ -166,6 +215,123 @@ describe('authorizer', () => {
       'arn:aws:execute-api:eu-central-1:1:api/dev/*',
     );
   });
+
+  it('derives the stage-wide resource from a method ARN that ends with the stage', () => {
+    expect(stageWideResource('arn:aws:execute-api:eu-central-1:1:api/dev')).toBe(
+      'arn:aws:execute-api:eu-central-1:1:api/dev/*',
+    );
+  });
+
+  it.each([
+    ['no slash at all', 'arn:aws:execute-api:eu-central-1:1:api'],
+    ['no API id before the first slash', '/dev/GET/x'],
+    ['an empty stage', 'arn:aws:execute-api:eu-central-1:1:api//GET/x'],
+  ])('refuses, exactly Unauthorized, to derive a resource from a method ARN with %s', (_name, methodArn) => {
+    expect(() => stageWideResource(methodArn)).toThrow(new Error('Unauthorized'));
+  });
+});
+
+describe('authorizer reading single-value headers (an event without multiValueHeaders)', () => {
+  it.each(['Authorization', 'authorization', 'AUTHORIZATION'])(
+    'reads the token from a header named %s',
+    async (name) => {
+      const event = eventWith({ Host: 'api.example', [name]: `Bearer ${tokens.accessToken}` });
+      await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+        principalId: 'alice',
+      });
+    },
+  );
+
+  it('ignores another header whose name has the length of Authorization', async () => {
+    const event = eventWith({
+      'X-Request-Ids': 'Bearer junk',
+      Authorization: `Bearer ${tokens.accessToken}`,
+    });
+    await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+      principalId: 'alice',
+    });
+  });
+
+  it('skips an Authorization header without a value', async () => {
+    const event = eventWith({ authorization: undefined, Authorization: `Bearer ${tokens.accessToken}` });
+    await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+      principalId: 'alice',
+    });
+  });
+
+  it('reads them when multiValueHeaders names Authorization without values', async () => {
+    const event = eventWith({ Authorization: `Bearer ${tokens.accessToken}` }, { Authorization: undefined });
+    await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+      principalId: 'alice',
+    });
+  });
+
+  it('throws exactly Unauthorized for an event without any headers', async () => {
+    await expect(authorize({ verifier, revocation, logger }, eventWith(null))).rejects.toThrow(
+      new Error('Unauthorized'),
+    );
+  });
+});
+
+describe('authorizer multi-value headers', () => {
+  it('ignores another header whose name has the length of Authorization', async () => {
+    const event = eventWith(null, {
+      'X-Request-Ids': ['Bearer junk'],
+      Authorization: [`Bearer ${tokens.accessToken}`],
+    });
+    await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+      principalId: 'alice',
+    });
+  });
+});
+
+describe('authorizer log lines', () => {
+  it.each([
+    ['no Authorization header', () => eventWith(null), '0 authorization headers'],
+    [
+      'two Authorization headers',
+      () => authorizerEvent([`Bearer ${tokens.accessToken}`, 'Bearer junk']),
+      '2 authorization headers',
+    ],
+    ['another scheme', () => authorizerEvent('Basic YWxpY2U6c2VjcmV0'), 'no bearer token'],
+    [
+      'a refresh token',
+      () => authorizerEvent(`Bearer ${tokens.refreshToken}`),
+      'ERR_JWT_CLAIM_VALIDATION_FAILED',
+    ],
+  ])('logs a denial for %s with its reason', async (_name, event, reason) => {
+    const lines = await linesLogged(event());
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', event: 'authorizer denied', reason })]);
+  });
+
+  it('logs a verifier failure that carries no code as an invalid token', async () => {
+    const withoutKeys = createAccessTokenVerifier({
+      keys: () => Promise.reject(new Error('key set unavailable')),
+      settings: TOKEN_SETTINGS,
+    });
+    const lines = await linesLogged(authorizerEvent(`Bearer ${tokens.accessToken}`), withoutKeys);
+    expect(lines).toEqual([expect.objectContaining({ event: 'authorizer denied', reason: 'invalid token' })]);
+  });
+
+  it('logs the denial of a disabled user’s token as revoked', async () => {
+    statuses.set('alice', { enabled: false, revokedBefore: 0 });
+    const lines = await linesLogged(authorizerEvent(`Bearer ${tokens.accessToken}`));
+    expect(lines).toEqual([expect.objectContaining({ event: 'authorizer denied', reason: 'revoked' })]);
+  });
+
+  it('logs an error with its cause when the user store cannot be read', async () => {
+    const lines = await linesLogged(authorizerEvent(`Bearer ${await accessTokenOf('broken')}`));
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        event: 'authorizer cannot check revocation',
+        error: expect.objectContaining({
+          code: 'DEPENDENCY_UNAVAILABLE',
+          cause: expect.objectContaining({ message: 'DynamoDB unreachable' }),
+        }),
+      }),
+    ]);
+  });
 });
 
 describe('authorizer metrics', () => {
@@ -205,6 +371,12 @@ describe('authorizer metrics', () => {
       'RevocationCacheMiss',
       'AuthorizerDeny{reason=Revoked}',
     ]);
+  });
+
+  it('counts a request without any headers as a missing token', async () => {
+    const metrics = createMemoryMetrics();
+    await authorize({ verifier, revocation, logger, metrics }, eventWith(null)).catch(() => undefined);
+    expect(metrics.names()).toEqual(['AuthorizerDeny{reason=MissingToken}']);
   });
 
   it('counts a fail-closed answer as AuthorizerUnavailable, not as a denial', async () => {

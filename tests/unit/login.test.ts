@@ -1,7 +1,9 @@
 import { decodeJwt } from 'jose';
+import * as v from 'valibot';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type LoginDeps,
+  LoginRequestSchema,
   login,
   loginWithContext,
   toExtendedLoginResponse,
@@ -10,8 +12,9 @@ import {
 import { createPasswordVerifier } from '../../lib/auth/passwords.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
-import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
+import { createLoginThrottle, type ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { createTokenIssuer } from '../../lib/tokens/tokens.ts';
+import { foldUsername } from '../../lib/users/repository.ts';
 import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
 import { createMemoryMetrics } from '../helpers/memory-metrics.ts';
 import { memorySessions } from '../helpers/memory-sessions.ts';
@@ -58,6 +61,33 @@ const failure = async (promise: Promise<unknown>) => {
   return (error as AppError).code;
 };
 
+/** `deps` logging at info level into `lines`, each line parsed. */
+const logging = (base: LoginDeps) => {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger('info', (line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+  return { deps: { ...base, logger }, lines };
+};
+
+/** DynamoDB's failure as lib/aws reports it: the store cannot be reached. */
+const unreachable = () =>
+  Promise.reject(new AppError('DEPENDENCY_UNAVAILABLE', { cause: new Error('DynamoDB unreachable') }));
+
+describe('login request', () => {
+  // U+FDFA folds to 18 characters, 33 bytes in UTF-8: 30 of them and 34 letters make 1024.
+  const foldingTo = (bytes: number) => `${'\uFDFA'.repeat(30)}${'a'.repeat(bytes - 990)}`;
+
+  it('accepts a username whose folded form is exactly the 1024-byte limit', () => {
+    const username = foldingTo(1024);
+    expect(Buffer.byteLength(foldUsername(username))).toBe(1024);
+    expect(v.safeParse(LoginRequestSchema, { username, password: 'x' }).success).toBe(true);
+  });
+
+  it('refuses a username whose folded form is one byte over the limit', () => {
+    const result = v.safeParse(LoginRequestSchema, { username: foldingTo(1025), password: 'x' });
+    expect(result.issues?.map((issue) => issue.message)).toEqual(['is too long']);
+  });
+});
+
 describe('login', () => {
   it('returns an access and a refresh token for valid credentials', async () => {
     const body = toLoginResponse(
@@ -74,6 +104,26 @@ describe('login', () => {
     ['a disabled user with the right password', 'gone', 'gone-password'],
   ])('fails with INVALID_CREDENTIALS for %s', async (_name, username, password) => {
     expect(await failure(login(deps, { username, password, sourceIp: IP }))).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('fails with INVALID_CREDENTIALS for an unknown username even if the password verifier accepted', async () => {
+    const real = createPasswordVerifier({ cost: TEST_COST });
+    const acceptingMissingHash: LoginDeps = {
+      ...deps,
+      passwords: { ...real, verify: async (password, hash) => hash === null || real.verify(password, hash) },
+    };
+    expect(
+      await failure(login(acceptingMissingHash, { username: 'nobody', password: 'x', sourceIp: IP })),
+    ).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('logs a success with the username and the source address', async () => {
+    const { deps: logged, lines } = logging(deps);
+    await login(logged, { username: 'Alice', password: 'alice-password', sourceIp: IP });
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'INFO', event: 'login succeeded', username: 'Alice', sourceIp: IP }),
+    ]);
+    expect(lines[0]).not.toHaveProperty('extended');
   });
 
   it('lets a user without customer log in', async () => {
@@ -98,6 +148,14 @@ describe('login with context (login-extended)', () => {
       await loginWithContext(deps, { username: 'nodepot', password: 'nodepot-password', sourceIp: IP }),
     );
     expect(body.depotCode).toBeNull();
+  });
+
+  it('logs a success as extended, with the username and the source address', async () => {
+    const { deps: logged, lines } = logging(deps);
+    await loginWithContext(logged, { username: 'Alice', password: 'alice-password', sourceIp: IP });
+    expect(lines).toEqual([
+      expect.objectContaining({ event: 'login succeeded', username: 'Alice', sourceIp: IP, extended: true }),
+    ]);
   });
 
   it('fails with CONTEXT_MISSING for valid credentials of a user without customer', async () => {
@@ -257,5 +315,56 @@ describe('login throttling and hash upgrades', () => {
     ).resolves.toBeDefined();
     // Counted once: the second login finds the hash at the stage's cost.
     expect(metrics.names()).toEqual(['PasswordHashUpgraded', 'LoginSucceeded', 'LoginSucceeded']);
+  });
+
+  it('fails with the store’s error, logging and counting no lockout, when the throttle store is down', async () => {
+    now = NOW;
+    const t = await throttled();
+    const metrics = createMemoryMetrics();
+    const down: ThrottleStore = { ...memoryThrottleStore(), reserve: unreachable };
+    const unavailable: LoginDeps = {
+      ...t.deps,
+      throttle: createLoginThrottle({
+        store: down,
+        settings: { username: POLICY, sourceIp: OFF },
+        logger: createLogger('error', () => {}),
+      }),
+      metrics,
+    };
+    expect(
+      await failure(login(unavailable, { username: 'carol', password: 'carol-password', sourceIp: IP })),
+    ).toBe('DEPENDENCY_UNAVAILABLE');
+    expect(t.logLines.filter((line) => line.includes('login failed'))).toEqual([]);
+    expect(metrics.names()).toEqual([]);
+  });
+
+  it('logs a hash upgrade with the username', async () => {
+    now = NOW;
+    const t = await throttled();
+    const stronger: LoginDeps = { ...t.deps, passwords: createPasswordVerifier({ cost: TEST_COST + 1 }) };
+    await login(stronger, { username: 'old', password: 'old-password', sourceIp: IP });
+    expect(t.logLines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ level: 'INFO', event: 'password hash upgraded', username: 'old' }),
+    );
+  });
+
+  it('logs in all the same, and warns with the username and the error, when the upgrade cannot be stored', async () => {
+    now = NOW;
+    const t = await throttled();
+    const stronger: LoginDeps = {
+      ...t.deps,
+      users: { ...t.users, upgradePasswordHash: unreachable },
+      passwords: createPasswordVerifier({ cost: TEST_COST + 1 }),
+    };
+    const result = await login(stronger, { username: 'old', password: 'old-password', sourceIp: IP });
+    expect(result.user.username).toBe('old');
+    expect(t.logLines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({
+        level: 'WARN',
+        event: 'password hash upgrade failed',
+        username: 'old',
+        error: expect.objectContaining({ code: 'DEPENDENCY_UNAVAILABLE' }),
+      }),
+    );
   });
 });

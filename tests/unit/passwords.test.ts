@@ -1,6 +1,11 @@
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
-import { createPasswordVerifier, dummyHashAt, hashPassword } from '../../lib/auth/passwords.ts';
+import {
+  createPasswordVerifier,
+  dummyHashAt,
+  hashPassword,
+  newPasswordProblem,
+} from '../../lib/auth/passwords.ts';
 
 const COST = 4;
 const verifier = createPasswordVerifier({ cost: COST });
@@ -78,5 +83,11 @@ describe('password verifier', () => {
     expect(stronger.needsUpgrade(await hashPassword('some-password-here', COST))).toBe(true);
     expect(stronger.needsUpgrade(await hashPassword('some-password-here', COST + 1))).toBe(false);
     expect(bcrypt.getRounds(await stronger.hash('some-password-here'))).toBe(COST + 1);
+  });
+});
+
+describe('new password rules', () => {
+  it('refuses an empty password as empty, not as too short', () => {
+    expect(newPasswordProblem('', 'alice')).toBe('the password is empty');
   });
 });
