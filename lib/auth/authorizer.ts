@@ -106,7 +106,7 @@ export async function authorize(
     );
   }
   const match = BEARER.exec(values[0] ?? '');
-  if (match?.[1] === undefined) throw deny('MissingToken', 'no bearer token');
+  if (match?.[1] === undefined) throw deny('MissingToken', 'no Bearer-scheme token');
   let subject: AccessClaims;
   try {
     subject = await deps.verifier.verify(match[1]);
