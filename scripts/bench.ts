@@ -50,7 +50,7 @@ const PLANS = {
     authorizerCached: { warmup: 2000, rounds: 61, calls: 400 },
     authorizerUncached: { warmup: 200, rounds: 51, calls: 60 },
     login4: { warmup: 30, rounds: 41, calls: 15 },
-    login10: { warmup: 3, rounds: 25, calls: 3 },
+    login10: { warmup: 3, rounds: 41, calls: 3 },
     coldStartRuns: 21,
     loadSeconds: 10,
     importUsers: 100_000,
