@@ -29,6 +29,18 @@ beforeAll(async () => {
   );
 });
 
+/** An access token of alice, signed with the stage's key, that expired a minute ago. */
+const expiredToken = () =>
+  new SignJWT({})
+    .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.signingKey.kid })
+    .setIssuer(TOKEN_SETTINGS.issuer)
+    .setAudience(TOKEN_SETTINGS.audience)
+    .setSubject('alice')
+    .setJti('x')
+    .setIssuedAt(Math.floor(Date.now() / 1000) - 120)
+    .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+    .sign(keys.signingKey.key);
+
 /** The users the revocation check reads, by exact username; tests change them. */
 const users = memoryStatuses({ failFor: 'broken' });
 const { statuses } = users;
@@ -155,15 +167,7 @@ describe('authorizer', () => {
   });
 
   it('throws exactly Unauthorized for an expired token', async () => {
-    const expired = await new SignJWT({})
-      .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.signingKey.kid })
-      .setIssuer(TOKEN_SETTINGS.issuer)
-      .setAudience(TOKEN_SETTINGS.audience)
-      .setSubject('alice')
-      .setJti('x')
-      .setIssuedAt(Math.floor(Date.now() / 1000) - 120)
-      .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
-      .sign(keys.signingKey.key);
+    const expired = await expiredToken();
     await expect(decide(`Bearer ${expired}`)).rejects.toThrow(new Error('Unauthorized'));
   });
 
@@ -338,16 +342,6 @@ describe('authorizer log lines', () => {
 });
 
 describe('authorizer metrics', () => {
-  const expiredToken = () =>
-    new SignJWT({})
-      .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.signingKey.kid })
-      .setIssuer(TOKEN_SETTINGS.issuer)
-      .setAudience(TOKEN_SETTINGS.audience)
-      .setSubject('alice')
-      .setJti('x')
-      .setIssuedAt(Math.floor(Date.now() / 1000) - 120)
-      .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
-      .sign(keys.signingKey.key);
   const counted = async (authorization: string | string[], cacheTtlMs = 0) => {
     const metrics = createMemoryMetrics();
     const check = createRevocationCheck({ users: users.reader, cacheTtlMs, metrics });
