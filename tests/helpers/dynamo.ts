@@ -88,6 +88,26 @@ export function describeEachDynamo(title: string, body: (kind: DynamoKind) => vo
   }
 }
 
+/**
+ * `client` with `before(command)` awaited ahead of every command it sends: how a test
+ * watches the requests a store makes, or acts between two of them (another writer's step,
+ * in a race it could not time otherwise). The commands still reach the real DynamoDB.
+ */
+export function interceptSends(
+  client: DynamoDBDocumentClient,
+  before: (command: unknown) => void | Promise<void>,
+): DynamoDBDocumentClient {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== 'send') return Reflect.get(target, property, receiver);
+      return async (...args: unknown[]) => {
+        await before(args[0]);
+        return Reflect.apply(target.send, target, args);
+      };
+    },
+  });
+}
+
 /** Dummy credentials: both implementations accept any. */
 const localClient = (endpoint: string, config: DynamoDBClientConfig = {}) =>
   new DynamoDBClient({

@@ -3,13 +3,13 @@
  * fake of the unit tests; then what only the DynamoDB store has.
  */
 
-import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository, UserStatus, UserStatusReader } from '../../lib/users/repository.ts';
 import { freePort } from '../../scripts/harness/ports.ts';
-import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import { describeEachDynamo, interceptSends, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 import { codeOf } from '../helpers/errors.ts';
 import { memoryStatuses } from '../helpers/memory-statuses.ts';
 import {
@@ -77,6 +77,18 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
   it('lists a customer’s addresses in the order they were added', async () => {
     for (const depot of ['X1', '', 'X3']) await accounts.addPickupAddress('C-order', depot);
     expect((await accounts.listPickupAddresses('C-order')).map((a) => a.depotCode)).toEqual(['X1', '', 'X3']);
+  });
+
+  it('lists more than nine addresses in the order they were added, and takes the depot of the first', async () => {
+    const depots = ['', '', '', '', '', '', '', '', '', 'D10', 'D11'];
+    for (const depot of depots) await accounts.addPickupAddress('C-eleven', depot);
+
+    await newUser('eleven-user', 'C-eleven');
+
+    const list = await accounts.listPickupAddresses('C-eleven');
+    expect(list.map((a) => a.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(list.map((a) => a.depotCode)).toEqual(depots);
+    expect((await accounts.findByUsername('eleven-user'))?.depotCode).toBe('D10');
   });
 
   it('disables, enables and changes the password of the exact user only', async () => {
@@ -223,6 +235,12 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     });
   });
 
+  it('says in its NOT_FOUND that there is no such user', async () => {
+    const removal = accounts.removeUser('never-existed');
+
+    await expect(removal).rejects.toMatchObject({ code: 'NOT_FOUND', detail: 'no such user' });
+  });
+
   it('upgrades a hash that is still the current one, revoking nothing', async () => {
     await newUser('upgrader');
     const before = await accounts.findStatus('upgrader');
@@ -264,23 +282,16 @@ function holdingDepotUpdate(client: DynamoDBDocumentClient) {
   const reached = Promise.withResolvers<void>();
   const released = Promise.withResolvers<void>();
   let held = false;
-  const holding = new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return async (...args: unknown[]) => {
-        const [command] = args;
-        if (
-          !held &&
-          command instanceof UpdateCommand &&
-          /\bdepotCode\b/.test(command.input.UpdateExpression ?? '')
-        ) {
-          held = true;
-          reached.resolve();
-          await released.promise;
-        }
-        return Reflect.apply(target.send, target, args);
-      };
-    },
+  const holding = interceptSends(client, async (command) => {
+    if (
+      !held &&
+      command instanceof UpdateCommand &&
+      /\bdepotCode\b/.test(command.input.UpdateExpression ?? '')
+    ) {
+      held = true;
+      reached.resolve();
+      await released.promise;
+    }
   });
   return { client: holding, reachedUpdate: reached.promise, release: () => released.resolve() };
 }
@@ -340,6 +351,117 @@ describeEachDynamo('account repository on DynamoDB', (kind) => {
     await slowCreate;
 
     expect((await accounts.findByUsername('joiner'))?.depotCode).toBe('J1');
+  });
+
+  /** The raw items of the accounts table under `pk`, in key order. */
+  const partition = async (pk: string) =>
+    (
+      await dynamo.documentClient.send(
+        new QueryCommand({
+          TableName: dynamo.tables.accounts,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+        }),
+      )
+    ).Items ?? [];
+
+  /** A repository whose requests are written down, by command name, as it sends them. */
+  const recording = () => {
+    const sent: string[] = [];
+    const client = interceptSends(dynamo.documentClient, (command) => {
+      sent.push((command as object).constructor.name);
+    });
+    return { sent, writer: createDynamoAccountRepository({ client, tableName: dynamo.tables.accounts }) };
+  };
+
+  it('stores a user without a customer with no customer, depot or view attributes', async () => {
+    await accounts.createUser({ username: 'Solo', passwordHash: '$2b$04$hash', customerId: null });
+
+    const [item] = await partition('USER#solo');
+
+    expect(Object.keys(item ?? {}).sort()).toEqual(
+      ['createdAt', 'enabled', 'passwordHash', 'pk', 'revokedBefore', 'sk', 'updatedAt', 'username'].sort(),
+    );
+  });
+
+  it('creates a user without a customer in one write', async () => {
+    const { sent, writer } = recording();
+
+    await writer.createUser({ username: 'one-write', passwordHash: '$2b$04$hash', customerId: null });
+
+    expect(sent).toEqual(['PutCommand']);
+  });
+
+  it('updates only the joining user when a user joins a customer that has others', async () => {
+    for (const name of ['member-a', 'member-b']) {
+      await accounts.createUser({ username: name, passwordHash: '$2b$04$hash', customerId: 'C-join-one' });
+    }
+    await accounts.addPickupAddress('C-join-one', 'J1');
+    const { sent, writer } = recording();
+
+    await writer.createUser({ username: 'member-c', passwordHash: '$2b$04$hash', customerId: 'C-join-one' });
+
+    expect(sent).toEqual(['PutCommand', 'PutCommand', 'QueryCommand', 'UpdateCommand']);
+    expect((await accounts.findByUsername('member-c'))?.depotCode).toBe('J1');
+  });
+
+  it('deletes the membership of a removed user, and only that one', async () => {
+    for (const name of ['stayer', 'goer']) {
+      await accounts.createUser({ username: name, passwordHash: '$2b$04$hash', customerId: 'C-members' });
+    }
+
+    await accounts.removeUser('goer');
+
+    const members = (await partition('CUSTOMER#C-members')).filter(({ sk }) =>
+      String(sk).startsWith('MEMBER#'),
+    );
+    expect(members.map(({ username }) => username)).toEqual(['stayer']);
+  });
+
+  it('reads an address stored without a depot code as one with an empty depot code', async () => {
+    await dynamo.documentClient.send(
+      new PutCommand({
+        TableName: dynamo.tables.accounts,
+        Item: {
+          pk: 'CUSTOMER#C-bare',
+          sk: 'ADDRESS#0000000001',
+          customerId: 'C-bare',
+          position: 1,
+          createdAt: '2026-11-21T10:00:00.000Z',
+        },
+      }),
+    );
+
+    const [address] = await accounts.listPickupAddresses('C-bare');
+
+    expect(address).toEqual({
+      customerId: 'C-bare',
+      position: 1,
+      depotCode: '',
+      createdAt: '2026-11-21T10:00:00.000Z',
+    });
+  });
+
+  it('reads a customer whose items span several query pages', async () => {
+    // A query answers at most 1 MB a page: three items of 400 KB need three pages.
+    for (const depot of ['P1', 'P2', 'P3']) {
+      const { position } = await accounts.addPickupAddress('C-pages', depot);
+      await dynamo.documentClient.send(
+        new UpdateCommand({
+          TableName: dynamo.tables.accounts,
+          Key: { pk: 'CUSTOMER#C-pages', sk: `ADDRESS#${String(position).padStart(10, '0')}` },
+          UpdateExpression: 'SET padding = :padding',
+          ExpressionAttributeValues: { ':padding': 'x'.repeat(380_000) },
+        }),
+      );
+    }
+
+    const { sent, writer } = recording();
+
+    const addresses = await writer.listPickupAddresses('C-pages');
+
+    expect(addresses.map((a) => a.depotCode)).toEqual(['P1', 'P2', 'P3']);
+    expect(sent.filter((name) => name === 'QueryCommand').length).toBeGreaterThan(1);
   });
 
   // An in-memory store has no connection to lose.
