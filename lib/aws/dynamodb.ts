@@ -1,6 +1,7 @@
 /** DynamoDB clients, built once per container and shared by every request it serves. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BOUNDED_REQUESTS, MAX_ATTEMPTS } from './requests.ts';
 
 /** Where a function reaches DynamoDB. */
 export interface DataSettings {
@@ -9,22 +10,22 @@ export interface DataSettings {
   readonly dynamodbEndpoint: string | undefined;
 }
 
+/** What the embedded DynamoDB and DynamoDB Local accept: any credentials at all. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
 /**
- * A document client with short timeouts: a login waits for DynamoDB at most about a second
- * in total before the caller gets a 503, instead of hanging until the Lambda times out.
- * On the local stage the endpoint points at the embedded DynamoDB on loopback, which
- * accepts any credentials; fixed dummy ones keep the SDK from searching for real ones.
+ * A document client whose calls fail within a few seconds when DynamoDB does not answer
+ * (BOUNDED_REQUESTS), so the caller gets a 503 instead of waiting for the Lambda timeout.
+ * On the local stage the endpoint points at the embedded DynamoDB on loopback; fixed dummy
+ * credentials keep the SDK from searching the machine for real ones.
  */
 export function createDocumentClient(settings: DataSettings): DynamoDBDocumentClient {
   const local = settings.dynamodbEndpoint !== undefined;
   const client = new DynamoDBClient({
     region: settings.region,
-    maxAttempts: 3,
-    requestHandler: { connectionTimeout: 1000, requestTimeout: 2000 },
-    ...(local && {
-      endpoint: settings.dynamodbEndpoint,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
+    maxAttempts: MAX_ATTEMPTS,
+    requestHandler: BOUNDED_REQUESTS,
+    ...(local && { endpoint: settings.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS }),
   });
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true },

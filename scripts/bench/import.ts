@@ -18,7 +18,7 @@ import { pipeline } from 'node:stream/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import bcrypt from 'bcryptjs';
-import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { createDocumentClient, LOCAL_CREDENTIALS } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { depotOf } from '../../lib/users/bulk.ts';
 import { createBulkAccountStore } from '../../lib/users/bulk-dynamodb.ts';
@@ -119,7 +119,7 @@ export async function importPart(options: { endpoint: string; users: number }): 
     const setup = new DynamoDBClient({
       endpoint: options.endpoint,
       region: 'local',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      credentials: LOCAL_CREDENTIALS,
     });
     for (const name of ['bare1', 'import', 'bare2']) await ensureTables(setup, `${stage}${name}`);
     setup.destroy();

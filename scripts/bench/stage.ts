@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { createDocumentClient, LOCAL_CREDENTIALS } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { functionEnv, stageEnv } from '../harness/function-env.ts';
 import { seedHandlerUsers } from '../harness/handler-users.ts';
@@ -33,7 +33,7 @@ const localClient = (endpoint: string) =>
   new DynamoDBClient({
     endpoint,
     region: 'local',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials: LOCAL_CREDENTIALS,
   });
 
 export async function benchStage(options: {

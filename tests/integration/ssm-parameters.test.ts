@@ -1,12 +1,18 @@
 /**
  * The SSM parameter store the admin CLI writes key material with (scripts/admin/keys.ts over
  * lib/aws/ssm.ts), through the real AWS SDK client, against a stand-in for SSM on loopback:
- * what each PutParameter asks SSM to do, as it goes over the wire.
+ * what each PutParameter asks SSM to do, as it goes over the wire, and how long a read waits
+ * for an SSM that does not answer.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MAX_ATTEMPTS } from '../../lib/aws/requests.ts';
+import { readParameter } from '../../lib/aws/ssm.ts';
 import { createSsmParameterStore } from '../../scripts/admin/keys.ts';
+
+/** A parameter the stand-in never answers for, as an SSM that hangs. */
+const SILENT_PARAMETER = '/parcel-auth/teststage/silent';
 
 const KMS_KEY = 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
@@ -24,10 +30,9 @@ beforeAll(async () => {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const target = request.headers['x-amz-target'];
-      received.push({
-        target: Array.isArray(target) ? target[0] : target,
-        body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
-      });
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      received.push({ target: Array.isArray(target) ? target[0] : target, body });
+      if (body.Name === SILENT_PARAMETER) return; // never answered
       response.writeHead(200, { 'Content-Type': 'application/x-amz-json-1.1' });
       response.end(JSON.stringify({ Version: 1, Tier: 'Standard' }));
     });
@@ -43,6 +48,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   vi.unstubAllEnvs();
+  server.closeAllConnections();
   await new Promise((closed) => server.close(closed));
 });
 
@@ -94,4 +100,13 @@ describe('SSM parameter store', () => {
       { Name: '/parcel-auth/teststage/jwks', Value: '{"keys":[]}', Type: 'String', Overwrite: true },
     ]);
   });
+
+  it('gives up on an SSM that never answers after three timed-out attempts', async () => {
+    // Act
+    const failure = await readParameter('eu-south-1', SILENT_PARAMETER).catch((error: unknown) => error);
+
+    // Assert
+    expect(failure).toMatchObject({ name: 'TimeoutError' });
+    expect(received.map(({ target }) => target)).toEqual(Array(MAX_ATTEMPTS).fill('AmazonSSM.GetParameter'));
+  }, 15_000);
 });

@@ -1,0 +1,19 @@
+/**
+ * How long one attempt of an AWS call may take: a second to connect, a second for the
+ * request and its response. `throwOnRequestTimeout` makes the second bound a failure: without
+ * it the SDK's Node.js handler only logs a warning when a request runs over and keeps
+ * waiting, so a DynamoDB or SSM that accepts a connection and never answers would hold the
+ * request until the Lambda timed out (and API Gateway answered 504 instead of our 503).
+ *
+ * With the SDK's three attempts and its backoff between them, a call that cannot succeed
+ * fails within about 3.5 seconds: inside the authorizer's 5-second timeout and the other
+ * functions' 10.
+ */
+export const BOUNDED_REQUESTS = {
+  connectionTimeout: 1000,
+  requestTimeout: 1000,
+  throwOnRequestTimeout: true,
+} as const;
+
+/** Attempts of one call, the first included: the SDK's standard retry mode. */
+export const MAX_ATTEMPTS = 3;
