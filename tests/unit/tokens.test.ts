@@ -328,6 +328,7 @@ describe('why a token is refused: a stable code and a message for the log', () =
 
   it.each([
     ['an empty sub', { sub: '' }, 'ERR_TOKEN_SUBJECT', 'sub is not a username'],
+    ['a numeric sub', { sub: 42 }, 'ERR_TOKEN_SUBJECT', 'sub is not a username'],
     ['an empty jti', { jti: '' }, 'ERR_TOKEN_JTI', 'jti is not a string'],
     ['a numeric jti', { jti: 42 }, 'ERR_TOKEN_JTI', 'jti is not a string'],
     [
@@ -470,6 +471,7 @@ describe('one spelling per token', () => {
     for (const token of respellings(accessToken)) {
       await expect(verifierAt(NOW).verify(token), token.slice(-2)).rejects.toMatchObject({
         code: 'ERR_TOKEN_NOT_CANONICAL',
+        message: 'a segment is not canonical base64url',
       });
     }
     await expect(verifierAt(NOW).verify(accessToken)).resolves.toEqual(verifiedAlice);
