@@ -1,9 +1,13 @@
 /**
  * The contract of the login-attempt counters, alone and under concurrency: on each DynamoDB
- * implementation and on the in-memory fake of the unit tests.
+ * implementation and on the in-memory fake of the unit tests; then the races only a store
+ * over a network has.
  */
-import { beforeAll, expect, it } from 'vitest';
-import type { Reserve, ThrottleStore } from '../../lib/throttle/throttle.ts';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import type { Reserve, ThrottleCounter, ThrottleStore } from '../../lib/throttle/throttle.ts';
+import { describeEachDynamo, interceptSends, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 import { describeStoreContract, THROTTLE_STORES } from '../helpers/stores.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
@@ -35,6 +39,16 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     const failures = await counts(key, at(T0 + HOUR));
 
     expect(failures).toBe(2);
+  });
+
+  it('refuses a locked counter whose last attempt was exactly one window ago', async () => {
+    const key = 'USER#edge-locked';
+    for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
+    await store.lock(key, { lockedUntil: T0 + 2 * HOUR, lockedAt: 5, expiresAt: 0 });
+
+    const failures = await counts(key, at(T0 + HOUR));
+
+    expect(failures).toBe('refused');
   });
 
   it('starts a counter idle since before the window again at one attempt, lock and all', async () => {
@@ -95,5 +109,76 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     expect((await store.read([key])).get(key)?.failures).toBe(0);
     await store.clear(key);
     expect((await store.read([key])).size).toBe(0);
+  });
+});
+
+// Races only a store over a network has: another login's write lands between two of this
+// one's requests. The test makes that write itself, just before the store's read.
+describeEachDynamo('login throttle store on DynamoDB', (kind) => {
+  let dynamo: TestDynamo;
+  beforeAll(async () => {
+    dynamo = await startTestDynamo(kind);
+  });
+  afterAll(() => dynamo?.close());
+
+  /** The raw counter item, as another login (or a hand) wrote it. */
+  const putCounter = (counterKey: string, counter: Partial<ThrottleCounter>) =>
+    dynamo.documentClient.send(
+      new PutCommand({
+        TableName: dynamo.tables.loginThrottle,
+        Item: { counterKey, expiresAt: 0, ...counter },
+      }),
+    );
+
+  /** A store whose requests are written down by command name, running `beforeRead` ahead of its first Get. */
+  const storeWith = (beforeRead: () => Promise<unknown> = async () => undefined) => {
+    const sent: string[] = [];
+    const client = interceptSends(dynamo.documentClient, async (command) => {
+      if (command instanceof GetCommand && !sent.includes('GetCommand')) await beforeRead();
+      sent.push((command as object).constructor.name);
+    });
+    return { sent, store: createDynamoThrottleStore({ client, tableName: dynamo.tables.loginThrottle }) };
+  };
+
+  it('counts on a counter a concurrent login created after this one found none', async () => {
+    const key = 'USER#created-meanwhile';
+    const { store } = storeWith(() =>
+      putCounter(key, { failures: 1, lastAttemptAt: T0, lockedUntil: 0, lockedAt: 0 }),
+    );
+
+    const reserved = await store.reserve(key, at(T0 + 1000));
+
+    expect(reserved).toEqual({
+      granted: true,
+      record: { failures: 2, lastAttemptAt: T0 + 1000, lockedUntil: 0, lockedAt: 0 },
+    });
+  });
+
+  it('counts on a counter whose lock ended this very moment, created after this login found none', async () => {
+    // Five failures and a lock at five that ends now: one more attempt is due.
+    const key = 'USER#unlocked-meanwhile';
+    const now = T0 + 30_000;
+    const { store } = storeWith(() =>
+      putCounter(key, { failures: 5, lastAttemptAt: T0, lockedUntil: now, lockedAt: 5 }),
+    );
+
+    const reserved = await store.reserve(key, at(now));
+
+    expect(reserved).toEqual({
+      granted: true,
+      record: { failures: 6, lastAttemptAt: now, lockedUntil: now, lockedAt: 5 },
+    });
+  });
+
+  it('gives up after three rounds on a counter it can neither count on nor start again', async () => {
+    // Without lockedUntil the update's condition never holds; within the window no restart does.
+    const key = 'USER#malformed';
+    await putCounter(key, { failures: 1, lastAttemptAt: T0, lockedAt: 0 });
+    const { sent, store } = storeWith();
+
+    const reserving = store.reserve(key, at(T0 + 1000));
+
+    await expect(reserving).rejects.toThrow(`login counter ${key} kept changing under concurrent logins`);
+    expect(sent.filter((name) => name === 'UpdateCommand')).toHaveLength(3);
   });
 });
