@@ -405,6 +405,18 @@ describeEachDynamo('account repository on DynamoDB', (kind) => {
     expect((await accounts.findByUsername('member-c'))?.depotCode).toBe('J1');
   });
 
+  it('adds an address with one count, one write and one read, then one update per member', async () => {
+    for (const name of ['addr-a', 'addr-b']) {
+      await accounts.createUser({ username: name, passwordHash: '$2b$04$hash', customerId: 'C-add-one' });
+    }
+    await accounts.addPickupAddress('C-add-one', 'A1');
+    const { sent, writer } = recording();
+
+    await writer.addPickupAddress('C-add-one', 'A2');
+
+    expect(sent).toEqual(['UpdateCommand', 'PutCommand', 'QueryCommand', 'UpdateCommand', 'UpdateCommand']);
+  });
+
   it('deletes the membership of a removed user, and only that one', async () => {
     for (const name of ['stayer', 'goer']) {
       await accounts.createUser({ username: name, passwordHash: '$2b$04$hash', customerId: 'C-members' });
