@@ -72,19 +72,25 @@ export interface MutationReport {
   readonly performance?: { readonly setup: number; readonly initialRun: number; readonly mutation: number };
 }
 
-/** One surviving mutant judged equivalent, told apart by its file, mutator and code, not its line. */
+/** One surviving mutant judged equivalent, told apart by its file, mutator and code, not its line number. */
 export interface Equivalent {
   readonly file: string;
   readonly mutator: string;
   readonly original: string;
   readonly replacement: string;
+  /**
+   * Text the mutant's source line must contain, for code too short to tell one mutant from
+   * another (a `true` that is a ConsistentRead, not an `enabled`).
+   */
+  readonly line?: string;
   readonly reason: string;
 }
 
-/** A mutant with its file and the code it replaced (whitespace collapsed). */
+/** A mutant with its file, the code it replaced and the source line it starts on (whitespace collapsed). */
 export interface Located extends MutantResult {
   readonly file: string;
   readonly original: string;
+  readonly line: string;
 }
 
 export interface Tally {
@@ -110,7 +116,12 @@ export function originalText(source: string, { start, end }: MutantResult['locat
 export function locate(report: MutationReport): Located[] {
   return Object.entries(report.files)
     .flatMap(([file, { source, mutants }]) =>
-      mutants.map((mutant) => ({ ...mutant, file, original: originalText(source, mutant.location) })),
+      mutants.map((mutant) => ({
+        ...mutant,
+        file,
+        original: originalText(source, mutant.location),
+        line: collapse(source.split('\n')[mutant.location.start.line - 1] ?? ''),
+      })),
     )
     .sort(
       (a, b) =>
@@ -166,7 +177,8 @@ const sameMutant = (mutant: Located, equivalent: Equivalent) =>
   mutant.file === equivalent.file &&
   mutant.mutatorName === equivalent.mutator &&
   mutant.original === collapse(equivalent.original) &&
-  collapse(mutant.replacement ?? '') === collapse(equivalent.replacement);
+  collapse(mutant.replacement ?? '') === collapse(equivalent.replacement) &&
+  (equivalent.line === undefined || mutant.line.includes(collapse(equivalent.line)));
 
 /** A markdown code span that survives any backtick inside it, and pipes in a table cell. */
 export function code(text: string, max = 70): string {

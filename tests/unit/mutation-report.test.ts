@@ -137,6 +137,22 @@ describe('mutation report', () => {
     expect(unexplained).toEqual([]);
   });
 
+  it('gives a reason that names a line only to the survivor on a line containing it', () => {
+    // Arrange: the same code on two lines, both mutated the same way.
+    const source = 'export const ok = (a: number) => a > 0;\nexport const up = (a: number) => a > 0;\n';
+    const input: MutationReport = {
+      files: {
+        'lib/tokens/tokens.ts': { source, mutants: [mutant('1', 'Survived'), mutant('2', 'Survived', 2)] },
+      },
+    };
+
+    // Act
+    const { unexplained } = render(input, [{ ...EQUIVALENT, line: 'const ok =' }]);
+
+    // Assert
+    expect(unexplained.map((m) => m.location.start.line)).toEqual([2]);
+  });
+
   it('calls a recorded reason stale once its mutant is killed', () => {
     // Arrange
     const input = report({ 'lib/tokens/tokens.ts': [mutant('1', 'Killed')] });
