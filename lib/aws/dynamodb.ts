@@ -1,7 +1,7 @@
 /** DynamoDB clients, built once per container and shared by every request it serves. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BOUNDED_REQUESTS, MAX_ATTEMPTS } from './requests.ts';
+import { AWS_REQUESTS, LOCAL_REQUESTS, MAX_ATTEMPTS } from './requests.ts';
 
 /** Where a function reaches DynamoDB. */
 export interface DataSettings {
@@ -15,7 +15,7 @@ export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local
 
 /**
  * A document client whose calls fail within a few seconds when DynamoDB does not answer
- * (BOUNDED_REQUESTS), so the caller gets a 503 instead of waiting for the Lambda timeout.
+ * (lib/aws/requests.ts), so the caller gets a 503 instead of waiting for the Lambda timeout.
  * On the local stage the endpoint points at the embedded DynamoDB on loopback; fixed dummy
  * credentials keep the SDK from searching the machine for real ones.
  */
@@ -24,7 +24,7 @@ export function createDocumentClient(settings: DataSettings): DynamoDBDocumentCl
   const client = new DynamoDBClient({
     region: settings.region,
     maxAttempts: MAX_ATTEMPTS,
-    requestHandler: BOUNDED_REQUESTS,
+    requestHandler: local ? LOCAL_REQUESTS : AWS_REQUESTS,
     ...(local && { endpoint: settings.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS }),
   });
   return DynamoDBDocumentClient.from(client, {

@@ -1,17 +1,32 @@
 /**
- * How long one attempt of an AWS call may take: a second to connect, a second for the
- * request and its response. `throwOnRequestTimeout` makes the second bound a failure: without
- * it the SDK's Node.js handler only logs a warning when a request runs over and keeps
- * waiting, so a DynamoDB or SSM that accepts a connection and never answers would hold the
- * request until the Lambda timed out (and API Gateway answered 504 instead of our 503).
- *
- * With the SDK's three attempts and its backoff between them, a call that cannot succeed
- * fails within about 3.5 seconds: inside the authorizer's 5-second timeout and the other
- * functions' 10.
+ * How long one attempt of an AWS call may take. `throwOnRequestTimeout` makes the request
+ * bound a failure: without it the SDK's Node.js handler only logs a warning when a request
+ * runs over and keeps waiting, so a DynamoDB or SSM that accepts a connection and never
+ * answers would hold the request until the Lambda timed out (and API Gateway answered 504
+ * instead of our 503).
  */
-export const BOUNDED_REQUESTS = {
+
+/**
+ * On AWS: a second to connect, a second for the request and its response (DynamoDB answers
+ * in milliseconds). With the SDK's three attempts and its backoff, a call that cannot
+ * succeed fails within about 3.5 seconds: inside the authorizer's 5-second timeout and the
+ * other functions' 10.
+ */
+export const AWS_REQUESTS = {
   connectionTimeout: 1000,
   requestTimeout: 1000,
+  throwOnRequestTimeout: true,
+} as const;
+
+/**
+ * On the local stage: the embedded DynamoDB shares a laptop's or a CI runner's CPU with the
+ * functions, the tests and everything else, and under load answers hundreds of milliseconds
+ * late with nothing wrong. Three seconds an attempt still ends a hang, within the login's
+ * 10-second timeout.
+ */
+export const LOCAL_REQUESTS = {
+  connectionTimeout: 3000,
+  requestTimeout: 3000,
   throwOnRequestTimeout: true,
 } as const;
 

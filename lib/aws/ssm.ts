@@ -1,6 +1,6 @@
 /** Reads and writes SSM parameters: where AWS stages keep their signing key and public key set. */
 import { GetParameterCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { BOUNDED_REQUESTS, MAX_ATTEMPTS } from './requests.ts';
+import { AWS_REQUESTS, MAX_ATTEMPTS } from './requests.ts';
 
 const clients = new Map<string, SSMClient>();
 /** One client per region, built on first use and kept for the container's life. */
@@ -8,7 +8,7 @@ const ssm = (region: string) => {
   let client = clients.get(region);
   if (client === undefined) {
     // Bounded like DynamoDB's: a hanging SSM call must not hold a request until the Lambda times out.
-    client = new SSMClient({ region, maxAttempts: MAX_ATTEMPTS, requestHandler: BOUNDED_REQUESTS });
+    client = new SSMClient({ region, maxAttempts: MAX_ATTEMPTS, requestHandler: AWS_REQUESTS });
     clients.set(region, client);
   }
   return client;

@@ -4,10 +4,10 @@
  * attribute that is undefined. Against a silent server on loopback and the embedded DynamoDB.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { MAX_ATTEMPTS } from '../../lib/aws/requests.ts';
+import { AWS_REQUESTS, LOCAL_REQUESTS, MAX_ATTEMPTS } from '../../lib/aws/requests.ts';
 import { startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 
 /** A TCP server on 127.0.0.1 that accepts every connection and never answers on it. */
@@ -38,25 +38,51 @@ describe('DynamoDB client', () => {
     vi.unstubAllEnvs();
   });
 
-  it('gives up on a DynamoDB that never answers after three timed-out attempts', async () => {
+  /** A GetItem sent by `client`, and what it failed with; the client is destroyed afterwards. */
+  const failedGet = async (client: DynamoDBDocumentClient) => {
+    try {
+      return await client
+        .send(new GetCommand({ TableName: 'users', Key: { pk: 'USER#alice', sk: 'USER' } }))
+        .catch((error: unknown) => error);
+    } finally {
+      client.destroy();
+    }
+  };
+
+  /** The request bounds the client's HTTP handler resolved (known once it has sent a request). */
+  const boundsOf = (client: DynamoDBDocumentClient) =>
+    (client.config.requestHandler as { httpHandlerConfigs(): Record<string, unknown> }).httpHandlerConfigs();
+
+  it('gives up on an AWS DynamoDB that never answers after three attempts with the AWS bounds', async () => {
+    // Arrange: no endpoint setting, as on AWS; the SDK's own endpoint variable leads it to the silent server.
+    const silent = await startSilentServer();
+    vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', silent.endpoint);
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIAFROMENVIRONMENT');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret-from-environment');
+    const client = createDocumentClient({ region: 'eu-central-1', dynamodbEndpoint: undefined });
+
+    // Act
+    const failure = await failedGet(client).finally(silent.close);
+
+    // Assert
+    expect(failure).toMatchObject({ name: 'TimeoutError' });
+    expect(silent.connections()).toBe(MAX_ATTEMPTS);
+    expect(boundsOf(client)).toMatchObject(AWS_REQUESTS);
+  }, 15_000);
+
+  it('gives up on a local DynamoDB that never answers after three attempts with the local bounds', async () => {
     // Arrange
     const silent = await startSilentServer();
     const client = createDocumentClient({ region: 'local', dynamodbEndpoint: silent.endpoint });
 
-    try {
-      // Act
-      const failure = await client
-        .send(new GetCommand({ TableName: 'users', Key: { pk: 'USER#alice', sk: 'USER' } }))
-        .catch((error: unknown) => error);
+    // Act
+    const failure = await failedGet(client).finally(silent.close);
 
-      // Assert
-      expect(failure).toMatchObject({ name: 'TimeoutError' });
-      expect(silent.connections()).toBe(MAX_ATTEMPTS);
-    } finally {
-      client.destroy();
-      await silent.close();
-    }
-  }, 15_000);
+    // Assert
+    expect(failure).toMatchObject({ name: 'TimeoutError' });
+    expect(silent.connections()).toBe(MAX_ATTEMPTS);
+    expect(boundsOf(client)).toMatchObject(LOCAL_REQUESTS);
+  }, 20_000);
 
   it('signs requests to a local endpoint with the dummy credentials, whatever the environment holds', async () => {
     // Arrange
