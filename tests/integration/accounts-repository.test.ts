@@ -417,6 +417,15 @@ describeEachDynamo('account repository on DynamoDB', (kind) => {
     expect(sent).toEqual(['UpdateCommand', 'PutCommand', 'QueryCommand', 'UpdateCommand', 'UpdateCommand']);
   });
 
+  it('removes a user without a customer in one delete', async () => {
+    await accounts.createUser({ username: 'loner', passwordHash: '$2b$04$hash', customerId: null });
+    const { sent, writer } = recording();
+
+    await writer.removeUser('loner');
+
+    expect(sent).toEqual(['DeleteCommand']);
+  });
+
   it('deletes the membership of a removed user, and only that one', async () => {
     for (const name of ['stayer', 'goer']) {
       await accounts.createUser({ username: name, passwordHash: '$2b$04$hash', customerId: 'C-members' });
