@@ -15,15 +15,15 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import bcrypt from 'bcryptjs';
-import { createDocumentClient, LOCAL_CREDENTIALS } from '../../lib/aws/dynamodb.ts';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { depotOf } from '../../lib/users/bulk.ts';
 import { createBulkAccountStore } from '../../lib/users/bulk-dynamodb.ts';
 import { accountItems } from '../../lib/users/dynamodb.ts';
 import { importFile } from '../../lib/users/import.ts';
+import { localDynamoClient } from '../local/dynalite.ts';
 import { ensureTables } from '../local/tables.ts';
 import type { ImportBenchResult } from './results.ts';
 
@@ -116,11 +116,7 @@ export async function importPart(options: { endpoint: string; users: number }): 
     const customers = Math.ceil(options.users / USERS_PER_CUSTOMER);
     const file = join(dir, 'import.jsonl');
     await pipeline(Readable.from(records(options.users, customers, hash)), createWriteStream(file));
-    const setup = new DynamoDBClient({
-      endpoint: options.endpoint,
-      region: 'local',
-      credentials: LOCAL_CREDENTIALS,
-    });
+    const setup = localDynamoClient(options.endpoint);
     for (const name of ['bare1', 'import', 'bare2']) await ensureTables(setup, `${stage}${name}`);
     setup.destroy();
     // The embedded DynamoDB slows down as it fills: the floor is run before and after the

