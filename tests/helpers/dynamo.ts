@@ -108,6 +108,22 @@ export function interceptSends(
   });
 }
 
+/**
+ * `client` with the name of every command it sends written down in `sent`, in order;
+ * `before(command, sent)` runs ahead of each, with the names sent so far.
+ */
+export function recordSends(
+  client: DynamoDBDocumentClient,
+  before: (command: unknown, sent: readonly string[]) => void | Promise<void> = () => undefined,
+): { sent: string[]; client: DynamoDBDocumentClient } {
+  const sent: string[] = [];
+  const recorded = interceptSends(client, async (command) => {
+    await before(command, sent);
+    sent.push((command as object).constructor.name);
+  });
+  return { sent, client: recorded };
+}
+
 /** DynamoDB Local 3.x (class files of Java 17) needs Java 17 or newer. */
 function javaMissingReason(): string | undefined {
   const result = spawnSync('java', ['-version'], { encoding: 'utf8', timeout: 10_000 });

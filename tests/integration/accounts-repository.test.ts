@@ -9,7 +9,13 @@ import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository, UserStatus, UserStatusReader } from '../../lib/users/repository.ts';
 import { freePort } from '../../scripts/harness/ports.ts';
-import { describeEachDynamo, interceptSends, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import {
+  describeEachDynamo,
+  interceptSends,
+  recordSends,
+  startTestDynamo,
+  type TestDynamo,
+} from '../helpers/dynamo.ts';
 import { codeOf } from '../helpers/errors.ts';
 import { memoryStatuses } from '../helpers/memory-statuses.ts';
 import {
@@ -367,10 +373,7 @@ describeEachDynamo('account repository on DynamoDB', (kind) => {
 
   /** A repository whose requests are written down, by command name, as it sends them. */
   const recording = () => {
-    const sent: string[] = [];
-    const client = interceptSends(dynamo.documentClient, (command) => {
-      sent.push((command as object).constructor.name);
-    });
+    const { sent, client } = recordSends(dynamo.documentClient);
     return { sent, writer: createDynamoAccountRepository({ client, tableName: dynamo.tables.accounts }) };
   };
 

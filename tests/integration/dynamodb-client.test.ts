@@ -33,6 +33,16 @@ async function startSilentServer() {
   };
 }
 
+/** Credentials in the environment, as a Lambda function's role gives them. */
+const ENVIRONMENT_CREDENTIALS = {
+  accessKeyId: 'AKIAFROMENVIRONMENT',
+  secretAccessKey: 'secret-from-environment',
+};
+const stubEnvironmentCredentials = () => {
+  vi.stubEnv('AWS_ACCESS_KEY_ID', ENVIRONMENT_CREDENTIALS.accessKeyId);
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', ENVIRONMENT_CREDENTIALS.secretAccessKey);
+};
+
 describe('DynamoDB client', () => {
   afterEach(() => {
     vi.unstubAllEnvs();
@@ -57,8 +67,7 @@ describe('DynamoDB client', () => {
     // Arrange: no endpoint setting, as on AWS; the SDK's own endpoint variable leads it to the silent server.
     const silent = await startSilentServer();
     vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', silent.endpoint);
-    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIAFROMENVIRONMENT');
-    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret-from-environment');
+    stubEnvironmentCredentials();
     const client = createDocumentClient({ region: 'eu-central-1', dynamodbEndpoint: undefined });
 
     // Act
@@ -86,8 +95,7 @@ describe('DynamoDB client', () => {
 
   it('signs requests to a local endpoint with the dummy credentials, whatever the environment holds', async () => {
     // Arrange
-    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIAFROMENVIRONMENT');
-    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret-from-environment');
+    stubEnvironmentCredentials();
     const client = createDocumentClient({ region: 'local', dynamodbEndpoint: 'http://127.0.0.1:8000' });
 
     // Act
@@ -100,18 +108,14 @@ describe('DynamoDB client', () => {
 
   it('signs requests to AWS with the credentials the environment gives the function', async () => {
     // Arrange
-    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIAFROMENVIRONMENT');
-    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret-from-environment');
+    stubEnvironmentCredentials();
     const client = createDocumentClient({ region: 'eu-central-1', dynamodbEndpoint: undefined });
 
     // Act
     const credentials = await client.config.credentials();
 
     // Assert
-    expect(credentials).toMatchObject({
-      accessKeyId: 'AKIAFROMENVIRONMENT',
-      secretAccessKey: 'secret-from-environment',
-    });
+    expect(credentials).toMatchObject(ENVIRONMENT_CREDENTIALS);
     client.destroy();
   });
 

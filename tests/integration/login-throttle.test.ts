@@ -7,7 +7,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { Reserve, ThrottleCounter, ThrottleStore } from '../../lib/throttle/throttle.ts';
-import { describeEachDynamo, interceptSends, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import { describeEachDynamo, recordSends, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 import { describeStoreContract, THROTTLE_STORES } from '../helpers/stores.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
@@ -132,10 +132,8 @@ describeEachDynamo('login throttle store on DynamoDB', (kind) => {
 
   /** A store whose requests are written down by command name, running `beforeRead` ahead of its first Get. */
   const storeWith = (beforeRead: () => Promise<unknown> = async () => undefined) => {
-    const sent: string[] = [];
-    const client = interceptSends(dynamo.documentClient, async (command) => {
-      if (command instanceof GetCommand && !sent.includes('GetCommand')) await beforeRead();
-      sent.push((command as object).constructor.name);
+    const { sent, client } = recordSends(dynamo.documentClient, async (command, sentSoFar) => {
+      if (command instanceof GetCommand && !sentSoFar.includes('GetCommand')) await beforeRead();
     });
     return { sent, store: createDynamoThrottleStore({ client, tableName: dynamo.tables.loginThrottle }) };
   };
