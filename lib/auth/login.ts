@@ -117,7 +117,10 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
   return { user, readAt, settled };
 }
 
-/** Re-hashes a password stored at a lower cost than the stage's; a failure costs nothing but the upgrade. */
+/**
+ * Re-hashes a password stored at another cost than the stage's, higher or lower (see
+ * passwords.ts); a failure costs nothing but the upgrade.
+ */
 async function upgradeHash(deps: LoginDeps, user: UserRecord, password: string) {
   if (!deps.passwords.needsUpgrade(user.passwordHash)) return;
   try {

@@ -5,8 +5,10 @@
  * exists: an unknown username is compared against a dummy hash of the same cost, so response
  * time does not tell an attacker which usernames exist.
  *
- * A hash made at a lower cost than the stage's is upgraded on the user's next successful
- * login, when the password is at hand.
+ * A hash made at another cost than the stage's is re-hashed at the stage's cost on the user's
+ * next successful login, when the password is at hand: a lower cost is weaker, and a higher
+ * one makes that user's compares slower than the dummy hash's (telling the username apart
+ * from unknown ones) and, far enough above, slower than the login timeout.
  *
  * bcrypt reads only the first 72 bytes of a password. A longer password can never match:
  * otherwise two passwords sharing their first 72 bytes would both log in.
@@ -32,7 +34,7 @@ export interface PasswordVerifier {
    * against the dummy hash and resolves false, taking as long as a real compare.
    */
   verify(password: string, hash: string | null): Promise<boolean>;
-  /** True when `hash` was made at a lower cost than the stage's: upgrade it on the next login. */
+  /** True when `hash` was made at another cost than the stage's: re-hash it on the next login. */
   needsUpgrade(hash: string): boolean;
   /** A hash of `password` at the stage's cost. */
   hash(password: string): Promise<string>;
@@ -79,6 +81,9 @@ export function newPasswordProblem(password: string, username: string): string |
  */
 export const BCRYPT_HASH = /^\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}$/;
 
+/** The cost a bcrypt hash was made at (the number after its prefix). */
+export const bcryptCostOf = (hash: string): number => bcrypt.getRounds(hash);
+
 /** A bcrypt hash of `password` at `cost` (the stage's cost: see serverless.yml `bcryptCost`). */
 export const hashPassword = (password: string, cost: number): Promise<string> => bcrypt.hash(password, cost);
 
@@ -104,7 +109,7 @@ export function createPasswordVerifier({ cost }: { readonly cost: number }): Pas
       const matches = await bcrypt.compare(password, hash === null || tooLong ? dummyHash : hash);
       return matches && hash !== null && !tooLong;
     },
-    needsUpgrade: (hash) => bcrypt.getRounds(hash) < cost,
+    needsUpgrade: (hash) => bcryptCostOf(hash) !== cost,
     hash: (password) => hashPassword(password, cost),
   };
 }

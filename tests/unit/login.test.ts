@@ -15,7 +15,7 @@ import { createLogger } from '../../lib/log.ts';
 import { createLoginThrottle, type ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { createTokenIssuer } from '../../lib/tokens/tokens.ts';
 import { foldUsername } from '../../lib/users/repository.ts';
-import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
+import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
 import { createMemoryMetrics } from '../helpers/memory-metrics.ts';
 import { memorySessions } from '../helpers/memory-sessions.ts';
 import { memoryThrottleStore } from '../helpers/memory-throttle.ts';
@@ -46,6 +46,7 @@ beforeAll(async () => {
     throttle: createLoginThrottle({
       store: memoryThrottleStore(),
       settings: { username: OFF, sourceIp: OFF },
+      counterSecret: COUNTER_SECRET,
       logger: createLogger('error', () => {}),
     }),
     logger: createLogger('error', () => {}),
@@ -215,6 +216,7 @@ describe('login throttling and hash upgrades', () => {
       throttle: createLoginThrottle({
         store,
         settings: { username: POLICY, sourceIp: { ...POLICY, limit: sourceIpLimit } },
+        counterSecret: COUNTER_SECRET,
         clock: () => now,
         logger,
       }),
@@ -317,6 +319,35 @@ describe('login throttling and hash upgrades', () => {
     expect(metrics.names()).toEqual(['PasswordHashUpgraded', 'LoginSucceeded', 'LoginSucceeded']);
   });
 
+  it('brings a hash of a higher cost than the stage’s down to the stage’s cost on a successful login', async () => {
+    now = NOW;
+    const t = await throttled();
+    const metrics = createMemoryMetrics();
+    const users = await memoryUsers([{ username: 'dear', password: 'dear-password', cost: TEST_COST + 1 }]);
+    const replaced: string[] = [];
+    const recording: LoginDeps = {
+      ...t.deps,
+      users: {
+        ...users,
+        upgradePasswordHash: (username, currentHash, upgradedHash) => {
+          replaced.push(currentHash);
+          return users.upgradePasswordHash(username, currentHash, upgradedHash);
+        },
+      },
+      metrics,
+    };
+    const before = users.records.get('dear')?.passwordHash ?? '';
+
+    await login(recording, { username: 'dear', password: 'dear-password', sourceIp: IP });
+    await login(recording, { username: 'dear', password: 'dear-password', sourceIp: IP });
+
+    const after = users.records.get('dear')?.passwordHash ?? '';
+    expect(after.startsWith(`$2b$0${TEST_COST}$`)).toBe(true);
+    // Replaced only if still the hash the login compared: a password change meanwhile wins.
+    expect(replaced).toEqual([before]);
+    expect(metrics.names()).toEqual(['PasswordHashUpgraded', 'LoginSucceeded', 'LoginSucceeded']);
+  });
+
   it('fails with the store’s error, logging and counting no lockout, when the throttle store is down', async () => {
     now = NOW;
     const t = await throttled();
@@ -327,6 +358,7 @@ describe('login throttling and hash upgrades', () => {
       throttle: createLoginThrottle({
         store: down,
         settings: { username: POLICY, sourceIp: OFF },
+        counterSecret: COUNTER_SECRET,
         logger: createLogger('error', () => {}),
       }),
       metrics,

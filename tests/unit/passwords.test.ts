@@ -78,11 +78,12 @@ describe('password verifier', () => {
     await expect(verifier.verify(password, await hashPassword(password, COST))).resolves.toBe(true);
   });
 
-  it('asks for an upgrade of a hash made at a lower cost only', async () => {
-    const stronger = createPasswordVerifier({ cost: COST + 1 });
-    expect(stronger.needsUpgrade(await hashPassword('some-password-here', COST))).toBe(true);
-    expect(stronger.needsUpgrade(await hashPassword('some-password-here', COST + 1))).toBe(false);
-    expect(bcrypt.getRounds(await stronger.hash('some-password-here'))).toBe(COST + 1);
+  it('asks to re-hash a hash made at any cost but the stage’s, lower or higher', async () => {
+    const stage = createPasswordVerifier({ cost: COST + 1 });
+    expect(stage.needsUpgrade(await hashPassword('some-password-here', COST))).toBe(true);
+    expect(stage.needsUpgrade(await hashPassword('some-password-here', COST + 1))).toBe(false);
+    expect(stage.needsUpgrade(await hashPassword('some-password-here', COST + 2))).toBe(true);
+    expect(bcrypt.getRounds(await stage.hash('some-password-here'))).toBe(COST + 1);
   });
 });
 
