@@ -29,9 +29,11 @@ import type { ShipmentDeps } from './shipments/shipments.ts';
 import { createDynamoThrottleStore } from './throttle/dynamodb.ts';
 import { createLoginThrottle } from './throttle/throttle.ts';
 import {
+  counterSecretOf,
   importSigningKey,
   importVerificationKeys,
   type Jwks,
+  type Keyring,
   type KeySettings,
   type KeySource,
   parseJwks,
@@ -79,10 +81,17 @@ function keyMaterial<T>(
   );
 }
 
-const signingKey = (keys: KeySettings<{ signingKeyring: KeySource }>, region: string) =>
-  keyMaterial<SigningKey>(keys.sources.signingKeyring, region, keys.reloadMs, (text) =>
-    importSigningKey(parseKeyring(text).active),
-  );
+/** The keyring, and its active key imported. */
+interface SigningKeyring {
+  readonly keyring: Keyring;
+  readonly signingKey: SigningKey;
+}
+
+const signingKeyring = (keys: KeySettings<{ signingKeyring: KeySource }>, region: string) =>
+  keyMaterial<SigningKeyring>(keys.sources.signingKeyring, region, keys.reloadMs, async (text) => {
+    const keyring = parseKeyring(text);
+    return { keyring, signingKey: await importSigningKey(keyring.active) };
+  });
 
 const verificationKeys = (keys: KeySettings<{ verificationKeys: KeySource }>, region: string) =>
   keyMaterial<VerificationKeys>(keys.sources.verificationKeys, region, keys.reloadMs, (text) =>
@@ -102,11 +111,14 @@ export interface Measured {
 
 const emfMetrics = (stage: string) => createEmfMetrics({ stage, logger });
 
-async function sessionDeps(config: LoginConfig | RefreshConfig): Promise<SessionDeps> {
+function sessionDeps(
+  config: LoginConfig | RefreshConfig,
+  keyring: () => Promise<SigningKeyring>,
+): SessionDeps {
   return {
     store: sessionStore(config.data, config.sessionsTable),
     tokens: createTokenIssuer({
-      signingKey: await signingKey(config.keys, config.data.region),
+      signingKey: async () => (await keyring()).signingKey,
       settings: config.tokens,
     }),
     settings: config.sessions,
@@ -115,16 +127,19 @@ async function sessionDeps(config: LoginConfig | RefreshConfig): Promise<Session
 
 export async function loginDeps(config: LoginConfig): Promise<LoginDeps & Measured> {
   const metrics = emfMetrics(config.stage);
+  const keyring = await signingKeyring(config.keys, config.data.region);
   return {
     users: accounts(config.data, config.accountsTable),
     passwords: createPasswordVerifier({ cost: config.bcryptCost }),
-    sessions: await sessionDeps(config),
+    sessions: sessionDeps(config, keyring),
     throttle: createLoginThrottle({
       store: createDynamoThrottleStore({
         client: documentClient(config.data),
         tableName: config.loginThrottleTable,
       }),
       settings: config.throttle,
+      // Read once: keys rotate and keys revoke keep it.
+      counterSecret: counterSecretOf((await keyring()).keyring),
       logger,
       metrics,
     }),
@@ -135,7 +150,7 @@ export async function loginDeps(config: LoginConfig): Promise<LoginDeps & Measur
 
 export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps & Measured> {
   return {
-    ...(await sessionDeps(config)),
+    ...sessionDeps(config, await signingKeyring(config.keys, config.data.region)),
     users: accounts(config.data, config.accountsTable),
     refreshTokens: createRefreshTokenVerifier({
       keys: await verificationKeys(config.keys, config.data.region),

@@ -45,22 +45,29 @@ export function createDynamoThrottleStore(deps: {
       );
     },
 
-    async reserve(counterKey, { now, windowStart, limit, expiresAt }) {
+    async reserve(counterKey, { now, windowStart, limit, heldSince, expiresAt }) {
       for (let attempt = 0; attempt < RESTARTS; attempt += 1) {
+        // One write whether the counter exists or not (if_not_exists), so the time a first
+        // attempt takes does not tell whether the name was tried within the window.
         const counted = await conditional(() =>
           client.send(
             new UpdateCommand({
               TableName,
               Key: { counterKey },
-              UpdateExpression: 'SET lastAttemptAt = :now, expiresAt = :expiresAt ADD failures :one',
+              UpdateExpression:
+                'SET lastAttemptAt = :now, expiresAt = :expiresAt, lockedUntil = if_not_exists(lockedUntil, :zero), ' +
+                'lockedAt = if_not_exists(lockedAt, :zero) ADD failures :one',
               ConditionExpression:
-                'lastAttemptAt >= :windowStart AND lockedUntil <= :now AND (failures < :limit OR failures = lockedAt)',
+                'attribute_not_exists(counterKey) OR (lastAttemptAt >= :windowStart AND lockedUntil <= :now ' +
+                'AND (failures < :limit OR failures = lockedAt OR lastAttemptAt < :heldSince))',
               ExpressionAttributeValues: {
                 ':now': now,
                 ':expiresAt': expiresAt,
+                ':zero': 0,
                 ':one': 1,
                 ':windowStart': windowStart,
                 ':limit': limit,
+                ':heldSince': heldSince,
               },
               ReturnValues: 'ALL_NEW',
             }),
@@ -68,23 +75,28 @@ export function createDynamoThrottleStore(deps: {
         );
         if (counted?.Attributes !== undefined) return { granted: true, record: toRecord(counted.Attributes) };
         const item = await get(counterKey);
-        const record = item === undefined ? undefined : toRecord(item);
-        if (record !== undefined && record.lastAttemptAt >= windowStart) {
+        // Deleted since the write (an operator's unlock): count again.
+        if (item === undefined) continue;
+        const record = toRecord(item);
+        if (record.lastAttemptAt >= windowStart) {
           const refused =
-            record.lockedUntil > now || (record.failures >= limit && record.failures !== record.lockedAt);
+            record.lockedUntil > now ||
+            (record.failures >= limit &&
+              record.failures !== record.lockedAt &&
+              record.lastAttemptAt >= heldSince);
           if (refused) return { granted: false, record };
-          // The counter appeared (a concurrent login made it) since the update: count on it.
+          // The counter changed (a concurrent login settled) since the write: count again.
           continue;
         }
-        // No counter, or one idle since before the window: start it again at one, unless a
-        // concurrent login did so first (then count on the counter it made).
+        // Idle since before the window: start it again at one, unless a concurrent login did
+        // so first (then count on the counter it made).
         const fresh: ThrottleCounter = { failures: 1, lastAttemptAt: now, lockedUntil: 0, lockedAt: 0 };
         const started = await conditional(() =>
           client.send(
             new PutCommand({
               TableName,
               Item: { counterKey, ...fresh, expiresAt },
-              ConditionExpression: 'attribute_not_exists(counterKey) OR lastAttemptAt < :windowStart',
+              ConditionExpression: 'lastAttemptAt < :windowStart',
               ExpressionAttributeValues: { ':windowStart': windowStart },
             }),
           ),

@@ -10,8 +10,13 @@
  * ends, one attempt may try again. Locks always end. A successful login resets its
  * username's counter and takes its attempt back from the address's counter, which
  * otherwise only decays, so an attacker cannot reset it with an account of their own.
+ *
+ * Attempts still being checked hold a counter at its limit until they settle. An attempt
+ * that never settles (its function died on a dependency fault) holds it for `holdSeconds`
+ * at the most, never longer than the shortest lock it could have earned: a fault never
+ * refuses a username for longer than its own failures would have.
  */
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -52,6 +57,8 @@ export interface Reserve {
   /** A counter whose last attempt is older than this starts again from zero. */
   readonly windowStart: number;
   readonly limit: number;
+  /** Attempts counted before this and still unsettled are given up on: they hold no longer. */
+  readonly heldSince: number;
   /** Epoch seconds: the counter's TTL. */
   readonly expiresAt: number;
 }
@@ -61,9 +68,10 @@ export interface ThrottleStore {
   read(keys: readonly string[]): Promise<ReadonlyMap<string, ThrottleCounter>>;
   /**
    * Counts one attempt, atomically, if the counter allows one: it is not locked at `now`,
-   * and it holds fewer than `limit` attempts or has just served the lock set at its count.
-   * A counter idle since before `windowStart` starts again. Resolves with whether the
-   * attempt was counted and the counter as it stands.
+   * and it holds fewer than `limit` attempts, or has just served the lock set at its count,
+   * or its last attempt was before `heldSince`. A counter that does not exist costs the same
+   * single write as one that does. A counter idle since before `windowStart` starts again.
+   * Resolves with whether the attempt was counted and the counter as it stands.
    */
   reserve(key: string, reserve: Reserve): Promise<{ granted: boolean; record: ThrottleCounter }>;
   /** Takes back one counted attempt (one that succeeded, on a counter a success does not clear). */
@@ -110,12 +118,13 @@ export interface LoginThrottle {
 }
 
 /**
- * The store key of a username's counter: a SHA-256 of the folded username, so case
- * variants share one counter (like the users), the key has a fixed length, and a password
- * typed into the username field is not stored in clear.
+ * The store key of a username's counter: an HMAC-SHA-256 of the folded username, so case
+ * variants share one counter (like the users) and the key has a fixed length. Keyed with
+ * the stage's counter secret, which is not in the table: a password typed into the username
+ * field cannot be found from the table alone by hashing guesses.
  */
-export const usernameCounterKey = (username: string) =>
-  `USER#${createHash('sha256').update(foldUsername(username)).digest('base64url')}`;
+export const usernameCounterKey = (username: string, secret: Uint8Array) =>
+  `USER#${createHmac('sha256', secret).update(foldUsername(username)).digest('base64url')}`;
 
 /**
  * The store key of an address's counter. An IPv6 client is counted by its /64 network,
@@ -139,6 +148,33 @@ function ipv6Groups(address: string): string[] {
   return groups.map((group) => group.padStart(4, '0'));
 }
 
+/**
+ * The longest any attempt can take: API Gateway ends every integration within 29 seconds,
+ * so an attempt unsettled for longer died before it could.
+ */
+export const ATTEMPT_MAX_SECONDS = 30;
+
+/**
+ * How long unsettled attempts at the limit hold a counter: until they could no longer be
+ * running, but never longer than the shortest lock they could have earned.
+ */
+export const holdSeconds = (policy: ThrottlePolicy) => Math.min(ATTEMPT_MAX_SECONDS, policy.baseLockSeconds);
+
+/**
+ * Until when (epoch ms) a counter refuses attempts under `policy`: its lock, or the hold of
+ * attempts at the limit that have not settled; 0 when it refuses nothing. What operators
+ * see as "locked" is exactly what refuses a login.
+ */
+export function refusedUntil(counter: ThrottleCounter, policy: ThrottlePolicy, now: number): number {
+  if (policy.limit === 0 || counter.lastAttemptAt < now - policy.windowSeconds * 1000) return 0;
+  const held =
+    counter.failures >= policy.limit && counter.failures !== counter.lockedAt
+      ? counter.lastAttemptAt + holdSeconds(policy) * 1000
+      : 0;
+  const until = Math.max(counter.lockedUntil, held);
+  return until > now ? until : 0;
+}
+
 /** The lock after `failures` failures under `policy`, in seconds (0 below the limit). */
 export function lockSeconds(policy: ThrottlePolicy, failures: number): number {
   if (policy.limit === 0 || failures < policy.limit) return 0;
@@ -149,6 +185,8 @@ export function lockSeconds(policy: ThrottlePolicy, failures: number): number {
 export function createLoginThrottle(deps: {
   readonly store: ThrottleStore;
   readonly settings: ThrottleSettings;
+  /** Keys the username counters (usernameCounterKey). */
+  readonly counterSecret: Uint8Array;
   readonly clock?: Clock;
   readonly logger: Logger;
   /** Counts the locks started, by counter; nothing by default. */
@@ -162,7 +200,7 @@ export function createLoginThrottle(deps: {
     Math.ceil((at + (policy.windowSeconds + policy.maxLockSeconds) * 1000) / 1000);
   const counters = (attempt: LoginAttempt) =>
     [
-      { key: usernameCounterKey(attempt.username), kind: 'username' as const },
+      { key: usernameCounterKey(attempt.username, deps.counterSecret), kind: 'username' as const },
       // API Gateway always knows the address; without one there is nothing to count by.
       ...(attempt.sourceIp === ''
         ? []
@@ -179,6 +217,7 @@ export function createLoginThrottle(deps: {
             now: at,
             windowStart: at - policy.windowSeconds * 1000,
             limit: policy.limit,
+            heldSince: at - holdSeconds(policy) * 1000,
             expiresAt: expiresAt(policy, at),
           });
           return { key, kind, granted, record, policy };
@@ -193,10 +232,7 @@ export function createLoginThrottle(deps: {
       // Not trying after all: take the attempt back where it was counted.
       await Promise.all(results.filter(({ granted }) => granted).map(({ key }) => store.release(key)));
       const waits = refused.map(({ record, policy }) =>
-        record.lockedUntil > at
-          ? Math.ceil((record.lockedUntil - at) / 1000)
-          : // Attempts still being checked hold the counter at its limit: their lock is coming.
-            lockSeconds(policy, Math.max(record.failures, policy.limit)),
+        Math.ceil((refusedUntil(record, policy, at) - at) / 1000),
       );
       throw new AppError('TOO_MANY_ATTEMPTS', { retryAfterSeconds: Math.max(1, ...waits) });
     },

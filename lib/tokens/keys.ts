@@ -3,7 +3,8 @@
  *
  * A stage has two pieces of key material:
  * - the keyring (private): the `active` key that signs, the `next` key that will sign after
- *   the next rotation, and the kids of `retired` keys with when they stopped signing;
+ *   the next rotation, the kids of `retired` keys with when they stopped signing, and the
+ *   `counterSecret` that keys the login throttle's username counters;
  * - the key set (public JWKS): active, next and retired keys, what verifiers load.
  *
  * The next key is published one rotation before it signs, so a verifier that loaded the
@@ -50,6 +51,8 @@ const KeyringSchema = v.object({
   next: PrivateJwkSchema,
   retired: v.array(v.object({ kid: v.pipe(v.string(), v.nonEmpty()), retiredAt: Timestamp })),
   rotatedAt: Timestamp,
+  // Optional only for keyrings written before it existed: keys rotate adds it.
+  counterSecret: v.optional(v.pipe(Base64Url, v.minLength(43))),
 });
 
 export type PublicJwk = v.InferOutput<typeof PublicJwkSchema>;
@@ -116,10 +119,21 @@ function parseJson<TSchema extends v.GenericSchema>(schema: TSchema, text: strin
 export const parseKeyring = (text: string): Keyring => parseJson(KeyringSchema, text, 'keyring');
 export const parseJwks = (text: string): Jwks => parseJson(JwksSchema, text, 'key set');
 
-/** A new stage's keys: an active and a next key, nothing retired. */
+const generateCounterSecret = () =>
+  Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
+
+/** A new stage's keys: an active and a next key, nothing retired, a fresh counter secret. */
 export async function generateKeyring(now: Date): Promise<Keyring> {
   const [active, next] = await Promise.all([generateSigningJwk(), generateSigningJwk()]);
-  return { active, next, retired: [], rotatedAt: now.toISOString() };
+  return { active, next, retired: [], rotatedAt: now.toISOString(), counterSecret: generateCounterSecret() };
+}
+
+/** The secret that keys the login throttle's username counters; a keyring without one is refused. */
+export function counterSecretOf(keyring: Keyring): Uint8Array {
+  if (keyring.counterSecret === undefined) {
+    throw new Error('keyring has no counterSecret: run keys rotate to add one (docs/deploying.md)');
+  }
+  return Buffer.from(keyring.counterSecret, 'base64url');
 }
 
 /**
@@ -181,12 +195,57 @@ export async function rotateKeyring(input: {
     next: await generateSigningJwk(),
     retired: kept,
     rotatedAt: now.toISOString(),
+    // Kept: a new secret would start every username's failed-login count again.
+    counterSecret: keyring.counterSecret ?? generateCounterSecret(),
   };
   return {
     keyring: rotated,
     jwks: publishedKeys(rotated, { keys: [...jwks.keys, toPublicJwk(keyring.active)] }),
     dropped: retired.filter((key) => !kept.includes(key)).map(({ kid }) => kid),
   };
+}
+
+export interface Revocation {
+  readonly keyring: Keyring;
+  readonly jwks: Jwks;
+  /** The kids no longer published nor kept: the revoked one, and its keyring companion. */
+  readonly revoked: readonly string[];
+  /** Whether the active and next keys were replaced. */
+  readonly replaced: boolean;
+}
+
+/**
+ * Revokes a key at once, for a key that leaked: it leaves the key set and the keyring with
+ * no retention, so every token it signed is refused once verifiers reload. The active and
+ * next keys live in one secret: if either is revoked, both are taken as leaked and a fresh
+ * active and next key replace them, published together (verifiers that have not reloaded
+ * refuse the new tokens until they do; an emergency accepts that). A retired key's private
+ * half is no longer kept, so revoking one replaces nothing. Throws for a kid that is
+ * neither in the keyring nor published.
+ */
+export async function revokeKey(input: {
+  readonly keyring: Keyring;
+  readonly jwks: Jwks;
+  readonly kid: string;
+  readonly now: Date;
+}): Promise<Revocation> {
+  const { keyring, jwks, kid, now } = input;
+  const inKeyring = [keyring.active.kid, keyring.next.kid, ...keyring.retired.map((key) => key.kid)];
+  if (!inKeyring.includes(kid) && !jwks.keys.some((key) => key.kid === kid)) {
+    throw new Error(`no key ${kid} in the keyring or the key set`);
+  }
+  const replaced = kid === keyring.active.kid || kid === keyring.next.kid;
+  const revoked = replaced ? [keyring.active.kid, keyring.next.kid] : [kid];
+  const kept = keyring.retired.filter((key) => !revoked.includes(key.kid));
+  const next: Keyring = replaced
+    ? {
+        ...(await generateKeyring(now)),
+        retired: kept,
+        counterSecret: keyring.counterSecret ?? generateCounterSecret(),
+      }
+    : { ...keyring, retired: kept };
+  const previous = { keys: jwks.keys.filter((key) => !revoked.includes(key.kid)) };
+  return { keyring: next, jwks: publishedKeys(next, previous), revoked, replaced };
 }
 
 /** Imports the signing key. Called once per container, at init. */

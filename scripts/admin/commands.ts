@@ -6,7 +6,13 @@
  */
 import { hashPassword, newPasswordProblem } from '../../lib/auth/passwords.ts';
 import { isAppError } from '../../lib/errors.ts';
-import { type ThrottleCounter, type ThrottleStore, usernameCounterKey } from '../../lib/throttle/throttle.ts';
+import {
+  refusedUntil,
+  type ThrottleCounter,
+  type ThrottlePolicy,
+  type ThrottleStore,
+  usernameCounterKey,
+} from '../../lib/throttle/throttle.ts';
 import type { BulkAccountStore } from '../../lib/users/bulk-dynamodb.ts';
 import type { AccountRepository, UserRecord } from '../../lib/users/repository.ts';
 import type { LocalKeyFiles } from '../local/keys.ts';
@@ -20,6 +26,7 @@ import {
   listKeys,
   localKeyLocation,
   type ParameterStore,
+  readCounterSecret,
   rotateKeys,
   showDuration,
   stageKeyLocation,
@@ -90,14 +97,14 @@ const isoTime = (epochMs: number) => (epochMs > 0 ? new Date(epochMs).toISOStrin
 
 /**
  * A username's failed-login counter as operators see it: zero and nulls when there is none,
- * `lockedUntil` null unless a lock is still running at `now`. The count is as stored: the
- * throttle starts it again from one at the first failure after its window.
+ * `lockedUntil` null unless the counter refuses logins at `now` (a lock, or unsettled
+ * attempts holding it). The count is as stored: the throttle starts it again from one at the
+ * first failure after its window.
  */
-const failedLogins = (record: ThrottleCounter | undefined, now: Date) => ({
+const failedLogins = (record: ThrottleCounter | undefined, policy: ThrottlePolicy, now: Date) => ({
   failures: record?.failures ?? 0,
   lastAttemptAt: isoTime(record?.lastAttemptAt ?? 0),
-  lockedUntil:
-    record === undefined || record.lockedUntil <= now.getTime() ? null : isoTime(record.lockedUntil),
+  lockedUntil: record === undefined ? null : isoTime(refusedUntil(record, policy, now.getTime())),
 });
 
 /** Turns the store's NOT_FOUND / ALREADY_EXISTS into the operator's message; rethrows the rest. */
@@ -115,6 +122,13 @@ async function onUser<T>(username: string, call: () => Promise<T>): Promise<T> {
 
 /** The revocation every command that ends a user's sessions reports. */
 const REVOKED = 'revoked its sessions and access tokens';
+
+/** The secret the target keys its username counters with; the local stage's keys are made if missing. */
+async function counterSecret(context: CommandContext): Promise<Uint8Array> {
+  const { target } = context;
+  if (target.kind === 'local') await context.ensureLocalKeys(target.dataDir);
+  return readCounterSecret(keyLocation(context));
+}
 
 function keyLocation(context: CommandContext): KeyLocation {
   const { target } = context;
@@ -170,17 +184,19 @@ export async function runCommand(command: Command, context: CommandContext): Pro
     case 'user show': {
       // The counter only of a user that exists: for any other name it is "not found", as ever.
       const user = await existingUser(context, command.username);
-      const key = usernameCounterKey(user.username);
+      const key = usernameCounterKey(user.username, await counterSecret(context));
       const counters = await context.loginFailures().read([key]);
+      const policy = context.stageParams().usernameThrottle;
       context.print(
-        json({ ...publicUser(user), failedLogins: failedLogins(counters.get(key), context.now()) }),
+        json({ ...publicUser(user), failedLogins: failedLogins(counters.get(key), policy, context.now()) }),
       );
       return;
     }
     case 'user unlock': {
       // Only the username's counter: a source address's counter stays, and only decays.
       const user = await existingUser(context, command.username);
-      await context.loginFailures().clear(usernameCounterKey(user.username));
+      const secret = await counterSecret(context);
+      await context.loginFailures().clear(usernameCounterKey(user.username, secret));
       context.print(`cleared the failed logins of user ${quote(user.username)}`);
       return;
     }
@@ -223,7 +239,7 @@ export async function runCommand(command: Command, context: CommandContext): Pro
       await exportCommand(command, context);
       return;
     case 'user list':
-      await listUsers(command, context);
+      await listUsers(command, context, () => counterSecret(context));
       return;
     case 'customer list':
       await listCustomers(context);

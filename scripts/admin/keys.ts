@@ -18,6 +18,7 @@ import { dirname } from 'node:path';
 import { parameterExists, readParameter, writeParameter } from '../../lib/aws/ssm.ts';
 import { keyParameterNames } from '../../lib/stage.ts';
 import {
+  counterSecretOf,
   earliestRotation,
   generateKeyring,
   type Jwks,
@@ -202,6 +203,16 @@ async function loadKeys(location: KeyLocation): Promise<KeyMaterial> {
     keyring: parse(location.keyring, keyringText, parseKeyring),
     jwks: parse(location.jwks, jwksText, parseJwks),
   };
+}
+
+/** The secret that keys the username counters of the stage's login throttle. */
+export async function readCounterSecret(location: KeyLocation): Promise<Uint8Array> {
+  const { keyring } = await loadKeys(location);
+  try {
+    return counterSecretOf(keyring);
+  } catch (error) {
+    throw failure(`cannot use ${location.keyring}: ${oneLine(error)}${location.stageOption}`);
+  }
 }
 
 export interface KeyEntry {

@@ -5,9 +5,10 @@
  * the tests without a second copy. Handlers read it once at import, so tests set it before
  * importing them.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { counterSecretOf, parseKeyring } from '../../lib/tokens/keys.ts';
 import { functionEnvironment, functionNames } from '../local/function-env.ts';
 import { ensureLocalKeys } from '../local/keys.ts';
 
@@ -41,5 +42,7 @@ export async function functionEnv(options: {
   };
   /** Removes the test key files. */
   const cleanup = () => rm(keyDir, { recursive: true, force: true });
-  return { env, cleanup };
+  /** The secret the functions key the username counters with. */
+  const counterSecret = counterSecretOf(parseKeyring(await readFile(keys.keyringFile, 'utf8')));
+  return { env, cleanup, counterSecret };
 }

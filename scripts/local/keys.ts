@@ -30,7 +30,15 @@ const readKeyring = (path: string) =>
 /** Makes the local keyring if there is none; returns the files and whether they are new. */
 export async function ensureLocalKeys(dataDir: string): Promise<LocalKeyFiles & { created: boolean }> {
   const files = localKeyFiles(dataDir);
-  if ((await readKeyring(files.keyringFile)) !== undefined) return { ...files, created: false };
+  const existing = await readKeyring(files.keyringFile);
+  if (existing?.counterSecret === undefined && existing !== undefined) {
+    // A keyring from before the login counters were keyed: give it its secret.
+    const { counterSecret } = await generateKeyring(new Date());
+    await writeFile(files.keyringFile, `${JSON.stringify({ ...existing, counterSecret })}\n`, {
+      mode: 0o600,
+    });
+  }
+  if (existing !== undefined) return { ...files, created: false };
   await mkdir(join(dataDir, 'keys'), { recursive: true, mode: 0o700 });
   const keyring = await generateKeyring(new Date());
   // The public set first: a key is published before anything signs with it.

@@ -9,10 +9,12 @@
  * the Serverless Framework does (the variable when set, even to '', else the default). Any other
  * variable cannot be resolved here: that is an error naming the parameter.
  */
+
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { parse } from 'yaml';
 import { DurationSchema, type Env } from '../../lib/config.ts';
+import type { ThrottlePolicy } from '../../lib/throttle/throttle.ts';
 
 const SERVERLESS_FILE = new URL('../../serverless.yml', import.meta.url);
 
@@ -37,6 +39,16 @@ const ParamsSchema = v.object({
   refreshTokenTtl: DurationSchema,
   keyReloadInterval: DurationSchema,
   kmsKeyArn: KmsKeyArnSchema,
+  // A number in serverless.yml, a string where it comes from ${env:…}.
+  loginFailureLimit: v.pipe(
+    v.union([v.number(), v.string()]),
+    v.transform(Number),
+    v.integer(),
+    v.minValue(0),
+  ),
+  loginFailureWindow: DurationSchema,
+  loginLockoutBase: DurationSchema,
+  loginLockoutMax: DurationSchema,
 });
 
 export interface StageParams {
@@ -46,6 +58,8 @@ export interface StageParams {
   readonly keyReloadIntervalSeconds: number;
   /** The stage's own KMS key for the signing keyring; undefined: the AWS-managed key. */
   readonly kmsKeyArn: string | undefined;
+  /** The username counters' rule, so operators see a refusing counter as locked. */
+  readonly usernameThrottle: ThrottlePolicy;
 }
 
 const ENV_VARIABLE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?:\s*,\s*(?:'([^']*)'|"([^"]*)"))?\s*\}/g;
@@ -92,5 +106,11 @@ export function readStageParams(stage: string, env: Env = process.env): StagePar
     refreshTokenTtlSeconds: params.refreshTokenTtl,
     keyReloadIntervalSeconds: params.keyReloadInterval,
     kmsKeyArn: params.kmsKeyArn === '' ? undefined : params.kmsKeyArn,
+    usernameThrottle: {
+      limit: params.loginFailureLimit,
+      windowSeconds: params.loginFailureWindow,
+      baseLockSeconds: params.loginLockoutBase,
+      maxLockSeconds: params.loginLockoutMax,
+    },
   };
 }

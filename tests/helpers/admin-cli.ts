@@ -8,7 +8,7 @@
  * what it returns is usable inside tests only.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -16,12 +16,14 @@ import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
+import { counterSecretOf, parseKeyring } from '../../lib/tokens/keys.ts';
 import { createBulkAccountStore } from '../../lib/users/bulk-dynamodb.ts';
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import type { ParameterStore } from '../../scripts/admin/keys.ts';
 import { runAdmin } from '../../scripts/admin/main.ts';
 import { type EmbeddedDynamo, startDynalite } from '../../scripts/local/dynalite.ts';
+import { ensureLocalKeys } from '../../scripts/local/keys.ts';
 import { readStageParams, type StageParams } from '../../scripts/local/stage-params.ts';
 import { ensureTables } from '../../scripts/local/tables.ts';
 import { runScript, type ScriptRun } from './run-script.ts';
@@ -70,6 +72,8 @@ export interface AdminCli {
   readonly deployed: AccountRepository;
   /** The failed-login counters of the local stage. */
   readonly throttleStore: ThrottleStore;
+  /** The secret the local stage keys its username counters with (its keyring made if missing). */
+  counterSecret(): Promise<Uint8Array>;
   /** Runs the CLI in-process on the local target; `options.password` is what stdin holds. */
   admin(args: string[], options?: AdminOptions): Promise<AdminRun>;
   /**
@@ -188,6 +192,10 @@ export function useAdminCli(): AdminCli {
     },
     get throttleStore() {
       return started().throttleStore;
+    },
+    async counterSecret() {
+      const { keyringFile } = await ensureLocalKeys(started().dataDir);
+      return counterSecretOf(parseKeyring(await readFile(keyringFile, 'utf8')));
     },
     admin,
     adminOk,

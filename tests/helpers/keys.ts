@@ -26,6 +26,9 @@ export async function testKeys() {
   };
 }
 
+/** A counter secret for the login throttles of unit tests. */
+export const COUNTER_SECRET = new Uint8Array(32).fill(7);
+
 export const TOKEN_SETTINGS = {
   issuer: 'https://auth.test.example/unit',
   audience: 'https://api.test.example/unit',

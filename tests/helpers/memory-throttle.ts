@@ -10,7 +10,7 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
         keys.flatMap((key) => (all.has(key) ? [[key, all.get(key) as ThrottleCounter] as const] : [])),
       );
     },
-    async reserve(key, { now, windowStart, limit }) {
+    async reserve(key, { now, windowStart, limit, heldSince }) {
       const current = all.get(key);
       if (current === undefined || current.lastAttemptAt < windowStart) {
         const fresh = { failures: 1, lastAttemptAt: now, lockedUntil: 0, lockedAt: 0 };
@@ -18,7 +18,10 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
         return { granted: true, record: fresh };
       }
       const allowed =
-        current.lockedUntil <= now && (current.failures < limit || current.failures === current.lockedAt);
+        current.lockedUntil <= now &&
+        (current.failures < limit ||
+          current.failures === current.lockedAt ||
+          current.lastAttemptAt < heldSince);
       if (!allowed) return { granted: false, record: current };
       const next = { ...current, failures: current.failures + 1, lastAttemptAt: now };
       all.set(key, next);

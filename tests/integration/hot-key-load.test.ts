@@ -156,13 +156,16 @@ let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
 let proxy: Awaited<ReturnType<typeof startPartitionLimit>>;
 let http: Awaited<ReturnType<typeof serveLogin>>;
 let cleanupKeys: () => Promise<void>;
+let counterSecret: Uint8Array;
 let accounts: Awaited<ReturnType<typeof seedHandlerUsers>>;
 
 beforeAll(async () => {
   dynamo = await startTestDynamo();
   proxy = await startPartitionLimit(dynamo.endpoint);
-  const { env, cleanup } = await functionEnv({ endpoint: proxy.endpoint, tables: dynamo.tables });
-  cleanupKeys = cleanup;
+  const fixture = await functionEnv({ endpoint: proxy.endpoint, tables: dynamo.tables });
+  const { env } = fixture;
+  cleanupKeys = fixture.cleanup;
+  counterSecret = fixture.counterSecret;
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
   accounts = await seedHandlerUsers(dynamo, PASSWORD);
   http = await serveLogin((await import('../../functions/login.ts')).handler as Handler);
@@ -214,7 +217,7 @@ describe('one username and one address hammered', () => {
 
     expectRetryable(answers, [401, 429]);
     expect(tally(answers)).toEqual({ 401: LIMIT, 429: REQUESTS - LIMIT });
-    expect(await counter(usernameCounterKey('alice'))).toBe(LIMIT);
+    expect(await counter(usernameCounterKey('alice', counterSecret))).toBe(LIMIT);
     // The address counted only the attempts that were tried: each refused one gave its count back.
     expect(await counter(sourceIpCounterKey('198.51.100.7'))).toBe(LIMIT);
   });
@@ -228,7 +231,7 @@ describe('one username and one address hammered', () => {
     expect(await sessionsOf('solo')).toBe(ok);
     // Attempts in flight count until they end: each success reset the username's counter
     // and took its own attempt back from the address's.
-    expect(await counter(usernameCounterKey('solo'))).toBe(0);
+    expect(await counter(usernameCounterKey('solo', counterSecret))).toBe(0);
     expect(await counter(sourceIpCounterKey('198.51.100.8'))).toBe(0);
   });
 });
@@ -237,7 +240,10 @@ describe('the same hot key when DynamoDB throttles its partition', () => {
   it('answers 200, 429 or 503 with Retry-After, never a 500, and stores a session for every 200', async () => {
     const username = 'hot-integrator';
     await accounts.createUser({ username, passwordHash: await hashPassword(PASSWORD, 4), customerId: null });
-    proxy.limit.hotKeys = new Set([usernameCounterKey(username), sourceIpCounterKey('198.51.100.9')]);
+    proxy.limit.hotKeys = new Set([
+      usernameCounterKey(username, counterSecret),
+      sourceIpCounterKey('198.51.100.9'),
+    ]);
     proxy.limit.writesPerSecond = 10;
     try {
       const answers = await http.hammer({ username, password: PASSWORD }, '198.51.100.9');

@@ -3,7 +3,7 @@
  * implementation and on the in-memory fake of the unit tests; then the races only a store
  * over a network has.
  */
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { Reserve, ThrottleCounter, ThrottleStore } from '../../lib/throttle/throttle.ts';
@@ -12,7 +12,15 @@ import { describeStoreContract, THROTTLE_STORES } from '../helpers/stores.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const HOUR = 3_600_000;
-const at = (now: number, limit = 5): Reserve => ({ now, windowStart: now - HOUR, limit, expiresAt: 0 });
+/** Unsettled attempts hold a counter this long (a login function that died before settling). */
+const HOLD = 30_000;
+const at = (now: number, limit = 5): Reserve => ({
+  now,
+  windowStart: now - HOUR,
+  limit,
+  heldSince: now - HOLD,
+  expiresAt: 0,
+});
 
 describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
   let store: ThrottleStore;
@@ -80,6 +88,18 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     expect(after.filter(({ granted }) => granted)).toHaveLength(1);
   });
 
+  it('holds a counter at its limit with unsettled attempts until the hold ends, then grants one attempt', async () => {
+    // Five attempts counted and never settled: their functions died on a dependency fault.
+    const key = 'USER#abandoned';
+    for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
+
+    expect(await counts(key, at(T0 + HOLD))).toBe('refused');
+    const after = await Promise.all(Array.from({ length: 4 }, () => store.reserve(key, at(T0 + HOLD + 1))));
+
+    expect(after.filter(({ granted }) => granted)).toHaveLength(1);
+    expect((await store.read([key])).get(key)).toMatchObject({ failures: 6, lastAttemptAt: T0 + HOLD + 1 });
+  });
+
   it('only lengthens a lock, and does not create a counter to lock', async () => {
     const key = 'USER#lengthen';
     await store.reserve(key, at(T0));
@@ -138,34 +158,53 @@ describeEachDynamo('login throttle store on DynamoDB', (kind) => {
     return { sent, store: createDynamoThrottleStore({ client, tableName: dynamo.tables.loginThrottle }) };
   };
 
-  it('counts on a counter a concurrent login created after this one found none', async () => {
-    const key = 'USER#created-meanwhile';
+  it('counts a first attempt with one write, as it counts one on an existing counter', async () => {
+    // The time a probe takes must not tell whether the name was tried within the window.
+    const existing = 'USER#tried-before';
+    await putCounter(existing, { failures: 1, lastAttemptAt: T0, lockedUntil: 0, lockedAt: 0 });
+    const first = storeWith();
+    const again = storeWith();
+
+    const created = await first.store.reserve('USER#never-tried', at(T0 + 1000));
+    const counted = await again.store.reserve(existing, at(T0 + 1000));
+
+    expect(created).toEqual({
+      granted: true,
+      record: { failures: 1, lastAttemptAt: T0 + 1000, lockedUntil: 0, lockedAt: 0 },
+    });
+    expect(counted.record.failures).toBe(2);
+    expect(first.sent).toEqual(['UpdateCommand']);
+    expect(again.sent).toEqual(['UpdateCommand']);
+  });
+
+  it('counts on a counter a concurrent success reset after this login found it held', async () => {
+    const key = 'USER#reset-meanwhile';
+    await putCounter(key, { failures: 5, lastAttemptAt: T0, lockedUntil: 0, lockedAt: 0 });
     const { store } = storeWith(() =>
-      putCounter(key, { failures: 1, lastAttemptAt: T0, lockedUntil: 0, lockedAt: 0 }),
+      putCounter(key, { failures: 0, lastAttemptAt: T0, lockedUntil: 0, lockedAt: 0 }),
     );
 
     const reserved = await store.reserve(key, at(T0 + 1000));
 
     expect(reserved).toEqual({
       granted: true,
-      record: { failures: 2, lastAttemptAt: T0 + 1000, lockedUntil: 0, lockedAt: 0 },
+      record: { failures: 1, lastAttemptAt: T0 + 1000, lockedUntil: 0, lockedAt: 0 },
     });
   });
 
-  it('counts on a counter whose lock ended this very moment, created after this login found none', async () => {
-    // Five failures and a lock at five that ends now: one more attempt is due.
-    const key = 'USER#unlocked-meanwhile';
-    const now = T0 + 30_000;
-    const { store } = storeWith(() =>
-      putCounter(key, { failures: 5, lastAttemptAt: T0, lockedUntil: now, lockedAt: 5 }),
+  it('counts again on a counter an operator cleared after this login found it locked', async () => {
+    const key = 'USER#cleared-meanwhile';
+    await putCounter(key, { failures: 5, lastAttemptAt: T0, lockedUntil: T0 + HOUR, lockedAt: 5 });
+    const { sent, store } = storeWith(() =>
+      dynamo.documentClient.send(
+        new DeleteCommand({ TableName: dynamo.tables.loginThrottle, Key: { counterKey: key } }),
+      ),
     );
 
-    const reserved = await store.reserve(key, at(now));
+    const reserved = await store.reserve(key, at(T0 + 1000));
 
-    expect(reserved).toEqual({
-      granted: true,
-      record: { failures: 6, lastAttemptAt: now, lockedUntil: now, lockedAt: 5 },
-    });
+    expect(reserved.record).toEqual({ failures: 1, lastAttemptAt: T0 + 1000, lockedUntil: 0, lockedAt: 0 });
+    expect(sent).toEqual(['UpdateCommand', 'GetCommand', 'UpdateCommand']);
   });
 
   it('gives up after three rounds on a counter it can neither count on nor start again', async () => {

@@ -1,13 +1,18 @@
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import {
+  ATTEMPT_MAX_SECONDS,
   createLoginThrottle,
+  holdSeconds,
   type LoginAttempt,
   lockSeconds,
+  refusedUntil,
   sourceIpCounterKey,
   usernameCounterKey,
 } from '../../lib/throttle/throttle.ts';
+import { COUNTER_SECRET } from '../helpers/keys.ts';
 import { memoryThrottleStore } from '../helpers/memory-throttle.ts';
 
 const POLICY = { limit: 5, windowSeconds: 86_400, baseLockSeconds: 30, maxLockSeconds: 900 };
@@ -28,9 +33,21 @@ describe('lock durations', () => {
 
 describe('counter keys', () => {
   it('share one counter between case variants of a username, and do not hold the name', () => {
-    expect(usernameCounterKey('Carol')).toBe(usernameCounterKey('CAROL'));
-    expect(usernameCounterKey('Carol')).not.toContain('carol');
-    expect(usernameCounterKey('x'.repeat(256))).toHaveLength(usernameCounterKey('x').length);
+    const key = (name: string) => usernameCounterKey(name, COUNTER_SECRET);
+    expect(key('Carol')).toBe(key('CAROL'));
+    expect(key('Carol')).not.toContain('carol');
+    expect(key('x'.repeat(256))).toHaveLength(key('x').length);
+  });
+
+  it('key a username with the secret: no plain hash of the name, another secret another key', () => {
+    const folded = createHash('sha256').update('carol').digest('base64url');
+    expect(usernameCounterKey('Carol', COUNTER_SECRET)).not.toBe(`USER#${folded}`);
+    expect(usernameCounterKey('Carol', COUNTER_SECRET)).toBe(
+      `USER#${createHmac('sha256', COUNTER_SECRET).update('carol').digest('base64url')}`,
+    );
+    expect(usernameCounterKey('Carol', new Uint8Array(32).fill(8))).not.toBe(
+      usernameCounterKey('Carol', COUNTER_SECRET),
+    );
   });
 
   it('count an IPv6 client by its /64 network and an IPv4-mapped address as IPv4', () => {
@@ -51,6 +68,7 @@ describe('login throttle', () => {
     const throttle = createLoginThrottle({
       store,
       settings,
+      counterSecret: COUNTER_SECRET,
       clock: () => new Date(now),
       logger: createLogger('error', () => {}),
     });
@@ -70,7 +88,7 @@ describe('login throttle', () => {
     const { store, fail } = setup();
     await fail({ ...attempt, username: 'carol' });
     await fail({ ...attempt, username: 'CAROL' });
-    expect(store.all.get(usernameCounterKey('Carol'))?.failures).toBe(2);
+    expect(store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures).toBe(2);
   });
 
   it('refuses attempts past the limit before any password is checked, telling the wait', async () => {
@@ -80,6 +98,36 @@ describe('login throttle', () => {
     expect(await retryAfter(throttle.begin(attempt))).toBe(20);
     advance(19_500);
     expect(await retryAfter(throttle.begin(attempt))).toBe(0);
+  });
+
+  it('refuses a username whose attempts died unsettled at the limit no longer than the shortest lock', async () => {
+    // Five logins counted, then their functions died (a DynamoDB fault): nothing settled them.
+    const { throttle, advance } = setup();
+    for (let i = 0; i < 5; i += 1) await throttle.begin(attempt);
+
+    expect(await retryAfter(throttle.begin(attempt))).toBe(30);
+    advance(29_000);
+    expect(await retryAfter(throttle.begin(attempt))).toBe(1);
+    advance(1_001);
+    expect(await retryAfter(throttle.begin(attempt))).toBe(0);
+  });
+
+  it('holds a counter for unsettled attempts at most as long as an attempt can run', () => {
+    expect(holdSeconds(POLICY)).toBe(30);
+    expect(holdSeconds({ ...POLICY, baseLockSeconds: 300 })).toBe(ATTEMPT_MAX_SECONDS);
+    expect(holdSeconds({ ...POLICY, baseLockSeconds: 2 })).toBe(2);
+  });
+
+  it('sees a counter as refusing exactly while a lock or a hold refuses', () => {
+    const counter = { failures: 5, lastAttemptAt: T0, lockedUntil: 0, lockedAt: 0 };
+    expect(refusedUntil(counter, POLICY, T0 + 1000)).toBe(T0 + 30_000);
+    expect(refusedUntil(counter, POLICY, T0 + 30_000)).toBe(0);
+    expect(refusedUntil({ ...counter, lockedAt: 5 }, POLICY, T0 + 1000)).toBe(0);
+    expect(refusedUntil({ ...counter, lockedAt: 5, lockedUntil: T0 + 60_000 }, POLICY, T0 + 1000)).toBe(
+      T0 + 60_000,
+    );
+    expect(refusedUntil({ ...counter, failures: 4 }, POLICY, T0 + 1000)).toBe(0);
+    expect(refusedUntil(counter, OFF, T0 + 1000)).toBe(0);
   });
 
   it('gives a burst of parallel attempts no more tries than the limit', async () => {
@@ -109,14 +157,17 @@ describe('login throttle', () => {
     for (let i = 0; i < 4; i += 1) await fail(attempt);
     advance(86_400_001);
     await fail(attempt);
-    expect(store.all.get(usernameCounterKey('Carol'))?.failures).toBe(1);
+    expect(store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures).toBe(1);
   });
 
   it('resets the username counter on success and takes the attempt back from the address', async () => {
     const { store, throttle, fail } = setup({ username: POLICY, sourceIp: POLICY });
     await fail(attempt);
     await throttle.succeeded(await throttle.begin(attempt));
-    expect(store.all.get(usernameCounterKey('Carol'))).toMatchObject({ failures: 0, lockedUntil: 0 });
+    expect(store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))).toMatchObject({
+      failures: 0,
+      lockedUntil: 0,
+    });
     expect(store.all.get(sourceIpCounterKey(attempt.sourceIp))?.failures).toBe(1);
   });
 
@@ -134,6 +185,6 @@ describe('login throttle', () => {
     const error = await throttle.begin({ ...attempt, username: 'c' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe('TOO_MANY_ATTEMPTS');
-    expect(store.all.get(usernameCounterKey('c'))?.failures).toBe(0);
+    expect(store.all.get(usernameCounterKey('c', COUNTER_SECRET))?.failures).toBe(0);
   });
 });

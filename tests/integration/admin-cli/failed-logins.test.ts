@@ -3,12 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../lib/log.ts';
 import {
   createLoginThrottle,
+  holdSeconds,
   lockSeconds,
   sourceIpCounterKey,
   type ThrottlePolicy,
   usernameCounterKey,
 } from '../../../lib/throttle/throttle.ts';
-import { unique, useAdminCli } from '../../helpers/admin-cli.ts';
+import { lines, unique, useAdminCli } from '../../helpers/admin-cli.ts';
 
 const cli = useAdminCli();
 const { admin, adminOk } = cli;
@@ -21,6 +22,7 @@ async function failLogins(username: string, times: number, at: Date, sourceIp = 
   const throttle = createLoginThrottle({
     store: cli.throttleStore,
     settings: { username: POLICY, sourceIp: POLICY },
+    counterSecret: await cli.counterSecret(),
     clock: () => at,
     logger: createLogger('error', () => {}),
   });
@@ -64,6 +66,29 @@ describe('admin CLI: failed logins', () => {
     });
   });
 
+  it('show and list --locked report a username held by attempts that never settled as locked', async () => {
+    // Three logins counted, then their functions died before settling: the counter refuses.
+    const username = unique('Sybil');
+    await adminOk(['user', 'add', username], { password: 'good pass word' });
+    const at = new Date(Date.now() - 1000);
+    const throttle = await failLogins(username, 0, at);
+    for (let i = 0; i < 3; i += 1) await throttle.begin({ username, sourceIp: '' });
+    const stageParams = { usernameThrottle: POLICY };
+    const heldUntil = new Date(at.getTime() + holdSeconds(POLICY) * 1000).toISOString();
+
+    const shown = await admin(['user', 'show', username], { stageParams });
+    const listed = await admin(['user', 'list', '--locked'], { stageParams });
+
+    expect(JSON.parse(shown.stdout).failedLogins).toEqual({
+      failures: 3,
+      lastAttemptAt: at.toISOString(),
+      lockedUntil: heldUntil,
+    });
+    expect(lines(listed.stdout).map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ username, lockedUntil: heldUntil }),
+    );
+  });
+
   it('show of a name that is no user says only that, even when the name has failed logins', async () => {
     const name = unique('nobody');
     await failLogins(name, 3, new Date());
@@ -90,7 +115,8 @@ describe('admin CLI: failed logins', () => {
       stdout: `cleared the failed logins of user "${username}"`,
       passwordReads: 0,
     });
-    const left = await cli.throttleStore.read([usernameCounterKey(username), sourceIpCounterKey(sourceIp)]);
+    const key = usernameCounterKey(username, await cli.counterSecret());
+    const left = await cli.throttleStore.read([key, sourceIpCounterKey(sourceIp)]);
     expect([...left.keys()]).toEqual([sourceIpCounterKey(sourceIp)]);
     expect(left.get(sourceIpCounterKey(sourceIp))?.failures).toBe(3);
     expect(JSON.parse((await admin(['user', 'show', username])).stdout).failedLogins).toEqual({
@@ -120,9 +146,8 @@ describe('admin CLI: failed logins', () => {
     const run = await admin(['user', 'unlock', name]);
 
     expect(run).toMatchObject({ code: 1, stdout: '', stderr: [`error: user "${name}" not found`] });
-    expect(
-      (await cli.throttleStore.read([usernameCounterKey(name)])).get(usernameCounterKey(name))?.failures,
-    ).toBe(3);
+    const key = usernameCounterKey(name, await cli.counterSecret());
+    expect((await cli.throttleStore.read([key])).get(key)?.failures).toBe(3);
   });
 
   it('unlock takes exactly one username', async () => {
