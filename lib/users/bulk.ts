@@ -60,37 +60,51 @@ export type CustomerRecord = v.InferOutput<typeof CustomerRecordSchema>;
 export type UserImportRecord = v.InferOutput<typeof UserRecordSchema>;
 export type ImportRecord = CustomerRecord | UserImportRecord;
 
-/** One problem of one line; never carries a password or a hash. */
-export interface LineProblem {
-  readonly line: number;
+/** What is wrong with a record; never carries a password or a hash. */
+export interface Problem {
+  /**
+   * The field the message is about, as a path of the file's own key names (array positions
+   * as digits): text from the file, so a caller quotes it before showing it. Absent when the
+   * message names what it is about.
+   */
+  readonly field?: readonly string[];
   readonly message: string;
 }
 
+/** One problem of one line. */
+export interface LineProblem extends Problem {
+  readonly line: number;
+}
+
 /** A line parsed and checked on its own, or why not. */
-export function parseRecord(text: string): { record: ImportRecord } | { problem: string } {
+export function parseRecord(text: string): { record: ImportRecord } | { problem: Problem } {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    return { problem: 'is not valid JSON' };
+    return { problem: { message: 'is not valid JSON' } };
   }
   const type = (json as { type?: unknown } | null)?.type;
   const schema = type === 'customer' ? CustomerRecordSchema : type === 'user' ? UserRecordSchema : undefined;
-  if (schema === undefined) return { problem: 'type must be "customer" or "user"' };
+  if (schema === undefined) return { problem: { message: 'type must be "customer" or "user"' } };
   const result = v.safeParse(schema, json);
   if (!result.success) {
     const issue = result.issues[0];
-    const path = issue === undefined ? null : v.getDotPath(issue);
+    const field = issue?.path?.map((item) => String(item.key));
     // valibot's own messages quote the value received; ours name the rule only.
-    const message = issue?.message.startsWith('Invalid ')
-      ? `must be ${issue.expected ?? 'valid'}`
-      : issue?.message;
-    return { problem: `${path ?? 'record'} ${message ?? 'is not valid'}` };
+    const message =
+      issue?.type === 'strict_object'
+        ? 'is not a field of the record'
+        : issue?.message.startsWith('Invalid ')
+          ? `must be ${issue.expected ?? 'valid'}`
+          : issue?.message;
+    const text = message ?? 'is not valid';
+    return { problem: field === undefined ? { message: `record ${text}` } : { field, message: text } };
   }
   const record = result.output;
   if (record.type === 'user' && record.password !== undefined) {
     const problem = newPasswordProblem(record.password, record.username);
-    if (problem !== undefined) return { problem: `password: ${problem}` };
+    if (problem !== undefined) return { problem: { message: `password: ${problem}` } };
   }
   return { record };
 }
@@ -127,8 +141,8 @@ export async function validateFile(
   let customers = 0;
   let users = 0;
   let line = 0;
-  const refuse = (at: number, message: string) => {
-    problems.push({ line: at, message });
+  const refuse = (at: number, problem: Problem | string) => {
+    problems.push({ line: at, ...(typeof problem === 'string' ? { message: problem } : problem) });
     invalidLines.add(at);
   };
   for await (const text of lines()) {

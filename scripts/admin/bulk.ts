@@ -9,7 +9,7 @@ import { usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import { exportRecords } from '../../lib/users/export.ts';
 import { importFile } from '../../lib/users/import.ts';
 import type { CommandContext } from './commands.ts';
-import { failure } from './errors.ts';
+import { failure, fieldName } from './errors.ts';
 import type { Command } from './parse.ts';
 
 type CommandOf<TName extends Command['name']> = Extract<Command, { name: TName }>;
@@ -37,8 +37,8 @@ export async function importCommand(command: CommandOf<'import'>, context: Comma
     progress.stop();
   }
   const { problems, summary } = result;
-  for (const problem of problems.slice(0, MAX_PROBLEM_LINES))
-    context.print(`line ${problem.line}: ${problem.message}`);
+  for (const { line, field, message } of problems.slice(0, MAX_PROBLEM_LINES))
+    context.print(`line ${line}: ${field === undefined ? '' : `${fieldName(field)} `}${message}`);
   if (problems.length > MAX_PROBLEM_LINES)
     context.print(`… and ${problems.length - MAX_PROBLEM_LINES} more problems`);
   const counts = `created ${summary.created}, unchanged ${summary.unchanged}, updated ${summary.updated}, skipped ${summary.skipped}, failed ${summary.failed}`;

@@ -8,7 +8,7 @@
  * The parser is csv-parse (RFC 4180: quoted fields, doubled quotes, CRLF or LF).
  */
 import { parse } from 'csv-parse';
-import { failure } from './errors.ts';
+import { failure, fieldName } from './errors.ts';
 
 export const COLUMNS = [
   'username',
@@ -37,10 +37,12 @@ export function userRecord(row: Partial<Record<Column, string>>): Record<string,
 function header(names: string[]): Column[] {
   const unknown = names.filter((name) => !(COLUMNS as readonly string[]).includes(name));
   if (unknown.length > 0) {
-    throw failure(`CSV header: unknown column ${unknown.join(', ')} (columns: ${COLUMNS.join(', ')})`);
+    const listed = unknown.map((name) => fieldName(name)).join(', ');
+    throw failure(`CSV header: unknown column ${listed} (columns: ${COLUMNS.join(', ')})`);
   }
   const twice = names.filter((name, index) => names.indexOf(name) !== index);
-  if (twice.length > 0) throw failure(`CSV header: column ${twice.join(', ')} given twice`);
+  if (twice.length > 0)
+    throw failure(`CSV header: column ${twice.map((name) => fieldName(name)).join(', ')} given twice`);
   if (!names.includes('username')) throw failure('CSV header: the username column is required');
   return names as Column[];
 }

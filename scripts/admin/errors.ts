@@ -33,6 +33,15 @@ export const quote = (text: string) =>
     ).join(''),
   );
 
+/**
+ * A name from the input (a field, a column) for a message: as it is when it is letters,
+ * digits and `_` only, else {@link quote}d; the segments of a path joined by dots.
+ */
+export const fieldName = (path: string | readonly string[]) =>
+  (typeof path === 'string' ? [path] : path)
+    .map((name) => (/^[A-Za-z0-9_]+$/.test(name) ? name : quote(name)))
+    .join('.');
+
 /** `Name (code): message` of an SDK or system error, on one line. */
 export function oneLine(error: unknown): string {
   if (!(error instanceof Error)) return String(error);

@@ -274,6 +274,44 @@ describeEachDynamo('admin import and export', (kind) => {
     expect(await itemCount(stage)).toBe(before);
   });
 
+  it('shows a field name from the file escaped: no terminal escape or line break reaches the screen', async () => {
+    const stage = await freshStage();
+    const key = 'role\u001b[31m\nline 9: forged';
+    const record = {
+      type: 'user',
+      username: 'crafted',
+      passwordHash: bcrypt.hashSync('a-long-password-1', 4),
+    };
+
+    const run = await admin(stage, [
+      'import',
+      await file('crafted.jsonl', [
+        { ...record, [key]: 'admin' },
+        { ...record, username: 'other', role: 'x' },
+      ]),
+    ]);
+
+    expect(run.code).toBe(1);
+    expect(run.out).toEqual([
+      'line 1: "role\\u001b[31m\\nline 9: forged" is not a field of the record',
+      'line 2: role is not a field of the record',
+    ]);
+    expect(run.out.join('')).not.toContain('\u001b');
+    expect(run.out.join('')).not.toContain('\n');
+  });
+
+  it('shows a CSV column name from the file escaped', async () => {
+    const stage = await freshStage();
+    const path = join(dir, `${randomUUID()}.csv`);
+    await writeFile(path, 'username,"ro\u001b[2Jle"\nx,admin\n');
+
+    const run = await admin(stage, ['import', path]);
+
+    expect(run.code).toBe(1);
+    expect(run.err.join('\n')).toContain('unknown column "ro\\u001b[2Jle"');
+    expect(run.err.join('\n')).not.toContain('\u001b');
+  });
+
   it('never lets a username differing only by case overwrite one in the table', async () => {
     const stage = await freshStage();
     const original = bcrypt.hashSync('a-long-password-1', 4);
