@@ -15,7 +15,7 @@
  * user without its membership is completed on the next run.
  */
 import * as v from 'valibot';
-import { BCRYPT_HASH, newPasswordProblem } from '../auth/passwords.ts';
+import { BCRYPT_HASH, bcryptCostOf, newPasswordProblem } from '../auth/passwords.ts';
 import {
   CustomerIdSchema,
   DepotCodeSchema,
@@ -76,8 +76,21 @@ export interface LineProblem extends Problem {
   readonly line: number;
 }
 
+/** What the rules of a record depend on: the stage's settings. */
+export interface RecordRules {
+  /**
+   * The stage's bcrypt cost, the highest an imported hash may have: a compare at a higher
+   * cost would make that user's logins slower than an unknown username's (at cost 17 and
+   * above, slower than the login timeout); a lower one is re-hashed at the first login.
+   */
+  readonly bcryptCost: number;
+}
+
 /** A line parsed and checked on its own, or why not. */
-export function parseRecord(text: string): { record: ImportRecord } | { problem: Problem } {
+export function parseRecord(
+  text: string,
+  rules: RecordRules,
+): { record: ImportRecord } | { problem: Problem } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -106,6 +119,17 @@ export function parseRecord(text: string): { record: ImportRecord } | { problem:
     const problem = newPasswordProblem(record.password, record.username);
     if (problem !== undefined) return { problem: { message: `password: ${problem}` } };
   }
+  if (record.type === 'user' && record.passwordHash !== undefined) {
+    const cost = bcryptCostOf(record.passwordHash);
+    if (cost > rules.bcryptCost) {
+      return {
+        problem: {
+          field: ['passwordHash'],
+          message: `has cost ${cost}, above the stage's bcrypt cost (${rules.bcryptCost}), the most an import accepts`,
+        },
+      };
+    }
+  }
   return { record };
 }
 
@@ -131,6 +155,7 @@ export interface ValidationReport {
 export async function validateFile(
   lines: () => AsyncIterable<string>,
   known: KnownCustomers,
+  rules: RecordRules,
 ): Promise<ValidationReport> {
   const problems: LineProblem[] = [];
   const invalidLines = new Set<number>();
@@ -148,7 +173,7 @@ export async function validateFile(
   for await (const text of lines()) {
     line += 1;
     if (text.trim() === '') continue;
-    const parsed = parseRecord(text);
+    const parsed = parseRecord(text, rules);
     if ('problem' in parsed) {
       refuse(line, parsed.problem);
       continue;

@@ -2,8 +2,8 @@
  * Runs an import (the rules are in bulk.ts): validation, then customers, then users, each in
  * batches of 100 records, eight batches under way while the store keeps four DynamoDB calls
  * in flight. Everything it needs is passed in:
- * the lines of the file (read anew for each pass), the bulk store, bcrypt, a clock, and a
- * progress callback.
+ * the lines of the file (read anew for each pass), the bulk store, bcrypt and the stage's
+ * bcrypt cost, a clock, and a progress callback.
  */
 import { revocationCutoff } from '../revocation/revocation.ts';
 import type { Clock } from '../time.ts';
@@ -17,6 +17,7 @@ import {
   parseRecord,
   planCustomer,
   planUser,
+  type RecordRules,
   type UserImportRecord,
   validateFile,
 } from './bulk.ts';
@@ -24,7 +25,7 @@ import type { BulkAccountStore } from './bulk-dynamodb.ts';
 import { accountItems } from './dynamodb.ts';
 import { foldUsername } from './repository.ts';
 
-export interface ImportDeps {
+export interface ImportDeps extends RecordRules {
   readonly store: BulkAccountStore;
   /** The file's lines; called once per pass. */
   readonly lines: () => AsyncIterable<string>;
@@ -69,7 +70,8 @@ interface Numbered<T> {
 }
 
 export async function importFile(deps: ImportDeps, options: ImportOptions): Promise<ImportResult> {
-  const validation = await validateFile(deps.lines, { exists: (id) => deps.store.customerExists(id) });
+  const rules: RecordRules = { bcryptCost: deps.bcryptCost };
+  const validation = await validateFile(deps.lines, { exists: (id) => deps.store.customerExists(id) }, rules);
   const summary = emptySummary();
   const problems: LineProblem[] = [...validation.problems];
   const total = validation.customers + validation.users;
@@ -103,7 +105,7 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
     for await (const text of deps.lines()) {
       line += 1;
       if (validation.invalidLines.has(line) || text.trim() === '') continue;
-      const parsed = parseRecord(text);
+      const parsed = parseRecord(text, rules);
       if ('record' in parsed && parsed.record.type === type) yield { line, record: parsed.record as T };
     }
   }

@@ -26,6 +26,7 @@ export async function importCommand(command: CommandOf<'import'>, context: Comma
       {
         store: context.bulk(),
         lines: context.fileLines(command.file),
+        bcryptCost: cost,
         hashPassword: (password) => hashPassword(password, cost),
         comparePassword: (password, hash) => bcrypt.compare(password, hash),
         clock: () => context.now(),

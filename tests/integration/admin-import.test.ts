@@ -14,6 +14,7 @@ import { type BulkAccountStore, createBulkAccountStore } from '../../lib/users/b
 import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import { runAdmin } from '../../scripts/admin/main.ts';
+import { readStageParams } from '../../scripts/local/stage-params.ts';
 import { ensureTables } from '../../scripts/local/tables.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
 
@@ -21,6 +22,11 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLE = resolve(ROOT, 'docs/import-example.jsonl');
 const EXAMPLE_CSV = resolve(ROOT, 'docs/import-example.csv');
 const LEGACY_PASSWORD = 'legacy-password-1';
+/** The cost of the stage the CLI targets here (the local one): the most an import accepts. */
+const STAGE_COST = readStageParams('local', {}).bcryptCost;
+/** A well-formed hash at `cost`, two digits as bcrypt writes it. */
+const atCost = (hash: string, cost: number) =>
+  hash.replace(/^(\$2[aby]\$)\d\d\$/, `$1${String(cost).padStart(2, '0')}$`);
 
 describeEachDynamo('admin import and export', (kind) => {
   let dynamo: TestDynamo;
@@ -272,6 +278,45 @@ describeEachDynamo('admin import and export', (kind) => {
       'error: 13 invalid records; nothing was written (fix them, or add --skip-invalid to import the valid records)',
     ]);
     expect(await itemCount(stage)).toBe(before);
+  });
+
+  it('refuses a hash above the stage’s bcrypt cost, naming the line, the field and the most accepted, and writes nothing', async () => {
+    const stage = await freshStage();
+    const hash = bcrypt.hashSync('a-long-password-1', 4);
+    const path = await file('costs.jsonl', [
+      { type: 'user', username: 'cheap', passwordHash: hash },
+      { type: 'user', username: 'at-stage', passwordHash: atCost(hash, STAGE_COST) },
+      { type: 'user', username: 'above', passwordHash: atCost(hash, STAGE_COST + 1) },
+      { type: 'user', username: 'php-max', passwordHash: atCost(hash, 31).replace('$2b$', '$2y$') },
+    ]);
+
+    const run = await admin(stage, ['import', path]);
+
+    expect(run.code).toBe(1);
+    const most = `above the stage's bcrypt cost (${STAGE_COST}), the most an import accepts`;
+    expect(run.out).toEqual([
+      `line 3: passwordHash has cost ${STAGE_COST + 1}, ${most}`,
+      `line 4: passwordHash has cost 31, ${most}`,
+    ]);
+    expect(await itemCount(stage)).toBe(0);
+  });
+
+  it('accepts a hash at or below the stage’s bcrypt cost as it is', async () => {
+    const stage = await freshStage();
+    const cheap = bcrypt.hashSync('a-long-password-1', 4);
+    const atStage = bcrypt.hashSync('a-long-password-2', STAGE_COST);
+
+    const run = await admin(stage, [
+      'import',
+      await file('accepted.jsonl', [
+        { type: 'user', username: 'cheap', passwordHash: cheap },
+        { type: 'user', username: 'at-stage', passwordHash: atStage },
+      ]),
+    ]);
+
+    expect(run).toMatchObject({ code: 0, out: ['created 2, unchanged 0, updated 0, skipped 0, failed 0'] });
+    expect((await accounts(stage).findByUsername('cheap'))?.passwordHash).toBe(cheap);
+    expect((await accounts(stage).findByUsername('at-stage'))?.passwordHash).toBe(atStage);
   });
 
   it('shows a field name from the file escaped: no terminal escape or line break reaches the screen', async () => {
