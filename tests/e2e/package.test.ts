@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../lib/errors.ts';
+import { MAX_BODY_BYTES, problemResponse } from '../../lib/http.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { unzip } from '../../scripts/bench/bundles.ts';
@@ -949,11 +951,12 @@ describe('the prod web application firewall', () => {
     expect(association?.DependsOn).toContain(deployment);
   });
 
-  it('checks IP reputation first, then the login rate per address, then AWS’s common rule set', () => {
+  it('checks IP reputation first, then the login rate per address, the body size, then AWS’s common rule set', () => {
     expect(rules().map((rule) => [rule.Priority, rule.Name])).toEqual([
       [0, 'IpReputation'],
       [1, 'LoginRateLimit'],
-      [2, 'CommonRuleSet'],
+      [2, 'BodySizeLimit'],
+      [3, 'CommonRuleSet'],
     ]);
     const managed = (name: string) =>
       rules().find((rule) => rule.Name === name)?.Statement.ManagedRuleGroupStatement;
@@ -993,13 +996,13 @@ describe('the prod web application firewall', () => {
     }
   });
 
-  it('answers its own blocks as problem+json: 429 with Retry-After for the rate limit, 403 otherwise', () => {
+  it('answers its own blocks with problem bodies: 429 with Retry-After for the rate limit, 413 for a large body', () => {
     const bodies = webAcl().CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
     const blocks = JSON.stringify(webAcl().Rules);
     const used = [...blocks.matchAll(/"ResponseCode":(\d+),"CustomResponseBodyKey":"(\w+)"/g)].map(
       ([, code, key]) => [Number(code), key],
     );
-    expect(new Set(used.map(([code]) => code))).toEqual(new Set([403, 429]));
+    expect(new Set(used.map(([code]) => code))).toEqual(new Set([413, 429]));
     for (const [code, key] of used) {
       const body = bodies[String(key)];
       expect(body?.ContentType).toBe('APPLICATION_JSON');
@@ -1019,6 +1022,52 @@ describe('the prod web application firewall', () => {
         },
       },
     });
+  });
+
+  it('answers every 403 through API Gateway’s WAF_FILTERED response, application/problem+json like every other error', () => {
+    // AWS WAF's own custom responses can only be text/plain, text/html or application/json
+    // (CustomResponseBody ContentType) and no custom header may be Content-Type; API Gateway's
+    // gateway response can say application/problem+json, and answers every block that has no
+    // custom response. So no rule or rule override of the web ACL sends a 403 of its own.
+    const codes = [...JSON.stringify(webAcl().Rules).matchAll(/"ResponseCode":(\d+)/g)].map(([, code]) =>
+      Number(code),
+    );
+    expect(codes).not.toContain(403);
+    expect(JSON.stringify(webAcl().Rules)).not.toMatch(/"Name":"content-type"/i);
+    const filtered = ofType('AWS::ApiGateway::GatewayResponse').find(
+      ([, response]) => response.Properties.ResponseType === 'WAF_FILTERED',
+    )?.[1].Properties;
+    expect(filtered).toMatchObject({
+      StatusCode: '403',
+      ResponseParameters: { 'gatewayresponse.header.Content-Type': "'application/problem+json'" },
+    });
+  });
+
+  it('refuses a body over the service’s own limit with the service’s 413, and lets no rule refuse a smaller one', () => {
+    const managed = (name: string) =>
+      rules().find((rule) => rule.Name === name)?.Statement.ManagedRuleGroupStatement;
+    // The common rule set's SizeRestrictions_BODY blocks bodies over 8 KB: it only counts here.
+    expect(managed('CommonRuleSet')?.RuleActionOverrides).toEqual([
+      { Name: 'SizeRestrictions_BODY', ActionToUse: { Count: {} } },
+    ]);
+    const limit = rules().find((rule) => rule.Name === 'BodySizeLimit');
+    expect(limit?.Statement.SizeConstraintStatement).toEqual({
+      FieldToMatch: { Body: { OversizeHandling: 'MATCH' } },
+      ComparisonOperator: 'GT',
+      Size: MAX_BODY_BYTES,
+      TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+    });
+    // On API Gateway AWS WAF inspects the first 16 KB of a body (its default); with
+    // OversizeHandling MATCH a larger limit would refuse bodies the service accepts.
+    expect(MAX_BODY_BYTES).toBeLessThanOrEqual(16 * 1024);
+    expect(webAcl().AssociationConfig).toBeUndefined();
+    const response = limit?.Action?.Block?.CustomResponse;
+    expect(response?.ResponseCode).toBe(413);
+    const bodies = webAcl().CustomResponseBodies as Record<string, { ContentType: string; Content: string }>;
+    const service = problemResponse(new AppError('PAYLOAD_TOO_LARGE'));
+    expect(JSON.parse(bodies[response?.CustomResponseBodyKey ?? '']?.Content ?? '{}')).toEqual(
+      JSON.parse(service.body),
+    );
   });
 
   it('adds account takeover prevention on POST /login only behind its own parameter, off on prod', () => {
@@ -1145,8 +1194,9 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
     expect(acl.Rules.map((rule) => [rule.Priority, rule.Name])).toEqual([
       [0, 'IpReputation'],
       [1, 'LoginRateLimit'],
-      [2, 'CommonRuleSet'],
-      [3, 'AccountTakeoverPrevention'],
+      [2, 'BodySizeLimit'],
+      [3, 'CommonRuleSet'],
+      [4, 'AccountTakeoverPrevention'],
     ]);
     const { widgets } = dashboardOf(customized.resources, 'parcel-auth-prod');
     expectDashboardMetricsExist(customized.resources, widgets, 'prod');
