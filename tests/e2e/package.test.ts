@@ -428,6 +428,7 @@ describe('the prod CloudFormation template', () => {
       expect(grants('RefreshRole')).toEqual(
         [
           'dynamodb:GetItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:GetItem on SessionsTable',
           'dynamodb:UpdateItem on SessionsTable',
           `ssm:GetParameter on ${keyring}`,
@@ -458,6 +459,33 @@ describe('the prod CloudFormation template', () => {
         },
       });
       expect(grants('TrackShipmentRole')).toEqual(['dynamodb:GetItem on ShipmentsTable']);
+    });
+
+    it('lets login update only a user item’s password hash, and refresh only its revokedSessions', () => {
+      const accountUpdates = (roleId: string) =>
+        statementsOf(roleId).filter(
+          (statement) =>
+            statement.Action.includes('dynamodb:UpdateItem') &&
+            JSON.stringify(statement.Resource).includes('"AccountsTable"'),
+        );
+      // What the code writes (lib/users/dynamodb.ts): upgradePasswordHash sets passwordHash on
+      // condition of username and passwordHash; refresh's reuse detection sets revokedSessions.
+      // The key attributes must be listed for DynamoDB to address the item at all; the return
+      // values are limited to the attributes touched, so no other attribute can come back.
+      const updateOf = (attributes: string[]) => ({
+        Effect: 'Allow',
+        Action: ['dynamodb:UpdateItem'],
+        Resource: [{ 'Fn::GetAtt': ['AccountsTable', 'Arn'] }],
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': attributes },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
+        },
+      });
+      expect(accountUpdates('LoginRole')).toEqual([updateOf(['pk', 'sk', 'username', 'passwordHash'])]);
+      expect(accountUpdates('RefreshRole')).toEqual([updateOf(['pk', 'sk', 'revokedSessions'])]);
+      const others = ofType('AWS::IAM::Role').filter(([id]) => id !== 'LoginRole' && id !== 'RefreshRole');
+      for (const [id] of others) expect(accountUpdates(id), id).toEqual([]);
     });
   });
 
@@ -706,8 +734,9 @@ describe('the prod CloudFormation template', () => {
     expect(templateText).not.toMatch(/PRIVATE KEY|"d"\s*:|"kty"/);
     // No password, secret or demo credential of any kind: the template has no business with one.
     // Names are not credentials: the firewall's takeover prevention reads a login body's
-    // `password` field, and metrics are named PasswordHashUpgraded and LoginFailed BadPassword
-    // (an alarm's metric math calls the latter `badPassword`).
+    // `password` field, metrics are named PasswordHashUpgraded and LoginFailed BadPassword
+    // (an alarm's metric math calls the latter `badPassword`), and the login role may write
+    // the accounts table's attribute `passwordHash`.
     const metricNames = Object.entries(METRICS).flatMap(([name, dimensions]) => [
       name,
       ...Object.values(dimensions as Record<string, readonly string[]>).flat(),
@@ -715,6 +744,7 @@ describe('the prod CloudFormation template', () => {
     const names = [
       '"PasswordField"',
       '"/password"',
+      '"passwordHash"',
       ...metricNames.flatMap((n) => [n, n[0]?.toLowerCase() + n.slice(1)]),
     ];
     const withoutNames = names.reduce((text, name) => text.replaceAll(name, ''), templateText);
