@@ -5,7 +5,7 @@
  */
 import bcrypt from 'bcryptjs';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { usernameCounterKey } from '../../lib/throttle/throttle.ts';
+import { refusedUntil, type ThrottleCounter, usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import { exportRecords } from '../../lib/users/export.ts';
 import { importFile } from '../../lib/users/import.ts';
 import type { CommandContext } from './commands.ts';
@@ -102,7 +102,11 @@ function printRows(
   context.print(`${rows.length} row${rows.length === 1 ? '' : 's'}`);
 }
 
-export async function listUsers(command: CommandOf<'user list'>, context: CommandContext): Promise<void> {
+export async function listUsers(
+  command: CommandOf<'user list'>,
+  context: CommandContext,
+  counterSecret: () => Promise<Uint8Array>,
+): Promise<void> {
   const bulk = context.bulk();
   const users: ListedUser[] = [];
   const add = (item: Record<string, unknown>) => {
@@ -123,15 +127,21 @@ export async function listUsers(command: CommandOf<'user list'>, context: Comman
   if (command.locked) {
     const now = context.now().getTime();
     const store = context.loginFailures();
-    const counters = new Map<string, { lockedUntil: number }>();
+    const secret = await counterSecret();
+    const policy = context.stageParams().usernameThrottle;
+    const keyOf = (user: ListedUser) => usernameCounterKey(user.username, secret);
+    const counters = new Map<string, ThrottleCounter>();
     // A hundred counters at a time: one read each, never thousands in flight.
     for (let start = 0; start < users.length; start += 100) {
-      const keys = users.slice(start, start + 100).map((user) => usernameCounterKey(user.username));
-      for (const [key, counter] of await store.read(keys)) counters.set(key, counter);
+      for (const [key, counter] of await store.read(users.slice(start, start + 100).map(keyOf))) {
+        counters.set(key, counter);
+      }
     }
+    // Locked: whatever refuses a login now, a lock or attempts at the limit still holding it.
     listed = users.flatMap((user) => {
-      const lockedUntil = counters.get(usernameCounterKey(user.username))?.lockedUntil ?? 0;
-      return lockedUntil > now ? [{ ...user, lockedUntil: new Date(lockedUntil).toISOString() }] : [];
+      const counter = counters.get(keyOf(user));
+      const until = counter === undefined ? 0 : refusedUntil(counter, policy, now);
+      return until > 0 ? [{ ...user, lockedUntil: new Date(until).toISOString() }] : [];
     });
   }
   printRows(context, listed as unknown as Record<string, unknown>[], [
