@@ -27,6 +27,7 @@ import {
   localKeyLocation,
   type ParameterStore,
   readCounterSecret,
+  revokeKeys,
   rotateKeys,
   showDuration,
   stageKeyLocation,
@@ -232,6 +233,22 @@ export async function runCommand(command: Command, context: CommandContext): Pro
     case 'keys list':
       await listKeys(keyLocation(context), context.print);
       return;
+    case 'keys revoke': {
+      const location = keyLocation(context);
+      const params = context.stageParams();
+      const revoked = await revokeKeys(location, command.kid, context.now());
+      for (const kid of revoked.revoked)
+        context.print(`revoked ${kid}: no longer published, nor in the keyring`);
+      if (revoked.replaced) {
+        context.print(`active  ${revoked.active} (new: signs as soon as a function reloads)`);
+        context.print(`next    ${revoked.next} (new)`);
+      }
+      context.print(
+        `the functions load the change within ${showDuration(params.keyReloadIntervalSeconds)}; ` +
+          'tokens signed by a revoked key are refused from then (docs/deploying.md: a signing key leaked)',
+      );
+      return;
+    }
     case 'import':
       await importCommand(command, context);
       return;

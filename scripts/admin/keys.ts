@@ -28,6 +28,7 @@ import {
   parseKeyring,
   publishedKeys,
   retentionSeconds,
+  revokeKey,
   rotateKeyring,
 } from '../../lib/tokens/keys.ts';
 import type { StageParams } from '../local/stage-params.ts';
@@ -211,7 +212,9 @@ export async function readCounterSecret(location: KeyLocation): Promise<Uint8Arr
   try {
     return counterSecretOf(keyring);
   } catch (error) {
-    throw failure(`cannot use ${location.keyring}: ${oneLine(error)}${location.stageOption}`);
+    throw failure(
+      `cannot use ${location.keyring}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
@@ -333,6 +336,57 @@ export async function initStageKeys(location: KeyLocation, now: Date, force: boo
     );
   }
   return { created: present.length === 0, ...kids };
+}
+
+export interface RevokeResult {
+  readonly revoked: readonly string[];
+  readonly replaced: boolean;
+  readonly active: string;
+  readonly next: string;
+}
+
+/**
+ * `keys revoke <kid>`: a leaked key leaves the key set and the keyring at once (lib/tokens/keys.ts
+ * revokeKey says which keys go and what replaces them). Never refused for timing, unlike a
+ * rotation: an attacker's key is worse than containers that must reload to know the new one.
+ * The key set is written first, so the revoked key stops verifying even if the keyring write
+ * fails; the message then says how to finish.
+ */
+export async function revokeKeys(location: KeyLocation, kid: string, now: Date): Promise<RevokeResult> {
+  const { keyring, jwks } = await loadKeys(location);
+  let revocation: Awaited<ReturnType<typeof revokeKey>>;
+  try {
+    revocation = await revokeKey({ keyring, jwks, kid, now });
+  } catch (error) {
+    throw failure(
+      `${error instanceof Error ? error.message : String(error)} of stage ${location.stage} ${location.where} (see keys list${location.stageOption})`,
+    );
+  }
+  await location.store.put(location.jwks, JSON.stringify(revocation.jwks), {
+    secure: false,
+    overwrite: true,
+  });
+  try {
+    await location.store.put(location.keyring, JSON.stringify(revocation.keyring), {
+      secure: true,
+      overwrite: true,
+      kmsKeyId: location.keyringKmsKey,
+    });
+  } catch (error) {
+    // The revoked key is no longer published, so its tokens are refused; but the old keyring
+    // still signs with it, so every new token is refused too until the keyring is written.
+    throw failure(
+      `unpublished ${revocation.revoked.map(showKid).join(' and ')} but could not write the keyring ` +
+        `(${error instanceof Error ? error.message : String(error)}); until it is written no new token ` +
+        `verifies: run keys revoke ${showKid(kid)}${location.stageOption} again to finish`,
+    );
+  }
+  return {
+    revoked: revocation.revoked.map(showKid),
+    replaced: revocation.replaced,
+    active: showKid(revocation.keyring.active.kid),
+    next: showKid(revocation.keyring.next.kid),
+  };
 }
 
 export interface RotateResult {

@@ -27,6 +27,7 @@ export type Command =
   | { readonly name: 'address list'; readonly customerId: string }
   | { readonly name: 'keys init' | 'keys rotate'; readonly force: boolean }
   | { readonly name: 'keys list' }
+  | { readonly name: 'keys revoke'; readonly kid: string }
   | {
       readonly name: 'import';
       readonly file: string;
@@ -95,6 +96,7 @@ const COMMANDS: Record<CommandName, CommandSpec> = {
   'keys init': { args: [], options: ['force'] },
   'keys list': { args: [], options: [] },
   'keys rotate': { args: [], options: ['force'] },
+  'keys revoke': { args: ['kid'], options: [] },
   import: { args: ['file'], options: ['dry-run', 'skip-invalid'] },
   export: { args: [], options: ['include-password-hashes'] },
   'user list': { args: [], options: ['customer', 'disabled', 'locked'] },
@@ -116,6 +118,12 @@ const StageSchema = v.pipe(
 const RegionSchema = v.pipe(v.string(), v.regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'must be like eu-central-1'));
 /** Lookups match the stored name exactly, so any name that could have been stored is accepted. */
 const ExistingUsernameSchema = v.pipe(v.string(), v.nonEmpty('must not be empty'));
+
+/** A key id as `keys list` prints it: every kid here is a base64url thumbprint. */
+const KidSchema = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be a kid as keys list prints it'),
+);
 
 function check<TSchema extends v.GenericSchema<string, string>>(
   schema: TSchema,
@@ -224,6 +232,8 @@ export function parseInvocation(argv: readonly string[]): Invocation {
         return { name, force: given.has('force') };
       case 'keys list':
         return { name };
+      case 'keys revoke':
+        return { name, kid: check(KidSchema, first, 'kid') };
       case 'import':
         return {
           name,

@@ -4,12 +4,14 @@
  * runs it.
  */
 import { execFile } from 'node:child_process';
-import { createPublicKey, verify } from 'node:crypto';
+import { createPublicKey, randomUUID, verify } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { decodeJwt, decodeProtectedHeader, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../lib/auth/passwords.ts';
+import { parseKeyring } from '../../lib/tokens/keys.ts';
 import { type LocalStack, stackAccounts, startLocalStack } from '../../scripts/harness/stack.ts';
 import { bearer, send } from '../helpers/http.ts';
 
@@ -142,15 +144,16 @@ describe('revocation by the operator', () => {
   });
 });
 
-describe('keys', () => {
-  const publishedKeys = async () => {
-    // The key set lives at the root of the API, not under /api/v1.
-    const response = await fetch(new URL('/.well-known/jwks.json', stack.baseUrl));
-    expect(response.status).toBe(200);
-    expect(response.headers.get('cache-control')).toMatch(/^public, max-age=[01]$/);
-    return ((await response.json()) as { keys: { kid: string; kty: string; crv: string; x: string }[] }).keys;
-  };
+/** The published key set's kids, as a verifier fetches it. */
+const publishedKeys = async () => {
+  // The key set lives at the root of the API, not under /api/v1.
+  const response = await fetch(new URL('/.well-known/jwks.json', stack.baseUrl));
+  expect(response.status).toBe(200);
+  expect(response.headers.get('cache-control')).toMatch(/^public, max-age=[01]$/);
+  return ((await response.json()) as { keys: { kid: string; kty: string; crv: string; x: string }[] }).keys;
+};
 
+describe('keys', () => {
   it('publishes a key set that verifies an issued token with an independent verifier', async () => {
     const { token } = await login();
     const { kid } = decodeProtectedHeader(token);
@@ -182,5 +185,42 @@ describe('keys', () => {
     expect((await track(before.token)).status).toBe(404);
     expect((await track(after.token)).status).toBe(404);
     expect((await refresh(before.refreshToken)).status).toBe(200);
+  });
+});
+
+describe('a signing key leaked', () => {
+  it('keys revoke: a token forged with the leaked keyring passes before, and is refused within the reload interval after', async () => {
+    // The attacker holds the keyring file: they sign an access token for dave, acting for a
+    // customer of their choosing, and hold a refresh token of a real session.
+    const leaked = parseKeyring(await readFile(join(stack.dataDir, 'keys', 'signing-keyring.json'), 'utf8'));
+    const genuine = decodeJwt((await login()).token);
+    const forge = async () =>
+      new SignJWT({ ...genuine, sub: 'dave', customer_id: 'ANY-CUSTOMER', jti: randomUUID() })
+        .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: leaked.active.kid })
+        .sign(await importJWK(leaked.active, 'EdDSA'));
+    const session = await login();
+    expect((await track(await forge())).status).toBe(404);
+
+    const { stdout } = await admin('keys', 'revoke', leaked.active.kid);
+
+    expect(stdout).toContain(`revoked ${leaked.active.kid}`);
+    expect(stdout).toContain(`revoked ${leaked.next.kid}`);
+    // Bound: KEY_RELOAD_INTERVAL (1 s) plus the authorizer's cache (0 on the local stage).
+    expect(await eventually(async () => (await track(await forge())).status, 401, KEY_RELOAD_MS + 3000)).toBe(
+      401,
+    );
+    expect((await refresh(session.refreshToken)).status).toBe(401);
+    // Logins sign with the new active key once they reload, and the authorizer accepts it.
+    const freshLogin = async () => {
+      const { token } = await login();
+      const fresh = !([leaked.active.kid, leaked.next.kid] as unknown[]).includes(
+        decodeProtectedHeader(token).kid,
+      );
+      return fresh && (await track(token)).status === 404;
+    };
+    expect(await eventually(freshLogin, true, KEY_RELOAD_MS + 3000)).toBe(true);
+    const published = (await publishedKeys()).map((key) => key.kid);
+    expect(published).not.toContain(leaked.active.kid);
+    expect(published).not.toContain(leaked.next.kid);
   });
 });

@@ -1,6 +1,7 @@
 import { jwtVerify, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import {
+  counterSecretOf,
   generateKeyring,
   importSigningKey,
   importVerificationKeys,
@@ -9,6 +10,7 @@ import {
   parseKeyring,
   publishedKeys,
   retentionSeconds,
+  revokeKey,
   rotateKeyring,
 } from '../../lib/tokens/keys.ts';
 import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/tokens.ts';
@@ -196,5 +198,68 @@ describe('keyring', () => {
     // Assert
     await expect(signing).rejects.toThrow('signing key imported as a symmetric secret');
     await expect(verifying).rejects.toThrow('verification key imported as a symmetric secret');
+  });
+});
+
+describe('the counter secret', () => {
+  it('is a fresh 32 bytes per keyring, kept by a rotation, and added to a keyring without one', async () => {
+    const [one, two] = await Promise.all([generateKeyring(T0), generateKeyring(T0)]);
+    expect(counterSecretOf(one)).toHaveLength(32);
+    expect(one.counterSecret).not.toBe(two.counterSecret);
+    const jwks = publishedKeys(one);
+    const rotated = await rotateKeyring({ keyring: one, jwks, now: at(1), retentionSeconds: DAY });
+    expect(rotated.keyring.counterSecret).toBe(one.counterSecret);
+    const { counterSecret: _none, ...older } = one;
+    expect(() => counterSecretOf(older)).toThrow('keyring has no counterSecret: run keys rotate');
+    const upgraded = await rotateKeyring({ keyring: older, jwks, now: at(1), retentionSeconds: DAY });
+    expect(counterSecretOf(upgraded.keyring)).toHaveLength(32);
+  });
+});
+
+describe('revoking a key', () => {
+  const rotatedOnce = async () => {
+    const first = await generateKeyring(T0);
+    return rotateKeyring({
+      keyring: first,
+      jwks: publishedKeys(first),
+      now: at(1),
+      retentionSeconds: DAY * 30,
+    });
+  };
+
+  it('takes the active and the next key out at once, with fresh ones in their place and the retired kept', async () => {
+    const { keyring, jwks } = await rotatedOnce();
+    const retired = keyring.retired[0]?.kid;
+
+    const revoked = await revokeKey({ keyring, jwks, kid: keyring.next.kid, now: at(2) });
+
+    expect(revoked.revoked).toEqual([keyring.active.kid, keyring.next.kid]);
+    expect(revoked.replaced).toBe(true);
+    expect(revoked.jwks.keys.map(({ kid }) => kid)).toEqual([
+      revoked.keyring.active.kid,
+      revoked.keyring.next.kid,
+      retired,
+    ]);
+    expect(revoked.keyring.retired).toEqual(keyring.retired);
+    expect(revoked.keyring.counterSecret).toBe(keyring.counterSecret);
+    expect(revoked.keyring.rotatedAt).toBe(at(2).toISOString());
+  });
+
+  it('takes a retired key out of the key set and the keyring, and touches nothing else', async () => {
+    const { keyring, jwks } = await rotatedOnce();
+    const retired = keyring.retired[0]?.kid ?? '';
+
+    const revoked = await revokeKey({ keyring, jwks, kid: retired, now: at(2) });
+
+    expect(revoked).toMatchObject({ revoked: [retired], replaced: false });
+    expect(revoked.keyring).toEqual({ ...keyring, retired: [] });
+    expect(revoked.jwks.keys.map(({ kid }) => kid)).toEqual([keyring.active.kid, keyring.next.kid]);
+  });
+
+  it('refuses a kid neither the keyring nor the key set holds', async () => {
+    const { keyring, jwks } = await rotatedOnce();
+    await expect(revokeKey({ keyring, jwks, kid: 'unknown', now: at(2) })).rejects.toThrow(
+      'no key unknown in the keyring or the key set',
+    );
   });
 });

@@ -484,3 +484,122 @@ describe('admin CLI: keys', () => {
     ]);
   });
 });
+
+describe('keys revoke', () => {
+  /** A deployed stage whose keyring also remembers one retired key, still published. */
+  async function stageWithRetiredKey() {
+    const names = keyParameterNames(OTHER_STAGE);
+    const { stored, writes, store } = memoryParameters();
+    const retired = await generateSigningJwk();
+    const keyring: Keyring = {
+      ...(await keyringFrom(1)),
+      retired: [{ kid: retired.kid, retiredAt: new Date().toISOString() }],
+    };
+    const jwks = { keys: [...publishedKeys(keyring).keys, toPublicJwk(retired)] };
+    await store.put(names.jwks, JSON.stringify(jwks), { secure: false, overwrite: false });
+    await store.put(names.signingKeyring, JSON.stringify(keyring), { secure: true, overwrite: false });
+    writes.length = 0;
+    return { names, stored, writes, store, keyring, retired };
+  }
+
+  it('revoking the active key unpublishes it and the next key at once and replaces both, keeping the counter secret', async () => {
+    const { names, stored, writes, store, keyring, retired } = await stageWithRetiredKey();
+    const forged = await signWith(keyring);
+
+    const run = await admin(['keys', 'revoke', keyring.active.kid, '--stage', OTHER_STAGE], {
+      parameters: store,
+      stageParams: { kmsKeyArn: KMS_KEY },
+    });
+
+    expect(run.code).toBe(0);
+    expect(writes).toEqual([names.jwks, names.signingKeyring]);
+    expect(stored.get(names.signingKeyring)).toMatchObject({ secure: true, kmsKeyId: KMS_KEY });
+    const after = storedKeys(stored, OTHER_STAGE);
+    expect(kids(after.jwks)).toEqual([after.keyring.active.kid, after.keyring.next.kid, retired.kid]);
+    expect([after.keyring.active.kid, after.keyring.next.kid]).not.toContain(keyring.active.kid);
+    expect([after.keyring.active.kid, after.keyring.next.kid]).not.toContain(keyring.next.kid);
+    expect(after.keyring.retired).toEqual(keyring.retired);
+    expect(after.keyring.counterSecret).toBe(keyring.counterSecret);
+    await expect(verifyWith(after.jwks, forged)).rejects.toThrow();
+    expect(await verifyWith(after.jwks, await signWith(after.keyring))).toBe('rotation-user');
+    expect(lines(run.stdout)).toEqual([
+      `revoked ${keyring.active.kid}: no longer published, nor in the keyring`,
+      `revoked ${keyring.next.kid}: no longer published, nor in the keyring`,
+      `active  ${after.keyring.active.kid} (new: signs as soon as a function reloads)`,
+      `next    ${after.keyring.next.kid} (new)`,
+      'the functions load the change within 5m; tokens signed by a revoked key are refused from then ' +
+        '(docs/deploying.md: a signing key leaked)',
+    ]);
+    expect(run.stdout).not.toContain('"d"');
+  });
+
+  it('revoking a retired key drops only it, even within a reload interval of the last rotation', async () => {
+    const { stored, store, keyring, retired } = await stageWithRetiredKey();
+    const recent = { ...keyring, rotatedAt: new Date().toISOString() };
+    await store.put(keyParameterNames(OTHER_STAGE).signingKeyring, JSON.stringify(recent), {
+      secure: true,
+      overwrite: true,
+    });
+
+    const run = await admin(['keys', 'revoke', retired.kid, '--stage', OTHER_STAGE], { parameters: store });
+
+    expect(run.code).toBe(0);
+    const after = storedKeys(stored, OTHER_STAGE);
+    expect(kids(after.jwks)).toEqual([keyring.active.kid, keyring.next.kid]);
+    expect(after.keyring).toEqual({ ...recent, retired: [] });
+  });
+
+  it('refuses a kid the stage does not know, changing nothing', async () => {
+    const { stored, writes, store } = await stageWithRetiredKey();
+    const before = new Map(stored);
+
+    const run = await admin(['keys', 'revoke', 'no-such-kid', '--stage', OTHER_STAGE], { parameters: store });
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toEqual([
+      `error: no key no-such-kid in the keyring or the key set of stage ${OTHER_STAGE} in SSM (eu-central-1) ` +
+        `(see keys list --stage ${OTHER_STAGE})`,
+    ]);
+    expect(writes).toEqual([]);
+    expect(stored).toEqual(before);
+  });
+
+  it('takes exactly one kid, as keys list prints it', async () => {
+    const runs = [
+      await admin(['keys', 'revoke']),
+      await admin(['keys', 'revoke', 'a', 'b']),
+      await admin(['keys', 'revoke', 'not a kid']),
+    ];
+
+    for (const run of runs) expect(run.code).toBe(2);
+  });
+
+  it('a failed keyring write leaves the revoked key unpublished and says how to finish', async () => {
+    const names = keyParameterNames(OTHER_STAGE);
+    const keyring = await keyringFrom(1);
+    const failing = memoryParameters({ failWrite: names.signingKeyring });
+    await failing.stored.set(names.jwks, { value: JSON.stringify(publishedKeys(keyring)), secure: false });
+    failing.stored.set(names.signingKeyring, { value: JSON.stringify(keyring), secure: true });
+
+    const run = await admin(['keys', 'revoke', keyring.active.kid, '--stage', OTHER_STAGE], {
+      parameters: failing.store,
+    });
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toEqual([
+      expect.stringMatching(
+        new RegExp(`run keys revoke ${keyring.active.kid} --stage ${OTHER_STAGE} again to finish$`),
+      ),
+    ]);
+    expect(kids(storedKeys(failing.stored, OTHER_STAGE).jwks)).not.toContain(keyring.active.kid);
+    // Running it again with a working store finishes the revocation from where it stopped.
+    const again = await admin(['keys', 'revoke', keyring.active.kid, '--stage', OTHER_STAGE], {
+      parameters: (() => {
+        const store = memoryParameters();
+        for (const [name, entry] of failing.stored) store.stored.set(name, entry);
+        return store.store;
+      })(),
+    });
+    expect(again.code).toBe(0);
+  });
+});
