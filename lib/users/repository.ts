@@ -3,7 +3,7 @@
  *
  * Usernames are case-sensitive for login, matched exactly as stored; but two usernames
  * that differ only in case cannot both exist, so an integrator who mistypes the case of
- * their login never reaches somebody else's account.
+ * their login never reaches somebody else's account (docs/behaviour.md, "Usernames").
  */
 import * as v from 'valibot';
 
@@ -94,10 +94,16 @@ export const firstDepotCode = (addresses: readonly Pick<PickupAddress, 'depotCod
   addresses.find((address) => address.depotCode !== '')?.depotCode ?? null;
 
 /**
- * The key under which usernames are unique: Unicode-normalized and lower-cased. Login
- * still compares the stored username exactly.
+ * The key under which usernames are unique: Unicode's compatibility caseless match (NFKD,
+ * full case folding, NFKC for a shorter key), so `straße`, `STRASSE` and `STRAẞE`, or `ΟΔΟΣ`
+ * and `οδοσ`, share one key. Lowering first turns ẞ into ß, whose upper case is SS; upper
+ * case then spells every case variant alike, and lowering it keeps an ASCII name's key what
+ * `toLowerCase` made it. Decomposing first puts an iota subscript after every other mark of
+ * its letter, where its upper case Ι goes. Where this differs from CaseFolding.txt is in
+ * docs/behaviour.md. Login compares the stored name exactly.
  */
-export const foldUsername = (username: string) => username.normalize('NFKC').toLowerCase();
+export const foldUsername = (username: string) =>
+  username.normalize('NFKD').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC');
 
 /** The longest folded username, in UTF-8 bytes: well inside DynamoDB's 2048-byte partition key. */
 export const MAX_FOLDED_USERNAME_BYTES = 1024;
