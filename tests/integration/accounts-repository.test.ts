@@ -49,6 +49,16 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     expect(await codeOf(newUser('Twin'))).toBe('ALREADY_EXISTS');
   });
 
+  it('refuses a username that differs only under full case folding (ß and SS, ς and σ)', async () => {
+    await newUser('Straße');
+    await newUser('ΟΔΟΣ');
+    expect(await codeOf(newUser('STRASSE'))).toBe('ALREADY_EXISTS');
+    expect(await codeOf(newUser('strasse'))).toBe('ALREADY_EXISTS');
+    expect(await codeOf(newUser('οδοσ'))).toBe('ALREADY_EXISTS');
+    expect(await accounts.findByUsername('STRASSE')).toBeNull();
+    expect((await accounts.findByUsername('Straße'))?.username).toBe('Straße');
+  });
+
   it('gives a user the first non-empty depot code of addresses added before it', async () => {
     await accounts.addPickupAddress('C-before', '');
     await accounts.addPickupAddress('C-before', 'PRG01');

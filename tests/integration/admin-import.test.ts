@@ -375,6 +375,24 @@ describeEachDynamo('admin import and export', (kind) => {
     expect(await accounts(stage).findByUsername('existing')).toBeNull();
   });
 
+  it('never lets a username differing only under full case folding overwrite one in the table', async () => {
+    const stage = await freshStage();
+    const original = bcrypt.hashSync('a-long-password-1', 4);
+    await accounts(stage).createUser({ username: 'Straße', passwordHash: original, customerId: null });
+
+    const run = await admin(stage, [
+      'import',
+      await file('folding.jsonl', [
+        { type: 'user', username: 'STRASSE', passwordHash: bcrypt.hashSync('a-long-password-2', 4) },
+      ]),
+    ]);
+
+    expect(run.code).toBe(1);
+    expect(run.out).toContain('line 1: username exists in another letter case (Straße)');
+    expect((await accounts(stage).findByUsername('Straße'))?.passwordHash).toBe(original);
+    expect(await accounts(stage).findByUsername('STRASSE')).toBeNull();
+  });
+
   it('with --skip-invalid writes the valid records and counts the rest as skipped', async () => {
     const stage = await freshStage();
     const hash = bcrypt.hashSync('a-long-password-1', 4);
