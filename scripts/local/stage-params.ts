@@ -2,8 +2,8 @@
  * Reads the stage parameters the operator tools need from serverless.yml (`params.<stage>`
  * over `params.default`), so the admin CLI hashes passwords at the stage's bcrypt cost,
  * keeps retired keys as long as the stage's tokens live and encrypts the keyring with the
- * stage's KMS key, without a second copy of a value. (A `--param` given to `serverless
- * deploy` is not seen here: set a stage's values in its `params` block.)
+ * KMS key the stage's template puts it under, without a second copy of a value. (A `--param`
+ * given to `serverless deploy` is not seen here: set a stage's values in its `params` block.)
  *
  * A parameter may be a literal or use `${env:NAME}` / `${env:NAME, 'default'}`, resolved as
  * the Serverless Framework does (the variable when set, even to '', else the default). Any other
@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { parse } from 'yaml';
 import { DurationSchema, type Env } from '../../lib/config.ts';
+import { SERVICE } from '../../lib/stage.ts';
 import type { ThrottlePolicy } from '../../lib/throttle/throttle.ts';
 
 const SERVERLESS_FILE = new URL('../../serverless.yml', import.meta.url);
@@ -39,6 +40,7 @@ const ParamsSchema = v.object({
   refreshTokenTtl: DurationSchema,
   keyReloadInterval: DurationSchema,
   kmsKeyArn: KmsKeyArnSchema,
+  createKeyringKey: v.picklist(['true', 'false'], "must be 'true' or 'false'"),
   // A number in serverless.yml, a string where it comes from ${env:…}.
   loginFailureLimit: v.pipe(
     v.union([v.number(), v.string()]),
@@ -56,10 +58,26 @@ export interface StageParams {
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly keyReloadIntervalSeconds: number;
-  /** The stage's own KMS key for the signing keyring; undefined: the AWS-managed key. */
+  /**
+   * The KMS key the signing keyring is written with (`keyringKmsKey`): a key ARN, or the
+   * stack's own key by its alias; undefined: the AWS-managed key.
+   */
   readonly kmsKeyArn: string | undefined;
   /** The username counters' rule, so operators see a refusing counter as locked. */
   readonly usernameThrottle: ThrottlePolicy;
+}
+
+/**
+ * The key infra/kms.yml puts the keyring under: the stage parameter kmsKeyArn when set, else
+ * the stack's own key when the stage creates one (createKeyringKey), by its alias, which SSM's
+ * PutParameter takes as KeyId; else undefined, the AWS-managed key aws/ssm.
+ */
+export function keyringKmsKey(
+  stage: string,
+  params: { readonly kmsKeyArn: string; readonly createKeyringKey: 'true' | 'false' },
+): string | undefined {
+  if (params.kmsKeyArn !== '') return params.kmsKeyArn;
+  return params.createKeyringKey === 'true' ? `alias/${SERVICE}-${stage}-keyring` : undefined;
 }
 
 const ENV_VARIABLE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?:\s*,\s*(?:'([^']*)'|"([^"]*)"))?\s*\}/g;
@@ -105,7 +123,7 @@ export function readStageParams(stage: string, env: Env = process.env): StagePar
     accessTokenTtlSeconds: params.accessTokenTtl,
     refreshTokenTtlSeconds: params.refreshTokenTtl,
     keyReloadIntervalSeconds: params.keyReloadInterval,
-    kmsKeyArn: params.kmsKeyArn === '' ? undefined : params.kmsKeyArn,
+    kmsKeyArn: keyringKmsKey(stage, params),
     usernameThrottle: {
       limit: params.loginFailureLimit,
       windowSeconds: params.loginFailureWindow,

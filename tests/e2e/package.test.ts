@@ -14,6 +14,7 @@ import { MAX_BODY_BYTES, problemResponse } from '../../lib/http.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { unzip } from '../../scripts/bench/bundles.ts';
+import { readStageParams } from '../../scripts/local/stage-params.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
@@ -546,11 +547,99 @@ describe('the prod CloudFormation template', () => {
       expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
   });
 
-  it('keeps to the AWS-managed keys unless the stage names its own', () => {
+  it('keeps the log groups and the alarm topic on the AWS-managed keys unless the stage names its own', () => {
     for (const [id, group] of ofType('AWS::Logs::LogGroup'))
       expect(group.Properties.KmsKeyId, id).toBeUndefined();
     expect(resources.AlarmTopic?.Properties.KmsMasterKeyId).toBeUndefined();
+    // The keyring's own key grants its users in its key policy: no role names it.
     expect(JSON.stringify(ofType('AWS::IAM::Role'))).not.toContain('kms:');
+  });
+
+  describe('the keyring’s own KMS key', () => {
+    type KeyStatement = {
+      Effect: string;
+      Principal: { AWS: unknown };
+      Action: string[];
+      Resource: string;
+      Condition?: Record<string, Record<string, unknown>>;
+    };
+    const statements = () =>
+      (resources.KeyringKey?.Properties.KeyPolicy as { Statement: KeyStatement[] } | undefined)?.Statement ??
+      [];
+    /** A principal as text; the operators' role is the stage parameter inside a Fn::Sub. */
+    const principalsOf = (statement: KeyStatement) =>
+      [statement.Principal.AWS]
+        .flat()
+        .map((principal) => (principal as { 'Fn::Sub'?: string })['Fn::Sub'] ?? joined(principal))
+        .sort();
+    /** Whatever encrypts, decrypts or lets someone else do so (a grant). */
+    const USAGE = /^kms:(Encrypt|Decrypt|ReEncrypt|GenerateDataKey|CreateGrant|\*)/;
+    const keyring =
+      'arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/parcel-auth/prod/signing-keyring';
+
+    it('is the stack’s own on prod: rotated every year, kept when the stack goes, named by the alias the admin CLI writes with', () => {
+      expect(resources.KeyringKey).toMatchObject({
+        Type: 'AWS::KMS::Key',
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+        Properties: { EnableKeyRotation: true, KeySpec: 'SYMMETRIC_DEFAULT', KeyUsage: 'ENCRYPT_DECRYPT' },
+      });
+      expect(resources.KeyringKeyAlias).toMatchObject({
+        Type: 'AWS::KMS::Alias',
+        Properties: { AliasName: 'alias/parcel-auth-prod-keyring', TargetKeyId: { Ref: 'KeyringKey' } },
+      });
+      // `keys init --stage prod` and `keys rotate --stage prod` encrypt with this alias.
+      expect(readStageParams('prod').kmsKeyArn).toBe('alias/parcel-auth-prod-keyring');
+    });
+
+    it('lets only the signing roles decrypt and the operators’ role write, the keyring only, through SSM only', () => {
+      const usage = statements().filter((statement) => statement.Action.some((action) => USAGE.test(action)));
+      expect(
+        Object.fromEntries(usage.map((statement) => [principalsOf(statement).join(' '), statement.Action])),
+      ).toEqual({
+        '<LoginRole.Arn> <RefreshRole.Arn>': ['kms:Decrypt'],
+        'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/parcel-auth-operator': [
+          'kms:Encrypt',
+          'kms:Decrypt',
+        ],
+      });
+      for (const statement of usage) {
+        expect(statement.Effect).toBe('Allow');
+        expect(
+          Object.fromEntries(
+            Object.entries(statement.Condition?.StringEquals ?? {}).map(([key, value]) => [
+              key,
+              joined(value),
+            ]),
+          ),
+        ).toEqual({
+          'kms:ViaService': 'ssm.<AWS::Region>.amazonaws.com',
+          'kms:EncryptionContext:PARAMETER_ARN': keyring,
+        });
+        expect(Object.keys(statement.Condition ?? {})).toEqual(['StringEquals']);
+      }
+    });
+
+    it('lets the account administer the key, so CloudFormation can manage it, but never use it', () => {
+      const others = statements().filter(
+        (statement) => !statement.Action.some((action) => USAGE.test(action)),
+      );
+      expect(others.map(principalsOf)).toEqual([['arn:<AWS::Partition>:iam::<AWS::AccountId>:root']]);
+      const actions = others[0]?.Action ?? [];
+      expect(actions).toEqual(
+        expect.arrayContaining([
+          'kms:DescribeKey',
+          'kms:PutKeyPolicy',
+          'kms:GetKeyPolicy',
+          'kms:EnableKeyRotation',
+          'kms:TagResource',
+          'kms:CreateAlias',
+          'kms:ScheduleKeyDeletion',
+        ]),
+      );
+      // No wildcard, which could include a use of the key (kms:Create* holds kms:CreateGrant).
+      for (const action of actions) expect(action).not.toContain('*');
+    });
   });
 
   it('lets API Gateway invoke each function only for its own method and path, and the authorizer only as the authorizer', () => {
@@ -1150,6 +1239,13 @@ describe('the dev CloudFormation template', () => {
     await rm(join(ROOT, `.esbuild/package-${process.pid}-dev`), { recursive: true, force: true });
   });
 
+  it('creates no KMS key: its keyring stays on the AWS-managed key aws/ssm', () => {
+    expect(Object.values(dev.resources).filter((resource) => resource.Type.startsWith('AWS::KMS::'))).toEqual(
+      [],
+    );
+    expect(readStageParams('dev').kmsKeyArn).toBeUndefined();
+  });
+
   it('creates no web ACL: every firewall resource is conditional on wafEnabled, which dev leaves off', () => {
     expect(evaluateCondition(dev.template.Conditions ?? {}, { Condition: 'WafEnabled' })).toBe(false);
     const waf = Object.entries(dev.template.Resources).filter(([, r]) => r.Type.startsWith('AWS::WAFv2::'));
@@ -1239,15 +1335,16 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
     );
   });
 
-  it('changes nothing else: the same resources as the default template', () => {
+  it('changes nothing else: the same resources as the default template, but no key of the stack’s own', () => {
     expect(
       Object.keys(customized.resources)
         .filter((id) => !/Deployment|Version/.test(id))
         .sort(),
     ).toEqual(
       Object.keys(resources)
-        .filter((id) => !/Deployment|Version/.test(id))
+        .filter((id) => !/Deployment|Version|^KeyringKey/.test(id))
         .sort(),
     );
+    expect(Object.keys(resources)).toEqual(expect.arrayContaining(['KeyringKey', 'KeyringKeyAlias']));
   });
 });

@@ -1,10 +1,10 @@
 /**
  * The stage parameters the admin CLI reads from serverless.yml (scripts/local/stage-params.ts):
- * here the KMS key a stage may name for its signing keyring.
+ * here the KMS key a stage's signing keyring is written with.
  */
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { KmsKeyArnSchema, readStageParams } from '../../scripts/local/stage-params.ts';
+import { KmsKeyArnSchema, keyringKmsKey, readStageParams } from '../../scripts/local/stage-params.ts';
 
 describe('stage parameter kmsKeyArn', () => {
   it.each([
@@ -34,8 +34,20 @@ describe('stage parameter kmsKeyArn', () => {
     expect(v.safeParse(KmsKeyArnSchema, value).success).toBe(false);
   });
 
-  it('is unset on every stage serverless.yml defines: they keep the AWS-managed keys', () => {
-    for (const stage of ['local', 'dev', 'prod'])
-      expect(readStageParams(stage).kmsKeyArn, stage).toBeUndefined();
+  it('is unset on every stage serverless.yml defines: local and dev keep the AWS-managed key', () => {
+    for (const stage of ['local', 'dev']) expect(readStageParams(stage).kmsKeyArn, stage).toBeUndefined();
+  });
+
+  it('names the stack’s own key by its alias on a stage that creates one (prod)', () => {
+    expect(readStageParams('prod').kmsKeyArn).toBe('alias/parcel-auth-prod-keyring');
+    expect(keyringKmsKey('prod', { kmsKeyArn: '', createKeyringKey: 'true' })).toBe(
+      'alias/parcel-auth-prod-keyring',
+    );
+    expect(keyringKmsKey('qa', { kmsKeyArn: '', createKeyringKey: 'false' })).toBeUndefined();
+  });
+
+  it('prefers the stage parameter kmsKeyArn over the stack’s own key, as the template does', () => {
+    const key = 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+    expect(keyringKmsKey('prod', { kmsKeyArn: key, createKeyringKey: 'true' })).toBe(key);
   });
 });
