@@ -108,13 +108,61 @@ export const foldUsername = (username: string) =>
 /** The longest folded username, in UTF-8 bytes: well inside DynamoDB's 2048-byte partition key. */
 export const MAX_FOLDED_USERNAME_BYTES = 1024;
 
-/** Usernames an operator may create: 1 to 128 visible characters, no spaces or control characters. */
+/**
+ * Every script of Unicode 17 but Common and Inherited, by ISO 15924 code, as the JavaScript
+ * engine's `\p{Script_Extensions=…}` knows them; Zzzz (Unknown) holds unassigned and
+ * private-use characters.
+ */
+export const USERNAME_SCRIPTS: readonly string[] = Object.freeze(
+  (
+    'Latn Cyrl Grek Arab Hebr Hani Hira Kana Hang Bopo Adlm Aghb Ahom Armi Armn Avst Bali Bamu ' +
+    'Bass Batk Beng Berf Bhks Brah Brai Bugi Buhd Cakm Cans Cari Cham Cher Chrs Copt Cpmn Cprt ' +
+    'Deva Diak Dogr Dsrt Dupl Egyp Elba Elym Ethi Gara Geor Glag Gong Gonm Goth Gran Gujr Gukh ' +
+    'Guru Hano Hatr Hluw Hmng Hmnp Hung Ital Java Kali Kawi Khar Khmr Khoj Kits Knda Krai Kthi ' +
+    'Lana Laoo Lepc Limb Lina Linb Lisu Lyci Lydi Mahj Maka Mand Mani Marc Medf Mend Merc Mero ' +
+    'Mlym Modi Mong Mroo Mtei Mult Mymr Nagm Nand Narb Nbat Newa Nkoo Nshu Ogam Olck Onao Orkh ' +
+    'Orya Osge Osma Ougr Palm Pauc Perm Phag Phli Phlp Phnx Plrd Prti Rjng Rohg Runr Samr Sarb ' +
+    'Saur Sgnw Shaw Shrd Sidd Sidt Sind Sinh Sogd Sogo Sora Soyo Sund Sunu Sylo Syrc Tagb Takr ' +
+    'Tale Talu Taml Tang Tavt Tayo Telu Tfng Tglg Thaa Thai Tibt Tirh Tnsa Todr Tols Toto Tutg ' +
+    'Ugar Vaii Vith Wara Wcho Xpeo Xsux Yezi Yiii Zanb Zzzz'
+  ).split(' '),
+);
+
+/**
+ * UTS #39 section 5.1: a name is single-script when one script is in the Script_Extensions
+ * of each of its characters. Common and Inherited characters (digits, punctuation, combining
+ * marks) go with any script; Han, Hiragana and Katakana together are Japanese, Han and
+ * Hangul Korean, Han and Bopomofo Chinese. Built on first use: login never needs it.
+ */
+let singleScriptNames: readonly RegExp[] | undefined;
+const isSingleScript = (name: string) => {
+  singleScriptNames ??= [
+    ...USERNAME_SCRIPTS.map((script) => [script]),
+    ['Hani', 'Hira', 'Kana'],
+    ['Hani', 'Hang'],
+    ['Hani', 'Bopo'],
+  ].map((scripts) => {
+    const letters = scripts.map((script) => `\\p{scx=${script}}`).join('');
+    return new RegExp(`^[${letters}\\p{scx=Zyyy}\\p{scx=Zinh}]*$`, 'u');
+  });
+  return singleScriptNames.some((pattern) => pattern.test(name));
+};
+
+/**
+ * Usernames an operator may create: 1 to 128 visible characters, no spaces or control
+ * characters, NFC, in one script. The script is checked on the name and on its NFKC form,
+ * where a look-alike of the Common script (𝐚, Ⓐ) has become the letter it imitates.
+ */
 export const UsernameSchema = v.pipe(
   v.string(),
   v.nonEmpty('must not be empty'),
   v.maxLength(128, 'must be at most 128 characters'),
   v.regex(/^[^\p{Cc}\p{Cf}\p{Z}]+$/u, 'must not contain spaces or control characters'),
   v.check((name) => name === name.normalize('NFC'), 'must be in Unicode NFC form'),
+  v.check(
+    (name) => isSingleScript(name) && isSingleScript(name.normalize('NFKC')),
+    'must not mix scripts (e.g. Latin and Cyrillic letters)',
+  ),
   v.check((name) => Buffer.byteLength(foldUsername(name)) <= MAX_FOLDED_USERNAME_BYTES, 'is too long'),
 );
 

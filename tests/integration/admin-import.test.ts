@@ -375,6 +375,29 @@ describeEachDynamo('admin import and export', (kind) => {
     expect(await accounts(stage).findByUsername('existing')).toBeNull();
   });
 
+  it('refuses a username that mixes scripts and two that differ only under full case folding', async () => {
+    const stage = await freshStage();
+    const before = await itemCount(stage);
+    const hash = bcrypt.hashSync('a-long-password-1', 4);
+
+    const run = await admin(stage, [
+      'import',
+      await file('scripts.jsonl', [
+        { type: 'user', username: 'p\u0430ypal', passwordHash: hash },
+        { type: 'user', username: 'ΟΔΟΣ', passwordHash: hash },
+        { type: 'user', username: 'οδοσ', passwordHash: hash },
+      ]),
+    ]);
+
+    expect(run.code).toBe(1);
+    expect(run.out.filter((line) => line.startsWith('line '))).toEqual([
+      'line 1: username must not mix scripts (e.g. Latin and Cyrillic letters)',
+      'line 2: username is also on line 3 (in any letter case)',
+      'line 3: username differs from the one on line 2 only by letter case or is the same',
+    ]);
+    expect(await itemCount(stage)).toBe(before);
+  });
+
   it('never lets a username differing only under full case folding overwrite one in the table', async () => {
     const stage = await freshStage();
     const original = bcrypt.hashSync('a-long-password-1', 4);

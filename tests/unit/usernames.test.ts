@@ -1,10 +1,18 @@
 /**
  * The username rule (docs/behaviour.md, "Usernames"): the key under which names are unique
- * (full case folding).
+ * (full case folding), and the names an operator may create (one script, UTS #39).
  */
 import fc from 'fast-check';
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { foldUsername } from '../../lib/users/repository.ts';
+import { LoginRequestSchema } from '../../lib/auth/login.ts';
+import { foldUsername, USERNAME_SCRIPTS, UsernameSchema } from '../../lib/users/repository.ts';
+
+const MIXES_SCRIPTS = 'must not mix scripts (e.g. Latin and Cyrillic letters)';
+
+/** The messages UsernameSchema gives `name`; empty when it may be created. */
+const refusals = (name: string) =>
+  v.safeParse(UsernameSchema, name).issues?.map((issue) => issue.message) ?? [];
 
 /** Characters whose case mapping toLowerCase alone gets wrong, or that NFKC changes. */
 const SPECIAL_CASES = [...'ßẞſKÅﬀﬃŉǅǆǄΣσςͅιᾳᾼᾀἀΐİıǰЁёᲀвΩΩꭰᎠ𐐀𐐨'];
@@ -62,5 +70,51 @@ describe('foldUsername', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('UsernameSchema: one script', () => {
+  it.each([
+    ['a Cyrillic а in a Latin name', 'pаypal'],
+    ['a Greek ο in a Latin name', 'gοogle'],
+    ['a Latin o in a Cyrillic name', 'вoва'],
+    ['a Common look-alike that NFKC turns into a Latin letter', '𝐚дмин'],
+    ['a Greek tonos in a Latin name, though NFKC turns it into a space and a mark', 'cafe\u0384'],
+    ['Hiragana with Hangul', 'たなか한국'],
+    ['Katakana with Bopomofo', 'タナカㄅ'],
+    ['a Katakana-Hiragana sign (Script_Extensions Hira, Kana) in a Latin name', 'abー'],
+    ['a private-use character (script Unknown) in a Latin name', 'alice\uE000'],
+  ])('refuses %s', (_, name) => {
+    expect(refusals(name)).toEqual([MIXES_SCRIPTS]);
+  });
+
+  it.each([
+    ['Latin with digits and ASCII punctuation', 'alice.smith-01_x'],
+    ['Latin with a combining mark (Inherited)', 'alex\u0301'],
+    ['Cyrillic', 'иван.2024'],
+    ['Greek', 'οδος'],
+    ['Han, Hiragana and Katakana (Japanese)', '山田たろうタロウ'],
+    ['Han and Hangul (Korean)', '한국語'],
+    ['Han and Bopomofo (Chinese)', 'ㄅㄆ中文'],
+    ['a sign shared by Hiragana and Katakana with either', 'らーめん'],
+    ['digits and punctuation alone (Common)', '2024-01'],
+  ])('accepts %s', (_, name) => {
+    expect(refusals(name)).toEqual([]);
+  });
+
+  it('knows the script of every character the JavaScript engine knows one of', () => {
+    const known = new RegExp(
+      `[${[...USERNAME_SCRIPTS, 'Zyyy', 'Zinh'].map((script) => `\\p{scx=${script}}`).join('')}]`,
+      'u',
+    );
+    const unknown: string[] = [];
+    for (let codePoint = 0; codePoint <= 0x10ffff; codePoint++) {
+      if (!known.test(String.fromCodePoint(codePoint))) unknown.push(codePoint.toString(16));
+    }
+    expect(unknown).toEqual([]);
+  });
+
+  it('leaves login to compare exactly: a stored name that mixes scripts still logs in', () => {
+    expect(v.is(LoginRequestSchema, { username: 'pаypal', password: 'a-password' })).toBe(true);
   });
 });
