@@ -8,11 +8,13 @@ import { builtinModules, createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES, problemResponse } from '../../lib/http.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { tableNames } from '../../lib/stage.ts';
+import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
 import { unzip } from '../../scripts/bench/bundles.ts';
 import { readStageParams } from '../../scripts/local/stage-params.ts';
 
@@ -140,6 +142,31 @@ function joined(value: unknown): string {
   if (node['Fn::GetAtt'] !== undefined) return `<${node['Fn::GetAtt'].join('.')}>`;
   if (node['Fn::Join'] !== undefined) return node['Fn::Join'][1].map(joined).join(node['Fn::Join'][0]);
   throw new Error(`cannot read ${JSON.stringify(value)}`);
+}
+
+const EXPRESSION_WORDS = new Set(['SET', 'REMOVE', 'ADD', 'DELETE', 'AND', 'OR', 'NOT', 'BETWEEN', 'IN']);
+/**
+ * The top-level attribute names a DynamoDB request touches, as IAM's dynamodb:Attributes
+ * sees them: its key and the first element of every path in its expressions (`#name`
+ * placeholders resolved; values, functions and keywords left out).
+ */
+function attributesOf(request: Record<string, unknown>): string[] {
+  const names = (request.ExpressionAttributeNames ?? {}) as Record<string, string>;
+  const expressions = [
+    request.UpdateExpression,
+    request.ConditionExpression,
+    request.ProjectionExpression,
+    request.KeyConditionExpression,
+    request.FilterExpression,
+  ].filter((expression): expression is string => typeof expression === 'string');
+  const attributes = new Set(Object.keys((request.Key ?? {}) as object));
+  for (const expression of expressions) {
+    for (const [, first] of expression.matchAll(/(?<![\w.#:\]])(#?[A-Za-z_]\w*)(?![\w#]|\s*\()/g)) {
+      if (first === undefined || EXPRESSION_WORDS.has(first.toUpperCase())) continue;
+      attributes.add(first.startsWith('#') ? (names[first] ?? first) : first);
+    }
+  }
+  return [...attributes].sort();
 }
 
 /** The path of an API Gateway resource (`{ Ref: id }`), from its parents' path parts. */
@@ -454,12 +481,63 @@ describe('the prod CloudFormation template', () => {
         Condition: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
           'ForAllValues:StringEquals': {
-            'dynamodb:Attributes': ['pk', 'sk', 'username', 'enabled', 'revokedBefore'],
+            'dynamodb:Attributes': ['pk', 'sk', 'username', 'enabled', 'revokedBefore', 'revokedSessions'],
           },
           StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
         },
       });
       expect(grants('TrackShipmentRole')).toEqual(['dynamodb:GetItem on ShipmentsTable']);
+    });
+
+    it('allows every attribute, key and return value of the requests the code makes under those conditions', async () => {
+      // The local stack does not enforce IAM: a request naming an attribute its role's
+      // dynamodb:Attributes lacks would first fail on AWS. So the requests themselves, as the
+      // code builds them, are held to the conditions here (a client that only writes them down).
+      const sent: Record<string, unknown>[] = [];
+      const client = {
+        send: async (command: { input: Record<string, unknown> }) => {
+          sent.push(command.input);
+          return {};
+        },
+      } as unknown as DynamoDBDocumentClient;
+      const tableName = 'parcel-auth-prod-accounts';
+      const requestsOf = async (call: () => Promise<unknown>) => {
+        sent.length = 0;
+        await call();
+        return [...sent];
+      };
+      const conditionOf = (roleId: string, action: string) =>
+        statementsOf(roleId).find(
+          (statement) =>
+            statement.Action.includes(action) &&
+            JSON.stringify(statement.Resource).includes('"AccountsTable"'),
+        )?.Condition as Record<string, Record<string, unknown>>;
+      const expectAllowed = (requests: Record<string, unknown>[], roleId: string, action: string) => {
+        const condition = conditionOf(roleId, action);
+        expect(requests.length, roleId).toBeGreaterThan(0);
+        for (const request of requests) {
+          expect(request.TableName).toBe(tableName);
+          expect(String((request.Key as { pk: string }).pk)).toMatch(/^USER#/);
+          expect(condition['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(['USER#*']);
+          const allowed = condition['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as string[];
+          expect(allowed, `${roleId} ${action}`).toEqual(expect.arrayContaining(attributesOf(request)));
+          const returnValues = condition.StringEqualsIfExists?.['dynamodb:ReturnValues'] as
+            | string[]
+            | undefined;
+          if (request.ReturnValues !== undefined) expect(returnValues).toContain(request.ReturnValues);
+        }
+      };
+      const repository = createDynamoAccountRepository({ client, tableName });
+      expectAllowed(
+        await requestsOf(() => repository.upgradePasswordHash('Alice', '$2b$04$old', '$2b$10$new')),
+        'LoginRole',
+        'dynamodb:UpdateItem',
+      );
+      expectAllowed(
+        await requestsOf(() => createDynamoStatusReader({ client, tableName }).findStatus('Alice')),
+        'AuthorizerRole',
+        'dynamodb:GetItem',
+      );
     });
 
     it('lets login update only a user item’s password hash, and refresh only its revokedSessions', () => {
@@ -470,7 +548,8 @@ describe('the prod CloudFormation template', () => {
             JSON.stringify(statement.Resource).includes('"AccountsTable"'),
         );
       // What the code writes (lib/users/dynamodb.ts): upgradePasswordHash sets passwordHash on
-      // condition of username and passwordHash; refresh's reuse detection sets revokedSessions.
+      // condition of username and passwordHash; revokeSessionTokens sets revokedSessions on
+      // condition of username.
       // The key attributes must be listed for DynamoDB to address the item at all; the return
       // values are limited to the attributes touched, so no other attribute can come back.
       const updateOf = (attributes: string[]) => ({
@@ -484,7 +563,7 @@ describe('the prod CloudFormation template', () => {
         },
       });
       expect(accountUpdates('LoginRole')).toEqual([updateOf(['pk', 'sk', 'username', 'passwordHash'])]);
-      expect(accountUpdates('RefreshRole')).toEqual([updateOf(['pk', 'sk', 'revokedSessions'])]);
+      expect(accountUpdates('RefreshRole')).toEqual([updateOf(['pk', 'sk', 'username', 'revokedSessions'])]);
       const others = ofType('AWS::IAM::Role').filter(([id]) => id !== 'LoginRole' && id !== 'RefreshRole');
       for (const [id] of others) expect(accountUpdates(id), id).toEqual([]);
     });
