@@ -137,10 +137,10 @@ export const USERNAME_SCRIPTS: readonly string[] = Object.freeze(
 let singleScriptNames: readonly RegExp[] | undefined;
 const isSingleScript = (name: string) => {
   singleScriptNames ??= [
-    ...USERNAME_SCRIPTS.map((script) => [script]),
     ['Hani', 'Hira', 'Kana'],
     ['Hani', 'Hang'],
     ['Hani', 'Bopo'],
+    ...USERNAME_SCRIPTS.map((script) => [script]),
   ].map((scripts) => {
     const letters = scripts.map((script) => `\\p{scx=${script}}`).join('');
     return new RegExp(`^[${letters}\\p{scx=Zyyy}\\p{scx=Zinh}]*$`, 'u');
