@@ -152,6 +152,7 @@ export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps & 
   return {
     ...sessionDeps(config, await signingKeyring(config.keys, config.data.region)),
     users: accounts(config.data, config.accountsTable),
+    accessTtlSeconds: config.tokens.accessTtlSeconds,
     refreshTokens: createRefreshTokenVerifier({
       keys: await verificationKeys(config.keys, config.data.region),
       settings: config.tokens,

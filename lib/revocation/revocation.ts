@@ -1,7 +1,8 @@
 /**
  * The authorizer's revocation check: an access token is refused when its user no longer
  * exists, is disabled, or revoked every token issued before a moment later than the
- * token's `iat` (password change, disabling, `user logout`).
+ * token's `iat` (password change, disabling, `user logout`), or when its session (`sid`)
+ * was revoked for refresh-token reuse: the thief's access token ends with the chain.
  *
  * It costs one GetItem per user per container per `cacheTtlMs`, which bounds how late a
  * revocation takes effect here; API Gateway's authorizer cache adds its own TTL on top.
@@ -40,7 +41,7 @@ export function createRevocationCheck(deps: {
     ...(deps.clock && { clock: deps.clock }),
   });
   return {
-    async isRevoked({ username, issuedAt }) {
+    async isRevoked({ username, issuedAt, sessionId }) {
       // A hit is a check that made no read of its own: a cached state, or one being read
       // for a concurrent check of the same user.
       let read = false;
@@ -50,7 +51,12 @@ export function createRevocationCheck(deps: {
       });
       metrics.count({ name: read ? 'RevocationCacheMiss' : 'RevocationCacheHit' });
       const status = await pending;
-      return status === null || !status.enabled || issuedAt < status.revokedBefore;
+      return (
+        status === null ||
+        !status.enabled ||
+        issuedAt < status.revokedBefore ||
+        (sessionId !== undefined && status.revokedSessions.has(sessionId))
+      );
     },
   };
 }

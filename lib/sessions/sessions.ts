@@ -5,7 +5,8 @@
  *   a new access token and a new refresh token of the same session; one conditional write
  *   decides it, so of two refreshes with one token exactly one succeeds.
  * - A spent token presented again is reuse: a sign that the token leaked. The whole session
- *   is revoked, its newest refresh token included. Only the immediately previous token
+ *   is revoked, its newest refresh token and its access tokens included (the authorizer
+ *   refuses a token whose `sid` the user's revokedSessions holds). Only the immediately previous token
  *   may be presented again, and only within the stage's grace window (default: none): it
  *   is answered with the current token again, never with a new generation.
  * - A session ends at its absolute lifetime, however often it is refreshed, and when the
@@ -22,7 +23,7 @@ import { type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
 import type { IssuedTokens, RefreshClaims, RefreshTokenVerifier, TokenIssuer } from '../tokens/tokens.ts';
-import type { UserReader, UserRecord } from '../users/repository.ts';
+import type { SessionTokenRevoker, UserReader, UserRecord } from '../users/repository.ts';
 import type { Session, SessionStore } from './repository.ts';
 
 /** A session's bounds. */
@@ -41,7 +42,9 @@ export interface SessionDeps {
 }
 
 export interface RefreshDeps extends SessionDeps {
-  readonly users: UserReader;
+  readonly users: UserReader & SessionTokenRevoker;
+  /** How long an access token lives: a session revoked for reuse is remembered that long. */
+  readonly accessTtlSeconds: number;
   readonly refreshTokens: RefreshTokenVerifier;
   readonly logger: Logger;
   /** Counts refreshes, reuse detections and logouts; nothing by default. */
@@ -146,6 +149,13 @@ async function notCurrent(
   ) {
     return { session, jti: session.currentJti };
   }
+  // The access tokens first: if the session's revocation then fails, the client's retry
+  // finds the session still live, detects the reuse again and finishes both.
+  await deps.users.revokeSessionTokens(
+    rotation.username,
+    rotation.sessionId,
+    epochSeconds(rotation.now) + deps.accessTtlSeconds,
+  );
   await deps.store.revoke(rotation.sessionId, 'reuse', rotation.now);
   deps.logger.warn('refresh token reuse: session revoked', {
     sessionId: rotation.sessionId,

@@ -39,7 +39,10 @@ export type RefreshTokenSettings = TokenSettings & { readonly refreshTtlSeconds:
 export const CLOCK_TOLERANCE_SECONDS = 5;
 /** The private claim that carries the customer account of the caller (the auto-login context). */
 export const CUSTOMER_CLAIM = 'customer_id';
-/** The refresh token's session id: `sid`, as OpenID Connect names it. */
+/**
+ * The session id, `sid` as OpenID Connect names it: in both tokens, so that a session
+ * revoked for reuse also stops its access tokens at the authorizer.
+ */
 export const SESSION_CLAIM = 'sid';
 
 /** Whom a token speaks for. */
@@ -86,6 +89,8 @@ export interface AccessClaims extends TokenSubject {
   readonly issuedAt: number;
   /** `exp`, epoch seconds: the token is valid strictly before this instant. */
   readonly expiresAt: number;
+  /** The session the token was issued for; undefined in tokens signed before `sid` was added. */
+  readonly sessionId: string | undefined;
 }
 
 /** A verified refresh token. */
@@ -127,7 +132,10 @@ export function createTokenIssuer(deps: {
           .setJti(jti)
           .sign(signingKey.key);
       };
-      const accessClaims = subject.customerId === null ? {} : { [CUSTOMER_CLAIM]: subject.customerId };
+      const accessClaims = {
+        [SESSION_CLAIM]: sessionId,
+        ...(subject.customerId !== null && { [CUSTOMER_CLAIM]: subject.customerId }),
+      };
       const accessExpiresAt = expiry(settings.accessTtlSeconds);
       const [accessToken, refreshToken] = await Promise.all([
         sign(accessClaims, ACCESS_TOKEN_TYPE, settings.audience, accessExpiresAt, randomUUID()),
@@ -280,11 +288,16 @@ export const createAccessTokenVerifier = (deps: VerifierDeps<TokenSettings>): Ac
       if (customerId !== undefined && (typeof customerId !== 'string' || customerId === '')) {
         throw new TokenError('ERR_TOKEN_CUSTOMER', 'customer claim is not a string');
       }
+      const sessionId = payload[SESSION_CLAIM];
+      if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId === '')) {
+        throw new TokenError('ERR_TOKEN_SESSION', 'sid is not a string');
+      }
       return {
         username: payload.sub,
         customerId: customerId ?? null,
         issuedAt: payload.iat,
         expiresAt: payload.exp as number,
+        sessionId,
       };
     },
   );

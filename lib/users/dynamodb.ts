@@ -28,7 +28,7 @@ import {
 import { conditional, dynamo } from '../aws/errors.ts';
 import { AppError } from '../errors.ts';
 import { revocationCutoff } from '../revocation/revocation.ts';
-import { type Clock, systemClock } from '../time.ts';
+import { type Clock, epochSeconds, systemClock } from '../time.ts';
 import {
   type AccountRepository,
   firstDepotCode,
@@ -112,6 +112,8 @@ interface UserItem {
   customerId?: string;
   depotCode?: string | null;
   revokedBefore?: number;
+  /** Session id to epoch seconds: sessions revoked for reuse, until their access tokens expire. */
+  revokedSessions?: Record<string, number>;
   createdAt: string;
   updatedAt: string;
 }
@@ -153,13 +155,19 @@ export function createDynamoStatusReader(deps: {
           new GetCommand({
             TableName,
             Key: userKey(username),
-            ProjectionExpression: 'username, enabled, revokedBefore',
+            ProjectionExpression: 'username, enabled, revokedBefore, revokedSessions',
           }),
         ),
       );
-      const item = Item as Pick<UserItem, 'username' | 'enabled' | 'revokedBefore'> | undefined;
+      const item = Item as
+        | Pick<UserItem, 'username' | 'enabled' | 'revokedBefore' | 'revokedSessions'>
+        | undefined;
       if (item === undefined || item.username !== username) return null;
-      return { enabled: item.enabled, revokedBefore: item.revokedBefore ?? 0 };
+      return {
+        enabled: item.enabled,
+        revokedBefore: item.revokedBefore ?? 0,
+        revokedSessions: new Set(Object.keys(item.revokedSessions ?? {})),
+      };
     },
   };
 }
@@ -287,6 +295,48 @@ export function createDynamoAccountRepository(deps: {
     },
 
     findStatus: createDynamoStatusReader(deps).findStatus,
+
+    async revokeSessionTokens(username, sessionId, until) {
+      // Two writes, since DynamoDB cannot set a key of a map that may not exist yet: make
+      // the map, then set this session's entry and drop the entries whose tokens expired.
+      const made = await conditional(() =>
+        client.send(
+          new UpdateCommand({
+            TableName,
+            Key: userKey(username),
+            UpdateExpression: 'SET revokedSessions = if_not_exists(revokedSessions, :empty)',
+            ConditionExpression: 'username = :username',
+            ExpressionAttributeValues: { ':empty': {}, ':username': username },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        ),
+      );
+      if (made === undefined) return;
+      const revoked = (made.Attributes?.revokedSessions ?? {}) as Record<string, number>;
+      const nowSeconds = epochSeconds(clock());
+      const expired = Object.keys(revoked).filter(
+        (id) => id !== sessionId && Number(revoked[id]) < nowSeconds,
+      );
+      const names = Object.fromEntries([sessionId, ...expired].map((id, index) => [`#s${index}`, id]));
+      // A user removed between the two writes has nothing left to revoke.
+      await conditional(() =>
+        client.send(
+          new UpdateCommand({
+            TableName,
+            Key: userKey(username),
+            UpdateExpression: [
+              'SET revokedSessions.#s0 = :until',
+              ...(expired.length === 0
+                ? []
+                : [`REMOVE ${expired.map((_, i) => `revokedSessions.#s${i + 1}`).join(', ')}`]),
+            ].join(' '),
+            ConditionExpression: 'username = :username',
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: { ':until': until, ':username': username },
+          }),
+        ),
+      );
+    },
 
     async createUser({ username, passwordHash, customerId }: NewUser) {
       const at = now();

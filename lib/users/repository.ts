@@ -62,6 +62,18 @@ export interface PasswordHashUpgrader {
 export interface UserStatus {
   readonly enabled: boolean;
   readonly revokedBefore: number;
+  /** Sessions revoked for refresh-token reuse: their access tokens are refused too. */
+  readonly revokedSessions: ReadonlySet<string>;
+}
+
+/** What refresh needs when a refresh token is reused: to stop the session's access tokens. */
+export interface SessionTokenRevoker {
+  /**
+   * Records on the user that every access token of `sessionId` is revoked, until `until`
+   * (epoch seconds: when the last of them expires); entries past their `until` are dropped
+   * on the way. Idempotent; does nothing for a user that does not exist.
+   */
+  revokeSessionTokens(username: string, sessionId: string, until: number): Promise<void>;
 }
 
 export interface UserStatusReader {
@@ -70,7 +82,11 @@ export interface UserStatusReader {
 }
 
 /** What operators need (the admin CLI). Every method throws `AppError` NOT_FOUND or ALREADY_EXISTS. */
-export interface AccountRepository extends UserReader, UserStatusReader, PasswordHashUpgrader {
+export interface AccountRepository
+  extends UserReader,
+    UserStatusReader,
+    PasswordHashUpgrader,
+    SessionTokenRevoker {
   /**
    * Refuses a username that exists already, also when it differs only by case. Tokens of
    * an earlier user of the same name are revoked.

@@ -76,14 +76,23 @@ describe('POST /api/v1/token/refresh', () => {
     expect((await track(String(answer.json.token))).status).toBe(404);
   });
 
-  it('revokes the session on reuse of a spent token: the newest token stops working too', async () => {
+  it('revokes the session on reuse of a spent token: the newest tokens stop working too, the user’s other sessions do not', async () => {
     const first = await login();
+    const other = await login();
     const second = await refresh(first.refreshToken);
     expect(second.status).toBe(200);
     const reuse = await refresh(first.refreshToken);
     expect(reuse.status).toBe(401);
     expect(reuse.json).toMatchObject({ type: 'urn:parcel-auth:problem:invalid-credentials' });
     expect((await refresh(String(second.json.refreshToken))).status).toBe(401);
+    // The thief's access token ends with the chain, within the revocation window.
+    const thief = String(second.json.token);
+    expect(await eventually(async () => (await track(thief)).status, 401, REVOCATION_WINDOW_MS + 3000)).toBe(
+      401,
+    );
+    expect((await track(first.token)).status).toBe(401);
+    expect((await track(other.token)).status).toBe(404);
+    expect((await refresh(other.refreshToken)).status).toBe(200);
   });
 
   it('lets exactly one of concurrent refreshes with the same token succeed', async () => {

@@ -4,7 +4,8 @@ import type { UserStatus, UserStatusReader } from '../../lib/users/repository.ts
 
 /** `failFor`: a username whose read fails as the DynamoDB reader's does when DynamoDB is unreachable. */
 export function memoryStatuses(options: { failFor?: string } = {}) {
-  const statuses = new Map<string, UserStatus>();
+  /** A user's state; no revoked sessions unless a test names some. */
+  const statuses = new Map<string, Omit<UserStatus, 'revokedSessions'> & Partial<UserStatus>>();
   let reads = 0;
   const reader: UserStatusReader = {
     async findStatus(username) {
@@ -12,7 +13,8 @@ export function memoryStatuses(options: { failFor?: string } = {}) {
       if (username === options.failFor) {
         throw new AppError('DEPENDENCY_UNAVAILABLE', { cause: new Error('DynamoDB unreachable') });
       }
-      return statuses.get(username) ?? null;
+      const status = statuses.get(username);
+      return status === undefined ? null : { revokedSessions: new Set(), ...status };
     },
   };
   return { statuses, reader, reads: () => reads };

@@ -7,7 +7,7 @@
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { AppError } from '../../lib/errors.ts';
 import { revocationCutoff } from '../../lib/revocation/revocation.ts';
-import { type Clock, systemClock } from '../../lib/time.ts';
+import { type Clock, epochSeconds, systemClock } from '../../lib/time.ts';
 import {
   type AccountRepository,
   firstDepotCode,
@@ -35,13 +35,15 @@ interface Customer {
 interface State {
   readonly records: Map<string, UserRecord>;
   readonly customers: Map<string, Customer>;
+  /** By exact username: session id to the epoch second its access tokens expire. */
+  readonly revokedSessions: Map<string, Map<string, number>>;
 }
 
 const noSuchUser = () => new AppError('NOT_FOUND', { detail: 'no such user' });
 
 /** An empty account store whose clock is `clock`. */
 export function memoryAccounts(clock: Clock = systemClock): MemoryAccounts {
-  return accountsOn({ records: new Map(), customers: new Map() }, clock);
+  return accountsOn({ records: new Map(), customers: new Map(), revokedSessions: new Map() }, clock);
 }
 
 function accountsOn(state: State, clock: Clock): MemoryAccounts {
@@ -81,7 +83,21 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
 
     async findStatus(username) {
       const user = records.get(username);
-      return user === undefined ? null : { enabled: user.enabled, revokedBefore: user.revokedBefore };
+      if (user === undefined) return null;
+      const revoked = state.revokedSessions.get(username) ?? new Map<string, number>();
+      return {
+        enabled: user.enabled,
+        revokedBefore: user.revokedBefore,
+        revokedSessions: new Set(revoked.keys()),
+      };
+    },
+
+    async revokeSessionTokens(username, sessionId, until) {
+      if (!records.has(username)) return;
+      const revoked = state.revokedSessions.get(username) ?? new Map<string, number>();
+      const nowSeconds = epochSeconds(clock());
+      for (const [id, expires] of revoked) if (expires < nowSeconds) revoked.delete(id);
+      state.revokedSessions.set(username, revoked.set(sessionId, until));
     },
 
     async createUser({ username, passwordHash, customerId }) {
@@ -90,6 +106,7 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
         throw new AppError('ALREADY_EXISTS', { detail: 'a user with this name (in any letter case) exists' });
       }
       const at = now();
+      state.revokedSessions.delete(username);
       records.set(username, {
         username,
         passwordHash,
@@ -124,6 +141,7 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
     async removeUser(username) {
       const { customerId } = existing(username);
       records.delete(username);
+      state.revokedSessions.delete(username);
       if (customerId !== null) customers.get(customerId)?.members.delete(username);
     },
 

@@ -212,7 +212,7 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     );
 
     expect(statuses).toEqual([
-      { enabled: true, revokedBefore: Math.floor(at.getTime() / 1000) + 1 },
+      { enabled: true, revokedBefore: Math.floor(at.getTime() / 1000) + 1, revokedSessions: new Set() },
       null,
       null,
     ]);
@@ -228,6 +228,7 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     expect(await accounts.findStatus('revived')).toEqual({
       enabled: true,
       revokedBefore: disabled?.revokedBefore,
+      revokedSessions: new Set(),
     });
   });
 
@@ -514,7 +515,7 @@ describeEachDynamo('account repository on DynamoDB', (kind) => {
 /** A status reader over users a test seeds, and one whose store cannot be reached. */
 interface StatusBench {
   readonly reader: UserStatusReader;
-  seed(username: string, status: UserStatus): Promise<void>;
+  seed(username: string, status: Omit<UserStatus, 'revokedSessions'>): Promise<void>;
   /** A reader that cannot reach its store (the fake's fails for `username` only). */
   unreachable(username: string): Promise<UserStatusReader>;
 }
@@ -565,8 +566,8 @@ describeStoreContract('user status reader', STATUS_READERS, (bench) => {
     );
 
     expect(statuses).toEqual([
-      { enabled: true, revokedBefore: 1_800_000_000 },
-      { enabled: false, revokedBefore: 1_800_000_100 },
+      { enabled: true, revokedBefore: 1_800_000_000, revokedSessions: new Set() },
+      { enabled: false, revokedBefore: 1_800_000_100, revokedSessions: new Set() },
     ]);
   });
 

@@ -55,6 +55,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     tokens: createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }),
     refreshTokens: createRefreshTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock }),
     settings: { maxLifetimeSeconds, reuseGraceSeconds: grace },
+    accessTtlSeconds: TOKEN_SETTINGS.accessTtlSeconds,
     clock,
     logger: createLogger('info', (line) => logLines.push(line)),
   });
@@ -104,6 +105,44 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     const warning = logLines.find((line) => line.includes('refresh token reuse'));
     expect(warning).toBeDefined();
     expect(warning).not.toContain(tokens.refreshToken);
+  });
+
+  it('stops the access tokens of a session revoked for reuse at the authorizer, and no other session’s', async () => {
+    const { username, tokens } = await loggedIn();
+    const user = await accounts.findByUsername(username);
+    if (user === null) throw new Error('user not created');
+    const other = await startSession(deps(), user, now);
+    const second = await refresh(tokens);
+    const revocation = createRevocationCheck({ users: accounts, cacheTtlMs: 0 });
+    const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
+    const revoked = async (token: string) => revocation.isRevoked(await access.verify(token));
+    expect(await revoked(second.accessToken)).toBe(false);
+
+    expect(await codeOf(refresh(tokens))).toBe('INVALID_REFRESH_TOKEN');
+
+    expect(await revoked(tokens.accessToken)).toBe(true);
+    expect(await revoked(second.accessToken)).toBe(true);
+    expect(await revoked(other.accessToken)).toBe(false);
+    expect((await refresh(other)).accessToken).not.toBe('');
+  });
+
+  it('forgets a session revoked for reuse once its access tokens have expired, when it records the next', async () => {
+    const { username, tokens } = await loggedIn();
+    await refresh(tokens);
+    await codeOf(refresh(tokens));
+    const first = String(decodeJwt(tokens.refreshToken).sid);
+    expect((await accounts.findStatus(username))?.revokedSessions).toEqual(new Set([first]));
+    now = new Date(now.getTime() + (TOKEN_SETTINGS.accessTtlSeconds + 1) * 1000);
+    const user = await accounts.findByUsername(username);
+    if (user === null) throw new Error('user not found');
+    const later = await startSession(deps(), user, now);
+
+    await refresh(later);
+    await codeOf(refresh(later));
+
+    expect((await accounts.findStatus(username))?.revokedSessions).toEqual(
+      new Set([String(decodeJwt(later.refreshToken).sid)]),
+    );
   });
 
   it('lets exactly one of several concurrent refreshes with the same token succeed, then revokes', async () => {

@@ -189,6 +189,14 @@ describe('authorizer', () => {
     await expect(decide(`Bearer ${tokens.accessToken}`)).rejects.toThrow(new Error('Unauthorized'));
   });
 
+  it('throws exactly Unauthorized for a token of a session revoked for reuse, and accepts one of another session', async () => {
+    const sessionId = String(decodeJwt(tokens.accessToken).sid);
+    statuses.set('alice', { enabled: true, revokedBefore: 0, revokedSessions: new Set([sessionId]) });
+    await expect(decide(`Bearer ${tokens.accessToken}`)).rejects.toThrow(new Error('Unauthorized'));
+    statuses.set('alice', { enabled: true, revokedBefore: 0, revokedSessions: new Set(['another-session']) });
+    await expect(decide(`Bearer ${tokens.accessToken}`)).resolves.toMatchObject({ principalId: 'alice' });
+  });
+
   it('accepts a token issued in the very second of the revocation cutoff', async () => {
     const { iat } = decodeJwt(tokens.accessToken);
     statuses.set('alice', { enabled: true, revokedBefore: iat ?? 0 });

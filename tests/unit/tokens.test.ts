@@ -24,6 +24,7 @@ const verifiedAlice = {
   ...alice,
   issuedAt: NOW_SECONDS,
   expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
+  sessionId: expect.any(String),
 };
 
 let keys: Awaited<ReturnType<typeof testKeys>>;
@@ -67,7 +68,7 @@ describe('token issuer', () => {
     expect(claims.jti).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('puts the session id, the login time and the chosen jti in the refresh token only', async () => {
+  it('puts the session id in both tokens, the login time and the chosen jti in the refresh token only', async () => {
     const request = tokenRequest(alice, new Date(NOW.getTime() - 3_600_000));
     const { accessToken, refreshToken } = await issuer.issue(request);
     expect(decodeJwt(refreshToken)).toMatchObject({
@@ -75,7 +76,29 @@ describe('token issuer', () => {
       auth_time: request.authTime,
       jti: request.refreshJti,
     });
-    expect(decodeJwt(accessToken).sid).toBeUndefined();
+    expect(decodeJwt(accessToken).sid).toBe(request.sessionId);
+    expect(decodeJwt(accessToken).auth_time).toBeUndefined();
+    expect(decodeJwt(accessToken).jti).not.toBe(request.refreshJti);
+  });
+
+  it('gives the access token’s session id to the authorizer, and refuses one that is not a string', async () => {
+    const request = tokenRequest(alice, NOW);
+    const { accessToken } = await issuer.issue(request);
+    await expect(verifierAt(NOW).verify(accessToken)).resolves.toMatchObject({
+      sessionId: request.sessionId,
+    });
+    for (const sid of [42, '']) {
+      const forged = await new SignJWT({ sid, customer_id: 'C-1001' })
+        .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.jwk.kid })
+        .setIssuer(TOKEN_SETTINGS.issuer)
+        .setAudience(TOKEN_SETTINGS.audience)
+        .setSubject('alice')
+        .setIssuedAt(NOW_SECONDS)
+        .setExpirationTime(NOW_SECONDS + 60)
+        .setJti('forged')
+        .sign(keys.signingKey.key);
+      await expect(verifierAt(NOW).verify(forged)).rejects.toMatchObject({ code: 'ERR_TOKEN_SESSION' });
+    }
   });
 
   it('gives both tokens the iat the session chose, not the signing time', async () => {
@@ -139,6 +162,7 @@ describe('access token verifier', () => {
       customerId: null,
       issuedAt: NOW_SECONDS,
       expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
+      sessionId: expect.any(String),
     });
   });
 
