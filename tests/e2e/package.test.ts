@@ -534,6 +534,11 @@ describe('the prod CloudFormation template', () => {
         'dynamodb:UpdateItem',
       );
       expectAllowed(
+        await requestsOf(() => repository.revokeSessionTokens('Alice', 'session-1', 2_000_000_000)),
+        'RefreshRole',
+        'dynamodb:UpdateItem',
+      );
+      expectAllowed(
         await requestsOf(() => createDynamoStatusReader({ client, tableName }).findStatus('Alice')),
         'AuthorizerRole',
         'dynamodb:GetItem',
