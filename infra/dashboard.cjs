@@ -35,7 +35,7 @@ const ALARMS = [
 ];
 const LOGIN_FAILURE_REASONS = ['UnknownUser', 'BadPassword', 'Disabled', 'Locked'];
 const DENY_REASONS = ['MissingToken', 'SeveralTokens', 'Expired', 'InvalidToken', 'Revoked'];
-const WAF_RULES = ['IpReputation', 'LoginRateLimit', 'CommonRuleSet'];
+const WAF_RULES = ['IpReputation', 'LoginRateLimit', 'BodySizeLimit', 'CommonRuleSet'];
 
 const WIDTH = 24;
 

@@ -13,12 +13,16 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { AppError, type ErrorCode, type InvalidParam, isAppError } from './errors.ts';
+import limits from './limits.json' with { type: 'json' };
 import { logger as defaultLogger, describeError, type LambdaLogger, type Logger } from './log.ts';
 import { type Clock, hasExpired, systemClock } from './time.ts';
 import type { TokenSubject } from './tokens/tokens.ts';
 
-/** Request bodies above this many bytes are refused (413) before they are parsed. */
-export const MAX_BODY_BYTES = 16 * 1024;
+/**
+ * Request bodies above this many bytes are refused (413) before they are parsed. Declared in
+ * limits.json, which serverless.yml reads too: the web ACL refuses the same bodies.
+ */
+export const MAX_BODY_BYTES: number = limits.maxBodyBytes;
 
 const PROBLEM_TYPE_PREFIX = 'urn:parcel-auth:problem:';
 

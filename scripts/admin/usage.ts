@@ -45,7 +45,8 @@ retired keys stay published until the tokens they signed have expired)
   keys init                local: create the keyring and key set files if missing
   keys init --stage <name> [--force]
                            create a keyring in SSM (SecureString, encrypted with the
-                           stage parameter kmsKeyArn if set) and its public key set
+                           stage's keyring key: kmsKeyArn, else the stack's own where
+                           createKeyringKey is on, else aws/ssm) and its public key set
                            (String); --force replaces existing keys, and tokens signed with
                            the old keys stop verifying
   keys list                one line per key: kid, state (active, next, retired since ...),

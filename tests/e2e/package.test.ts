@@ -1414,6 +1414,7 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
       widget.properties.title?.startsWith('Web application firewall'),
     );
     expect(JSON.stringify(firewall)).toContain('"Rule","AccountTakeoverPrevention"');
+    expect(JSON.stringify(firewall)).toContain('"Rule","BodySizeLimit"');
     expect(JSON.stringify(dashboardOf(resources, 'parcel-auth-prod').widgets)).not.toContain(
       'AccountTakeoverPrevention',
     );
