@@ -1,22 +1,38 @@
 /**
- * The accounts table in bulk, for the import, the export and the listings: BatchGetItem (100
- * keys) and BatchWriteItem (25 items) with unprocessed items and throttling retried with
- * exponential backoff and full jitter, and paginated scans. Items are built by
- * `accountItems` (lib/users/dynamodb.ts), the same shapes the single writes use.
+ * The accounts table in bulk, for the import, the export, the listings and `user refold`:
+ * BatchGetItem (100 keys) and BatchWriteItem (25 items) with unprocessed items and throttling
+ * retried with exponential backoff and full jitter, paginated scans, and conditional moves of
+ * an item to a new key. Items are built by `accountItems` (lib/users/dynamodb.ts), the same
+ * shapes the single writes use.
  */
 import {
   BatchGetCommand,
   BatchWriteCommand,
+  DeleteCommand,
   type DynamoDBDocumentClient,
+  PutCommand,
   QueryCommand,
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { isConditionalCheckFailure } from '../aws/errors.ts';
 import { AppError } from '../errors.ts';
 import type { StoredCustomer, StoredUser } from './bulk.ts';
 import { accountItems } from './dynamodb.ts';
 import { foldUsername } from './repository.ts';
 
 type Item = Record<string, unknown>;
+
+/** An item's key in the accounts table. */
+export interface AccountKey {
+  readonly pk: string;
+  readonly sk: string;
+}
+
+/**
+ * How a move ended: `moved`; `occupied` (another item holds the new key, nothing was written);
+ * `changed` (the item changed or went during the move, which was undone).
+ */
+export type MoveOutcome = 'moved' | 'occupied' | 'changed';
 
 /** Errors DynamoDB answers when a table or the account is over its throughput. */
 const THROTTLING = new Set([
@@ -51,6 +67,12 @@ export interface BulkAccountStore {
   scan(): AsyncIterable<Item>;
   /** A customer's members' usernames, in key order. */
   members(customerId: string): Promise<string[]>;
+  /**
+   * Moves `item` (as scanned) to the key `to`: writes it there if no item is, then deletes it
+   * where it was if it is unchanged, else deletes the copy again. With `copied` (an identical
+   * copy is at `to` already, an interrupted move) it only deletes it where it was.
+   */
+  move(item: Item, to: AccountKey, options?: { copied?: boolean }): Promise<MoveOutcome>;
 }
 
 export interface BulkOptions {
@@ -88,6 +110,44 @@ function limiter(limit: number) {
 /** What an import compares of a stored user. */
 const USER_FIELDS = ['pk', 'sk', 'username', 'passwordHash', 'enabled', 'customerId'];
 
+/** The attributes a user item may lack: a move's item is unchanged only while they stay absent. */
+const OPTIONAL_FIELDS = ['customerId', 'depotCode', 'addressesSeen', 'revokedBefore', 'revokedSessions'];
+
+/** A condition that holds while the item at a key is `item`: every attribute as it was, none added. */
+function unchanged(item: Item) {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const terms: string[] = [];
+  const name = (text: string) => {
+    const id = `#n${Object.keys(names).length}`;
+    names[id] = text;
+    return id;
+  };
+  const value = (given: unknown) => {
+    const id = `:v${Object.keys(values).length}`;
+    values[id] = given;
+    return id;
+  };
+  // A map compares entry by entry: DynamoDB compares maps with `=`, the embedded one does not.
+  const same = (path: string, stored: unknown) => {
+    if (stored === null) terms.push(`attribute_type(${path}, ${value('NULL')})`);
+    else if (typeof stored === 'object' && Object.getPrototypeOf(stored) === Object.prototype) {
+      const entries = Object.entries(stored);
+      terms.push(`attribute_type(${path}, ${value('M')})`, `size(${path}) = ${value(entries.length)}`);
+      for (const [key, entry] of entries) same(`${path}.${name(key)}`, entry);
+    } else terms.push(`${path} = ${value(stored)}`);
+  };
+  for (const [attribute, stored] of Object.entries(item))
+    if (attribute !== 'pk' && attribute !== 'sk') same(name(attribute), stored);
+  for (const attribute of OPTIONAL_FIELDS)
+    if (!Object.hasOwn(item, attribute)) terms.push(`attribute_not_exists(${name(attribute)})`);
+  return {
+    ConditionExpression: terms.join(' AND '),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+}
+
 const chunks = <T>(items: readonly T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, index) =>
     items.slice(index * size, (index + 1) * size),
@@ -107,11 +167,23 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
       try {
         return await inFlight(call);
       } catch (error) {
+        if (isConditionalCheckFailure(error)) throw error;
         const throttled = error instanceof Error && THROTTLING.has(error.name);
         if (!throttled || attempt + 1 >= maxAttempts)
           throw new AppError('DEPENDENCY_UNAVAILABLE', { cause: error });
         await backoff(attempt);
       }
+    }
+  }
+
+  /** One conditional write: false when its condition failed. */
+  async function written(call: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await send(call);
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailure(error)) return false;
+      throw error;
     }
   }
 
@@ -289,6 +361,25 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
       return (await queryAll(customerId, accountItems.memberPrefix, 'username')).map((item) =>
         String(item.username),
       );
+    },
+
+    async move(item, to, options = {}) {
+      const from = { pk: item.pk, sk: item.sk };
+      const copy = { ...item, pk: to.pk, sk: to.sk };
+      if (options.copied !== true) {
+        const put = () =>
+          client.send(
+            new PutCommand({ TableName, Item: copy, ConditionExpression: 'attribute_not_exists(pk)' }),
+          );
+        if (!(await written(put))) return 'occupied';
+      }
+      const remove = (Key: Item) => () =>
+        client.send(new DeleteCommand({ TableName, Key, ...unchanged(item) }));
+      if (await written(remove(from))) return 'moved';
+      // Changed or removed meanwhile: the copy goes too (unless it changed as well: then both
+      // stay, and the next run reports them).
+      if (options.copied !== true) await written(remove({ pk: to.pk, sk: to.sk }));
+      return 'changed';
     },
   };
 }

@@ -17,7 +17,7 @@ import type { BulkAccountStore } from '../../lib/users/bulk-dynamodb.ts';
 import type { AccountRepository, UserRecord } from '../../lib/users/repository.ts';
 import type { LocalKeyFiles } from '../local/keys.ts';
 import type { StageParams } from '../local/stage-params.ts';
-import { exportCommand, importCommand, listCustomers, listUsers } from './bulk.ts';
+import { exportCommand, importCommand, listCustomers, listUsers, refoldUsers } from './bulk.ts';
 import { failure, quote, usageError } from './errors.ts';
 import {
   initLocalKeys,
@@ -257,6 +257,9 @@ export async function runCommand(command: Command, context: CommandContext): Pro
       return;
     case 'user list':
       await listUsers(command, context, () => counterSecret(context));
+      return;
+    case 'user refold':
+      await refoldUsers(command, context);
       return;
     case 'customer list':
       await listCustomers(context);

@@ -41,6 +41,7 @@ export type Command =
       readonly disabled: boolean;
       readonly locked: boolean;
     }
+  | { readonly name: 'user refold'; readonly dryRun: boolean }
   | { readonly name: 'customer list' };
 
 export type CommandName = Command['name'];
@@ -100,6 +101,7 @@ const COMMANDS: Record<CommandName, CommandSpec> = {
   import: { args: ['file'], options: ['dry-run', 'skip-invalid'] },
   export: { args: [], options: ['include-password-hashes'] },
   'user list': { args: [], options: ['customer', 'disabled', 'locked'] },
+  'user refold': { args: [], options: ['dry-run'] },
   'customer list': { args: [], options: [] },
 };
 
@@ -252,6 +254,8 @@ export function parseInvocation(argv: readonly string[]): Invocation {
           locked: given.has('locked'),
         };
       }
+      case 'user refold':
+        return { name, dryRun: given.has('dry-run') };
       case 'customer list':
         return { name };
     }

@@ -19,6 +19,10 @@ Users
                            counters of source addresses are not touched (they only decay)
   user list [--customer <customerId>] [--disabled] [--locked]
                            every user (never a hash), as JSON Lines, or a table on a terminal
+  user refold [--dry-run]  once per stage, before deploying a version that folds usernames in
+                           full: move each user (and membership) stored under the key of the
+                           old folding to its new key; names that now fold alike are listed,
+                           left as they are, and exit 1. --dry-run writes nothing
 
 Customers
   customer list            every customer with its number of addresses and depot code
