@@ -25,7 +25,7 @@
  * network or SSM time is in these figures; Lambda adds its own (runtime init, code download).
  */
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Plugin } from 'esbuild';
@@ -131,6 +131,8 @@ async function transpileUnbundled(dir: string) {
   for (const folder of ['functions', 'lib']) {
     for (const entry of await readdir(join(ROOT, folder), { recursive: true })) {
       if (entry.endsWith('.ts')) sources.push(join(folder, entry));
+      // Data the sources import as it is (lib/limits.json), beside them as in the tree.
+      if (entry.endsWith('.json')) await cp(join(ROOT, folder, entry), join(dir, folder, entry));
     }
   }
   await build({

@@ -200,7 +200,11 @@ describe('admin CLI: users', () => {
       passwordReads: 0,
     });
     const after = await cli.local.findStatus(username);
-    expect(after).toEqual({ enabled: true, revokedBefore: revocationCutoff(later) });
+    expect(after).toEqual({
+      enabled: true,
+      revokedBefore: revocationCutoff(later),
+      revokedSessions: new Set(),
+    });
     expect(after?.revokedBefore).toBeGreaterThan(before?.revokedBefore ?? Number.POSITIVE_INFINITY);
   });
 
@@ -226,6 +230,7 @@ describe('admin CLI: users', () => {
     expect(await cli.local.findStatus(username)).toEqual({
       enabled: true,
       revokedBefore: revocationCutoff(inAMinute),
+      revokedSessions: new Set(),
     });
   });
 
@@ -240,6 +245,7 @@ describe('admin CLI: users', () => {
     expect(await cli.local.findStatus(username)).toEqual({
       enabled: false,
       revokedBefore: revocationCutoff(inTwoMinutes),
+      revokedSessions: new Set(),
     });
   });
 
