@@ -9,7 +9,7 @@
  * puts it where the domain wants it. The config types are what the schemas produce; the
  * domain owns the shapes (`satisfies` checks them here), so config depends on the domain,
  * never the reverse. serverless.yml sets the variables; the tests' function environments
- * are read from it (tests/helpers/function-env.ts).
+ * are read from it (dev/local/handler-env.ts).
  */
 import * as v from 'valibot';
 import type { DataSettings } from './aws/dynamodb.ts';

@@ -16,7 +16,29 @@ import { expiringCache } from '../cache.ts';
 import { type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
 import { type Clock, epochSeconds } from '../time.ts';
 import type { AccessClaims } from '../tokens/tokens.ts';
-import type { UserRecord, UserStatus, UserStatusReader } from '../users/repository.ts';
+
+/** What the authorizer needs to honour a revocation: a user's state, by exact username. */
+export interface UserStatus {
+  readonly enabled: boolean;
+  readonly revokedBefore: number;
+  /** Sessions revoked for refresh-token reuse: their access tokens are refused too. */
+  readonly revokedSessions: ReadonlySet<string>;
+}
+
+/** What refresh needs when a refresh token is reused: to stop the session's access tokens. */
+export interface SessionTokenRevoker {
+  /**
+   * Records on the user that every access token of `sessionId` is revoked, until `until`
+   * (epoch seconds: when the last of them expires); entries past their `until` are dropped
+   * on the way. Idempotent; does nothing for a user that does not exist.
+   */
+  revokeSessionTokens(username: string, sessionId: string, until: number): Promise<void>;
+}
+
+export interface UserStatusReader {
+  /** The state of the user whose stored username equals `username` exactly, or null. */
+  findStatus(username: string): Promise<UserStatus | null>;
+}
 
 export interface RevocationCheck {
   /** True when the token must be refused. Rejects if the user store cannot be read. */
@@ -74,5 +96,5 @@ export const revocationCutoff = (now: Date) => Math.floor(now.getTime() / 1000) 
  * record read before a revocation gives an `iat` before its cutoff, however late the
  * tokens are signed, so they are revoked with the rest.
  */
-export const issuedAtFor = (user: UserRecord, readAt: Date) =>
+export const issuedAtFor = (user: { readonly revokedBefore: number }, readAt: Date) =>
   Math.max(epochSeconds(readAt), user.revokedBefore);

@@ -20,10 +20,11 @@ import * as v from 'valibot';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
+import type { SessionTokenRevoker } from '../revocation/revocation.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
 import type { IssuedTokens, RefreshClaims, RefreshTokenVerifier, TokenIssuer } from '../tokens/tokens.ts';
-import type { SessionTokenRevoker, UserReader, UserRecord } from '../users/repository.ts';
+import type { UserReader, UserRecord } from '../users/repository.ts';
 import type { Session, SessionStore } from './repository.ts';
 
 /** A session's bounds. */

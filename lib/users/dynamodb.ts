@@ -27,8 +27,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { AppError } from '../errors.ts';
-import { revocationCutoff } from '../revocation/revocation.ts';
-import { type Clock, epochSeconds, systemClock } from '../time.ts';
+import { createSessionTokenRevoker, createStatusReader, revokeUserTokens } from '../revocation/dynamodb.ts';
+import { revocationCutoff, type UserStatusReader } from '../revocation/revocation.ts';
+import { type Clock, systemClock } from '../time.ts';
 import {
   type AccountRepository,
   firstDepotCode,
@@ -36,7 +37,6 @@ import {
   type NewUser,
   type PickupAddress,
   type UserRecord,
-  type UserStatusReader,
 } from './repository.ts';
 
 const USER_SK = 'USER';
@@ -51,7 +51,7 @@ const memberSk = (username: string) => `${MEMBER_PREFIX}${foldUsername(username)
 
 /**
  * The items of the accounts table, built in one place: the single writes below and the bulk
- * import (lib/users/bulk-dynamodb.ts) write exactly these shapes, so a login cannot tell an
+ * import (ops/accounts/bulk-dynamodb.ts) write exactly these shapes, so a login cannot tell an
  * imported user from one added by hand.
  */
 export const accountItems = {
@@ -138,39 +138,11 @@ const toAddress = (item: Record<string, unknown>): PickupAddress => ({
   createdAt: String(item.createdAt),
 });
 
-/**
- * The one read the authorizer makes: a user's revocation state, on its own so that the
- * authorizer's bundle carries this and not the whole account repository.
- */
-export function createDynamoStatusReader(deps: {
+/** The authorizer's one read, on its own so that its bundle carries this and not the whole repository. */
+export const createDynamoStatusReader = (deps: {
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
-}): UserStatusReader {
-  const { client, tableName: TableName } = deps;
-  return {
-    async findStatus(username) {
-      // Eventually consistent: half the cost, and the revocation window allows for it.
-      const { Item } = await dynamo(() =>
-        client.send(
-          new GetCommand({
-            TableName,
-            Key: userKey(username),
-            ProjectionExpression: 'username, enabled, revokedBefore, revokedSessions',
-          }),
-        ),
-      );
-      const item = Item as
-        | Pick<UserItem, 'username' | 'enabled' | 'revokedBefore' | 'revokedSessions'>
-        | undefined;
-      if (item === undefined || item.username !== username) return null;
-      return {
-        enabled: item.enabled,
-        revokedBefore: item.revokedBefore ?? 0,
-        revokedSessions: new Set(Object.keys(item.revokedSessions ?? {})),
-      };
-    },
-  };
-}
+}): UserStatusReader => createStatusReader({ ...deps, keyOf: userKey });
 
 export function createDynamoAccountRepository(deps: {
   readonly client: DynamoDBDocumentClient;
@@ -252,38 +224,18 @@ export function createDynamoAccountRepository(deps: {
     if (updated === undefined) throw noSuchUser();
   }
 
-  /**
-   * Applies `assignments` and moves the user's revocation cutoff forward: to the next whole
-   * second, or one second past the current cutoff when that is not earlier. It never stays
-   * put: a login after an earlier revocation in the same second got `iat` = that cutoff
-   * (`issuedAtFor` in lib/revocation), and this revocation must reach its tokens too.
-   */
-  async function revokeUser(username: string, assignments: string[], values: Record<string, unknown>) {
-    const cutoff = revocationCutoff(clock());
-    const update = (newCutoff: string, condition: string, extra: Record<string, unknown>) =>
-      conditional(() =>
-        client.send(
-          new UpdateCommand({
-            TableName,
-            Key: userKey(username),
-            UpdateExpression: `SET ${[...assignments, `revokedBefore = ${newCutoff}`, 'updatedAt = :now'].join(', ')}`,
-            ConditionExpression: `username = :username AND ${condition}`,
-            ExpressionAttributeValues: {
-              ...values,
-              ...extra,
-              ':username': username,
-              ':now': now(),
-              ':cutoff': cutoff,
-            },
-          }),
-        ),
-      );
-    const moved =
-      (await update(':cutoff', '(attribute_not_exists(revokedBefore) OR revokedBefore < :cutoff)', {})) ??
-      // The cutoff only grows, so once this condition holds it holds until the write.
-      (await update('revokedBefore + :one', 'revokedBefore >= :cutoff', { ':one': 1 }));
-    if (moved === undefined) throw noSuchUser();
-  }
+  const revokeUser = async (username: string, assignments: string[], values: Record<string, unknown>) => {
+    const revoked = await revokeUserTokens({
+      client,
+      tableName: TableName,
+      key: userKey(username),
+      username,
+      assignments: [...assignments, 'updatedAt = :now'],
+      values: { ...values, ':now': now() },
+      clock,
+    });
+    if (!revoked) throw noSuchUser();
+  };
 
   return {
     async findByUsername(username) {
@@ -296,47 +248,8 @@ export function createDynamoAccountRepository(deps: {
 
     findStatus: createDynamoStatusReader(deps).findStatus,
 
-    async revokeSessionTokens(username, sessionId, until) {
-      // Two writes, since DynamoDB cannot set a key of a map that may not exist yet: make
-      // the map, then set this session's entry and drop the entries whose tokens expired.
-      const made = await conditional(() =>
-        client.send(
-          new UpdateCommand({
-            TableName,
-            Key: userKey(username),
-            UpdateExpression: 'SET revokedSessions = if_not_exists(revokedSessions, :empty)',
-            ConditionExpression: 'username = :username',
-            ExpressionAttributeValues: { ':empty': {}, ':username': username },
-            ReturnValues: 'UPDATED_NEW',
-          }),
-        ),
-      );
-      if (made === undefined) return;
-      const revoked = (made.Attributes?.revokedSessions ?? {}) as Record<string, number>;
-      const nowSeconds = epochSeconds(clock());
-      const expired = Object.keys(revoked).filter(
-        (id) => id !== sessionId && Number(revoked[id]) < nowSeconds,
-      );
-      const names = Object.fromEntries([sessionId, ...expired].map((id, index) => [`#s${index}`, id]));
-      // A user removed between the two writes has nothing left to revoke.
-      await conditional(() =>
-        client.send(
-          new UpdateCommand({
-            TableName,
-            Key: userKey(username),
-            UpdateExpression: [
-              'SET revokedSessions.#s0 = :until',
-              ...(expired.length === 0
-                ? []
-                : [`REMOVE ${expired.map((_, i) => `revokedSessions.#s${i + 1}`).join(', ')}`]),
-            ].join(' '),
-            ConditionExpression: 'username = :username',
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: { ':until': until, ':username': username },
-          }),
-        ),
-      );
-    },
+    revokeSessionTokens: createSessionTokenRevoker({ client, tableName: TableName, keyOf: userKey, clock })
+      .revokeSessionTokens,
 
     async createUser({ username, passwordHash, customerId }: NewUser) {
       const at = now();

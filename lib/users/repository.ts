@@ -6,6 +6,7 @@
  * their login never reaches somebody else's account (docs/behaviour.md, "Usernames").
  */
 import * as v from 'valibot';
+import type { SessionTokenRevoker, UserStatusReader } from '../revocation/revocation.ts';
 
 export interface UserRecord {
   readonly username: string;
@@ -56,29 +57,6 @@ export interface PasswordHashUpgrader {
    * wins). Revokes nothing: the password is the same.
    */
   upgradePasswordHash(username: string, currentHash: string, upgradedHash: string): Promise<void>;
-}
-
-/** What the authorizer needs to honour a revocation: a user's state, by exact username. */
-export interface UserStatus {
-  readonly enabled: boolean;
-  readonly revokedBefore: number;
-  /** Sessions revoked for refresh-token reuse: their access tokens are refused too. */
-  readonly revokedSessions: ReadonlySet<string>;
-}
-
-/** What refresh needs when a refresh token is reused: to stop the session's access tokens. */
-export interface SessionTokenRevoker {
-  /**
-   * Records on the user that every access token of `sessionId` is revoked, until `until`
-   * (epoch seconds: when the last of them expires); entries past their `until` are dropped
-   * on the way. Idempotent; does nothing for a user that does not exist.
-   */
-  revokeSessionTokens(username: string, sessionId: string, until: number): Promise<void>;
-}
-
-export interface UserStatusReader {
-  /** The state of the user whose stored username equals `username` exactly, or null. */
-  findStatus(username: string): Promise<UserStatus | null>;
 }
 
 /** What operators need (the admin CLI). Every method throws `AppError` NOT_FOUND or ALREADY_EXISTS. */

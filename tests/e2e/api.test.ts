@@ -4,10 +4,11 @@
  */
 import { base64url, decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, stackAccounts, startLocalStack } from '../../dev/local/stack.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { generateSigningJwk, importSigningKey } from '../../lib/tokens/keys.ts';
-import { type LocalStack, stackAccounts, startLocalStack } from '../../scripts/harness/stack.ts';
-import { type Answer, bearer, send } from '../helpers/http.ts';
+import { importSigningKey } from '../../lib/tokens/keys.ts';
+import { generateSigningJwk } from '../../ops/keys/keyring.ts';
+import { type Answer, bearer, send } from '../support/http.ts';
 
 let stack: LocalStack;
 let demo: { username: string; password: string };

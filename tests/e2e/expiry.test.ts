@@ -3,8 +3,8 @@
  * refused from that instant on, through serverless-offline and the real authorizer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../scripts/harness/stack.ts';
-import { bearer, send } from '../helpers/http.ts';
+import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
+import { bearer, send } from '../support/http.ts';
 
 let stack: LocalStack;
 beforeAll(async () => {

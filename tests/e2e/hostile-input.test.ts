@@ -9,7 +9,7 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../scripts/harness/stack.ts';
+import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 
 let stack: LocalStack;
 let token: string;

@@ -6,9 +6,9 @@
 import { resolve } from 'node:path';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, stackAccounts, startLocalStack } from '../../scripts/harness/stack.ts';
-import { send } from '../helpers/http.ts';
-import { runScript } from '../helpers/run-script.ts';
+import { type LocalStack, stackAccounts, startLocalStack } from '../../dev/local/stack.ts';
+import { send } from '../support/http.ts';
+import { runScript } from '../support/run-script.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -21,13 +21,9 @@ afterAll(() => stack?.stop());
 describe('imported users through the local stack', () => {
   it('logs in a user whose legacy $2y$ hash was imported, with the old password, and upgrades the hash', async () => {
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
-    const imported = await runScript(
-      'scripts/admin.ts',
-      ['import', resolve(ROOT, 'docs/import-example.jsonl')],
-      {
-        env: { ...env, DYNAMODB_PORT: String(stack.ports.dynamodb), DATA_DIR: stack.dataDir },
-      },
-    );
+    const imported = await runScript('ops/admin.ts', ['import', resolve(ROOT, 'docs/import-example.jsonl')], {
+      env: { ...env, DYNAMODB_PORT: String(stack.ports.dynamodb), DATA_DIR: stack.dataDir },
+    });
     expect(imported).toMatchObject({ code: 0 });
     expect(imported.stdout).toContain('created 5, unchanged 0, updated 0, skipped 0, failed 0');
 

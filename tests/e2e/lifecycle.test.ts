@@ -4,8 +4,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../scripts/harness/stack.ts';
-import { bearer, send } from '../helpers/http.ts';
+import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
+import { bearer, send } from '../support/http.ts';
 
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {

@@ -6,9 +6,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../scripts/harness/stack.ts';
-import { type Answer, bearer, send } from '../helpers/http.ts';
-import { emfLines, summarise } from '../helpers/metrics-capture.ts';
+import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
+import { type Answer, bearer, send } from '../support/http.ts';
+import { emfLines, summarise } from '../support/metrics-capture.ts';
 
 const WRONG_PASSWORD = 'a-wrong-password-for-the-log-test';
 
@@ -148,7 +148,7 @@ describe('logs of a whole session at LOG_LEVEL=debug', () => {
   });
 
   it('never contain a password that was sent', () => {
-    // scripts/start.ts shows the developer the local demo login once, before the API starts;
+    // dev/start.ts shows the developer the local demo login once, before the API starts;
     // that line is not a log of the service.
     const { username, password } = stack.demo;
     const printed = output.replace(`Demo login: username "${username}", password "${password}"`, '');

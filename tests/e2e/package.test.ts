@@ -10,13 +10,13 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unzip } from '../../dev/bench/bundles.ts';
+import { readStageParams } from '../../infra/stage-params.ts';
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES, problemResponse } from '../../lib/http.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
-import { unzip } from '../../scripts/bench/bundles.ts';
-import { readStageParams } from '../../scripts/local/stage-params.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
@@ -177,7 +177,7 @@ function pathOf(from: Record<string, Resource>, resourceId: unknown): string {
   return `${pathOf(from, resource.Properties.ParentId)}/${String(resource.Properties.PathPart)}`;
 }
 
-/** The stage settings the framework's Deployment carries (infra/stage-*.cjs add them). */
+/** The stage settings the framework's Deployment carries (infra/stage-throttling.cjs and infra/stage-logging.cjs add them). */
 function stageOf(from: Record<string, Resource>): Record<string, unknown> {
   const deployments = ofType('AWS::ApiGateway::Deployment', from);
   expect(deployments).toHaveLength(1);

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../scripts/harness/stack.ts';
+import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 

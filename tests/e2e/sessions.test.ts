@@ -10,10 +10,10 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { decodeJwt, decodeProtectedHeader, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, stackAccounts, startLocalStack } from '../../dev/local/stack.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { parseKeyring } from '../../lib/tokens/keys.ts';
-import { type LocalStack, stackAccounts, startLocalStack } from '../../scripts/harness/stack.ts';
-import { bearer, send } from '../helpers/http.ts';
+import { bearer, send } from '../support/http.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** How long the local stack's authorizer trusts a user's state it has read (REVOCATION_CACHE_TTL). */
@@ -35,7 +35,7 @@ afterAll(() => stack?.stop());
 
 /** The admin CLI against this stack, as `npm run admin -- ...` would run it. */
 const admin = (...args: string[]) =>
-  promisify(execFile)(process.execPath, [join(ROOT, 'scripts/admin.ts'), ...args], {
+  promisify(execFile)(process.execPath, [join(ROOT, 'ops/admin.ts'), ...args], {
     cwd: ROOT,
     env: {
       ...process.env,

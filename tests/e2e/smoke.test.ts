@@ -9,12 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, stackAccounts, startLocalStack } from '../../dev/local/stack.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { freePort } from '../../scripts/harness/ports.ts';
-import { type LocalStack, stackAccounts, startLocalStack } from '../../scripts/harness/stack.ts';
-import { tamperSignature } from '../../scripts/smoke/jwt.ts';
-import { clean } from '../../scripts/smoke/report.ts';
-import { runScript, type ScriptRun } from '../helpers/run-script.ts';
+import { tamperSignature } from '../../ops/smoke/jwt.ts';
+import { clean } from '../../ops/smoke/report.ts';
+import { freePort } from '../support/ports.ts';
+import { runScript, type ScriptRun } from '../support/run-script.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const USERNAME = 'smoke-user';
@@ -42,10 +42,10 @@ interface Run extends ScriptRun {
   readonly checks: { verdict: string; name: string; status: string; ms: string; detail: string }[];
 }
 
-/** Runs scripts/smoke.ts as `npm run smoke -- <args>` would, with only the given SMOKE_ variables. */
+/** Runs ops/smoke.ts as `npm run smoke -- <args>` would, with only the given SMOKE_ variables. */
 async function smoke(args: string[], credentials: Record<string, string> = {}): Promise<Run> {
   const { SMOKE_USERNAME: _u, SMOKE_PASSWORD: _p, ...env } = process.env;
-  const run = await runScript('scripts/smoke.ts', args, { env: { ...env, ...credentials } });
+  const run = await runScript('ops/smoke.ts', args, { env: { ...env, ...credentials } });
   const checks = run.stdout
     .split('\n')
     .map((line) => CHECK_LINE.exec(line))
@@ -111,7 +111,7 @@ describe('npm run smoke against the local stack', () => {
     // One failed attempt counted against the user, not two: login-extended was not tried.
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      [join(ROOT, 'scripts/admin.ts'), 'user', 'show', USERNAME],
+      [join(ROOT, 'ops/admin.ts'), 'user', 'show', USERNAME],
       {
         cwd: ROOT,
         env: { ...process.env, DATA_DIR: stack.dataDir, DYNAMODB_PORT: String(stack.ports.dynamodb) },

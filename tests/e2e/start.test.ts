@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/harness/ports.ts';
-import { probePort } from '../../scripts/local/ports.ts';
-import { runScript } from '../helpers/run-script.ts';
+import { probePort } from '../../dev/local/ports.ts';
+import { freePort } from '../support/ports.ts';
+import { runScript } from '../support/run-script.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -135,7 +135,7 @@ describe('npm start', () => {
       await new Promise<void>((listening) => blocker.listen(ports[variable], '127.0.0.1', listening));
       cleanups.push(() => new Promise<void>((closed) => blocker.close(() => closed())));
 
-      const run = await runScript('scripts/start.ts', [], { env });
+      const run = await runScript('dev/start.ts', [], { env });
 
       expect(run.code).toBe(1);
       expect(run.stderr.trim().split('\n')).toEqual([
@@ -148,7 +148,7 @@ describe('npm start', () => {
 
   it('refuses two variables set to the same port', async () => {
     const { dataDir, ports, env } = await stackEnv();
-    const run = await runScript('scripts/start.ts', [], { env: { ...env, LAMBDA_PORT: String(ports.PORT) } });
+    const run = await runScript('dev/start.ts', [], { env: { ...env, LAMBDA_PORT: String(ports.PORT) } });
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
       `npm start: LAMBDA_PORT and PORT are both ${ports.PORT}; set LAMBDA_PORT to another port`,

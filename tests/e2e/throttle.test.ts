@@ -3,9 +3,9 @@
  * LOGIN_FAILURE_LIMIT and IP_FAILURE_LIMIT.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, stackAccounts, startLocalStack } from '../../dev/local/stack.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { type LocalStack, stackAccounts, startLocalStack } from '../../scripts/harness/stack.ts';
-import { send } from '../helpers/http.ts';
+import { send } from '../support/http.ts';
 
 const PASSWORD = 'a-throttle-test-password';
 let stack: LocalStack;

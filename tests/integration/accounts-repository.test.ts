@@ -6,24 +6,25 @@
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import type { UserStatus, UserStatusReader } from '../../lib/revocation/revocation.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
-import type { AccountRepository, UserStatus, UserStatusReader } from '../../lib/users/repository.ts';
-import { freePort } from '../../scripts/harness/ports.ts';
+import type { AccountRepository } from '../../lib/users/repository.ts';
 import {
   describeEachDynamo,
   interceptSends,
   recordSends,
   startTestDynamo,
   type TestDynamo,
-} from '../helpers/dynamo.ts';
-import { codeOf } from '../helpers/errors.ts';
-import { memoryStatuses } from '../helpers/memory-statuses.ts';
+} from '../support/dynamo.ts';
+import { codeOf } from '../support/errors.ts';
+import { memoryStatuses } from '../support/memory-statuses.ts';
+import { freePort } from '../support/ports.ts';
 import {
   ACCOUNT_STORES,
   type AccountsOn,
   describeStoreContract,
   type StoreFactories,
-} from '../helpers/stores.ts';
+} from '../support/stores.ts';
 
 describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
   let accountsOn: AccountsOn;

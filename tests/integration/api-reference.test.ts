@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { type ReferenceServer, startReferenceServer } from '../../scripts/local/reference.ts';
+import { type ReferenceServer, startReferenceServer } from '../../dev/local/reference.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const API_ORIGIN = 'http://127.0.0.1:43123';

@@ -48,7 +48,7 @@ beforeAll(async () => {
   reportBefore = await mtimeOf(COMMITTED_REPORT);
   chartBefore = await mtimeOf(COMMITTED_CHART);
   const out = join(dir, 'PERFORMANCE.md');
-  await promisify(execFile)(process.execPath, [join(ROOT, 'scripts/bench.ts'), '--quick', '--out', out], {
+  await promisify(execFile)(process.execPath, [join(ROOT, 'dev/bench.ts'), '--quick', '--out', out], {
     cwd: ROOT,
     timeout: 180_000,
     maxBuffer: 16 * 1024 * 1024,

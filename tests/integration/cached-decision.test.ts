@@ -14,6 +14,8 @@ import type {
 } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
+import { functionEnv } from '../../dev/local/handler-env.ts';
+import { seedHandlerUsers } from '../../dev/local/handler-users.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import {
@@ -22,11 +24,9 @@ import {
   lambdaContext,
   loginEvent,
   trackingEvent,
-} from '../../scripts/harness/fixtures.ts';
-import { functionEnv } from '../../scripts/harness/function-env.ts';
-import { seedHandlerUsers } from '../../scripts/harness/handler-users.ts';
-import { startTestDynamo } from '../helpers/dynamo.ts';
-import { captureServiceLogs } from '../helpers/log-capture.ts';
+} from '../fixtures/events.ts';
+import { startTestDynamo } from '../support/dynamo.ts';
+import { captureServiceLogs } from '../support/log-capture.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Authorizer = (event: ReturnType<typeof authorizerEvent>) => Promise<APIGatewayAuthorizerResult>;

@@ -1,6 +1,6 @@
 import { DescribeTimeToLiveCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type DynamoKind, describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import { type DynamoKind, describeEachDynamo, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 
 /**
  * What DescribeTimeToLive says of the sessions table. dynalite answers DescribeTimeToLive but

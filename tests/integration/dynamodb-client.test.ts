@@ -8,7 +8,7 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/li
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { AWS_REQUESTS, LOCAL_REQUESTS, MAX_ATTEMPTS } from '../../lib/aws/requests.ts';
-import { startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import { startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 
 /** A TCP server on 127.0.0.1 that accepts every connection and never answers on it. */
 async function startSilentServer() {

@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { functionEnv } from '../../dev/local/handler-env.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { importSigningKey, parseKeyring } from '../../lib/tokens/keys.ts';
 import { createTokenIssuer } from '../../lib/tokens/tokens.ts';
-import { authorizerEvent, lambdaContext, loginEvent } from '../../scripts/harness/fixtures.ts';
-import { functionEnv } from '../../scripts/harness/function-env.ts';
-import { freePort } from '../../scripts/harness/ports.ts';
-import { tokenRequest } from '../helpers/keys.ts';
+import { authorizerEvent, lambdaContext, loginEvent } from '../fixtures/events.ts';
+import { tokenRequest } from '../support/keys.ts';
+import { freePort } from '../support/ports.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 let login: Handler;

@@ -3,6 +3,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import bcrypt from 'bcryptjs';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { functionEnv } from '../../dev/local/handler-env.ts';
+import { seedHandlerUsers } from '../../dev/local/handler-users.ts';
 import {
   authorizerEvent,
   callerContext,
@@ -10,11 +12,9 @@ import {
   lambdaContext,
   loginEvent,
   trackingEvent,
-} from '../../scripts/harness/fixtures.ts';
-import { functionEnv } from '../../scripts/harness/function-env.ts';
-import { seedHandlerUsers } from '../../scripts/harness/handler-users.ts';
-import { startTestDynamo } from '../helpers/dynamo.ts';
-import { captureServiceLogs } from '../helpers/log-capture.ts';
+} from '../fixtures/events.ts';
+import { startTestDynamo } from '../support/dynamo.ts';
+import { captureServiceLogs } from '../support/log-capture.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

@@ -11,11 +11,11 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import bcrypt from 'bcryptjs';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
-import { authorizerEvent, lambdaContext, loginEvent } from '../../scripts/harness/fixtures.ts';
-import { functionEnv } from '../../scripts/harness/function-env.ts';
-import { seedHandlerUsers } from '../../scripts/harness/handler-users.ts';
-import { startTestDynamo } from '../helpers/dynamo.ts';
-import { captureServiceLogs } from '../helpers/log-capture.ts';
+import { functionEnv } from '../../dev/local/handler-env.ts';
+import { seedHandlerUsers } from '../../dev/local/handler-users.ts';
+import { authorizerEvent, lambdaContext, loginEvent } from '../fixtures/events.ts';
+import { startTestDynamo } from '../support/dynamo.ts';
+import { captureServiceLogs } from '../support/log-capture.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

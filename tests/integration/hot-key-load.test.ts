@@ -17,13 +17,13 @@ import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import autocannon from 'autocannon';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { functionEnv } from '../../dev/local/handler-env.ts';
+import { seedHandlerUsers } from '../../dev/local/handler-users.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { sourceIpCounterKey, usernameCounterKey } from '../../lib/throttle/throttle.ts';
-import { lambdaContext, loginEvent } from '../../scripts/harness/fixtures.ts';
-import { functionEnv } from '../../scripts/harness/function-env.ts';
-import { seedHandlerUsers } from '../../scripts/harness/handler-users.ts';
-import { startTestDynamo } from '../helpers/dynamo.ts';
-import { captureServiceLogs } from '../helpers/log-capture.ts';
+import { lambdaContext, loginEvent } from '../fixtures/events.ts';
+import { startTestDynamo } from '../support/dynamo.ts';
+import { captureServiceLogs } from '../support/log-capture.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

@@ -7,8 +7,8 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { Reserve, ThrottleCounter, ThrottleStore } from '../../lib/throttle/throttle.ts';
-import { describeEachDynamo, recordSends, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
-import { describeStoreContract, THROTTLE_STORES } from '../helpers/stores.ts';
+import { describeEachDynamo, recordSends, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
+import { describeStoreContract, THROTTLE_STORES } from '../support/stores.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const HOUR = 3_600_000;

@@ -18,16 +18,16 @@ import {
   type IssuedTokens,
 } from '../../lib/tokens/tokens.ts';
 import type { AccountRepository } from '../../lib/users/repository.ts';
-import { codeOf } from '../helpers/errors.ts';
-import { TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
-import { respellings } from '../helpers/spellings.ts';
+import { codeOf } from '../support/errors.ts';
+import { TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
+import { respellings } from '../support/spellings.ts';
 import {
   ACCOUNT_STORES,
   type AccountsOn,
   describeStoreContract,
   SESSION_STORES,
   type StoreFactories,
-} from '../helpers/stores.ts';
+} from '../support/stores.ts';
 
 const HOUR_MS = 3_600_000;
 const MAX_LIFETIME_SECONDS = 90 * 86_400;

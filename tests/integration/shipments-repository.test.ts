@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDynamoShipmentRepository } from '../../lib/shipments/dynamodb.ts';
 import type { Shipment, ShipmentRepository } from '../../lib/shipments/shipments.ts';
-import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../helpers/dynamo.ts';
+import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 
 const shipment = (parcelNumber: string, customerId = 'C-1001'): Shipment => ({
   parcelNumber,

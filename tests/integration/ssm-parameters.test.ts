@@ -1,5 +1,5 @@
 /**
- * The SSM parameter store the admin CLI writes key material with (scripts/admin/keys.ts over
+ * The SSM parameter store the admin CLI writes key material with (ops/admin/keys.ts over
  * lib/aws/ssm.ts), through the real AWS SDK client, against a stand-in for SSM on loopback:
  * what each PutParameter asks SSM to do, as it goes over the wire, and how long a read waits
  * for an SSM that does not answer.
@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MAX_ATTEMPTS } from '../../lib/aws/requests.ts';
 import { readParameter } from '../../lib/aws/ssm.ts';
-import { createSsmParameterStore } from '../../scripts/admin/keys.ts';
+import { createSsmParameterStore } from '../../ops/admin/keys.ts';
 
 /** A parameter the stand-in never answers for, as an SSM that hangs. */
 const SILENT_PARAMETER = '/parcel-auth/teststage/silent';

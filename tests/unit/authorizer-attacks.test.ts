@@ -29,10 +29,10 @@ import {
   createAccessTokenVerifier,
   createTokenIssuer,
 } from '../../lib/tokens/tokens.ts';
-import { authorizerEvent } from '../../scripts/harness/fixtures.ts';
-import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
-import { memoryStatuses } from '../helpers/memory-statuses.ts';
-import { respellings } from '../helpers/spellings.ts';
+import { authorizerEvent } from '../fixtures/events.ts';
+import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
+import { memoryStatuses } from '../support/memory-statuses.ts';
+import { respellings } from '../support/spellings.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
 const NOW_S = NOW.getTime() / 1000;

@@ -10,10 +10,10 @@ import {
   createTokenIssuer,
   type IssuedTokens,
 } from '../../lib/tokens/tokens.ts';
-import { authorizerEvent } from '../../scripts/harness/fixtures.ts';
-import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
-import { createMemoryMetrics } from '../helpers/memory-metrics.ts';
-import { memoryStatuses } from '../helpers/memory-statuses.ts';
+import { authorizerEvent } from '../fixtures/events.ts';
+import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
+import { createMemoryMetrics } from '../support/memory-metrics.ts';
+import { memoryStatuses } from '../support/memory-statuses.ts';
 
 let verifier: AccessTokenVerifier;
 let tokens: IssuedTokens;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { functionEnvironment } from '../../infra/function-env.ts';
 import {
   CONFIG_VARIABLES,
   readAuthorizerConfig,
@@ -8,7 +9,6 @@ import {
   readRefreshConfig,
   readShipmentsConfig,
 } from '../../lib/config.ts';
-import { functionEnvironment } from '../../scripts/local/function-env.ts';
 
 const loginEnv = {
   STAGE: 'prod',

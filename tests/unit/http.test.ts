@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/errors.ts';
 import { endpoint, ok } from '../../lib/http.ts';
 import { createLogger } from '../../lib/log.ts';
-import { callerContext, lambdaContext, trackingEvent } from '../../scripts/harness/fixtures.ts';
+import { callerContext, lambdaContext, trackingEvent } from '../fixtures/events.ts';
 
 const EXP = 1_795_260_000;
 const lines: string[] = [];

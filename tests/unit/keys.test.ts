@@ -2,18 +2,20 @@ import { jwtVerify, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import {
   counterSecretOf,
-  generateKeyring,
   importSigningKey,
   importVerificationKeys,
-  nextKeyPublished,
   parseJwks,
   parseKeyring,
+} from '../../lib/tokens/keys.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/tokens.ts';
+import {
+  generateKeyring,
+  nextKeyPublished,
   publishedKeys,
   retentionSeconds,
   revokeKey,
   rotateKeyring,
-} from '../../lib/tokens/keys.ts';
-import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/tokens.ts';
+} from '../../ops/keys/keyring.ts';
 
 const T0 = new Date('2026-11-01T00:00:00Z');
 const DAY = 86_400;

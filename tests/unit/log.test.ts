@@ -12,7 +12,7 @@ import {
   redact,
   withLambdaContext,
 } from '../../lib/log.ts';
-import { lambdaContext, loginEvent } from '../../scripts/harness/fixtures.ts';
+import { lambdaContext, loginEvent } from '../fixtures/events.ts';
 
 /** A logger whose lines the test reads, parsed, and as the raw text that would be shipped. */
 function capture(level: LogLevel = 'debug'): { log: LambdaLogger; lines: string[]; parsed: () => unknown[] } {

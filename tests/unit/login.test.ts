@@ -15,11 +15,11 @@ import { createLogger } from '../../lib/log.ts';
 import { createLoginThrottle, type ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { createTokenIssuer } from '../../lib/tokens/tokens.ts';
 import { foldUsername } from '../../lib/users/repository.ts';
-import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys } from '../helpers/keys.ts';
-import { createMemoryMetrics } from '../helpers/memory-metrics.ts';
-import { memorySessions } from '../helpers/memory-sessions.ts';
-import { memoryThrottleStore } from '../helpers/memory-throttle.ts';
-import { memoryUsers, TEST_COST } from '../helpers/memory-users.ts';
+import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
+import { createMemoryMetrics } from '../support/memory-metrics.ts';
+import { memorySessions } from '../support/memory-sessions.ts';
+import { memoryThrottleStore } from '../support/memory-throttle.ts';
+import { memoryUsers, TEST_COST } from '../support/memory-users.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
 const IP = '203.0.113.10';

@@ -2,7 +2,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../lib/log.ts';
 import { createEmfMetrics, flushingAfter } from '../../lib/metrics/powertools.ts';
-import { captureMetricLines } from '../helpers/metrics-capture.ts';
+import { captureMetricLines } from '../support/metrics-capture.ts';
 
 const warnings: string[] = [];
 const logger = createLogger('warn', (line) => warnings.push(line));

@@ -12,7 +12,7 @@ import {
   score,
   splice,
   tally,
-} from '../../scripts/mutation-report.ts';
+} from '../../dev/mutation-report.ts';
 
 const SOURCE = 'export const ok = (a: number) => a > 0;\nexport const name = `x`;\n';
 
@@ -60,7 +60,7 @@ describe('mutation report', () => {
 
   it('reports files directly in lib/ together and every other file under its folder', () => {
     // Arrange
-    const files = ['lib/config.ts', 'lib/auth/login.ts', 'scripts/admin.ts'];
+    const files = ['lib/config.ts', 'lib/auth/login.ts', 'ops/admin.ts'];
 
     // Act
     const folders = files.map(folderOf);
@@ -128,7 +128,7 @@ describe('mutation report', () => {
 
   it('does not ask for reasons for survivors outside lib/auth, lib/tokens and the adapters', () => {
     // Arrange
-    const input = report({ 'lib/users/import.ts': [mutant('1', 'Survived')] });
+    const input = report({ 'ops/accounts/import.ts': [mutant('1', 'Survived')] });
 
     // Act
     const { unexplained } = render(input, []);

@@ -1,6 +1,6 @@
 /**
  * docs/openapi.yaml is the contract the end-to-end tests hold every answer to
- * (tests/helpers/http.ts). These tests keep the document itself honest: valid OpenAPI 3.1,
+ * (tests/support/http.ts). These tests keep the document itself honest: valid OpenAPI 3.1,
  * request schemas derived from the valibot schemas, the routes of serverless.yml, the
  * problems lib/http.ts really sends, and a contract check that can fail.
  */
@@ -24,12 +24,12 @@ import {
   documentedRoutes,
   type ObservedResponse,
   OPENAPI_PATH,
-} from '../helpers/openapi.ts';
+} from '../support/openapi.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
 const openapiScript = (...args: string[]) =>
-  run(process.execPath, [join(ROOT, 'scripts/openapi.ts'), ...args], { cwd: ROOT });
+  run(process.execPath, [join(ROOT, 'dev/openapi.ts'), ...args], { cwd: ROOT });
 
 /** The part of serverless.yml that says which routes exist and which are behind the authorizer. */
 const ServerlessRoutesSchema = v.object({
@@ -224,7 +224,7 @@ describe('docs/openapi.yaml', () => {
   });
 });
 
-describe('scripts/openapi.ts --check', () => {
+describe('dev/openapi.ts --check', () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'parcel-auth-openapi-'));
@@ -246,7 +246,7 @@ describe('scripts/openapi.ts --check', () => {
   });
 });
 
-describe('the contract check the end-to-end tests use (tests/helpers/openapi.ts)', () => {
+describe('the contract check the end-to-end tests use (tests/support/openapi.ts)', () => {
   const loginOk = () => observed('POST', '/api/v1/login', 200, { token: TOKEN, refreshToken: TOKEN });
 
   it('accepts an answer the document describes', () => {

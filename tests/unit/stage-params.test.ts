@@ -1,10 +1,10 @@
 /**
- * The stage parameters the admin CLI reads from serverless.yml (scripts/local/stage-params.ts):
+ * The stage parameters the admin CLI reads from serverless.yml (infra/stage-params.ts):
  * here the KMS key a stage's signing keyring is written with.
  */
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { KmsKeyArnSchema, keyringKmsKey, readStageParams } from '../../scripts/local/stage-params.ts';
+import { KmsKeyArnSchema, keyringKmsKey, readStageParams } from '../../infra/stage-params.ts';
 
 describe('stage parameter kmsKeyArn', () => {
   it.each([

@@ -12,8 +12,8 @@ import {
   sourceIpCounterKey,
   usernameCounterKey,
 } from '../../lib/throttle/throttle.ts';
-import { COUNTER_SECRET } from '../helpers/keys.ts';
-import { memoryThrottleStore } from '../helpers/memory-throttle.ts';
+import { COUNTER_SECRET } from '../support/keys.ts';
+import { memoryThrottleStore } from '../support/memory-throttle.ts';
 
 const POLICY = { limit: 5, windowSeconds: 86_400, baseLockSeconds: 30, maxLockSeconds: 900 };
 const OFF = { ...POLICY, limit: 0 };

@@ -2,7 +2,7 @@ import { createHmac, generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { base64url, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateSigningJwk, importSigningKey } from '../../lib/tokens/keys.ts';
+import { importSigningKey } from '../../lib/tokens/keys.ts';
 import {
   ACCESS_TOKEN_TYPE,
   type AccessTokenVerifier,
@@ -14,8 +14,9 @@ import {
   REFRESH_TOKEN_TYPE,
   type TokenIssuer,
 } from '../../lib/tokens/tokens.ts';
-import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../helpers/keys.ts';
-import { respellings } from '../helpers/spellings.ts';
+import { generateSigningJwk } from '../../ops/keys/keyring.ts';
+import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
+import { respellings } from '../support/spellings.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
 const alice = { username: 'alice', customerId: 'C-1001' };

@@ -1,6 +1,6 @@
 /** The admin CLI's pickup address commands, and the depot code they give a customer's users. */
 import { describe, expect, it } from 'vitest';
-import { unique, useAdminCli } from '../../helpers/admin-cli.ts';
+import { unique, useAdminCli } from '../../support/admin-cli.ts';
 
 const cli = useAdminCli();
 const { admin, adminOk } = cli;

@@ -9,7 +9,7 @@ import {
   type ThrottlePolicy,
   usernameCounterKey,
 } from '../../../lib/throttle/throttle.ts';
-import { lines, unique, useAdminCli } from '../../helpers/admin-cli.ts';
+import { lines, unique, useAdminCli } from '../../support/admin-cli.ts';
 
 const cli = useAdminCli();
 const { admin, adminOk } = cli;

@@ -10,22 +10,24 @@ import { describe, expect, it } from 'vitest';
 import { keyParameterNames } from '../../../lib/stage.ts';
 import { epochSeconds } from '../../../lib/time.ts';
 import {
-  generateKeyring,
-  generateSigningJwk,
   importSigningKey,
   importVerificationKeys,
   type Jwks,
   type Keyring,
   parseJwks,
   parseKeyring,
-  publishedKeys,
-  toPublicJwk,
 } from '../../../lib/tokens/keys.ts';
 import { createAccessTokenVerifier, createTokenIssuer } from '../../../lib/tokens/tokens.ts';
-import { failure } from '../../../scripts/admin/errors.ts';
-import type { ParameterStore } from '../../../scripts/admin/keys.ts';
-import { lines, OTHER_STAGE, useAdminCli } from '../../helpers/admin-cli.ts';
-import { TOKEN_SETTINGS } from '../../helpers/keys.ts';
+import { failure } from '../../../ops/admin/errors.ts';
+import type { ParameterStore } from '../../../ops/admin/keys.ts';
+import {
+  generateKeyring,
+  generateSigningJwk,
+  publishedKeys,
+  toPublicJwk,
+} from '../../../ops/keys/keyring.ts';
+import { lines, OTHER_STAGE, useAdminCli } from '../../support/admin-cli.ts';
+import { TOKEN_SETTINGS } from '../../support/keys.ts';
 
 const { admin, adminOk } = useAdminCli();
 

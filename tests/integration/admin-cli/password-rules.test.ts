@@ -1,7 +1,7 @@
 /** The rules the admin CLI applies to a new password, on user add and user passwd. */
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
-import { type AdminRun, unique, useAdminCli } from '../../helpers/admin-cli.ts';
+import { type AdminRun, unique, useAdminCli } from '../../support/admin-cli.ts';
 
 const cli = useAdminCli();
 const { admin, adminOk } = cli;

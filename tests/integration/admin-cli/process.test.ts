@@ -1,11 +1,11 @@
-/** The admin CLI run as operators run it: `node scripts/admin.ts`, the password on stdin. */
+/** The admin CLI run as operators run it: `node ops/admin.ts`, the password on stdin. */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../../scripts/harness/ports.ts';
-import { lines, OTHER_STAGE, unique, useAdminCli } from '../../helpers/admin-cli.ts';
+import { lines, OTHER_STAGE, unique, useAdminCli } from '../../support/admin-cli.ts';
+import { freePort } from '../../support/ports.ts';
 
 const cli = useAdminCli();
 const { spawnAdmin } = cli;

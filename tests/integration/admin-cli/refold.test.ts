@@ -17,11 +17,11 @@ import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../../lib/stage.ts';
-import { createBulkAccountStore } from '../../../lib/users/bulk-dynamodb.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../../lib/users/dynamodb.ts';
 import { foldUsername } from '../../../lib/users/repository.ts';
-import { freePort } from '../../../scripts/harness/ports.ts';
-import { lines, OTHER_STAGE, useAdminCli } from '../../helpers/admin-cli.ts';
+import { createBulkAccountStore } from '../../../ops/accounts/bulk-dynamodb.ts';
+import { lines, OTHER_STAGE, useAdminCli } from '../../support/admin-cli.ts';
+import { freePort } from '../../support/ports.ts';
 
 const cli = useAdminCli();
 const { admin } = cli;

@@ -2,7 +2,7 @@
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
 import { revocationCutoff } from '../../../lib/revocation/revocation.ts';
-import { unique, useAdminCli } from '../../helpers/admin-cli.ts';
+import { unique, useAdminCli } from '../../support/admin-cli.ts';
 
 const cli = useAdminCli();
 const { admin, adminOk } = cli;

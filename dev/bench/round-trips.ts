@@ -1,0 +1,150 @@
+/**
+ * DynamoDB round trips per operation, counted at the wire: the handlers reach the embedded
+ * DynamoDB through a small proxy on loopback that logs every request's `X-Amz-Target`
+ * action and when it started and ended. Requests that overlap in time are one step of the
+ * latency path; `sequential` counts those steps.
+ */
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { authorizerEvent, lambdaContext } from '../../tests/fixtures/events.ts';
+import {
+  type AuthorizerHandler,
+  call200,
+  importAuthorizer,
+  importLogin,
+  importLoginExtended,
+  importRefresh,
+} from './handlers.ts';
+import type { RoundTrips, RoundTripsResult } from './results.ts';
+import { benchStage, PASSWORD } from './stage.ts';
+
+interface Exchange {
+  readonly action: string;
+  readonly start: number;
+  end: number;
+}
+
+async function startCountingProxy(upstream: string) {
+  const target = new URL(upstream);
+  const agent = new Agent({ keepAlive: true });
+  let log: Exchange[] = [];
+  const server = createServer((incoming, outgoing) => {
+    const header = incoming.headers['x-amz-target'];
+    const exchange: Exchange = {
+      action: (typeof header === 'string' ? header : 'unknown').split('.').at(-1) ?? 'unknown',
+      start: performance.now(),
+      end: Number.NaN,
+    };
+    log.push(exchange);
+    const forwarded = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: incoming.headers,
+        agent,
+      },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+        answer.once('end', () => {
+          exchange.end = performance.now();
+        });
+      },
+    );
+    forwarded.once('error', (error) => outgoing.destroy(error));
+    incoming.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    /** The requests since the last take(), and starts a new log. */
+    take(): Exchange[] {
+      const taken = log;
+      log = [];
+      return taken;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Steps of overlapping requests, one after the other. */
+export function sequentialSteps(exchanges: readonly Pick<Exchange, 'start' | 'end'>[]): number {
+  let steps = 0;
+  let stepEnd = Number.NEGATIVE_INFINITY;
+  for (const { start, end } of [...exchanges].sort((a, b) => a.start - b.start)) {
+    if (start >= stepEnd) {
+      steps += 1;
+      stepEnd = end;
+    } else {
+      stepEnd = Math.max(stepEnd, end);
+    }
+  }
+  return steps;
+}
+
+export async function roundTripsPart(options: { endpoint: string }): Promise<RoundTripsResult> {
+  const proxy = await startCountingProxy(options.endpoint);
+  // BCRYPT_COST 4 as the seeded hashes: no upgrade write, which production logins never make twice.
+  const stage = await benchStage({
+    endpoint: options.endpoint,
+    handlerEndpoint: proxy.endpoint,
+    env: { BCRYPT_COST: '4', REVOCATION_CACHE_TTL: '0s' },
+  });
+  try {
+    const login = await importLogin();
+    const loginExtended = await importLoginExtended();
+    const refresh = await importRefresh();
+    const authorizerUncached = await importAuthorizer('revocation-cache-0s');
+    process.env.REVOCATION_CACHE_TTL = '30s';
+    const authorizerCached = await importAuthorizer('revocation-cache-30s');
+    const body = JSON.stringify({ username: 'alice', password: PASSWORD });
+
+    const operations: RoundTrips[] = [];
+    /** Counts `calls` calls of `operation` (each after the previous one ended); reports the last. */
+    const count = async (operation: string, calls: number, invoke: () => Promise<unknown>) => {
+      const totals: number[] = [];
+      let last: Exchange[] = [];
+      proxy.take();
+      for (let i = 0; i < calls; i++) {
+        await invoke();
+        last = proxy.take();
+        totals.push(last.length);
+      }
+      const byAction: Record<string, number> = {};
+      for (const { action } of last) byAction[action] = (byAction[action] ?? 0) + 1;
+      operations.push({
+        operation,
+        total: last.length,
+        sequential: sequentialSteps(last),
+        byAction,
+        totals: [...new Set(totals)],
+      });
+    };
+
+    await count('login', 3, () => call200(login, body));
+    await count('login-extended', 3, () => call200(loginExtended, body));
+    let { refreshToken } = await call200(login, body);
+    await count('refresh', 3, async () => {
+      ({ refreshToken } = await call200(refresh, JSON.stringify({ refreshToken })));
+    });
+    const { token } = await call200(login, body);
+    const event = authorizerEvent(`Bearer ${String(token)}`);
+    const authorize = (handler: AuthorizerHandler) => () => handler(event, lambdaContext());
+    await count('authorizer, revocation cache 0s (every call)', 3, authorize(authorizerUncached));
+    await count('authorizer, revocation cache 30s, first call for the user', 1, authorize(authorizerCached));
+    await count('authorizer, revocation cache 30s, cached', 3, authorize(authorizerCached));
+    return { part: 'round-trips', operations };
+  } finally {
+    await stage.close();
+    await proxy.close();
+  }
+}

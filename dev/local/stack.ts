@@ -1,0 +1,118 @@
+/**
+ * Starts the local stack exactly as `npm start` does (dev/start.ts), on free ports with
+ * a fresh data directory, and stops it again. End-to-end tests drive it over HTTP.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { tableNames } from '../../lib/stage.ts';
+import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
+import { freePort } from '../../tests/support/ports.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+export interface LocalStack {
+  readonly baseUrl: string;
+  readonly dataDir: string;
+  readonly ports: {
+    readonly http: number;
+    readonly lambda: number;
+    readonly dynamodb: number;
+    /** The API reference page's. */
+    readonly docs: number;
+  };
+  /** The API reference page, as the start-up banner prints it. */
+  readonly referenceUrl: string;
+  readonly demo: { readonly username: string; readonly password: string };
+  /** Everything the stack printed so far, stdout and stderr. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Extra environment for `npm start`, e.g. ACCESS_TOKEN_TTL. */
+  readonly env?: Record<string, string>;
+  /** Reuse this data directory (and keep it on stop); by default a fresh one is made and removed. */
+  readonly dataDir?: string;
+}
+
+export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
+  const env = options.env ?? {};
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'parcel-auth-e2e-')));
+  const [port, lambdaPort, dynamodbPort, docsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const workFolder = `.esbuild/e2e-${port}`;
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'dev/start.ts')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      PORT: String(port),
+      LAMBDA_PORT: String(lambdaPort),
+      DYNAMODB_PORT: String(dynamodbPort),
+      DOCS_PORT: String(docsPort),
+      DATA_DIR: dataDir,
+      ESBUILD_WORK_FOLDER: workFolder,
+      ...env,
+    },
+  });
+  let output = '';
+  const ready = new Promise<string>((resolveReady, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /^ready (\S+)$/m.exec(output);
+      if (match?.[1] !== undefined) resolveReady(match[1]);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) =>
+      reject(new Error(`local stack exited with ${code} before ready:\n${output}`)),
+    );
+  });
+
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((done) => child.once('exit', done));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
+    await rm(join(ROOT, workFolder), { recursive: true, force: true });
+  };
+
+  try {
+    const baseUrl = await ready;
+    const referenceUrl = /^API reference (\S+)/m.exec(output)?.[1];
+    if (referenceUrl === undefined)
+      throw new Error(`the local stack printed no API reference line:\n${output}`);
+    const demo = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8'));
+    return {
+      baseUrl,
+      dataDir,
+      ports: { http: port, lambda: lambdaPort, dynamodb: dynamodbPort, docs: docsPort },
+      referenceUrl,
+      demo,
+      output: () => output,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The account repository of a running local stack, for setting up users directly. */
+export const stackAccounts = (stack: LocalStack) =>
+  createDynamoAccountRepository({
+    client: createDocumentClient({
+      region: 'local',
+      dynamodbEndpoint: `http://127.0.0.1:${stack.ports.dynamodb}`,
+    }),
+    tableName: tableNames('local').accounts,
+  });

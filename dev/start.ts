@@ -1,0 +1,151 @@
+/**
+ * `npm start`: the whole service on this machine.
+ *
+ * 1. the embedded DynamoDB (dynalite) on 127.0.0.1:DYNAMODB_PORT, data under DATA_DIR;
+ * 2. the tables of infra/tables.yml, the local signing key, and demo data when empty;
+ * 3. serverless-offline (stage `local`) with the API at http://127.0.0.1:PORT/api/v1;
+ * 4. the API reference page (Swagger UI on docs/openapi.yaml) at http://127.0.0.1:DOCS_PORT/.
+ *
+ * Checks first that its four ports are free, and stops with one line naming the port and its
+ * variable if not, before anything is written. Prints `API reference <page URL>` and then
+ * `ready <base URL>` once the API serves.
+ * SIGINT or SIGTERM, to it or to the `npm start` that runs it, stops everything it started.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import * as v from 'valibot';
+import { LocalStackEnvSchema } from '../infra/local-stage.ts';
+import { readStageParams } from '../infra/stage-params.ts';
+import { createDocumentClient } from '../lib/aws/dynamodb.ts';
+import { tableNames } from '../lib/stage.ts';
+import { createDynamoAccountRepository } from '../lib/users/dynamodb.ts';
+import { ensureLocalKeys } from '../ops/keys/local.ts';
+import { startDynalite } from './local/dynalite.ts';
+import { portProblem } from './local/ports.ts';
+import { type ReferenceServer, startReferenceServer } from './local/reference.ts';
+import { seedDemo } from './local/seed.ts';
+import { ensureTables } from './local/tables.ts';
+
+const STAGE = 'local';
+const envResult = v.safeParse(LocalStackEnvSchema, process.env);
+if (!envResult.success) {
+  for (const issue of envResult.issues) console.error(`${v.getDotPath(issue)}: ${issue.message}`);
+  process.exit(2);
+}
+const env = envResult.output;
+const dataDir = resolve(env.DATA_DIR);
+const apiOrigin = `http://127.0.0.1:${env.PORT}`;
+const baseUrl = `${apiOrigin}/api/v1`;
+
+const ports = [
+  { variable: 'PORT', port: env.PORT },
+  { variable: 'LAMBDA_PORT', port: env.LAMBDA_PORT },
+  { variable: 'DYNAMODB_PORT', port: env.DYNAMODB_PORT },
+  { variable: 'DOCS_PORT', port: env.DOCS_PORT },
+];
+const problem = await portProblem(ports);
+if (problem !== undefined) {
+  console.error(`npm start: ${problem}`);
+  process.exit(1);
+}
+
+await mkdir(dataDir, { recursive: true, mode: 0o700 });
+const dynamo = await startDynalite({ port: env.DYNAMODB_PORT, path: resolve(dataDir, 'dynamodb') }).catch(
+  (error: NodeJS.ErrnoException) => {
+    // Taken in the moment since the check above.
+    console.error(`npm start: DYNAMODB_PORT ${env.DYNAMODB_PORT}: ${error.code ?? error.message}`);
+    process.exit(1);
+  },
+);
+let offline: ChildProcess | undefined;
+let reference: ReferenceServer | undefined;
+let stopping = false;
+
+async function stop(code: number) {
+  if (stopping) return;
+  stopping = true;
+  if (offline?.pid !== undefined && offline.exitCode === null) {
+    const exited = new Promise((done) => offline?.once('exit', done));
+    // The child leads its own process group: this reaches every process it started.
+    process.kill(-offline.pid, 'SIGTERM');
+    const timer = setTimeout(() => offline?.pid !== undefined && process.kill(-offline.pid, 'SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await reference?.close();
+  await dynamo.close();
+  process.exit(code);
+}
+process.once('SIGINT', () => void stop(0));
+process.once('SIGTERM', () => void stop(0));
+// `npm start` runs this under a shell that dies of a SIGTERM without passing it on (npm
+// forwards the signal to the shell only): when our parent is gone, stop as if signalled.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void stop(0);
+}, 250).unref();
+
+try {
+  const lowLevel = dynamo.client();
+  await ensureTables(lowLevel, STAGE);
+  const keys = await ensureLocalKeys(dataDir);
+  if (keys.created) console.log(`Created a signing keyring in ${keys.keyringFile}`);
+  const tables = tableNames(STAGE);
+  const demo = await seedDemo({
+    dataDir,
+    client: lowLevel,
+    accountsTable: tables.accounts,
+    accounts: createDynamoAccountRepository({
+      client: createDocumentClient({ region: 'local', dynamodbEndpoint: dynamo.endpoint }),
+      tableName: tables.accounts,
+    }),
+    bcryptCost: readStageParams(STAGE).bcryptCost,
+  });
+  if (demo !== null) console.log(`Demo login: username "${demo.username}", password "${demo.password}"`);
+  reference = await startReferenceServer({ port: env.DOCS_PORT, apiOrigin }).catch(
+    (error: NodeJS.ErrnoException) => {
+      // Taken in the moment since the check above.
+      throw new Error(`DOCS_PORT ${env.DOCS_PORT}: ${error.code ?? error.message}`);
+    },
+  );
+  const referenceUrl = reference.url;
+
+  const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
+  offline = spawn(process.execPath, [serverless, 'offline', 'start', '--stage', STAGE], {
+    cwd: resolve(import.meta.dirname, '..'),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      PORT: String(env.PORT),
+      LAMBDA_PORT: String(env.LAMBDA_PORT),
+      DYNAMODB_PORT: String(dynamo.port),
+      ACCESS_TOKEN_TTL: env.ACCESS_TOKEN_TTL,
+      LOCAL_SIGNING_KEYRING_FILE: keys.keyringFile,
+      LOCAL_JWKS_FILE: keys.jwksFile,
+    },
+  });
+  // serverless-offline reports through the framework's log, on stderr.
+  let announced = false;
+  const relay = (target: NodeJS.WriteStream) => (chunk: Buffer) => {
+    target.write(chunk);
+    if (!announced && chunk.toString().includes('Server ready')) {
+      announced = true;
+      console.log(`API reference ${referenceUrl} (try the API from the browser: log in, then Authorize)`);
+      console.log(`ready ${baseUrl}`);
+    }
+  };
+  offline.stdout?.on('data', relay(process.stdout));
+  offline.stderr?.on('data', relay(process.stderr));
+  offline.once('exit', (code) => {
+    if (!stopping) {
+      console.error(`serverless-offline exited (${code ?? 'signal'}); stopping`);
+      void stop(1);
+    }
+  });
+} catch (error) {
+  console.error(`npm start failed: ${error instanceof Error ? error.message : String(error)}`);
+  await stop(1);
+}

@@ -1,0 +1,134 @@
+/**
+ * Reads the stage parameters the operator tools need from serverless.yml (`params.<stage>`
+ * over `params.default`), so the admin CLI hashes passwords at the stage's bcrypt cost,
+ * keeps retired keys as long as the stage's tokens live and encrypts the keyring with the
+ * KMS key the stage's template puts it under, without a second copy of a value. (A `--param`
+ * given to `serverless deploy` is not seen here: set a stage's values in its `params` block.)
+ *
+ * A parameter may be a literal or use `${env:NAME}` / `${env:NAME, 'default'}`, resolved as
+ * the Serverless Framework does (the variable when set, even to '', else the default). Any other
+ * variable cannot be resolved here: that is an error naming the parameter.
+ */
+
+import { readFileSync } from 'node:fs';
+import * as v from 'valibot';
+import { parse } from 'yaml';
+import { DurationSchema, type Env } from '../lib/config.ts';
+import { SERVICE } from '../lib/stage.ts';
+import type { ThrottlePolicy } from '../lib/throttle/throttle.ts';
+
+const SERVERLESS_FILE = new URL('../serverless.yml', import.meta.url);
+
+/**
+ * A KMS key ARN (not an alias: IAM grants kms:Decrypt on the key's ARN), in any partition,
+ * or empty for the AWS-managed key.
+ */
+export const KmsKeyArnSchema = v.union([
+  v.literal(''),
+  v.pipe(
+    v.string(),
+    v.regex(
+      /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/,
+      'must be a KMS key ARN (not an alias)',
+    ),
+  ),
+]);
+
+const ParamsSchema = v.object({
+  bcryptCost: v.pipe(v.number(), v.integer(), v.minValue(4), v.maxValue(15)),
+  accessTokenTtl: DurationSchema,
+  refreshTokenTtl: DurationSchema,
+  keyReloadInterval: DurationSchema,
+  kmsKeyArn: KmsKeyArnSchema,
+  createKeyringKey: v.picklist(['true', 'false'], "must be 'true' or 'false'"),
+  // A number in serverless.yml, a string where it comes from ${env:…}.
+  loginFailureLimit: v.pipe(
+    v.union([v.number(), v.string()]),
+    v.transform(Number),
+    v.integer(),
+    v.minValue(0),
+  ),
+  loginFailureWindow: DurationSchema,
+  loginLockoutBase: DurationSchema,
+  loginLockoutMax: DurationSchema,
+});
+
+export interface StageParams {
+  readonly bcryptCost: number;
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+  readonly keyReloadIntervalSeconds: number;
+  /**
+   * The KMS key the signing keyring is written with (`keyringKmsKey`): a key ARN, or the
+   * stack's own key by its alias; undefined: the AWS-managed key.
+   */
+  readonly kmsKeyArn: string | undefined;
+  /** The username counters' rule, so operators see a refusing counter as locked. */
+  readonly usernameThrottle: ThrottlePolicy;
+}
+
+/**
+ * The key infra/kms.yml puts the keyring under: the stage parameter kmsKeyArn when set, else
+ * the stack's own key when the stage creates one (createKeyringKey), by its alias, which SSM's
+ * PutParameter takes as KeyId; else undefined, the AWS-managed key aws/ssm.
+ */
+export function keyringKmsKey(
+  stage: string,
+  params: { readonly kmsKeyArn: string; readonly createKeyringKey: 'true' | 'false' },
+): string | undefined {
+  if (params.kmsKeyArn !== '') return params.kmsKeyArn;
+  return params.createKeyringKey === 'true' ? `alias/${SERVICE}-${stage}-keyring` : undefined;
+}
+
+const ENV_VARIABLE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?:\s*,\s*(?:'([^']*)'|"([^"]*)"))?\s*\}/g;
+
+/** A parameter's value with its `${env:…}` variables resolved. */
+function resolveValue(name: string, value: unknown, stage: string, env: Env): unknown {
+  if (typeof value !== 'string') return value;
+  const resolved = value.replace(
+    ENV_VARIABLE,
+    (variable, envName: string, single?: string, double?: string) => {
+      const fallback = single ?? double;
+      const set = env[envName];
+      if (set !== undefined) return set;
+      if (fallback !== undefined) return fallback;
+      throw new Error(
+        `param ${name} of stage ${stage} needs the environment variable ${envName} (${variable})`,
+      );
+    },
+  );
+  if (resolved.includes('${')) {
+    throw new Error(`param ${name} of stage ${stage} uses a variable this tool cannot resolve`);
+  }
+  return resolved;
+}
+
+/** The parameters of `stage`; `env` resolves `${env:…}` variables (default: this process's). */
+export function readStageParams(stage: string, env: Env = process.env): StageParams {
+  const doc = parse(readFileSync(SERVERLESS_FILE, 'utf8'), { logLevel: 'silent' }) as {
+    params?: Record<string, Record<string, unknown> | null>;
+  };
+  const merged: Record<string, unknown> = { ...doc.params?.default, ...doc.params?.[stage] };
+  const wanted = Object.fromEntries(
+    Object.keys(ParamsSchema.entries).map((name) => [name, resolveValue(name, merged[name], stage, env)]),
+  );
+  const result = v.safeParse(ParamsSchema, wanted);
+  if (!result.success) {
+    const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? '(params)'} ${issue.message}`);
+    throw new Error(`serverless.yml params of stage ${stage}: ${problems.join('; ')}`);
+  }
+  const params = result.output;
+  return {
+    bcryptCost: params.bcryptCost,
+    accessTokenTtlSeconds: params.accessTokenTtl,
+    refreshTokenTtlSeconds: params.refreshTokenTtl,
+    keyReloadIntervalSeconds: params.keyReloadInterval,
+    kmsKeyArn: keyringKmsKey(stage, params),
+    usernameThrottle: {
+      limit: params.loginFailureLimit,
+      windowSeconds: params.loginFailureWindow,
+      baseLockSeconds: params.loginLockoutBase,
+      maxLockSeconds: params.loginLockoutMax,
+    },
+  };
+}

@@ -1,0 +1,314 @@
+/**
+ * Bulk import and export of customers (with their ordered pickup addresses) and users (with
+ * their password hashes), as JSON Lines: one record per line, the format of
+ * docs/import-format.md.
+ *
+ * An import runs in three passes over the file, so memory stays flat however long it is:
+ * 1. validate every record with the rules of the single-user commands, and the file as a
+ *    whole (a username twice in any letter case, a user of an unknown customer); nothing is
+ *    written if a record is invalid (unless the caller skips invalid records);
+ * 2. customers: compare with the table, write what is missing;
+ * 3. users: compare with the table, write what is missing.
+ * Each pass reads the table before it writes, so running a file again writes nothing, and an
+ * import interrupted anywhere continues where it stopped: a customer's addresses are written
+ * before its counter, a user's item before its membership, and a half-written customer or a
+ * user without its membership is completed on the next run.
+ */
+import * as v from 'valibot';
+import { BCRYPT_HASH, bcryptCostOf, newPasswordProblem } from '../../lib/auth/passwords.ts';
+import {
+  CustomerIdSchema,
+  DepotCodeSchema,
+  firstDepotCode,
+  foldUsername,
+  UsernameSchema,
+} from '../../lib/users/repository.ts';
+
+const IsoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time'));
+
+export const CustomerRecordSchema = v.strictObject({
+  type: v.literal('customer'),
+  customerId: CustomerIdSchema,
+  /** In order: the first non-empty depot code is the one login-extended returns. */
+  pickupAddresses: v.pipe(
+    v.array(v.strictObject({ depotCode: DepotCodeSchema, createdAt: v.optional(IsoTime) })),
+    v.maxLength(1000, 'must hold at most 1000 addresses'),
+  ),
+});
+
+export const UserRecordSchema = v.pipe(
+  v.strictObject({
+    type: v.literal('user'),
+    username: UsernameSchema,
+    customerId: v.optional(v.nullable(CustomerIdSchema), null),
+    enabled: v.optional(v.boolean(), true),
+    /** An existing bcrypt hash, kept as it is ($2y$ included): the user logs in with the old password. */
+    passwordHash: v.optional(
+      v.pipe(v.string(), v.regex(BCRYPT_HASH, 'must be a bcrypt hash ($2a$, $2b$ or $2y$, cost 4 to 31)')),
+    ),
+    /** A password in plain text, hashed at the stage's cost and held to the password policy. */
+    password: v.optional(v.string()),
+    createdAt: v.optional(IsoTime),
+  }),
+  v.check(
+    (user) => (user.passwordHash === undefined) !== (user.password === undefined),
+    'needs exactly one of passwordHash and password',
+  ),
+);
+
+export type CustomerRecord = v.InferOutput<typeof CustomerRecordSchema>;
+export type UserImportRecord = v.InferOutput<typeof UserRecordSchema>;
+export type ImportRecord = CustomerRecord | UserImportRecord;
+
+/** What is wrong with a record; never carries a password or a hash. */
+export interface Problem {
+  /**
+   * The field the message is about, as a path of the file's own key names (array positions
+   * as digits): text from the file, so a caller quotes it before showing it. Absent when the
+   * message names what it is about.
+   */
+  readonly field?: readonly string[];
+  readonly message: string;
+}
+
+/** One problem of one line. */
+export interface LineProblem extends Problem {
+  readonly line: number;
+}
+
+/** What the rules of a record depend on: the stage's settings. */
+export interface RecordRules {
+  /**
+   * The stage's bcrypt cost, the highest an imported hash may have: a compare at a higher
+   * cost would make that user's logins slower than an unknown username's (at cost 17 and
+   * above, slower than the login timeout); a lower one is re-hashed at the first login.
+   */
+  readonly bcryptCost: number;
+}
+
+/** A line parsed and checked on its own, or why not. */
+export function parseRecord(
+  text: string,
+  rules: RecordRules,
+): { record: ImportRecord } | { problem: Problem } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { problem: { message: 'is not valid JSON' } };
+  }
+  const type = (json as { type?: unknown } | null)?.type;
+  const schema = type === 'customer' ? CustomerRecordSchema : type === 'user' ? UserRecordSchema : undefined;
+  if (schema === undefined) return { problem: { message: 'type must be "customer" or "user"' } };
+  const result = v.safeParse(schema, json);
+  if (!result.success) {
+    const issue = result.issues[0];
+    const field = issue?.path?.map((item) => String(item.key));
+    // valibot's own messages quote the value received; ours name the rule only.
+    const message =
+      issue?.type === 'strict_object'
+        ? 'is not a field of the record'
+        : issue?.message.startsWith('Invalid ')
+          ? `must be ${issue.expected ?? 'valid'}`
+          : issue?.message;
+    const text = message ?? 'is not valid';
+    return { problem: field === undefined ? { message: `record ${text}` } : { field, message: text } };
+  }
+  const record = result.output;
+  if (record.type === 'user' && record.password !== undefined) {
+    const problem = newPasswordProblem(record.password, record.username);
+    if (problem !== undefined) return { problem: { message: `password: ${problem}` } };
+  }
+  if (record.type === 'user' && record.passwordHash !== undefined) {
+    const cost = bcryptCostOf(record.passwordHash);
+    if (cost > rules.bcryptCost) {
+      return {
+        problem: {
+          field: ['passwordHash'],
+          message: `has cost ${cost}, above the stage's bcrypt cost (${rules.bcryptCost}), the most an import accepts`,
+        },
+      };
+    }
+  }
+  return { record };
+}
+
+/** What the file-wide checks need to know of the table. */
+export interface KnownCustomers {
+  /** True when the table holds the customer (its counter, an address or a member). */
+  exists(customerId: string): Promise<boolean>;
+}
+
+export interface ValidationReport {
+  readonly customers: number;
+  readonly users: number;
+  readonly problems: LineProblem[];
+  /** Lines whose record is invalid, to leave out when invalid records are skipped. */
+  readonly invalidLines: ReadonlySet<number>;
+}
+
+/**
+ * Pass 1: every line on its own, then the file as a whole: a username that appears twice
+ * in any letter case (every occurrence reported: neither may overwrite the other), a
+ * customer twice, a user whose customer is neither in the file nor in the table.
+ */
+export async function validateFile(
+  lines: () => AsyncIterable<string>,
+  known: KnownCustomers,
+  rules: RecordRules,
+): Promise<ValidationReport> {
+  const problems: LineProblem[] = [];
+  const invalidLines = new Set<number>();
+  // Per folded username its first line: a few dozen bytes per user, not the records.
+  const usernames = new Map<string, number>();
+  const customersInFile = new Map<string, number>();
+  const customerOfUser: { line: number; customerId: string }[] = [];
+  let customers = 0;
+  let users = 0;
+  let line = 0;
+  const refuse = (at: number, problem: Problem | string) => {
+    problems.push({ line: at, ...(typeof problem === 'string' ? { message: problem } : problem) });
+    invalidLines.add(at);
+  };
+  for await (const text of lines()) {
+    line += 1;
+    if (text.trim() === '') continue;
+    const parsed = parseRecord(text, rules);
+    if ('problem' in parsed) {
+      refuse(line, parsed.problem);
+      continue;
+    }
+    const { record } = parsed;
+    if (record.type === 'customer') {
+      customers += 1;
+      const first = customersInFile.get(record.customerId);
+      if (first !== undefined) refuse(line, `customer ${record.customerId} is also on line ${first}`);
+      else customersInFile.set(record.customerId, line);
+      continue;
+    }
+    users += 1;
+    const folded = foldUsername(record.username);
+    const first = usernames.get(folded);
+    if (first !== undefined) {
+      refuse(line, `username differs from the one on line ${first} only by letter case or is the same`);
+      if (!invalidLines.has(first)) refuse(first, `username is also on line ${line} (in any letter case)`);
+    } else {
+      usernames.set(folded, line);
+    }
+    if (record.customerId !== null && !customersInFile.has(record.customerId)) {
+      customerOfUser.push({ line, customerId: record.customerId });
+    }
+  }
+  // Customers may come after their users in the file; the table is asked once per customer.
+  const exists = new Map<string, Promise<boolean>>();
+  for (const { line: at, customerId } of customerOfUser) {
+    if (customersInFile.has(customerId)) continue;
+    let known_ = exists.get(customerId);
+    if (known_ === undefined) {
+      known_ = known.exists(customerId);
+      exists.set(customerId, known_);
+    }
+    if (!(await known_)) refuse(at, `customer ${customerId} is neither in the file nor in the table`);
+  }
+  problems.sort((a, b) => a.line - b.line);
+  return { customers, users, problems, invalidLines };
+}
+
+/** A customer as the table holds it. */
+export interface StoredCustomer {
+  /** The pickup addresses in order (positions 1, 2, ...). */
+  readonly addresses: readonly { readonly depotCode: string; readonly createdAt: string }[];
+  /** The address counter; undefined when it was not written yet. */
+  readonly addressCount: number | undefined;
+}
+
+/** A user as the table holds it, under the user's folded name. */
+export interface StoredUser {
+  readonly username: string;
+  readonly passwordHash: string;
+  readonly enabled: boolean;
+  readonly customerId: string | null;
+  readonly hasMembership: boolean;
+}
+
+/** What the customer pass decided for one record. */
+export type CustomerPlan =
+  | { readonly outcome: 'unchanged' }
+  | { readonly outcome: 'created' | 'updated'; readonly fromPosition: number }
+  | { readonly outcome: 'failed'; readonly reason: string };
+
+/**
+ * A customer record against the table: new, the same, completed (the table's addresses are
+ * the first of the record's, e.g. an interrupted import), or different (never overwritten).
+ */
+export function planCustomer(record: CustomerRecord, stored: StoredCustomer | null): CustomerPlan {
+  const wanted = record.pickupAddresses.map((address) => address.depotCode);
+  const depotCodes = stored?.addresses.map((address) => address.depotCode) ?? [];
+  if (stored === null || (depotCodes.length === 0 && stored.addressCount === undefined)) {
+    return wanted.length === 0 ? { outcome: 'unchanged' } : { outcome: 'created', fromPosition: 1 };
+  }
+  const isPrefix = depotCodes.every((code, index) => wanted[index] === code);
+  if (!isPrefix || depotCodes.length > wanted.length) {
+    return {
+      outcome: 'failed',
+      reason: `customer ${record.customerId} exists with other pickup addresses (left as it is)`,
+    };
+  }
+  if (depotCodes.length === wanted.length && stored.addressCount === wanted.length) {
+    return { outcome: 'unchanged' };
+  }
+  return { outcome: 'updated', fromPosition: depotCodes.length + 1 };
+}
+
+/** What the user pass decided for one record. */
+export type UserPlan =
+  | { readonly outcome: 'unchanged' }
+  | { readonly outcome: 'created' }
+  /** The user item is there, its membership was not: an interrupted import. */
+  | { readonly outcome: 'updated' }
+  | { readonly outcome: 'failed'; readonly reason: string };
+
+/**
+ * A user record against the table. An existing user is never overwritten: the same name in
+ * another letter case is a conflict, and so is the same user with other data (the user may
+ * have changed their password here since the first import). `samePassword` decides for a
+ * record with a plain password (a bcrypt compare against the stored hash).
+ */
+export async function planUser(
+  record: UserImportRecord,
+  stored: StoredUser | null,
+  samePassword: (password: string, hash: string) => Promise<boolean>,
+): Promise<UserPlan> {
+  if (stored === null) return { outcome: 'created' };
+  if (stored.username !== record.username) {
+    return { outcome: 'failed', reason: `username exists in another letter case (${stored.username})` };
+  }
+  const sameCredential =
+    record.passwordHash !== undefined
+      ? record.passwordHash === stored.passwordHash
+      : await samePassword(record.password ?? '', stored.passwordHash);
+  if (!sameCredential || stored.enabled !== record.enabled || stored.customerId !== record.customerId) {
+    return { outcome: 'failed', reason: 'user exists with other data (left as it is)' };
+  }
+  return record.customerId !== null && !stored.hasMembership
+    ? { outcome: 'updated' }
+    : { outcome: 'unchanged' };
+}
+
+/** The derived depot code a user of a customer gets, from the customer's addresses. */
+export const depotOf = (depotCodes: readonly string[]) => ({
+  depotCode: firstDepotCode(depotCodes.map((depotCode) => ({ depotCode }))),
+  addressesSeen: depotCodes.length,
+});
+
+export type Outcome = 'created' | 'unchanged' | 'updated' | 'skipped' | 'failed';
+
+export type ImportSummary = Record<Outcome, number>;
+
+export const emptySummary = (): ImportSummary => ({
+  created: 0,
+  unchanged: 0,
+  updated: 0,
+  skipped: 0,
+  failed: 0,
+});

@@ -1,0 +1,204 @@
+/**
+ * The admin CLI's test bench: one embedded DynamoDB (dynalite) with the tables of the local
+ * stage and of one deployed stage, a temporary DATA_DIR, and two ways to run the CLI
+ * against them: in-process through `runAdmin` (stdout, stderr and the password reads
+ * captured) and as `node ops/admin.ts`, as operators run it.
+ *
+ * `useAdminCli()` registers the suite's beforeAll/afterAll hooks in the calling test file;
+ * what it returns is usable inside tests only.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { type EmbeddedDynamo, startDynalite } from '../../dev/local/dynalite.ts';
+import { ensureTables } from '../../dev/local/tables.ts';
+import { readStageParams, type StageParams } from '../../infra/stage-params.ts';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { tableNames } from '../../lib/stage.ts';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
+import { counterSecretOf, parseKeyring } from '../../lib/tokens/keys.ts';
+import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
+import type { AccountRepository } from '../../lib/users/repository.ts';
+import { createBulkAccountStore } from '../../ops/accounts/bulk-dynamodb.ts';
+import type { ParameterStore } from '../../ops/admin/keys.ts';
+import { runAdmin } from '../../ops/admin/main.ts';
+import { ensureLocalKeys } from '../../ops/keys/local.ts';
+import { runScript, type ScriptRun } from './run-script.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** A deployed stage whose tables live in the same embedded DynamoDB as the local stage's. */
+export const OTHER_STAGE = 'teststage';
+
+/** A name no other test uses: every test of a file shares the one embedded DynamoDB. */
+export const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+/** The non-empty lines of `text`. */
+export const lines = (text: string) => text.split('\n').filter((line) => line !== '');
+
+/** One in-process run of the CLI. */
+export interface AdminRun {
+  readonly code: number;
+  /** Every line written to stdout, joined with newlines. */
+  readonly stdout: string;
+  /** Every line written to stderr. */
+  readonly stderr: string[];
+  /** How often the CLI read the password from stdin. */
+  readonly passwordReads: number;
+}
+
+export interface AdminOptions {
+  /** What stdin holds when the CLI reads a password. */
+  readonly password?: string;
+  /** Added to (or overriding) the local target's DYNAMODB_PORT and DATA_DIR. */
+  readonly env?: Record<string, string>;
+  /** The SSM parameter store the key commands of a deployed stage use. */
+  readonly parameters?: ParameterStore;
+  /** The clock of the local account store; default the system clock. */
+  readonly accountsClock?: () => Date;
+  /** Stage parameters to use instead of serverless.yml's (the others are serverless.yml's). */
+  readonly stageParams?: Partial<StageParams>;
+}
+
+export interface AdminCli {
+  /** The embedded DynamoDB's endpoint, as a deployed stage's AWS_ENDPOINT_URL_DYNAMODB. */
+  readonly endpoint: string;
+  /** The account store of the local stage, which the CLI acts on without --stage. */
+  readonly local: AccountRepository;
+  /** The account store of OTHER_STAGE. */
+  readonly deployed: AccountRepository;
+  /** The failed-login counters of the local stage. */
+  readonly throttleStore: ThrottleStore;
+  /** The secret the local stage keys its username counters with (its keyring made if missing). */
+  counterSecret(): Promise<Uint8Array>;
+  /** Runs the CLI in-process on the local target; `options.password` is what stdin holds. */
+  admin(args: string[], options?: AdminOptions): Promise<AdminRun>;
+  /**
+   * `admin` as an arrange step: rejects, failing the test with the CLI's exit status and
+   * stderr, unless the run exits 0.
+   */
+  adminOk(args: string[], options?: AdminOptions): Promise<AdminRun>;
+  /** Runs `node ops/admin.ts` as an operator would, with `stdin` piped in. */
+  spawnAdmin(args: string[], options?: { stdin?: string; env?: Record<string, string> }): Promise<ScriptRun>;
+}
+
+interface Bench {
+  readonly dynamo: EmbeddedDynamo;
+  readonly dataDir: string;
+  readonly client: ReturnType<typeof createDocumentClient>;
+  readonly local: AccountRepository;
+  readonly deployed: AccountRepository;
+  readonly throttleStore: ThrottleStore;
+}
+
+/** Starts the bench before the calling file's tests and removes it after them. */
+export function useAdminCli(): AdminCli {
+  let bench: Bench | undefined;
+  let dynamo: EmbeddedDynamo | undefined;
+  let dataDir: string | undefined;
+
+  beforeAll(async () => {
+    dynamo = await startDynalite({ port: 0 });
+    await ensureTables(dynamo.client(), 'local');
+    await ensureTables(dynamo.client(), OTHER_STAGE);
+    dataDir = await mkdtemp(join(tmpdir(), 'parcel-auth-admin-'));
+    const client = createDocumentClient({ region: 'local', dynamodbEndpoint: dynamo.endpoint });
+    bench = {
+      dynamo,
+      dataDir,
+      client,
+      local: createDynamoAccountRepository({ client, tableName: tableNames('local').accounts }),
+      deployed: createDynamoAccountRepository({ client, tableName: tableNames(OTHER_STAGE).accounts }),
+      throttleStore: createDynamoThrottleStore({ client, tableName: tableNames('local').loginThrottle }),
+    };
+  });
+
+  afterAll(async () => {
+    bench?.client.destroy();
+    await dynamo?.close();
+    if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const started = (): Bench => {
+    if (bench === undefined) throw new Error('the admin CLI bench is used outside a test');
+    return bench;
+  };
+
+  async function admin(args: string[], options: AdminOptions = {}): Promise<AdminRun> {
+    const { dynamo, dataDir, client, throttleStore } = started();
+    const { accountsClock } = options;
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    let passwordReads = 0;
+    const code = await runAdmin(args, {
+      env: { DYNAMODB_PORT: String(dynamo.port), DATA_DIR: dataDir, ...options.env },
+      cwd: ROOT,
+      stdout: (text) => stdout.push(text),
+      stderr: (text) => stderr.push(text),
+      readPassword: async () => {
+        passwordReads += 1;
+        return options.password ?? '';
+      },
+      ...(options.parameters && { parameters: () => options.parameters as ParameterStore }),
+      ...(options.stageParams && {
+        stageParams: (stage: string) => ({ ...readStageParams(stage), ...options.stageParams }),
+      }),
+      ...(accountsClock && {
+        openStores: () => ({
+          accounts: createDynamoAccountRepository({
+            client,
+            tableName: tableNames('local').accounts,
+            clock: accountsClock,
+          }),
+          loginFailures: throttleStore,
+          bulk: createBulkAccountStore({ client, tableName: tableNames('local').accounts }),
+          close: () => {},
+        }),
+      }),
+    });
+    return { code, stdout: stdout.join('\n'), stderr, passwordReads };
+  }
+
+  async function adminOk(args: string[], options: AdminOptions = {}): Promise<AdminRun> {
+    const run = await admin(args, options);
+    if (run.code !== 0) {
+      throw new Error(`arrange: admin ${args.join(' ')} exited ${run.code}: ${run.stderr.join(' | ')}`);
+    }
+    return run;
+  }
+
+  function spawnAdmin(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) {
+    const { dynamo, dataDir } = started();
+    // Nothing of the developer's AWS setup leaks into the child.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
+    return runScript('ops/admin.ts', args, {
+      env: { ...env, DYNAMODB_PORT: String(dynamo.port), DATA_DIR: dataDir, ...options.env },
+      ...(options.stdin !== undefined && { stdin: options.stdin }),
+    });
+  }
+
+  return {
+    get endpoint() {
+      return started().dynamo.endpoint;
+    },
+    get local() {
+      return started().local;
+    },
+    get deployed() {
+      return started().deployed;
+    },
+    get throttleStore() {
+      return started().throttleStore;
+    },
+    async counterSecret() {
+      const { keyringFile } = await ensureLocalKeys(started().dataDir);
+      return counterSecretOf(parseKeyring(await readFile(keyringFile, 'utf8')));
+    },
+    admin,
+    adminOk,
+    spawnAdmin,
+  };
+}
