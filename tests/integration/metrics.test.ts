@@ -2,17 +2,17 @@
  * The business metrics as the real handlers write them: CloudWatch Embedded Metric Format
  * lines on stdout (what Lambda sends to CloudWatch, and what the local stack prints), with
  * the embedded DynamoDB behind the handlers. The alarms and the dashboard
- * (infra/alarms.yml, infra/dashboard.yml) read exactly these names and dimensions.
+ * (infra/alarms.yml, infra/dashboard.cjs) read exactly these names and dimensions.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { functionEnv } from '../../dev/local/handler-env.ts';
+import { seedHandlerUsers } from '../../dev/local/handler-users.ts';
 import { SERVICE } from '../../lib/stage.ts';
-import { authorizerEvent, lambdaContext, loginEvent } from '../../scripts/harness/fixtures.ts';
-import { functionEnv } from '../../scripts/harness/function-env.ts';
-import { seedHandlerUsers } from '../../scripts/harness/handler-users.ts';
-import { startTestDynamo } from '../helpers/dynamo.ts';
-import { captureServiceLogs } from '../helpers/log-capture.ts';
-import { captureMetricLines } from '../helpers/metrics-capture.ts';
+import { authorizerEvent, lambdaContext, loginEvent } from '../fixtures/events.ts';
+import { startTestDynamo } from '../support/dynamo.ts';
+import { captureServiceLogs } from '../support/log-capture.ts';
+import { captureMetricLines } from '../support/metrics-capture.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
