@@ -291,13 +291,20 @@ function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger): Caller {
   return { username: context.username, customerId: context.customerId || null };
 }
 
-/** The caller of each authorized request in flight, set by `authorizedCaller`. */
-const callers = new WeakMap<APIGatewayProxyEvent, Caller>();
+/**
+ * The invocation's context, carrying the caller `authorizedCaller` found. The handler gets
+ * only the event and the context, not middy's `request.internal`, so the caller rides on the
+ * context, as middy's own `setToContext` middlewares do.
+ */
+type EndpointContext = Context & { caller?: Caller };
 
-function authorizedCaller(clock: Clock, log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent> {
+function authorizedCaller(
+  clock: Clock,
+  log: Logger,
+): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext> {
   return {
-    before({ event }) {
-      callers.set(event, callerOf(event, clock(), log));
+    before({ event, context }) {
+      context.caller = callerOf(event, clock(), log);
     },
   };
 }
@@ -344,7 +351,7 @@ export function endpoint<
   const clock = spec.clock ?? systemClock;
   // First, so every line of the request, the failure in mapErrors included, has its request id.
   // `logEvent: false` whatever POWERTOOLS_LOGGER_LOG_EVENT says: events carry passwords and tokens.
-  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>()
     .use(injectLambdaContext(log.powertools, { logEvent: false }))
     .use(mapErrors(log));
   // After mapErrors in the chain, so its `onError` runs first (middy runs them last to first):
@@ -353,9 +360,9 @@ export function endpoint<
   // The caller before the body: an expired token gets its 401, not a verdict on the body.
   if (spec.authorized === true) chain.use(authorizedCaller(clock, log));
   if (spec.body !== undefined) chain.use(guardBody).use(httpJsonBodyParser());
-  return chain.handler(async (event) => {
+  return chain.handler(async (event, context) => {
     // Each part is validated against its schema; the cast only restates the generic shape.
-    const caller = callers.get(event) ?? null;
+    const caller = spec.authorized === true ? (context.caller ?? null) : null;
     const input = {
       body: spec.body === undefined ? undefined : validate(spec.body, event.body, 'body'),
       params:
