@@ -1,4 +1,4 @@
-import { LoginRequestSchema, loginWithContext, toExtendedLoginResponse } from '../lib/auth/login.ts';
+import { LoginRequestSchema, loginExtended, toExtendedLoginResponse } from '../lib/auth/login.ts';
 import { readLoginConfig } from '../lib/config.ts';
 import { endpoint, ok } from '../lib/http.ts';
 import { loginDeps } from '../lib/wiring.ts';
@@ -10,5 +10,5 @@ export const handler = endpoint({
   body: LoginRequestSchema,
   metrics: deps.metrics,
   handle: async ({ body, sourceIp }) =>
-    ok(toExtendedLoginResponse(await loginWithContext(deps, { ...body, sourceIp }))),
+    ok(toExtendedLoginResponse(await loginExtended(deps, { ...body, sourceIp }))),
 });

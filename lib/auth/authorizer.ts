@@ -18,7 +18,7 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describeError, type Logger } from '../log.ts';
-import { type AuthorizerDenyReason, type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
+import type { AuthorizerDenyReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { RevocationCheck } from '../revocation/revocation.ts';
 import type { AccessClaims, AccessTokenVerifier } from '../tokens/tokens.ts';
 
@@ -88,11 +88,11 @@ export async function authorize(
     readonly revocation: RevocationCheck;
     readonly logger: Logger;
     /** Counts allows, denies by reason and fail-closed answers; nothing by default. */
-    readonly metrics?: MetricsRecorder;
+    readonly metrics: MetricsRecorder;
   },
   event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders' | 'methodArn'>,
 ): Promise<APIGatewayAuthorizerResult> {
-  const metrics = deps.metrics ?? noMetrics;
+  const { metrics } = deps;
   const deny = (reason: AuthorizerDenyReason, logged: string) => {
     deps.logger.info('authorizer denied', { reason: logged });
     metrics.count({ name: 'AuthorizerDeny', reason });

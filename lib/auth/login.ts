@@ -8,7 +8,7 @@
 import * as v from 'valibot';
 import { AppError, isAppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
-import { type LoginFailureReason, type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
+import type { LoginFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
 import { type SessionDeps, startSession } from '../sessions/sessions.ts';
 import type { FailureReason, LoginThrottle } from '../throttle/throttle.ts';
 import { systemClock } from '../time.ts';
@@ -51,7 +51,7 @@ export interface LoginDeps {
   readonly throttle: LoginThrottle;
   readonly logger: Logger;
   /** Counts logins by outcome and hash upgrades; nothing by default. */
-  readonly metrics?: MetricsRecorder;
+  readonly metrics: MetricsRecorder;
 }
 
 /** A login request: the credentials, and the address it came from (for throttling). */
@@ -81,7 +81,7 @@ const FAILURE_METRIC: Record<FailureReason, LoginFailureReason> = {
  * (counters, a hash upgrade): the caller awaits it with the session's start.
  */
 async function authenticate(deps: LoginDeps, request: LoginRequest) {
-  const metrics = deps.metrics ?? noMetrics;
+  const { metrics } = deps;
   const attempt = { username: request.username, sourceIp: request.sourceIp };
   const readAt = (deps.sessions.clock ?? systemClock)();
   const [reservation, user] = await Promise.all([
@@ -130,7 +130,7 @@ async function upgradeHash(deps: LoginDeps, user: UserRecord, password: string) 
       await deps.passwords.hash(password),
     );
     deps.logger.info('password hash upgraded', { username: user.username });
-    (deps.metrics ?? noMetrics).count({ name: 'PasswordHashUpgraded' });
+    deps.metrics.count({ name: 'PasswordHashUpgraded' });
   } catch (error) {
     deps.logger.warn('password hash upgrade failed', {
       username: user.username,
@@ -139,23 +139,19 @@ async function upgradeHash(deps: LoginDeps, user: UserRecord, password: string) 
   }
 }
 
-/** POST /login: credentials in, tokens out. */
-export async function login(deps: LoginDeps, request: LoginRequest): Promise<LoginResult> {
-  const { user, readAt, settled } = await authenticate(deps, request);
-  const [tokens] = await Promise.all([startSession(deps.sessions, user, readAt), settled]);
-  deps.logger.info('login succeeded', { username: user.username, sourceIp: request.sourceIp });
-  (deps.metrics ?? noMetrics).count({ name: 'LoginSucceeded' });
-  return { user, tokens };
-}
-
 /**
- * POST /login-extended: the same login, for a user that has an auto-login context (a linked
- * customer). Credentials are checked first (401), then the context (403), so a 403 is only
- * ever told to the owner of the password. No token is signed for a 403.
+ * POST /login: credentials in, tokens out. With `requireContext` (POST /login-extended) the
+ * user must also have an auto-login context (a linked customer): credentials are checked
+ * first (401), then the context (403), so a 403 is only ever told to the owner of the
+ * password, and no token is signed for it.
  */
-export async function loginWithContext(deps: LoginDeps, request: LoginRequest): Promise<LoginResult> {
+export async function login(
+  deps: LoginDeps,
+  request: LoginRequest,
+  options: { readonly requireContext: boolean } = { requireContext: false },
+): Promise<LoginResult> {
   const { user, readAt, settled } = await authenticate(deps, request);
-  if (user.customerId === null) {
+  if (options.requireContext && user.customerId === null) {
     await settled;
     throw new AppError('CONTEXT_MISSING');
   }
@@ -163,11 +159,15 @@ export async function loginWithContext(deps: LoginDeps, request: LoginRequest): 
   deps.logger.info('login succeeded', {
     username: user.username,
     sourceIp: request.sourceIp,
-    extended: true,
+    ...(options.requireContext && { extended: true }),
   });
-  (deps.metrics ?? noMetrics).count({ name: 'LoginSucceeded' });
+  deps.metrics.count({ name: 'LoginSucceeded' });
   return { user, tokens };
 }
+
+/** POST /login-extended: login, requiring an auto-login context. */
+export const loginExtended = (deps: LoginDeps, request: LoginRequest) =>
+  login(deps, request, { requireContext: true });
 
 /** The body of a /login answer. */
 export const toLoginResponse = ({ tokens }: LoginResult) => ({

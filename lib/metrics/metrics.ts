@@ -57,9 +57,6 @@ export interface MetricsRecorder {
   count(event: MetricEvent): void;
 }
 
-/** Counts nothing: the default where no recorder is passed in (admin tools, some tests). */
-export const noMetrics: MetricsRecorder = { count() {} };
-
 /** The dimensions of an event besides the stage's: every key but `name`. */
 export function dimensionsOf(event: MetricEvent): Record<string, string> {
   const { name: _name, ...dimensions } = event as { name: string } & Record<string, string>;

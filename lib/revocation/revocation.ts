@@ -13,7 +13,7 @@
  * (logout, reuse: lib/sessions).
  */
 import { expiringCache } from '../cache.ts';
-import { type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
+import type { MetricsRecorder } from '../metrics/metrics.ts';
 import { type Clock, epochSeconds } from '../time.ts';
 import type { AccessClaims } from '../tokens/tokens.ts';
 
@@ -52,9 +52,9 @@ export function createRevocationCheck(deps: {
   readonly maxEntries?: number;
   readonly clock?: Clock;
   /** Counts cache hits and misses (a miss reads DynamoDB); nothing by default. */
-  readonly metrics?: MetricsRecorder;
+  readonly metrics: MetricsRecorder;
 }): RevocationCheck {
-  const metrics = deps.metrics ?? noMetrics;
+  const { metrics } = deps;
   const cache = expiringCache<string, UserStatus | null>({
     ttlMs: deps.cacheTtlMs,
     maxEntries: deps.maxEntries ?? 10_000,

@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
+import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { SessionTokenRevoker } from '../revocation/revocation.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
@@ -49,7 +49,7 @@ export interface RefreshDeps extends SessionDeps {
   readonly refreshTokens: RefreshTokenVerifier;
   readonly logger: Logger;
   /** Counts refreshes, reuse detections and logouts; nothing by default. */
-  readonly metrics?: MetricsRecorder;
+  readonly metrics: MetricsRecorder;
 }
 
 const invalidRefreshToken = (cause?: unknown) => new AppError('INVALID_REFRESH_TOKEN', { cause });
@@ -120,7 +120,7 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
     issuedAt: issuedAtFor(user, readAt),
     notAfter: outcome.session.expiresAt,
   });
-  (deps.metrics ?? noMetrics).count({ name: 'Refresh' });
+  deps.metrics.count({ name: 'Refresh' });
   return tokens;
 }
 
@@ -163,7 +163,7 @@ async function notCurrent(
     username: rotation.username,
     generation: session.generation,
   });
-  (deps.metrics ?? noMetrics).count({ name: 'RefreshReuseDetected' });
+  deps.metrics.count({ name: 'RefreshReuseDetected' });
   return null;
 }
 
@@ -184,7 +184,7 @@ export async function endSession(
     return;
   }
   await deps.store.revoke(claims.sessionId, 'logout', (deps.clock ?? systemClock)());
-  (deps.metrics ?? noMetrics).count({ name: 'Logout' });
+  deps.metrics.count({ name: 'Logout' });
 }
 
 /** The body of /token/refresh and /logout. The limit bounds the work a request can cause. */

@@ -20,7 +20,7 @@ import { createHmac } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { type MetricsRecorder, noMetrics } from '../metrics/metrics.ts';
+import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { Clock } from '../time.ts';
 import { foldUsername } from '../users/repository.ts';
 
@@ -190,10 +190,10 @@ export function createLoginThrottle(deps: {
   readonly clock?: Clock;
   readonly logger: Logger;
   /** Counts the locks started, by counter; nothing by default. */
-  readonly metrics?: MetricsRecorder;
+  readonly metrics: MetricsRecorder;
 }): LoginThrottle {
   const { store, settings, logger } = deps;
-  const metrics = deps.metrics ?? noMetrics;
+  const { metrics } = deps;
   const now = () => (deps.clock ?? (() => new Date()))().getTime();
   const policyOf = (kind: CounterKind) => (kind === 'username' ? settings.username : settings.sourceIp);
   const expiresAt = (policy: ThrottlePolicy, at: number) =>

@@ -20,6 +20,7 @@ import {
 import type { AccountRepository } from '../../lib/users/repository.ts';
 import { codeOf } from '../support/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
+import { noMetrics } from '../support/memory-metrics.ts';
 import { respellings } from '../support/spellings.ts';
 import {
   ACCOUNT_STORES,
@@ -50,6 +51,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
   const logLines: string[] = [];
 
   const deps = (grace = 0, maxLifetimeSeconds = MAX_LIFETIME_SECONDS): RefreshDeps => ({
+    metrics: noMetrics,
     users: accounts,
     store: sessions,
     tokens: createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }),
@@ -113,7 +115,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     if (user === null) throw new Error('user not created');
     const other = await startSession(deps(), user, now);
     const second = await refresh(tokens);
-    const revocation = createRevocationCheck({ users: accounts, cacheTtlMs: 0 });
+    const revocation = createRevocationCheck({ metrics: noMetrics, users: accounts, cacheTtlMs: 0 });
     const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
     const revoked = async (token: string) => revocation.isRevoked(await access.verify(token));
     expect(await revoked(second.accessToken)).toBe(false);
@@ -233,7 +235,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
       },
     };
     const raced = await refreshSession({ ...deps(), users: racing }, tokens.refreshToken);
-    const check = createRevocationCheck({ users: accounts, cacheTtlMs: 0 });
+    const check = createRevocationCheck({ metrics: noMetrics, users: accounts, cacheTtlMs: 0 });
     const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
     expect(await check.isRevoked(await access.verify(raced.accessToken))).toBe(true);
     expect(await codeOf(refresh(raced))).toBe('INVALID_REFRESH_TOKEN');
@@ -321,7 +323,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
 
   it('revokes earlier access tokens at the authorizer check, and not later ones', async () => {
     const { username, tokens } = await loggedIn();
-    const check = createRevocationCheck({ users: accounts, cacheTtlMs: 0 });
+    const check = createRevocationCheck({ metrics: noMetrics, users: accounts, cacheTtlMs: 0 });
     const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
     const claims = await access.verify(tokens.accessToken);
     expect(await check.isRevoked(claims)).toBe(false);
@@ -336,7 +338,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
 
   it('revokes the tokens of a removed user even when the name is created again', async () => {
     const { username, tokens } = await loggedIn();
-    const check = createRevocationCheck({ users: accounts, cacheTtlMs: 0 });
+    const check = createRevocationCheck({ metrics: noMetrics, users: accounts, cacheTtlMs: 0 });
     const claims = await createAccessTokenVerifier({
       keys: keys.verifiers,
       settings: TOKEN_SETTINGS,

@@ -1,6 +1,9 @@
 /** A MetricsRecorder that keeps what the domain counted, for unit tests. */
 import { dimensionsOf, type MetricEvent, type MetricsRecorder } from '../../lib/metrics/metrics.ts';
 
+/** Counts nothing: for tests about something else. */
+export const noMetrics: MetricsRecorder = { count() {} };
+
 export interface MemoryMetrics extends MetricsRecorder {
   /** Every event counted so far, in order. */
   readonly events: MetricEvent[];

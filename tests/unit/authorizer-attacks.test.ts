@@ -31,6 +31,7 @@ import {
 } from '../../lib/tokens/tokens.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
+import { noMetrics } from '../support/memory-metrics.ts';
 import { memoryStatuses } from '../support/memory-statuses.ts';
 import { respellings } from '../support/spellings.ts';
 
@@ -54,7 +55,7 @@ const logger = createLogger('debug', (line) => logLines.push(line));
 
 const users = memoryStatuses();
 const { statuses } = users;
-const revocation = createRevocationCheck({ users: users.reader, cacheTtlMs: 0 });
+const revocation = createRevocationCheck({ metrics: noMetrics, users: users.reader, cacheTtlMs: 0 });
 
 /** No key is ever fetched: not for `jku`, `x5u` or an unknown `kid`. */
 const fetchSpy = vi.spyOn(globalThis, 'fetch');
@@ -83,7 +84,7 @@ afterAll(() => {
 });
 
 const decide = (authorizationToken: string) =>
-  authorize({ verifier, revocation, logger }, authorizerEvent(authorizationToken));
+  authorize({ metrics: noMetrics, verifier, revocation, logger }, authorizerEvent(authorizationToken));
 
 /** The error the authorizer threw, or the policy it returned. */
 const outcome = (authorizationToken: string) =>

@@ -3,6 +3,7 @@ import { decodeJwt, SignJWT } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorize, stageWideResource } from '../../lib/auth/authorizer.ts';
 import { createLogger, type Logger, redact } from '../../lib/log.ts';
+
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
 import {
   type AccessTokenVerifier,
@@ -12,7 +13,7 @@ import {
 } from '../../lib/tokens/tokens.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
-import { createMemoryMetrics } from '../support/memory-metrics.ts';
+import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
 import { memoryStatuses } from '../support/memory-statuses.ts';
 
 let verifier: AccessTokenVerifier;
@@ -44,7 +45,7 @@ const expiredToken = () =>
 /** The users the revocation check reads, by exact username; tests change them. */
 const users = memoryStatuses({ failFor: 'broken' });
 const { statuses } = users;
-const revocation = createRevocationCheck({ users: users.reader, cacheTtlMs: 0 });
+const revocation = createRevocationCheck({ metrics: noMetrics, users: users.reader, cacheTtlMs: 0 });
 
 beforeEach(() => {
   statuses.clear();
@@ -52,7 +53,7 @@ beforeEach(() => {
 });
 
 const decide = (authorizationToken: string) =>
-  authorize({ verifier, revocation, logger }, authorizerEvent(authorizationToken));
+  authorize({ metrics: noMetrics, verifier, revocation, logger }, authorizerEvent(authorizationToken));
 
 /** A REQUEST event carrying exactly these headers: API Gateway's fixture without its Authorization. */
 const eventWith = (
@@ -80,7 +81,9 @@ const linesLogged = async (
     warn: record('warn'),
     error: record('error'),
   };
-  await authorize({ verifier: tokenVerifier, revocation, logger: log }, event).catch(() => undefined);
+  await authorize({ metrics: noMetrics, verifier: tokenVerifier, revocation, logger: log }, event).catch(
+    () => undefined,
+  );
   return lines;
 };
 
@@ -145,9 +148,9 @@ describe('authorizer', () => {
     ['junk and a valid token', () => ['Bearer junk', `Bearer ${tokens.accessToken}`]],
     ['the same valid token twice', () => [`Bearer ${tokens.accessToken}`, `Bearer ${tokens.accessToken}`]],
   ])('throws exactly Unauthorized for two Authorization headers: %s', async (_name, values) => {
-    await expect(authorize({ verifier, revocation, logger }, authorizerEvent(values()))).rejects.toThrow(
-      new Error('Unauthorized'),
-    );
+    await expect(
+      authorize({ metrics: noMetrics, verifier, revocation, logger }, authorizerEvent(values())),
+    ).rejects.toThrow(new Error('Unauthorized'));
   });
 
   it('reads the Authorization header in any letter case', async () => {
@@ -155,7 +158,9 @@ describe('authorizer', () => {
       ...authorizerEvent([]),
       multiValueHeaders: { authorization: [`Bearer ${tokens.accessToken}`] },
     };
-    await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+    await expect(
+      authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+    ).resolves.toMatchObject({
       principalId: 'alice',
     });
   });
@@ -247,7 +252,9 @@ describe('authorizer reading single-value headers (an event without multiValueHe
     'reads the token from a header named %s',
     async (name) => {
       const event = eventWith({ Host: 'api.example', [name]: `Bearer ${tokens.accessToken}` });
-      await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+      await expect(
+        authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+      ).resolves.toMatchObject({
         principalId: 'alice',
       });
     },
@@ -258,29 +265,35 @@ describe('authorizer reading single-value headers (an event without multiValueHe
       'X-Request-Ids': 'Bearer junk',
       Authorization: `Bearer ${tokens.accessToken}`,
     });
-    await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+    await expect(
+      authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+    ).resolves.toMatchObject({
       principalId: 'alice',
     });
   });
 
   it('skips an Authorization header without a value', async () => {
     const event = eventWith({ authorization: undefined, Authorization: `Bearer ${tokens.accessToken}` });
-    await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+    await expect(
+      authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+    ).resolves.toMatchObject({
       principalId: 'alice',
     });
   });
 
   it('reads them when multiValueHeaders names Authorization without values', async () => {
     const event = eventWith({ Authorization: `Bearer ${tokens.accessToken}` }, { Authorization: undefined });
-    await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+    await expect(
+      authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+    ).resolves.toMatchObject({
       principalId: 'alice',
     });
   });
 
   it('throws exactly Unauthorized for an event without any headers', async () => {
-    await expect(authorize({ verifier, revocation, logger }, eventWith(null))).rejects.toThrow(
-      new Error('Unauthorized'),
-    );
+    await expect(
+      authorize({ metrics: noMetrics, verifier, revocation, logger }, eventWith(null)),
+    ).rejects.toThrow(new Error('Unauthorized'));
   });
 });
 
@@ -290,7 +303,9 @@ describe('authorizer multi-value headers', () => {
       'X-Request-Ids': ['Bearer junk'],
       Authorization: [`Bearer ${tokens.accessToken}`],
     });
-    await expect(authorize({ verifier, revocation, logger }, event)).resolves.toMatchObject({
+    await expect(
+      authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+    ).resolves.toMatchObject({
       principalId: 'alice',
     });
   });

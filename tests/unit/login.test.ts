@@ -5,18 +5,19 @@ import {
   type LoginDeps,
   LoginRequestSchema,
   login,
-  loginWithContext,
+  loginExtended,
   toExtendedLoginResponse,
   toLoginResponse,
 } from '../../lib/auth/login.ts';
 import { createPasswordVerifier } from '../../lib/auth/passwords.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
+
 import { createLoginThrottle, type ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { createTokenIssuer } from '../../lib/tokens/tokens.ts';
 import { foldUsername } from '../../lib/users/repository.ts';
 import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
-import { createMemoryMetrics } from '../support/memory-metrics.ts';
+import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
 import { memorySessions } from '../support/memory-sessions.ts';
 import { memoryThrottleStore } from '../support/memory-throttle.ts';
 import { memoryUsers, TEST_COST } from '../support/memory-users.ts';
@@ -29,6 +30,7 @@ let deps: LoginDeps;
 beforeAll(async () => {
   const { signer } = await testKeys();
   deps = {
+    metrics: noMetrics,
     users: await memoryUsers([
       { username: 'Alice', password: 'alice-password', customerId: 'C-1001', depotCode: 'PRG01' },
       { username: 'solo', password: 'solo-password' },
@@ -44,6 +46,7 @@ beforeAll(async () => {
     },
     // Throttling has its own tests below and in throttle.test.ts.
     throttle: createLoginThrottle({
+      metrics: noMetrics,
       store: memoryThrottleStore(),
       settings: { username: OFF, sourceIp: OFF },
       counterSecret: COUNTER_SECRET,
@@ -137,7 +140,7 @@ describe('login', () => {
 describe('login with context (login-extended)', () => {
   it('answers with tokens, the username as stored, the depot code and expireAt equal to exp', async () => {
     const body = toExtendedLoginResponse(
-      await loginWithContext(deps, { username: 'Alice', password: 'alice-password', sourceIp: IP }),
+      await loginExtended(deps, { username: 'Alice', password: 'alice-password', sourceIp: IP }),
     );
     expect(body).toMatchObject({ userName: 'Alice', depotCode: 'PRG01' });
     expect(body.expireAt).toBe('2026-11-21T11:00:00.000Z');
@@ -146,14 +149,14 @@ describe('login with context (login-extended)', () => {
 
   it('answers depotCode null when no pickup address has one', async () => {
     const body = toExtendedLoginResponse(
-      await loginWithContext(deps, { username: 'nodepot', password: 'nodepot-password', sourceIp: IP }),
+      await loginExtended(deps, { username: 'nodepot', password: 'nodepot-password', sourceIp: IP }),
     );
     expect(body.depotCode).toBeNull();
   });
 
   it('logs a success as extended, with the username and the source address', async () => {
     const { deps: logged, lines } = logging(deps);
-    await loginWithContext(logged, { username: 'Alice', password: 'alice-password', sourceIp: IP });
+    await loginExtended(logged, { username: 'Alice', password: 'alice-password', sourceIp: IP });
     expect(lines).toEqual([
       expect.objectContaining({ event: 'login succeeded', username: 'Alice', sourceIp: IP, extended: true }),
     ]);
@@ -161,12 +164,12 @@ describe('login with context (login-extended)', () => {
 
   it('fails with CONTEXT_MISSING for valid credentials of a user without customer', async () => {
     expect(
-      await failure(loginWithContext(deps, { username: 'solo', password: 'solo-password', sourceIp: IP })),
+      await failure(loginExtended(deps, { username: 'solo', password: 'solo-password', sourceIp: IP })),
     ).toBe('CONTEXT_MISSING');
   });
 
   it('checks credentials before the context: a wrong password of a context-less user is 401', async () => {
-    expect(await failure(loginWithContext(deps, { username: 'solo', password: 'wrong', sourceIp: IP }))).toBe(
+    expect(await failure(loginExtended(deps, { username: 'solo', password: 'wrong', sourceIp: IP }))).toBe(
       'INVALID_CREDENTIALS',
     );
   });
@@ -214,6 +217,7 @@ describe('login throttling and hash upgrades', () => {
       users,
       passwords: counting,
       throttle: createLoginThrottle({
+        metrics: noMetrics,
         store,
         settings: { username: POLICY, sourceIp: { ...POLICY, limit: sourceIpLimit } },
         counterSecret: COUNTER_SECRET,
@@ -356,6 +360,7 @@ describe('login throttling and hash upgrades', () => {
     const unavailable: LoginDeps = {
       ...t.deps,
       throttle: createLoginThrottle({
+        metrics: noMetrics,
         store: down,
         settings: { username: POLICY, sourceIp: OFF },
         counterSecret: COUNTER_SECRET,

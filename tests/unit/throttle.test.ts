@@ -13,6 +13,7 @@ import {
   usernameCounterKey,
 } from '../../lib/throttle/throttle.ts';
 import { COUNTER_SECRET } from '../support/keys.ts';
+import { noMetrics } from '../support/memory-metrics.ts';
 import { memoryThrottleStore } from '../support/memory-throttle.ts';
 
 const POLICY = { limit: 5, windowSeconds: 86_400, baseLockSeconds: 30, maxLockSeconds: 900 };
@@ -66,6 +67,7 @@ describe('login throttle', () => {
     let now = T0;
     const store = memoryThrottleStore();
     const throttle = createLoginThrottle({
+      metrics: noMetrics,
       store,
       settings,
       counterSecret: COUNTER_SECRET,

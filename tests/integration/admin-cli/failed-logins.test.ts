@@ -10,6 +10,7 @@ import {
   usernameCounterKey,
 } from '../../../lib/throttle/throttle.ts';
 import { lines, unique, useAdminCli } from '../../support/admin-cli.ts';
+import { noMetrics } from '../../support/memory-metrics.ts';
 
 const cli = useAdminCli();
 const { admin, adminOk } = cli;
@@ -20,6 +21,7 @@ const POLICY: ThrottlePolicy = { limit: 3, windowSeconds: 3600, baseLockSeconds:
 /** Fails `times` logins of `username` from `sourceIp` at `at`, as the login function would. */
 async function failLogins(username: string, times: number, at: Date, sourceIp = '') {
   const throttle = createLoginThrottle({
+    metrics: noMetrics,
     store: cli.throttleStore,
     settings: { username: POLICY, sourceIp: POLICY },
     counterSecret: await cli.counterSecret(),
