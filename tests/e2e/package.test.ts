@@ -2,13 +2,9 @@
  * `serverless package --stage prod` runs offline, without AWS credentials, and produces the
  * template we mean to deploy: checked here resource by resource.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { builtinModules, createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { readdir, readFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unzip } from '../../dev/bench/bundles.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
@@ -17,195 +13,41 @@ import { MAX_BODY_BYTES, problemResponse } from '../../lib/http.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
-
-const ROOT = resolve(import.meta.dirname, '../..');
-const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
-
-interface Resource {
-  Type: string;
-  Properties: Record<string, unknown>;
-  DeletionPolicy?: string;
-  UpdateReplacePolicy?: string;
-  Condition?: string;
-  DependsOn?: string[];
-}
-interface Template {
-  Resources: Record<string, Resource>;
-  Conditions?: Record<string, unknown>;
-}
-
-const NO_VALUE = Symbol('AWS::NoValue');
-
-/**
- * The template as CloudFormation deploys it: each resource whose `Condition` is false left
- * out, each `Fn::If` replaced by the branch its condition picks, each `AWS::NoValue` removed.
- * The conditions compare literals only (stage parameters), so they are evaluated here.
- */
-function deployedResources(template: Template): Record<string, Resource> {
-  const conditions = template.Conditions ?? {};
-  const scalar = (value: unknown) => {
-    if (typeof value === 'object' && value !== null)
-      throw new Error(`not a literal: ${JSON.stringify(value)}`);
-    return String(value);
-  };
-  const holds = (condition: unknown): boolean => {
-    const [[fn, args] = []] = Object.entries(condition as Record<string, unknown[]>);
-    if (fn === 'Fn::Equals') return scalar(args?.[0]) === scalar(args?.[1]);
-    if (fn === 'Fn::Not') return !holds(args?.[0]);
-    if (fn === 'Fn::And') return (args ?? []).every(holds);
-    if (fn === 'Fn::Or') return (args ?? []).some(holds);
-    if (fn === 'Condition') return holds(conditions[String(args)]);
-    throw new Error(`cannot evaluate condition ${JSON.stringify(condition)}`);
-  };
-  const named = (name: unknown) => {
-    if (!(String(name) in conditions)) throw new Error(`no condition ${String(name)}`);
-    return holds(conditions[String(name)]);
-  };
-  const resolve = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(resolve).filter((item) => item !== NO_VALUE);
-    if (typeof node !== 'object' || node === null) return node;
-    const entries = Object.entries(node);
-    if (entries.length === 1 && entries[0]?.[0] === 'Fn::If') {
-      const [name, then, otherwise] = entries[0][1] as unknown[];
-      return resolve(named(name) ? then : otherwise);
-    }
-    if (entries.length === 1 && entries[0]?.[0] === 'Ref' && entries[0][1] === 'AWS::NoValue')
-      return NO_VALUE;
-    return Object.fromEntries(
-      entries.map(([key, value]) => [key, resolve(value)]).filter(([, value]) => value !== NO_VALUE),
-    );
-  };
-  return Object.fromEntries(
-    Object.entries(template.Resources)
-      .filter(([, resource]) => resource.Condition === undefined || named(resource.Condition))
-      .map(([id, resource]) => [id, resolve(resource) as Resource]),
-  );
-}
-
-/**
- * A packaged stage: its artifacts' folder, the template's text, the template as written
- * and its deployed resources.
- */
-interface Packaged {
-  readonly dir: string;
-  readonly templateText: string;
-  readonly template: Template;
-  readonly resources: Record<string, Resource>;
-}
-
-/** `serverless package --stage <stage>` with `args`, offline and without any AWS credentials. */
-async function packageStage(name: string, stage = 'prod', args: string[] = []): Promise<Packaged> {
-  const dir = await mkdtemp(join(tmpdir(), `parcel-auth-package-${name}-`));
-  // No credentials anywhere: the package step must not need an AWS account.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AWS_')));
-  await promisify(execFile)(
-    process.execPath,
-    [serverless, 'package', '--stage', stage, '--package', dir, ...args],
-    {
-      cwd: ROOT,
-      env: {
-        ...env,
-        AWS_CONFIG_FILE: '/nonexistent',
-        AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-        ESBUILD_WORK_FOLDER: `.esbuild/package-${process.pid}-${name}`,
-      },
-    },
-  );
-  const templateText = await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8');
-  const template = JSON.parse(templateText) as Template;
-  return { dir, templateText, template, resources: deployedResources(template) };
-}
+import {
+  alarmedMetrics,
+  alarmMetricStats,
+  dashboardOf,
+  dimensionsOf,
+  environmentOf,
+  evaluateCondition,
+  joined,
+  matchesPath,
+  metricsOfWidgets,
+  parseLine,
+  pathOf,
+  type Resources,
+  resourcesOfType,
+  roleOf,
+  stageOf,
+  statementsOf,
+  type Template,
+  type Widget,
+} from '../support/cloudformation.ts';
+import { attributesOf, recordingClient } from '../support/dynamodb-requests.ts';
+import { type Packaged, packageStage, removePackage } from '../support/template.ts';
 
 /** An operator's own key: the stage parameter kmsKeyArn, given on the command line. */
 const KMS_KEY = 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
 let dir: string;
 let templateText: string;
-let resources: Record<string, Resource>;
+let resources: Resources;
 /** The same stage with its own KMS key, X-Ray tracing and the firewall's takeover prevention on. */
 let customized: Packaged;
-const ofType = (type: string, from = resources) => Object.entries(from).filter(([, r]) => r.Type === type);
+const ofType = (type: string, from = resources) => resourcesOfType(from, type);
 /** The default package's template as written, before its conditions are evaluated. */
 let template: Template;
-const variablesOf = (id: string): Record<string, unknown> => {
-  const environment = resources[id]?.Properties.Environment as
-    | { Variables?: Record<string, unknown> }
-    | undefined;
-  return environment?.Variables ?? {};
-};
-
-/** An intrinsic as text: a `Fn::Join` of strings, `Ref`s (`<Name>`) and `Fn::GetAtt`s (`<Name.Attr>`). */
-function joined(value: unknown): string {
-  if (typeof value === 'string') return value;
-  const node = value as { Ref?: string; 'Fn::GetAtt'?: string[]; 'Fn::Join'?: [string, unknown[]] };
-  if (node.Ref !== undefined) return `<${node.Ref}>`;
-  if (node['Fn::GetAtt'] !== undefined) return `<${node['Fn::GetAtt'].join('.')}>`;
-  if (node['Fn::Join'] !== undefined) return node['Fn::Join'][1].map(joined).join(node['Fn::Join'][0]);
-  throw new Error(`cannot read ${JSON.stringify(value)}`);
-}
-
-const EXPRESSION_WORDS = new Set(['SET', 'REMOVE', 'ADD', 'DELETE', 'AND', 'OR', 'NOT', 'BETWEEN', 'IN']);
-/**
- * The top-level attribute names a DynamoDB request touches, as IAM's dynamodb:Attributes
- * sees them: its key and the first element of every path in its expressions (`#name`
- * placeholders resolved; values, functions and keywords left out).
- */
-function attributesOf(request: Record<string, unknown>): string[] {
-  const names = (request.ExpressionAttributeNames ?? {}) as Record<string, string>;
-  const expressions = [
-    request.UpdateExpression,
-    request.ConditionExpression,
-    request.ProjectionExpression,
-    request.KeyConditionExpression,
-    request.FilterExpression,
-  ].filter((expression): expression is string => typeof expression === 'string');
-  const attributes = new Set(Object.keys((request.Key ?? {}) as object));
-  for (const expression of expressions) {
-    for (const [, first] of expression.matchAll(/(?<![\w.#:\]])(#?[A-Za-z_]\w*)(?![\w#]|\s*\()/g)) {
-      if (first === undefined || EXPRESSION_WORDS.has(first.toUpperCase())) continue;
-      attributes.add(first.startsWith('#') ? (names[first] ?? first) : first);
-    }
-  }
-  return [...attributes].sort();
-}
-
-/** The path of an API Gateway resource (`{ Ref: id }`), from its parents' path parts. */
-function pathOf(from: Record<string, Resource>, resourceId: unknown): string {
-  const id = (resourceId as { Ref?: string }).Ref;
-  const resource = id === undefined ? undefined : from[id];
-  if (resource === undefined) return '';
-  return `${pathOf(from, resource.Properties.ParentId)}/${String(resource.Properties.PathPart)}`;
-}
-
-/** The stage settings the framework's Deployment carries (infra/stage-throttling.cjs and infra/stage-logging.cjs add them). */
-function stageOf(from: Record<string, Resource>): Record<string, unknown> {
-  const deployments = ofType('AWS::ApiGateway::Deployment', from);
-  expect(deployments).toHaveLength(1);
-  return (deployments[0]?.[1].Properties.StageDescription ?? {}) as Record<string, unknown>;
-}
-
-interface MetricRef {
-  Namespace: string;
-  MetricName: string;
-  Dimensions?: { Name: string; Value: unknown }[];
-}
-/** The metrics an alarm reads: its own, or each MetricStat of its metric math. */
-const alarmMetricStats = (id: string): MetricRef[] => {
-  const properties = resources[id]?.Properties as unknown as MetricRef & {
-    Metrics?: { MetricStat?: { Metric: MetricRef } }[];
-  };
-  if (properties.Metrics === undefined) return [properties];
-  return properties.Metrics.flatMap((metric) => (metric.MetricStat ? [metric.MetricStat.Metric] : []));
-};
-const dimensionsOf = (dimensions: MetricRef['Dimensions'] = []) =>
-  Object.fromEntries(dimensions.map(({ Name, Value }) => [Name, String(Value)]));
-/** `namespace Name{dimension=value}` of an alarm's metrics, the service and stage dimensions left out. */
-const alarmedMetrics = (id: string) =>
-  alarmMetricStats(id).map((metric) => {
-    const { service: _service, stage: _stage, ...own } = dimensionsOf(metric.Dimensions);
-    const labels = Object.entries(own).map(([name, value]) => `${name}=${value}`);
-    return `${metric.Namespace} ${metric.MetricName}${labels.length === 0 ? '' : `{${labels.join(',')}}`}`;
-  });
+const variablesOf = (id: string) => environmentOf(resources, id);
 
 /**
  * A metric of the service's own namespace, as the functions write it (lib/metrics): a name
@@ -229,19 +71,6 @@ function expectServiceMetric(
   }
 }
 
-/** The value of a template condition built from literals (Fn::Equals, Fn::And, Condition). */
-function evaluateCondition(conditions: Record<string, unknown>, node: unknown): boolean {
-  const n = node as Record<string, unknown[] | string>;
-  if (typeof n.Condition === 'string') return evaluateCondition(conditions, conditions[n.Condition]);
-  if (Array.isArray(n['Fn::Equals'])) {
-    const [a, b] = n['Fn::Equals'];
-    if (typeof a !== 'string' || typeof b !== 'string') throw new Error(`not literal strings: ${a}, ${b}`);
-    return a === b;
-  }
-  if (Array.isArray(n['Fn::And'])) return n['Fn::And'].every((part) => evaluateCondition(conditions, part));
-  throw new Error(`unexpected condition ${JSON.stringify(node)}`);
-}
-
 beforeAll(async () => {
   // One after the other: two framework processes started together share ~/.serverless.
   ({ dir, templateText, resources, template } = await packageStage('default'));
@@ -255,12 +84,8 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
-  for (const packaged of [dir, customized?.dir]) {
-    if (packaged !== undefined) await rm(packaged, { recursive: true, force: true });
-  }
-  for (const name of ['default', 'options']) {
-    await rm(join(ROOT, `.esbuild/package-${process.pid}-${name}`), { recursive: true, force: true });
-  }
+  await removePackage('default', dir);
+  await removePackage('options', customized?.dir);
 });
 
 describe('the prod CloudFormation template', () => {
@@ -368,20 +193,9 @@ describe('the prod CloudFormation template', () => {
   });
 
   describe('least privilege: one role per function', () => {
-    type Statement = { Effect: string; Action: string[]; Resource: unknown[]; Condition?: unknown };
-    const statementsOf = (roleId: string): Statement[] => {
-      const policies = resources[roleId]?.Properties.Policies as {
-        PolicyDocument: { Statement: Statement[] };
-      }[];
-      return policies.flatMap((policy) => policy.PolicyDocument.Statement);
-    };
-    const roleOf = (fn: string) => {
-      const role = resources[fn]?.Properties.Role as { 'Fn::GetAtt'?: [string, string] } | undefined;
-      return role?.['Fn::GetAtt']?.[0] ?? '';
-    };
     /** `action on target` for every grant of a role, its log statement left out. */
     const grants = (roleId: string) =>
-      statementsOf(roleId)
+      statementsOf(resources, roleId)
         .filter((statement) => !statement.Action.every((action) => action.startsWith('logs:')))
         .flatMap((statement) =>
           statement.Action.flatMap((action) =>
@@ -397,7 +211,9 @@ describe('the prod CloudFormation template', () => {
 
     it('gives every function a role of its own kind, and creates no shared role', () => {
       expect(ofType('AWS::IAM::Role').map(([id]) => id)).not.toContain('IamRoleLambdaExecution');
-      expect(Object.fromEntries(ofType('AWS::Lambda::Function').map(([id]) => [id, roleOf(id)]))).toEqual({
+      expect(
+        Object.fromEntries(ofType('AWS::Lambda::Function').map(([id]) => [id, roleOf(resources, id)])),
+      ).toEqual({
         LoginLambdaFunction: 'LoginRole',
         LoginExtendedLambdaFunction: 'LoginRole',
         RefreshLambdaFunction: 'RefreshRole',
@@ -411,7 +227,7 @@ describe('the prod CloudFormation template', () => {
 
     it('allows no wildcard action and no wildcard resource', () => {
       for (const [id] of ofType('AWS::IAM::Role')) {
-        for (const statement of statementsOf(id)) {
+        for (const statement of statementsOf(resources, id)) {
           expect(statement.Effect, id).toBe('Allow');
           for (const action of statement.Action) expect(action, id).not.toContain('*');
           for (const resource of statement.Resource) {
@@ -430,7 +246,7 @@ describe('the prod CloudFormation template', () => {
 
     it('lets each function write only its own log group', () => {
       const logGroups = (roleId: string) =>
-        statementsOf(roleId)
+        statementsOf(resources, roleId)
           .filter((statement) => statement.Action.every((action) => action.startsWith('logs:')))
           .flatMap((statement) => statement.Resource.map((resource) => JSON.stringify(resource)))
           .map((text) => /"([A-Za-z]+)LogGroup"/.exec(text)?.[1]);
@@ -474,7 +290,7 @@ describe('the prod CloudFormation template', () => {
       ]);
       expect(grants('CreateShipmentRole')).toEqual(['dynamodb:PutItem on ShipmentsTable']);
       // The authorizer reads user items only, and only the attributes it projects: never a hash.
-      const read = statementsOf('AuthorizerRole').find((statement) =>
+      const read = statementsOf(resources, 'AuthorizerRole').find((statement) =>
         statement.Action.includes('dynamodb:GetItem'),
       );
       expect(read).toMatchObject({
@@ -493,21 +309,10 @@ describe('the prod CloudFormation template', () => {
       // The local stack does not enforce IAM: a request naming an attribute its role's
       // dynamodb:Attributes lacks would first fail on AWS. So the requests themselves, as the
       // code builds them, are held to the conditions here (a client that only writes them down).
-      const sent: Record<string, unknown>[] = [];
-      const client = {
-        send: async (command: { input: Record<string, unknown> }) => {
-          sent.push(command.input);
-          return {};
-        },
-      } as unknown as DynamoDBDocumentClient;
+      const { client, requestsOf } = recordingClient();
       const tableName = 'parcel-auth-prod-accounts';
-      const requestsOf = async (call: () => Promise<unknown>) => {
-        sent.length = 0;
-        await call();
-        return [...sent];
-      };
       const conditionOf = (roleId: string, action: string) =>
-        statementsOf(roleId).find(
+        statementsOf(resources, roleId).find(
           (statement) =>
             statement.Action.includes(action) &&
             JSON.stringify(statement.Resource).includes('"AccountsTable"'),
@@ -547,7 +352,7 @@ describe('the prod CloudFormation template', () => {
 
     it('lets login update only a user item’s password hash, and refresh only its revokedSessions', () => {
       const accountUpdates = (roleId: string) =>
-        statementsOf(roleId).filter(
+        statementsOf(resources, roleId).filter(
           (statement) =>
             statement.Action.includes('dynamodb:UpdateItem') &&
             JSON.stringify(statement.Resource).includes('"AccountsTable"'),
@@ -796,16 +601,16 @@ describe('the prod CloudFormation template', () => {
     const throttled = JSON.stringify(alarms.ThrottlesAlarm?.Properties.Metrics);
     for (const [id] of ofType('AWS::Lambda::Function')) expect(throttled).toContain(`"${id}"`);
 
-    expect(alarmedMetrics('FailedLoginsAlarm')).toEqual(
+    expect(alarmedMetrics(resources, 'FailedLoginsAlarm')).toEqual(
       METRICS.LoginFailed.reason.map((reason) => `parcel-auth LoginFailed{reason=${reason}}`),
     );
     expect(alarms.FailedLoginsAlarm?.Properties).toMatchObject({ Threshold: 200 });
-    expect(alarmedMetrics('LockoutsAlarm')).toEqual(
+    expect(alarmedMetrics(resources, 'LockoutsAlarm')).toEqual(
       METRICS.LockoutStarted.counter.map((counter) => `parcel-auth LockoutStarted{counter=${counter}}`),
     );
     expect(alarms.LockoutsAlarm?.Properties).toMatchObject({ Threshold: 10 });
-    expect(alarmedMetrics('RefreshReuseAlarm')).toEqual(['parcel-auth RefreshReuseDetected']);
-    expect(alarmedMetrics('AuthorizerFailureAlarm')).toEqual([
+    expect(alarmedMetrics(resources, 'RefreshReuseAlarm')).toEqual(['parcel-auth RefreshReuseDetected']);
+    expect(alarmedMetrics(resources, 'AuthorizerFailureAlarm')).toEqual([
       'parcel-auth AuthorizerUnavailable',
       'parcel-auth/prod AuthorizerTimeouts',
     ]);
@@ -826,7 +631,7 @@ describe('the prod CloudFormation template', () => {
     // Every metric of the service an alarm reads is one the functions write, on this stage,
     // with dimension values they use.
     for (const [id] of ofType('AWS::CloudWatch::Alarm')) {
-      for (const metric of alarmMetricStats(id).filter((m) => m.Namespace === 'parcel-auth')) {
+      for (const metric of alarmMetricStats(resources, id).filter((m) => m.Namespace === 'parcel-auth')) {
         expectServiceMetric(metric.MetricName, dimensionsOf(metric.Dimensions), id);
       }
     }
@@ -925,56 +730,8 @@ describe('the prod CloudFormation template', () => {
   });
 });
 
-/** A widget's metric lines: `[namespace, name, dimension, value, …, options?]` or `[{ expression }]`. */
-type MetricLine = (string | Record<string, unknown>)[];
-interface Widget {
-  type: string;
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-  properties: { title?: string; metrics?: MetricLine[]; alarms?: string[]; stat?: string };
-}
-
-/**
- * The dashboard's widgets, the body's `${…}` substitutions (CloudFormation's Fn::Sub) kept as
- * their names, and the names themselves: the JSON must parse with them in place.
- */
-function dashboardOf(source: Record<string, Resource>, name: string) {
-  const dashboards = Object.values(source).filter((r) => r.Type === 'AWS::CloudWatch::Dashboard');
-  expect(dashboards).toHaveLength(1);
-  const [dashboard] = dashboards;
-  expect(dashboard?.Properties.DashboardName).toBe(name);
-  const body = (dashboard?.Properties.DashboardBody as { 'Fn::Sub'?: string } | undefined)?.['Fn::Sub'] ?? '';
-  const substitutions = [...body.matchAll(/\$\{([^}]+)\}/g)].map((match) => match[1] ?? '');
-  const widgets = (JSON.parse(body) as { widgets: Widget[] }).widgets;
-  return { widgets, substitutions };
-}
-
-interface ParsedMetric {
-  namespace: string;
-  name: string;
-  dimensions: Record<string, string>;
-  options: Record<string, unknown>;
-}
-const parseLine = (
-  line: MetricLine,
-): ParsedMetric | { expression: string; options: Record<string, unknown> } => {
-  const last = line.at(-1);
-  const options = typeof last === 'object' ? (last as Record<string, unknown>) : {};
-  if (typeof options.expression === 'string') return { expression: options.expression, options };
-  const [namespace, name, ...rest] = line.filter((part): part is string => typeof part === 'string');
-  const dimensions: Record<string, string> = {};
-  for (let i = 0; i + 1 < rest.length; i += 2) dimensions[rest[i] ?? ''] = rest[i + 1] ?? '';
-  return { namespace: namespace ?? '', name: name ?? '', dimensions, options };
-};
-const metricsOfWidgets = (widgets: Widget[]) =>
-  widgets.flatMap((widget) =>
-    (widget.properties.metrics ?? []).map(parseLine).flatMap((m) => ('name' in m ? [{ ...m, widget }] : [])),
-  );
-
 /** Checks every metric line of the dashboard names a metric the stage has. */
-function expectDashboardMetricsExist(source: Record<string, Resource>, widgets: Widget[], stage: string) {
+function expectDashboardMetricsExist(source: Resources, widgets: Widget[], stage: string) {
   const webAcl = source.WebAcl?.Properties as { Name: string; Rules: unknown[] } | undefined;
   const ruleNames = JSON.stringify(webAcl?.Rules ?? []);
   for (const metric of metricsOfWidgets(widgets)) {
@@ -1095,28 +852,6 @@ describe('the prod dashboard', () => {
     }
   });
 });
-
-interface ByteMatch {
-  SearchString: string;
-  PositionalConstraint: 'CONTAINS' | 'ENDS_WITH' | 'EXACTLY' | 'STARTS_WITH';
-}
-/** Whether a scope-down statement of byte matches on the URI path matches `path`. */
-function matchesPath(statement: Record<string, unknown>, path: string): boolean {
-  const or = statement.OrStatement as { Statements: Record<string, unknown>[] } | undefined;
-  if (or !== undefined) return or.Statements.some((part) => matchesPath(part, path));
-  const match = statement.ByteMatchStatement as ByteMatch;
-  const search = match.SearchString;
-  switch (match.PositionalConstraint) {
-    case 'CONTAINS':
-      return path.includes(search);
-    case 'ENDS_WITH':
-      return path.endsWith(search);
-    case 'STARTS_WITH':
-      return path.startsWith(search);
-    default:
-      return path === search;
-  }
-}
 
 describe('the prod web application firewall', () => {
   type Rule = {
@@ -1319,8 +1054,7 @@ describe('the dev CloudFormation template', () => {
     dev = await packageStage('dev', 'dev');
   });
   afterAll(async () => {
-    if (dev !== undefined) await rm(dev.dir, { recursive: true, force: true });
-    await rm(join(ROOT, `.esbuild/package-${process.pid}-dev`), { recursive: true, force: true });
+    await removePackage('dev', dev?.dir);
   });
 
   it('creates no KMS key: its keyring stays on the AWS-managed key aws/ssm', () => {
