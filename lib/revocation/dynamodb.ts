@@ -48,7 +48,7 @@ export function createStatusReader(
  * (`issuedAtFor`), and this revocation must reach its tokens too. False when there is no
  * user of exactly that name.
  */
-export async function revokeUserTokens(
+export async function moveRevocationCutoff(
   input: Table & {
     readonly key: ItemKey;
     readonly username: string;

@@ -64,7 +64,7 @@ export function createDynamoSessionStore(deps: {
       );
     },
 
-    rotate: ({ sessionId, username, fromJti, toJti, now }) =>
+    refresh: ({ sessionId, username, fromJti, toJti, now }) =>
       update(
         sessionId,
         'SET currentJti = :to, previousJti = :from, previousSpentAt = :nowMs ADD generation :one',

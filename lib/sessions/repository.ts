@@ -38,7 +38,7 @@ export interface NewSession {
   readonly currentJti: string;
 }
 
-export interface Rotation {
+export interface RefreshStep {
   readonly sessionId: string;
   /** The user the presented token speaks for: it must own the session. */
   readonly username: string;
@@ -55,7 +55,7 @@ export interface SessionStore {
    * Makes `toJti` current if `fromJti` is current, the session is `username`'s, is live and
    * has not reached `expiresAt` at `now`. Resolves with the session as updated, or null if any of that fails.
    */
-  rotate(rotation: Rotation): Promise<Session | null>;
+  refresh(step: RefreshStep): Promise<Session | null>;
   /** A consistent read; null if there is no such session. */
   get(sessionId: string): Promise<Session | null>;
   /** Revokes a live session; a no-op for a revoked or unknown one. */

@@ -1,5 +1,5 @@
 /**
- * Sessions: sessions with refresh-token rotation and reuse detection (RFC 9700 §4.14).
+ * Sessions: refresh with reuse detection (RFC 9700 §4.14 calls it refresh-token rotation).
  *
  * - Every login starts a session. Refreshing spends the presented refresh token and returns
  *   a new access token and a new refresh token of the same session; one conditional write
@@ -100,16 +100,15 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
   if (user === null || !user.enabled) throw refused('user unknown or disabled');
   if (claims.authTime < user.revokedBefore) throw refused('user revoked the session');
 
-  const rotation = {
+  const step = {
     sessionId: claims.sessionId,
     username: user.username,
     fromJti: claims.jti,
     toJti: randomUUID(),
     now: clock(),
   };
-  const rotated = await deps.store.rotate(rotation);
-  const outcome =
-    rotated === null ? await notCurrent(deps, rotation) : { session: rotated, jti: rotation.toJti };
+  const refreshed = await deps.store.refresh(step);
+  const outcome = refreshed === null ? await notCurrent(deps, step) : { session: refreshed, jti: step.toJti };
   if (outcome === null) throw refused('not the current token of a live session');
 
   const tokens = await deps.tokens.issue({
@@ -125,9 +124,9 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
 }
 
 /**
- * The presented token was not the current one of a live session when the rotation tried.
+ * The presented token was not the current one of a live session when the refresh tried.
  * Three cases, told apart by a consistent read of the session:
- * - our own rotation was applied and only its answer was lost (the SDK retried): carry on;
+ * - our own refresh was applied and only its answer was lost (the SDK retried): carry on;
  * - the immediately previous token, within the grace window: answer again with the current
  *   token's id, without writing, so concurrent retries all get the same token and the
  *   window never grows;
@@ -135,32 +134,32 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
  */
 async function notCurrent(
   deps: RefreshDeps,
-  rotation: { sessionId: string; username: string; fromJti: string; toJti: string; now: Date },
+  step: { sessionId: string; username: string; fromJti: string; toJti: string; now: Date },
 ): Promise<{ session: Session; jti: string } | null> {
-  const session = await deps.store.get(rotation.sessionId);
-  if (session === null || session.username !== rotation.username) return null;
-  if (session.revokedAt !== null || session.expiresAt <= epochSeconds(rotation.now)) return null;
-  if (session.currentJti === rotation.toJti) return { session, jti: rotation.toJti };
+  const session = await deps.store.get(step.sessionId);
+  if (session === null || session.username !== step.username) return null;
+  if (session.revokedAt !== null || session.expiresAt <= epochSeconds(step.now)) return null;
+  if (session.currentJti === step.toJti) return { session, jti: step.toJti };
   const graceMs = deps.settings.reuseGraceSeconds * 1000;
   if (
     graceMs > 0 &&
-    session.previousJti === rotation.fromJti &&
+    session.previousJti === step.fromJti &&
     session.previousSpentAt !== null &&
-    rotation.now.getTime() - session.previousSpentAt <= graceMs
+    step.now.getTime() - session.previousSpentAt <= graceMs
   ) {
     return { session, jti: session.currentJti };
   }
   // The access tokens first: if the session's revocation then fails, the client's retry
   // finds the session still live, detects the reuse again and finishes both.
   await deps.users.revokeSessionTokens(
-    rotation.username,
-    rotation.sessionId,
-    epochSeconds(rotation.now) + deps.accessTtlSeconds,
+    step.username,
+    step.sessionId,
+    epochSeconds(step.now) + deps.accessTtlSeconds,
   );
-  await deps.store.revoke(rotation.sessionId, 'reuse', rotation.now);
+  await deps.store.revoke(step.sessionId, 'reuse', step.now);
   deps.logger.warn('refresh token reuse: session revoked', {
-    sessionId: rotation.sessionId,
-    username: rotation.username,
+    sessionId: step.sessionId,
+    username: step.username,
     generation: session.generation,
   });
   deps.metrics.count({ name: 'RefreshReuseDetected' });

@@ -27,7 +27,11 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { AppError } from '../errors.ts';
-import { createSessionTokenRevoker, createStatusReader, revokeUserTokens } from '../revocation/dynamodb.ts';
+import {
+  createSessionTokenRevoker,
+  createStatusReader,
+  moveRevocationCutoff,
+} from '../revocation/dynamodb.ts';
 import { revocationCutoff, type UserStatusReader } from '../revocation/revocation.ts';
 import { type Clock, systemClock } from '../time.ts';
 import {
@@ -224,8 +228,12 @@ export function createDynamoAccountRepository(deps: {
     if (updated === undefined) throw noSuchUser();
   }
 
-  const revokeUser = async (username: string, assignments: string[], values: Record<string, unknown>) => {
-    const revoked = await revokeUserTokens({
+  const updateAndRevoke = async (
+    username: string,
+    assignments: string[],
+    values: Record<string, unknown>,
+  ) => {
+    const revoked = await moveRevocationCutoff({
       client,
       tableName: TableName,
       key: userKey(username),
@@ -287,12 +295,12 @@ export function createDynamoAccountRepository(deps: {
     },
 
     setPasswordHash: (username, passwordHash) =>
-      revokeUser(username, ['passwordHash = :hash'], { ':hash': passwordHash }),
+      updateAndRevoke(username, ['passwordHash = :hash'], { ':hash': passwordHash }),
 
     setEnabled: (username, enabled) =>
       enabled
         ? updateUser(username, 'SET enabled = :enabled', { ':enabled': true })
-        : revokeUser(username, ['enabled = :enabled'], { ':enabled': false }),
+        : updateAndRevoke(username, ['enabled = :enabled'], { ':enabled': false }),
 
     async upgradePasswordHash(username, currentHash, upgradedHash) {
       // A failed condition: the password changed meanwhile, or the user went. Nothing to do.
@@ -313,7 +321,7 @@ export function createDynamoAccountRepository(deps: {
       );
     },
 
-    revokeSessions: (username) => revokeUser(username, [], {}),
+    revokeUserTokens: (username) => updateAndRevoke(username, [], {}),
 
     async removeUser(username) {
       const removed = await conditional(() =>

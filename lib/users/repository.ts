@@ -75,7 +75,7 @@ export interface AccountRepository
   /** Disabling also revokes the user's sessions and access tokens; enabling revives none. */
   setEnabled(username: string, enabled: boolean): Promise<void>;
   /** Revokes every session and access token of the user issued until now. */
-  revokeSessions(username: string): Promise<void>;
+  revokeUserTokens(username: string): Promise<void>;
   /** Removing a user ends its sessions: no token of a user that does not exist verifies. */
   removeUser(username: string): Promise<void>;
   /** Appends a pickup address to the end of the customer's list. */

@@ -139,7 +139,7 @@ export async function runCommand(command: Command, context: CommandContext): Pro
       context.print(`enabled user ${quote(command.username)}`);
       return;
     case 'user logout':
-      await onUser(command.username, () => context.accounts().revokeSessions(command.username));
+      await onUser(command.username, () => context.accounts().revokeUserTokens(command.username));
       context.print(`revoked the sessions and access tokens of user ${quote(command.username)}`);
       return;
     case 'user remove':

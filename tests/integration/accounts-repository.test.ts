@@ -148,7 +148,7 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     await frozen.createUser({ username: 'same-second', passwordHash: '$2b$04$hash', customerId: null });
     expect(await revokedBefore()).toBe(seconds + 1);
     // A login now gets iat = seconds + 1; the next revocation must reach it.
-    await frozen.revokeSessions('same-second');
+    await frozen.revokeUserTokens('same-second');
     expect(await revokedBefore()).toBe(seconds + 2);
     await frozen.setEnabled('same-second', false);
     expect(await revokedBefore()).toBe(seconds + 3);
@@ -156,7 +156,7 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     expect(await revokedBefore()).toBe(seconds + 4);
     // On the system clock: the cutoff of the second the revocation happened in.
     const earliest = Math.floor(Date.now() / 1000) + 1;
-    await accounts.revokeSessions('same-second');
+    await accounts.revokeUserTokens('same-second');
     const latest = Math.floor(Date.now() / 1000) + 1;
     expect(await revokedBefore()).toBeGreaterThanOrEqual(earliest);
     expect(await revokedBefore()).toBeLessThanOrEqual(latest);
@@ -239,9 +239,9 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
       accounts.setPasswordHash('present', '$2b$04$other'),
       accounts.setEnabled('present', true),
       accounts.setEnabled('present', false),
-      accounts.revokeSessions('present'),
+      accounts.revokeUserTokens('present'),
       accounts.removeUser('present'),
-      accounts.revokeSessions('absent'),
+      accounts.revokeUserTokens('absent'),
     ];
 
     const outcomes = await Promise.all(changes.map(codeOf));

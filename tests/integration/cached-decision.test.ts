@@ -203,7 +203,7 @@ describe('a revocation behind the authorizer cache', () => {
   const revocations: [string, (username: string) => Promise<void>][] = [
     ['user disable', (username) => accounts.setEnabled(username, false)],
     ['user passwd', (username) => accounts.setPasswordHash(username, '$2b$04$another-hash')],
-    ['user logout', (username) => accounts.revokeSessions(username)],
+    ['user logout', (username) => accounts.revokeUserTokens(username)],
   ];
 
   it.each(revocations)(

@@ -9,7 +9,7 @@ import { beforeAll, expect, it } from 'vitest';
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
-import type { Rotation, SessionStore } from '../../lib/sessions/repository.ts';
+import type { RefreshStep, SessionStore } from '../../lib/sessions/repository.ts';
 import { endSession, type RefreshDeps, refreshSession, startSession } from '../../lib/sessions/sessions.ts';
 import {
   createAccessTokenVerifier,
@@ -200,14 +200,14 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     expect(await codeOf(refresh(second, 10))).toBe('INVALID_REFRESH_TOKEN');
   });
 
-  it('does not take its own rotation for reuse when the answer to it was lost', async () => {
+  it('does not take its own refresh for reuse when the answer to it was lost', async () => {
     const { tokens } = await loggedIn();
     // The UpdateItem is applied but its answer never arrives; the SDK's retry then fails the
     // condition. Only a wrapper can make DynamoDB lose an answer.
     const lossy: SessionStore = {
       ...sessions,
-      rotate: async (rotation) => {
-        await sessions.rotate(rotation);
+      refresh: async (step) => {
+        await sessions.refresh(step);
         return null;
       },
     };
@@ -229,7 +229,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
       findByUsername: async (name: string) => {
         const user = await accounts.findByUsername(name);
         now = new Date(second + 950);
-        await accounts.revokeSessions(username);
+        await accounts.revokeUserTokens(username);
         now = new Date(second + 1050);
         return user;
       },
@@ -269,7 +269,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     expect(await codeOf(refresh(removed.tokens))).toBe('INVALID_REFRESH_TOKEN');
 
     const loggedOut = await loggedIn();
-    await accounts.revokeSessions(loggedOut.username);
+    await accounts.revokeUserTokens(loggedOut.username);
     expect(await codeOf(refresh(loggedOut.tokens))).toBe('INVALID_REFRESH_TOKEN');
   });
 
@@ -368,7 +368,7 @@ describeStoreContract('session store', SESSION_STORES, (storeOf) => {
     await store.create({ sessionId, username, createdAt: T0 / 1000, expiresAt: END, currentJti: jti });
     return sessionId;
   };
-  const rotation = (sessionId: string, changes: Partial<Rotation> = {}): Rotation => ({
+  const step = (sessionId: string, changes: Partial<RefreshStep> = {}): RefreshStep => ({
     sessionId,
     username: 'owner',
     fromJti: 'jti-1',
@@ -423,7 +423,7 @@ describeStoreContract('session store', SESSION_STORES, (storeOf) => {
   it('rotates from the current token: the successor becomes current, and it answers the session as updated', async () => {
     const sessionId = await started();
 
-    const rotated = await store.rotate(rotation(sessionId));
+    const refreshed = await store.refresh(step(sessionId));
 
     const expected = {
       currentJti: 'jti-2',
@@ -432,8 +432,8 @@ describeStoreContract('session store', SESSION_STORES, (storeOf) => {
       generation: 2,
       revokedAt: null,
     };
-    expect(rotated).toMatchObject(expected);
-    expect(await store.get(sessionId)).toEqual(rotated);
+    expect(refreshed).toMatchObject(expected);
+    expect(await store.get(sessionId)).toEqual(refreshed);
   });
 
   it('rotates no session from a token that is not current, for another user, or that does not exist', async () => {
@@ -441,9 +441,9 @@ describeStoreContract('session store', SESSION_STORES, (storeOf) => {
     const before = await store.get(sessionId);
 
     const outcomes = await Promise.all([
-      store.rotate(rotation(sessionId, { fromJti: 'jti-0' })),
-      store.rotate(rotation(sessionId, { username: 'Owner' })),
-      store.rotate(rotation(randomUUID())),
+      store.refresh(step(sessionId, { fromJti: 'jti-0' })),
+      store.refresh(step(sessionId, { username: 'Owner' })),
+      store.refresh(step(randomUUID())),
     ]);
 
     expect(outcomes).toEqual([null, null, null]);
@@ -454,26 +454,26 @@ describeStoreContract('session store', SESSION_STORES, (storeOf) => {
     const sessionId = await started();
     await store.revoke(sessionId, 'logout', new Date(T0 + 1000));
 
-    const rotated = await store.rotate(rotation(sessionId));
+    const refreshed = await store.refresh(step(sessionId));
 
-    expect(rotated).toBeNull();
+    expect(refreshed).toBeNull();
     expect((await store.get(sessionId))?.currentJti).toBe('jti-1');
   });
 
   it('rotates no session from the second it ends', async () => {
     const sessionId = await started();
 
-    const rotated = await store.rotate(rotation(sessionId, { now: new Date(END * 1000) }));
+    const refreshed = await store.refresh(step(sessionId, { now: new Date(END * 1000) }));
 
-    expect(rotated).toBeNull();
+    expect(refreshed).toBeNull();
   });
 
   it('rotates a session in the last millisecond before it ends', async () => {
     const sessionId = await started();
 
-    const rotated = await store.rotate(rotation(sessionId, { now: new Date(END * 1000 - 1) }));
+    const refreshed = await store.refresh(step(sessionId, { now: new Date(END * 1000 - 1) }));
 
-    expect(rotated?.currentJti).toBe('jti-2');
+    expect(refreshed?.currentJti).toBe('jti-2');
   });
 
   it('revokes a live session once: a second revocation keeps the time and reason of the first', async () => {

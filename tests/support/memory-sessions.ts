@@ -20,7 +20,7 @@ export function memorySessions(): SessionStore & { readonly all: ReadonlyMap<str
         revokedReason: null,
       });
     },
-    async rotate({ sessionId, username, fromJti, toJti, now }) {
+    async refresh({ sessionId, username, fromJti, toJti, now }) {
       const session = sessions.get(sessionId);
       if (!live(session, now) || session.currentJti !== fromJti || session.username !== username) return null;
       const next = {

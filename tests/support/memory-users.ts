@@ -134,7 +134,7 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
       if (user?.passwordHash === currentHash) records.set(username, { ...user, passwordHash: upgradedHash });
     },
 
-    async revokeSessions(username) {
+    async revokeUserTokens(username) {
       revoke(username);
     },
 
