@@ -307,6 +307,32 @@ export async function listKeys(location: KeyLocation, print: (text: string) => v
   }
 }
 
+/**
+ * Writes a stage's key material, the key set first: a key is published before anything can
+ * sign with it, and a revoked one is unpublished before anything else. A failed keyring
+ * write is a failure saying `then` (what it means, and how to finish).
+ */
+async function writeKeys(
+  location: KeyLocation,
+  material: KeyMaterial,
+  options: { readonly overwrite: boolean; readonly then: (reason: string) => string },
+): Promise<void> {
+  const { store } = location;
+  await store.put(location.jwks, JSON.stringify(material.jwks), {
+    secure: false,
+    overwrite: options.overwrite,
+  });
+  try {
+    await store.put(location.keyring, JSON.stringify(material.keyring), {
+      secure: true,
+      overwrite: options.overwrite,
+      kmsKeyId: location.keyringKmsKey,
+    });
+  } catch (error) {
+    throw failure(options.then(error instanceof Error ? error.message : String(error)));
+  }
+}
+
 export interface InitResult {
   readonly created: boolean;
   readonly active: string;
@@ -347,23 +373,18 @@ export async function initStageKeys(location: KeyLocation, now: Date, force: boo
   }
   const keyring = await generateKeyring(now);
   const kids = { active: showKid(keyring.active.kid), next: showKid(keyring.next.kid) };
-  // The key set first: if this write fails, nothing has changed.
-  await store.put(location.jwks, JSON.stringify(publishedKeys(keyring)), { secure: false, overwrite: force });
-  try {
-    await store.put(location.keyring, JSON.stringify(keyring), {
-      secure: true,
+  // A fresh stage has no keyring, so nothing signs; a replaced stage still signs with the old
+  // active key, which the new key set no longer holds. Both end once the keyring is written.
+  await writeKeys(
+    location,
+    { keyring, jwks: publishedKeys(keyring) },
+    {
       overwrite: force,
-      kmsKeyId: location.keyringKmsKey,
-    });
-  } catch (error) {
-    // A fresh stage has no keyring, so nothing signs; a replaced stage still signs with the
-    // old active key, which the new key set no longer holds. Both end once the keyring is written.
-    throw failure(
-      `published the new key set (active ${kids.active}) but could not write the keyring ` +
-        `(${error instanceof Error ? error.message : String(error)}); until both match no new token ` +
-        `verifies: run keys init${location.stageOption} --force`,
-    );
-  }
+      then: (reason) =>
+        `published the new key set (active ${kids.active}) but could not write the keyring (${reason}); ` +
+        `until both match no new token verifies: run keys init${location.stageOption} --force`,
+    },
+  );
   return { created: present.length === 0, ...kids };
 }
 
@@ -391,25 +412,15 @@ export async function revokeKeys(location: KeyLocation, kid: string, now: Date):
       `${error instanceof Error ? error.message : String(error)} of stage ${location.stage} ${location.where} (see keys list${location.stageOption})`,
     );
   }
-  await location.store.put(location.jwks, JSON.stringify(revocation.jwks), {
-    secure: false,
+  // Unpublished even if the keyring write fails; the old keyring then still signs with the
+  // revoked key, so every new token is refused too until it is written.
+  await writeKeys(location, revocation, {
     overwrite: true,
-  });
-  try {
-    await location.store.put(location.keyring, JSON.stringify(revocation.keyring), {
-      secure: true,
-      overwrite: true,
-      kmsKeyId: location.keyringKmsKey,
-    });
-  } catch (error) {
-    // The revoked key is no longer published, so its tokens are refused; but the old keyring
-    // still signs with it, so every new token is refused too until the keyring is written.
-    throw failure(
+    then: (reason) =>
       `unpublished ${revocation.revoked.map(showKid).join(' and ')} but could not write the keyring ` +
-        `(${error instanceof Error ? error.message : String(error)}); until it is written no new token ` +
-        `verifies: run keys revoke ${showKid(kid)}${location.stageOption} again to finish`,
-    );
-  }
+      `(${reason}); until it is written no new token verifies: run keys revoke ${showKid(kid)}` +
+      `${location.stageOption} again to finish`,
+  });
   return {
     revoked: revocation.revoked.map(showKid),
     replaced: revocation.replaced,
@@ -467,30 +478,23 @@ export async function rotateKeys(input: {
     reloadIntervalSeconds: params.keyReloadIntervalSeconds,
   });
   const rotation = await rotateKeyring({ keyring, jwks, now: started, retentionSeconds: retention });
-  await location.store.put(location.jwks, JSON.stringify(rotation.jwks), { secure: false, overwrite: true });
   // The next rotation must wait a reload interval from when the new next key was published,
   // not from when this one started: a container may have read the old key set until then.
   const rotated: Keyring = { ...rotation.keyring, rotatedAt: now().toISOString() };
-  try {
-    // With the stage's KMS key: a rotation also moves a keyring written before the key was set.
-    await location.store.put(location.keyring, JSON.stringify(rotated), {
-      secure: true,
+  // Half-way (key set written, keyring not): the old keyring's active key still signs and is
+  // published (as retired), its next key is published (as active), so every token verifies;
+  // the new next key is in no keyring, and running keys rotate again finishes with another.
+  await writeKeys(
+    location,
+    { keyring: rotated, jwks: rotation.jwks },
+    {
       overwrite: true,
-      kmsKeyId: location.keyringKmsKey,
-    });
-  } catch (error) {
-    // Half-way: the new key set is published, the old keyring is still in place. Its active
-    // key still signs and is still published (as retired), its next key is published (as
-    // active), so every token still verifies; the new next key is published but in no
-    // keyring, and the next successful rotation drops it. Running keys rotate again starts
-    // from the old keyring (its rotatedAt unchanged, so it is not refused) and this key set,
-    // and finishes the rotation with another new next key.
-    throw failure(
-      `published the new key set but could not write the keyring ${location.keyring} ` +
-        `(${error instanceof Error ? error.message : String(error)}); nothing signs with a new key yet ` +
-        `and every token still verifies: run keys rotate${location.stageOption}${forceOption} again to finish`,
-    );
-  }
+      then: (reason) =>
+        `published the new key set but could not write the keyring ${location.keyring} (${reason}); ` +
+        `nothing signs with a new key yet and every token still verifies: run keys rotate` +
+        `${location.stageOption}${forceOption} again to finish`,
+    },
+  );
   const retiredBefore = new Map(keyring.retired.map(({ kid, retiredAt }) => [kid, retiredAt]));
   return {
     active: showKid(rotated.active.kid),
