@@ -8,6 +8,7 @@
  * customer's shipments. Clients get fixed texts; the cause of a failure goes to the log only.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
@@ -15,6 +16,7 @@ import * as v from 'valibot';
 import { AppError, type ErrorCode, type InvalidParam, isAppError } from './errors.ts';
 import limits from './limits.json' with { type: 'json' };
 import { logger as defaultLogger, describeError, type LambdaLogger, type Logger } from './log.ts';
+import type { FlushingMetrics } from './metrics/powertools.ts';
 import { type Clock, hasExpired, systemClock } from './time.ts';
 import type { TokenSubject } from './tokens/tokens.ts';
 
@@ -225,14 +227,6 @@ function mapErrors(log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent, APIGa
   };
 }
 
-/** Writes an invocation's metrics once it has its answer, or its error. */
-function flushMetrics(metrics: { flush(): void }): middy.MiddlewareObj<APIGatewayProxyEvent> {
-  return {
-    after: () => metrics.flush(),
-    onError: () => metrics.flush(),
-  };
-}
-
 /** The caller as the authorizer put it in the request context. */
 export type Caller = TokenSubject;
 
@@ -334,7 +328,7 @@ export interface EndpointSpec<
   /** What `now` is when an authorized request's token expiry is checked. */
   readonly clock?: Clock;
   /** The function's business metrics, written at the end of every invocation. */
-  readonly metrics?: { flush(): void };
+  readonly metrics?: Pick<FlushingMetrics, 'powertools'>;
   readonly handle: (
     input: EndpointInput<Output<TBody>, Output<TParams>, TAuthorized extends true ? Caller : null>,
   ) => Promise<Reply>;
@@ -356,7 +350,7 @@ export function endpoint<
     .use(mapErrors(log));
   // After mapErrors in the chain, so its `onError` runs first (middy runs them last to first):
   // the metrics of a failed request are written before mapErrors answers it.
-  if (spec.metrics !== undefined) chain.use(flushMetrics(spec.metrics));
+  if (spec.metrics !== undefined) chain.use(logMetrics(spec.metrics.powertools));
   // The caller before the body: an expired token gets its 401, not a verdict on the body.
   if (spec.authorized === true) chain.use(authorizedCaller(clock, log));
   if (spec.body !== undefined) chain.use(guardBody).use(httpJsonBodyParser());
@@ -377,4 +371,24 @@ export function endpoint<
     const { Pragma: _noCache, ...headers } = response.headers;
     return { ...response, headers: { ...headers, 'Cache-Control': `public, max-age=${reply.publicMaxAge}` } };
   });
+}
+
+/**
+ * Builds the Lambda handler of the REQUEST authorizer: its lines carry the invocation's request
+ * id and its metrics are written at the end of every invocation, as an endpoint's are, but
+ * nothing maps its errors: what `handle` throws (exactly `Unauthorized` for a denial) reaches
+ * API Gateway as it was thrown, and anything else fails closed.
+ */
+export function authorizerHandler<TEvent, TResult>(spec: {
+  readonly logger?: LambdaLogger;
+  readonly metrics: Pick<FlushingMetrics, 'powertools'>;
+  readonly handle: (event: TEvent) => Promise<TResult>;
+}): (event: TEvent, context?: Context) => Promise<TResult> {
+  const log = spec.logger ?? defaultLogger;
+  const chain = middy<TEvent, TResult, Error, Context>()
+    .use(injectLambdaContext(log.powertools, { logEvent: false }))
+    .use(logMetrics(spec.metrics.powertools))
+    .handler((event) => spec.handle(event));
+  // Without a context (tests, the bench), middy gives the request an empty one.
+  return (event, context) => chain(event, context as Context);
 }

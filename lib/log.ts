@@ -1,9 +1,8 @@
 /**
  * Structured logging on Powertools for AWS Lambda's Logger: one JSON line per event on stderr,
  * which Lambda ships to CloudWatch. Every line names the service (`parcel-auth`) and, inside
- * an invocation, carries its request id (`function_request_id`): `endpoint` in lib/http.ts adds
- * Powertools' `injectLambdaContext` middleware, `withLambdaContext` does the same for handlers
- * that are not middy chains (the authorizer).
+ * an invocation, carries its request id (`function_request_id`): lib/http.ts's middy chains
+ * (`endpoint`, `authorizerHandler`) add Powertools' `injectLambdaContext` middleware.
  *
  * Callers pass event names and reason codes, never request bodies, passwords or tokens; errors
  * are reduced to name, message and code so no payload rides along in a cause. Should a caller
@@ -11,7 +10,6 @@
  * of every line, at any depth, as Powertools serialises it.
  */
 import { type LogItem, Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
-import type { Context } from 'aws-lambda';
 import { SERVICE } from './stage.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -28,7 +26,7 @@ export interface Logger {
 
 /** A Logger that can also carry a Lambda invocation's context on its lines. */
 export interface LambdaLogger extends Logger {
-  /** The Powertools Logger behind it, for `injectLambdaContext` and `addContext`. */
+  /** The Powertools Logger behind it, for `injectLambdaContext`. */
   readonly powertools: PowertoolsLogger;
 }
 
@@ -104,20 +102,3 @@ function stageLevel(): LogLevel {
 
 /** The container's logger. */
 export const logger: LambdaLogger = createLogger(stageLevel());
-
-/**
- * Wraps a handler that is not a middy chain (the authorizer) as `injectLambdaContext` does a
- * chain: every line it logs carries the invocation's request id. Never logs the event. Log
- * sampling (POWERTOOLS_LOGGER_SAMPLE_RATE) is not used, so there is nothing to recalculate.
- */
-export function withLambdaContext<TEvent, TResult>(
-  handler: (event: TEvent) => Promise<TResult>,
-  log: LambdaLogger = logger,
-): (event: TEvent, context?: Context) => Promise<TResult> {
-  return (event, context) => {
-    // Eagerly, as injectLambdaContext does: Powertools marks the first context it is given as
-    // the cold start, and keeps contexts per invocation when one container serves several.
-    if (context !== undefined) log.powertools.addContext(context);
-    return handler(event);
-  };
-}

@@ -7,7 +7,8 @@
  * Namespace `parcel-auth` (the service), dimensions `service` (Powertools' own, always
  * `parcel-auth`) and `stage`, and for a few metrics one more of a fixed vocabulary
  * (`reason`, `counter`). Events are counted during an invocation and written at its end by
- * `flush`, one line per dimension set; an invocation that counted nothing writes nothing.
+ * `flush` (or Powertools' `logMetrics` middleware), one line per dimension set; an invocation
+ * that counted nothing writes nothing.
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { describeError, type Logger } from '../log.ts';
@@ -17,6 +18,8 @@ import { dimensionsOf, type MetricEvent, type MetricsRecorder } from './metrics.
 export interface FlushingMetrics extends MetricsRecorder {
   /** Writes what was counted since the last flush as EMF lines, and forgets it. Never throws. */
   flush(): void;
+  /** The Powertools Metrics behind it, for `logMetrics`: its `publishStoredMetrics` is `flush`. */
+  readonly powertools: Metrics;
 }
 
 export function createEmfMetrics(options: {
@@ -24,14 +27,44 @@ export function createEmfMetrics(options: {
   /** Where Powertools reports its own problems (an invalid metric, say). */
   readonly logger: Logger;
 }): FlushingMetrics {
-  const metrics = new Metrics({
+  // Per invocation: one entry per metric and dimension values, with how often it happened.
+  const pending = new Map<string, { event: MetricEvent; count: number }>();
+  // Counted here and handed to Powertools only at publish: an event counted twice is one
+  // value of 2, and an invocation that counted nothing publishes nothing (Powertools itself
+  // would warn "No application metrics to publish" on every such invocation).
+  const PendingMetrics = class extends Metrics {
+    override publishStoredMetrics(): this {
+      if (pending.size === 0 && !this.hasStoredMetrics()) return this;
+      const events = [...pending.values()];
+      pending.clear();
+      try {
+        for (const { event, count } of events) {
+          const dimensions = Object.entries(dimensionsOf(event));
+          if (dimensions.length === 0) {
+            this.addMetric(event.name, MetricUnit.Count, count);
+            continue;
+          }
+          // A metric with a dimension of its own gets a line of its own: an EMF line has one
+          // dimension set for all its metrics. singleMetric publishes at addMetric.
+          const single = this.singleMetric();
+          for (const [name, value] of dimensions) single.addDimension(name, value);
+          single.addMetric(event.name, MetricUnit.Count, count);
+        }
+        super.publishStoredMetrics();
+      } catch (error) {
+        // Metrics never cost a request its answer.
+        options.logger.warn('metrics not published', { error: describeError(error) });
+        this.clearMetrics();
+      }
+      return this;
+    }
+  };
+  const metrics = new PendingMetrics({
     namespace: SERVICE,
     serviceName: SERVICE,
     defaultDimensions: { stage: options.stage },
     logger: options.logger,
   });
-  // Per invocation: one entry per metric and dimension values, with how often it happened.
-  const pending = new Map<string, { event: MetricEvent; count: number }>();
   return {
     count(event) {
       const key = JSON.stringify(event);
@@ -39,45 +72,7 @@ export function createEmfMetrics(options: {
       if (entry === undefined) pending.set(key, { event, count: 1 });
       else entry.count += 1;
     },
-    flush() {
-      if (pending.size === 0) return;
-      try {
-        for (const { event, count } of pending.values()) {
-          const dimensions = Object.entries(dimensionsOf(event));
-          if (dimensions.length === 0) {
-            metrics.addMetric(event.name, MetricUnit.Count, count);
-            continue;
-          }
-          // A metric with a dimension of its own gets a line of its own: an EMF line has one
-          // dimension set for all its metrics. singleMetric publishes at addMetric.
-          const single = metrics.singleMetric();
-          for (const [name, value] of dimensions) single.addDimension(name, value);
-          single.addMetric(event.name, MetricUnit.Count, count);
-        }
-        metrics.publishStoredMetrics();
-      } catch (error) {
-        // Metrics never cost a request its answer.
-        options.logger.warn('metrics not published', { error: describeError(error) });
-      } finally {
-        pending.clear();
-      }
-    },
-  };
-}
-
-/**
- * Wraps a handler that is not a middy chain (the authorizer) so that its metrics are
- * written at the end of every invocation, whether it answered or threw.
- */
-export function flushingAfter<TArgs extends unknown[], TResult>(
-  metrics: FlushingMetrics,
-  handler: (...args: TArgs) => Promise<TResult>,
-): (...args: TArgs) => Promise<TResult> {
-  return async (...args) => {
-    try {
-      return await handler(...args);
-    } finally {
-      metrics.flush();
-    }
+    flush: () => void metrics.publishStoredMetrics(),
+    powertools: metrics,
   };
 }

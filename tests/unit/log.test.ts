@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../../lib/errors.ts';
-import { endpoint } from '../../lib/http.ts';
+import { authorizerHandler, endpoint } from '../../lib/http.ts';
 import {
   createLogger,
   describeError,
@@ -10,8 +10,8 @@ import {
   type LogLevel,
   REDACTED,
   redact,
-  withLambdaContext,
 } from '../../lib/log.ts';
+import { createEmfMetrics } from '../../lib/metrics/powertools.ts';
 import { lambdaContext, loginEvent } from '../fixtures/events.ts';
 
 /** A logger whose lines the test reads, parsed, and as the raw text that would be shipped. */
@@ -58,12 +58,16 @@ describe('log lines', () => {
     ]);
   });
 
-  it('carries the request id of the invocation of a handler wrapped with withLambdaContext', async () => {
+  it('carries the request id of the invocation of the authorizer’s handler', async () => {
     const { log, parsed } = capture();
-    const handler = withLambdaContext(async (event: { name: string }) => {
-      log.info('handled', { name: event.name });
-      return 'done';
-    }, log);
+    const handler = authorizerHandler({
+      logger: log,
+      metrics: createEmfMetrics({ stage: 'test', logger: log }),
+      handle: async (event: { name: string }) => {
+        log.info('handled', { name: event.name });
+        return 'done';
+      },
+    });
     await expect(handler({ name: 'x' }, lambdaContext())).resolves.toBe('done');
     expect(parsed()[0]).toMatchObject({
       event: 'handled',
@@ -72,12 +76,16 @@ describe('log lines', () => {
     });
   });
 
-  it('gives each line of a wrapped handler its own invocation’s request id, also after silent ones', async () => {
+  it('gives each line of the authorizer’s handler its own invocation’s request id, also after silent ones', async () => {
     const { log, parsed } = capture();
-    const handler = withLambdaContext(async (event: { speak: boolean }) => {
-      if (event.speak) log.info('spoke');
-      return 'done';
-    }, log);
+    const handler = authorizerHandler({
+      logger: log,
+      metrics: createEmfMetrics({ stage: 'test', logger: log }),
+      handle: async (event: { speak: boolean }) => {
+        if (event.speak) log.info('spoke');
+        return 'done';
+      },
+    });
     const invocation = (id: string) => ({ ...lambdaContext(), awsRequestId: id });
     await handler({ speak: true }, invocation('first'));
     await handler({ speak: false }, invocation('silent'));
@@ -174,7 +182,11 @@ describe('the redaction safety net', () => {
     vi.stubEnv('POWERTOOLS_LOGGER_LOG_EVENT', 'true');
     try {
       const { log, lines, parsed } = capture();
-      const authorizer = withLambdaContext(async (_event: { authorizationToken: string }) => 'done', log);
+      const authorizer = authorizerHandler({
+        logger: log,
+        metrics: createEmfMetrics({ stage: 'test', logger: log }),
+        handle: async (_event: { authorizationToken: string }) => 'done',
+      });
       await authorizer({ authorizationToken: `Bearer ${jwt}` }, lambdaContext());
       const login = endpoint({
         logger: log,

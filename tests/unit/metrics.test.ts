@@ -1,7 +1,9 @@
 /** lib/metrics/powertools.ts: the domain's events as EMF lines, written once per invocation. */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { authorizerHandler } from '../../lib/http.ts';
 import { createLogger } from '../../lib/log.ts';
-import { createEmfMetrics, flushingAfter } from '../../lib/metrics/powertools.ts';
+import { createEmfMetrics } from '../../lib/metrics/powertools.ts';
+import { lambdaContext } from '../fixtures/events.ts';
 import { captureMetricLines } from '../support/metrics-capture.ts';
 
 const warnings: string[] = [];
@@ -61,19 +63,33 @@ describe('EMF metrics', () => {
     expect(captured.summary()).toEqual(['Refresh=1', 'Logout=1']);
   });
 
-  it('flushes a wrapped handler’s metrics when it answers and when it throws', async () => {
+  it('writes the authorizer’s metrics when it answers and when it throws, and rethrows its very error', async () => {
     const metrics = createEmfMetrics({ stage: 'prod', logger });
-    const handler = flushingAfter(metrics, async (allow: boolean) => {
-      if (!allow) {
-        metrics.count({ name: 'AuthorizerDeny', reason: 'Revoked' });
-        throw new Error('Unauthorized');
-      }
-      metrics.count({ name: 'AuthorizerAllow' });
-      return 'allowed';
+    const denial = new Error('Unauthorized');
+    const handler = authorizerHandler({
+      logger,
+      metrics,
+      handle: async (allow: boolean) => {
+        if (!allow) {
+          metrics.count({ name: 'AuthorizerDeny', reason: 'Revoked' });
+          throw denial;
+        }
+        metrics.count({ name: 'AuthorizerAllow' });
+        return 'allowed';
+      },
     });
-    await expect(handler(true)).resolves.toBe('allowed');
-    await expect(handler(false)).rejects.toThrow('Unauthorized');
+    await expect(handler(true, lambdaContext())).resolves.toBe('allowed');
+    await expect(handler(false, lambdaContext())).rejects.toBe(denial);
     expect(captured.summary()).toEqual(['AuthorizerAllow=1', 'AuthorizerDeny{reason=Revoked}=1']);
+  });
+
+  it('writes nothing and warns nothing for an authorizer invocation that counted nothing', async () => {
+    const metrics = createEmfMetrics({ stage: 'prod', logger });
+    const handler = authorizerHandler({ logger, metrics, handle: async () => 'counted nothing' });
+    await expect(handler(undefined, lambdaContext())).resolves.toBe('counted nothing');
+    await expect(handler(undefined)).resolves.toBe('counted nothing');
+    expect(captured.lines()).toEqual([]);
+    expect(warnings).toEqual([]);
   });
 
   it('writes nothing when POWERTOOLS_METRICS_DISABLED is set, as the test harness does', () => {
