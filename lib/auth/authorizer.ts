@@ -87,7 +87,7 @@ export async function authorize(
     readonly verifier: AccessTokenVerifier;
     readonly revocation: RevocationCheck;
     readonly logger: Logger;
-    /** Counts allows, denies by reason and fail-closed answers; nothing by default. */
+    /** Counts allows, denies by reason and fail-closed answers. */
     readonly metrics: MetricsRecorder;
   },
   event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders' | 'methodArn'>,

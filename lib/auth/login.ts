@@ -50,7 +50,7 @@ export interface LoginDeps {
   readonly sessions: SessionDeps;
   readonly throttle: LoginThrottle;
   readonly logger: Logger;
-  /** Counts logins by outcome and hash upgrades; nothing by default. */
+  /** Counts logins by outcome and hash upgrades. */
   readonly metrics: MetricsRecorder;
 }
 

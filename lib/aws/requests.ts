@@ -1,16 +1,8 @@
 /**
- * How long one attempt of an AWS call may take. `throwOnRequestTimeout` makes the request
- * bound a failure: without it the SDK's Node.js handler only logs a warning when a request
- * runs over and keeps waiting, so a DynamoDB or SSM that accepts a connection and never
- * answers would hold the request until the Lambda timed out (and API Gateway answered 504
- * instead of our 503).
- */
-
-/**
- * On AWS: a second to connect, a second for the request and its response (DynamoDB answers
- * in milliseconds). With the SDK's three attempts and its backoff, a call that cannot
- * succeed fails within about 3.5 seconds: inside the authorizer's 5-second timeout and the
- * other functions' 10.
+ * How long one attempt of an AWS call may take on AWS: a call that cannot succeed fails
+ * within about 3.5 s (three attempts with backoff), inside the authorizer's 5-second timeout.
+ * `throwOnRequestTimeout`: without it the SDK only logs an overrun and keeps waiting, until
+ * the Lambda times out (a 504 instead of our 503).
  */
 export const AWS_REQUESTS = {
   connectionTimeout: 1000,

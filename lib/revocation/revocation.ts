@@ -51,7 +51,7 @@ export function createRevocationCheck(deps: {
   /** Bounds the memory a container spends on the cache. */
   readonly maxEntries?: number;
   readonly clock?: Clock;
-  /** Counts cache hits and misses (a miss reads DynamoDB); nothing by default. */
+  /** Counts cache hits and misses (a miss reads DynamoDB). */
   readonly metrics: MetricsRecorder;
 }): RevocationCheck {
   const { metrics } = deps;
@@ -86,7 +86,7 @@ export function createRevocationCheck(deps: {
 /**
  * The revocation cutoff for a revocation at `now`: the next whole second. Every token
  * issued up to `now` has an earlier `iat`; tokens issued later in the same second get
- * `iat` = the cutoff (see TokenRequest.notBefore), so they survive it.
+ * `iat` = the cutoff (`issuedAtFor`), so they survive it.
  */
 export const revocationCutoff = (now: Date) => Math.floor(now.getTime() / 1000) + 1;
 

@@ -48,7 +48,7 @@ export interface RefreshDeps extends SessionDeps {
   readonly accessTtlSeconds: number;
   readonly refreshTokens: RefreshTokenVerifier;
   readonly logger: Logger;
-  /** Counts refreshes, reuse detections and logouts; nothing by default. */
+  /** Counts refreshes, reuse detections and logouts. */
   readonly metrics: MetricsRecorder;
 }
 

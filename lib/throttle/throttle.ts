@@ -189,7 +189,7 @@ export function createLoginThrottle(deps: {
   readonly counterSecret: Uint8Array;
   readonly clock?: Clock;
   readonly logger: Logger;
-  /** Counts the locks started, by counter; nothing by default. */
+  /** Counts the locks started, by counter. */
   readonly metrics: MetricsRecorder;
 }): LoginThrottle {
   const { store, settings, logger } = deps;

@@ -106,23 +106,23 @@ export function counterSecretOf(keyring: Keyring): Uint8Array {
   return Buffer.from(keyring.counterSecret, 'base64url');
 }
 
-/** Imports the signing key. Called once per container, at init. */
+/** Imports the signing key, each time the keyring is (re)loaded. */
 export async function importSigningKey(jwk: PrivateJwk): Promise<SigningKey> {
   const key = await importJWK(jwk as JWK, SIGNING_ALGORITHM);
   if (key instanceof Uint8Array) throw new Error('signing key imported as a symmetric secret');
-  // Warms WebCrypto's Ed25519 path during init, so the first login does not pay for it.
+  // Warms WebCrypto's Ed25519 path at load, so the first login does not pay for it.
   await crypto.subtle.sign('Ed25519', key, new Uint8Array(0));
   return { kid: jwk.kid, key };
 }
 
-/** Imports every key of a public key set. Called once per container, at init. */
+/** Imports every key of a public key set, each time it is (re)loaded. */
 export async function importVerificationKeys(jwks: Jwks): Promise<VerificationKeys> {
   const entries = await Promise.all(
     jwks.keys.map(async (jwk) => {
       const key = await importJWK(jwk as JWK, SIGNING_ALGORITHM);
       if (key instanceof Uint8Array) throw new Error('verification key imported as a symmetric secret');
-      // Warms WebCrypto's Ed25519 path and the key's handle during init (the all-zero
-      // signature never verifies), so the first request does not pay for either.
+      // Warms WebCrypto's Ed25519 path and the key's handle at load (the all-zero signature
+      // never verifies), so the first request does not pay for either.
       await crypto.subtle.verify('Ed25519', key, new Uint8Array(64), new Uint8Array(0));
       return [jwk.kid, key] as const;
     }),

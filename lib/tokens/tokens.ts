@@ -16,16 +16,6 @@ import { SIGNING_ALGORITHM, type SigningKey, type VerificationKeys } from './key
 
 export const ACCESS_TOKEN_TYPE = 'at+jwt';
 export const REFRESH_TOKEN_TYPE = 'rt+jwt';
-/**
- * Seconds of clock skew tolerated on `iat` and `nbf`, and never on `exp`.
- *
- * Tokens are signed and verified by this service's own functions, on clocks AWS keeps in
- * step, but not the same clock: a token signed by one container may reach the authorizer in
- * another whose clock is a little behind, and would then look issued in the future. That
- * skew is real, so `iat`/`nbf` get a small tolerance. `exp` gets none: it is the `expireAt`
- * login-extended promised the caller, so a token is accepted strictly before it and refused
- * from that instant on (`hasExpired`), whatever the skew.
- */
 /** The stage's token rules (lib/config.ts reads them from TOKEN_* and *_TOKEN_TTL). */
 export interface TokenSettings {
   readonly issuer: string;
@@ -36,6 +26,16 @@ export interface TokenSettings {
 
 export type RefreshTokenSettings = TokenSettings & { readonly refreshTtlSeconds: number };
 
+/**
+ * Seconds of clock skew tolerated on `iat` and `nbf`, and never on `exp`.
+ *
+ * Tokens are signed and verified by this service's own functions, on clocks AWS keeps in
+ * step, but not the same clock: a token signed by one container may reach the authorizer in
+ * another whose clock is a little behind, and would then look issued in the future. That
+ * skew is real, so `iat`/`nbf` get a small tolerance. `exp` gets none: it is the `expireAt`
+ * login-extended promised the caller, so a token is accepted strictly before it and refused
+ * from that instant on (`hasExpired`), whatever the skew.
+ */
 export const CLOCK_TOLERANCE_SECONDS = 5;
 /** The private claim that carries the customer account of the caller (the auto-login context). */
 export const CUSTOMER_CLAIM = 'customer_id';
