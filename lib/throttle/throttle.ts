@@ -1,20 +1,8 @@
 /**
- * Brute-force throttling of logins (OWASP ASVS V6.3, NIST SP 800-63B §5.2.2).
- *
- * Login attempts are counted per username (unknown usernames too, so the counter reveals
- * nothing) and per source address across usernames, *before* the password is checked, in
- * one conditional write each: a burst of parallel guesses gets no more tries than the same
- * guesses one after another. Once a counter reaches its limit, further logins for that
- * username, or from that address, are answered 429 with `Retry-After`, without checking the
- * password, for a wait that doubles with every further failure up to a cap; when a lock
- * ends, one attempt may try again. Locks always end. A successful login resets its
- * username's counter and takes its attempt back from the address's counter, which
- * otherwise only decays, so an attacker cannot reset it with an account of their own.
- *
- * Attempts still being checked hold a counter at its limit until they settle. An attempt
- * that never settles (its function died on a dependency fault) holds it for `holdSeconds`
- * at the most, never longer than the shortest lock it could have earned: a fault never
- * refuses a username for longer than its own failures would have.
+ * Failed-login counters and locks, per username and per source address. The rule (limits,
+ * windows, doubling locks, the hold of unsettled attempts) is stated once, in
+ * docs/behaviour.md "Brute force: the login throttle". Attempts are counted before the
+ * password is checked, in one conditional write, so parallel guesses get no more tries.
  */
 import { createHmac } from 'node:crypto';
 import { isIPv6 } from 'node:net';
