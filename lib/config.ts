@@ -1,15 +1,7 @@
 /**
- * Stage settings, read from the environment once per container and validated with valibot.
- * A missing or malformed value fails the container at init with a message naming the
- * variable, never a request later. Each function reads only the section it needs, so the
- * authorizer does not depend on table names and the login functions do not depend on
- * the verification key set.
- *
- * Each setting is one line: its variable's schema, and in the same pipe the transform that
- * puts it where the domain wants it. The config types are what the schemas produce; the
- * domain owns the shapes (`satisfies` checks them here), so config depends on the domain,
- * never the reverse. serverless.yml sets the variables; the tests' function environments
- * are read from it (dev/local/handler-env.ts).
+ * Stage settings from the environment, validated once per container: a bad value fails the
+ * container at init, never a request. Each function reads only its own variables; the domain
+ * owns the shapes (`satisfies`), so config depends on the domain, never the reverse.
  */
 import * as v from 'valibot';
 import type { DataSettings } from './aws/dynamodb.ts';
@@ -58,8 +50,6 @@ const CountSchema = v.pipe(
 );
 
 export type Env = Readonly<Record<string, string | undefined>>;
-
-// Fragments: the variables of one concern, and what they become.
 
 const Stage = { STAGE: NonEmpty };
 

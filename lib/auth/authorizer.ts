@@ -1,20 +1,6 @@
 /**
- * The API Gateway REQUEST authorizer's decision (REQUEST rather than TOKEN so that it sees
- * every Authorization header a request carries, and refuses more than one).
- *
- * Any failure (no header, another scheme, a malformed, tampered, expired or foreign token,
- * a refresh token, a revoked token) throws an Error whose message is exactly `Unauthorized`:
- * that is the one signal API Gateway (and serverless-offline) turns into a 401. A Deny
- * policy would become a 403. When the user store cannot be read the authorizer fails
- * closed with another error, which API Gateway answers as AUTHORIZER_FAILURE (a 5xx, our
- * gateway responses make it a 503): the client may retry, and no request gets through.
- *
- * The Allow policy covers every method and path of the API stage, not only the one being
- * called: API Gateway caches the decision per token and reuses it for other routes, for up
- * to `authorizerCacheTtl` seconds whatever the token's `exp`. So the decision carries the
- * token's `exp` and `iat` in its context, and every protected function refuses a request
- * whose context says the token has expired (`lib/http.ts`): expiry is exact even when the
- * decision comes from the cache.
+ * The API Gateway REQUEST authorizer's decision (docs/tokens-and-sessions.md "The authorizer
+ * and its cache"). REQUEST, not TOKEN: it sees every Authorization header, and refuses two.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describeError, type Logger } from '../log.ts';
@@ -25,7 +11,7 @@ import type { AccessClaims, AccessTokenVerifier } from '../tokens/tokens.ts';
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
-/** The one error API Gateway maps to 401: a plain Error whose message is exactly `Unauthorized`. */
+/** The one error API Gateway (and serverless-offline) maps to 401; a Deny policy would be a 403. */
 const unauthorized = () => new Error('Unauthorized');
 
 /** arn:aws:execute-api:region:account:apiId/stage/METHOD/path → arn:aws:execute-api:region:account:apiId/stage/* */
@@ -37,11 +23,7 @@ export function stageWideResource(methodArn: string): string {
   return `${methodArn.slice(0, stageEnd)}/*`;
 }
 
-/**
- * Every value of the Authorization header, in any letter case. A REQUEST authorizer sees
- * them all (`multiValueHeaders`); a TOKEN authorizer would see one, and could not refuse a
- * request that carries a valid token and another one.
- */
+/** Every value of the Authorization header, in any letter case. */
 function authorizationHeaders(
   event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders'>,
 ): string[] {
@@ -61,10 +43,7 @@ function authorizationHeaders(
   return values;
 }
 
-/**
- * What the protected functions get in `requestContext.authorizer`. API Gateway passes every
- * value on as a string (`"1795256200"`), serverless-offline too; `lib/http.ts` reads them back.
- */
+/** What protected functions get in `requestContext.authorizer`, as strings; `lib/http.ts` reads them back. */
 export type AuthorizerContext = {
   readonly username: string;
   /** Empty when the login has no customer. */
@@ -82,6 +61,11 @@ export const authorizerContext = (subject: AccessClaims): AuthorizerContext => (
   exp: subject.expiresAt,
 });
 
+/**
+ * Allows the whole API stage, since API Gateway reuses a cached decision for every route; the
+ * context carries `exp`, so protected functions keep expiry exact. Any refusal throws
+ * `Unauthorized`; an unreadable user store throws another error (fail closed: a 503).
+ */
 export async function authorize(
   deps: {
     readonly verifier: AccessTokenVerifier;

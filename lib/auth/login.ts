@@ -1,9 +1,7 @@
 /**
- * Login: exchanges a username and password for an access and a refresh token.
- *
- * Every failed login (unknown username, a username in the wrong case, wrong password,
- * disabled user) is the same INVALID_CREDENTIALS with the same body, after the same bcrypt
- * work, so neither the answer nor its timing tells an attacker which usernames exist.
+ * Login. Every failure (unknown username, wrong case, wrong password, disabled user) is the
+ * same INVALID_CREDENTIALS after the same bcrypt work: neither answer nor timing tells which
+ * usernames exist.
  */
 import * as v from 'valibot';
 import { AppError, isAppError } from '../errors.ts';
@@ -29,8 +27,7 @@ export const LoginRequestSchema = v.object({
     v.nonEmpty('must not be empty'),
     v.maxLength(256, 'must be at most 256 characters'),
     v.regex(NO_CONTROL_OR_INVALID, 'must not contain control characters or invalid UTF-8'),
-    // Unicode normalisation can multiply a character's length (U+FDFA becomes 18 letters);
-    // the key the user is stored under must stay within DynamoDB's limits.
+    // Normalisation can multiply a length (U+FDFA becomes 18 letters): the key must fit DynamoDB.
     v.check((name) => Buffer.byteLength(foldUsername(name)) <= MAX_FOLDED_USERNAME_BYTES, 'is too long'),
   ),
   password: v.pipe(
@@ -46,7 +43,6 @@ export type Credentials = v.InferOutput<typeof LoginRequestSchema>;
 export interface LoginDeps {
   readonly users: UserReader & PasswordHashUpgrader;
   readonly passwords: PasswordVerifier;
-  /** Each login starts a session (a chain of refresh tokens). */
   readonly sessions: SessionDeps;
   readonly throttle: LoginThrottle;
   readonly logger: Logger;
@@ -66,7 +62,6 @@ export interface LoginResult {
 
 const invalidCredentials = () => new AppError('INVALID_CREDENTIALS');
 
-/** A failure's reason in the log's words, as the metric's `reason` dimension names it. */
 const FAILURE_METRIC: Record<FailureReason, LoginFailureReason> = {
   'unknown user': 'UnknownUser',
   'bad password': 'BadPassword',
@@ -75,10 +70,8 @@ const FAILURE_METRIC: Record<FailureReason, LoginFailureReason> = {
 
 /**
  * The user these credentials belong to and when it was read, or INVALID_CREDENTIALS, or
- * TOO_MANY_ATTEMPTS while the username or the address is locked (then without looking at
- * the password; logged as a failure with reason `locked`). Otherwise always one bcrypt
- * compare, whether the user exists or not. `settled` completes the login's bookkeeping
- * (counters, a hash upgrade): the caller awaits it with the session's start.
+ * TOO_MANY_ATTEMPTS (the password unchecked). `settled` is the bookkeeping (counters, a hash
+ * upgrade), which the caller awaits with the session's start.
  */
 async function authenticate(deps: LoginDeps, request: LoginRequest) {
   const { metrics } = deps;
@@ -117,10 +110,7 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
   return { user, readAt, settled };
 }
 
-/**
- * Re-hashes a password stored at another cost than the stage's, higher or lower (see
- * passwords.ts); a failure costs nothing but the upgrade.
- */
+/** Re-hashes a password stored at another cost than the stage's; a failure costs only the upgrade. */
 async function upgradeHash(deps: LoginDeps, user: UserRecord, password: string) {
   if (!deps.passwords.needsUpgrade(user.passwordHash)) return;
   try {
@@ -140,10 +130,9 @@ async function upgradeHash(deps: LoginDeps, user: UserRecord, password: string) 
 }
 
 /**
- * POST /login: credentials in, tokens out. With `requireContext` (POST /login-extended) the
- * user must also have an auto-login context (a linked customer): credentials are checked
- * first (401), then the context (403), so a 403 is only ever told to the owner of the
- * password, and no token is signed for it.
+ * POST /login. With `requireContext` (login-extended) the user must also have a customer:
+ * credentials are checked first (401), then the context (403), so only the password's owner
+ * ever learns of a 403.
  */
 export async function login(
   deps: LoginDeps,
@@ -165,7 +154,6 @@ export async function login(
   return { user, tokens };
 }
 
-/** POST /login-extended: login, requiring an auto-login context. */
 export const loginExtended = (deps: LoginDeps, request: LoginRequest) =>
   login(deps, request, { requireContext: true });
 

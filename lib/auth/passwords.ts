@@ -1,18 +1,4 @@
-/**
- * Password hashing with bcrypt (bcryptjs).
- *
- * `verify` always spends one bcrypt compare at the stage's cost, whether or not the user
- * exists: an unknown username is compared against a dummy hash of the same cost, so response
- * time does not tell an attacker which usernames exist.
- *
- * A hash made at another cost than the stage's is re-hashed at the stage's cost on the user's
- * next successful login, when the password is at hand: a lower cost is weaker, and a higher
- * one makes that user's compares slower than the dummy hash's (telling the username apart
- * from unknown ones) and, far enough above, slower than the login timeout.
- *
- * bcrypt reads only the first 72 bytes of a password. A longer password can never match:
- * otherwise two passwords sharing their first 72 bytes would both log in.
- */
+/** Password hashing with bcrypt (bcryptjs); the password rules are in docs/behaviour.md. */
 import { randomBytes } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import { foldUsername } from '../users/repository.ts';
@@ -31,10 +17,14 @@ export const passwordBytes = (password: string) => Buffer.byteLength(password, '
 export interface PasswordVerifier {
   /**
    * True only when `password` matches `hash`. With `hash` null (no such user) it compares
-   * against the dummy hash and resolves false, taking as long as a real compare.
+   * against a dummy hash of the stage's cost, so timing does not tell which usernames exist.
+   * A password over 72 bytes never matches: bcrypt would ignore the rest.
    */
   verify(password: string, hash: string | null): Promise<boolean>;
-  /** True when `hash` was made at another cost than the stage's: re-hash it on the next login. */
+  /**
+   * True when `hash` was made at another cost than the stage's: a lower one is weaker, a
+   * higher one slower than the dummy hash's compare (telling the username apart).
+   */
   needsUpgrade(hash: string): boolean;
   /** A hash of `password` at the stage's cost. */
   hash(password: string): Promise<string>;
@@ -44,19 +34,12 @@ export interface PasswordVerifier {
 export const MIN_PASSWORD_CHARACTERS = 12;
 
 /**
- * Why a new password (set by `user add`, `user passwd` or an import) is refused, or undefined:
- * - a control character or U+FFFD: login refuses such a password, so it could never be used;
- * - over 72 bytes in UTF-8: bcrypt reads only the first 72, so the rest would be silently
- *   ignored (login refuses such a password too);
- * - under 12 characters, counted in Unicode code points (what a person counts, not UTF-16 units);
- * - the username itself in any letter case or compatibility form: the first guess of anyone
- *   who knows the username.
- * Only passwords set here are held to the length and username rules; login checks neither,
- * so passwords set before them keep working. Never mentions the password or its length.
+ * Why a new password (`user add`, `user passwd`, an import) is refused, or undefined. Login
+ * checks only the control-character and 72-byte rules, so older passwords keep working. The
+ * message never mentions the password or its length.
  */
 export function newPasswordProblem(password: string, username: string): string | undefined {
   if (password === '') return 'the password is empty';
-  // The same rule login applies (lib/auth/login.ts): a control character, or U+FFFD.
   if (!NO_CONTROL_OR_INVALID.test(password)) {
     return 'the password contains a control character or U+FFFD (login refuses such a password)';
   }
@@ -75,26 +58,18 @@ export function newPasswordProblem(password: string, username: string): string |
   return undefined;
 }
 
-/**
- * An existing bcrypt hash as another system stored it: `$2a$`, `$2b$` or `$2y$` (PHP's name
- * for `$2b$`), cost 4 to 31, 22 characters of salt and 31 of digest in bcrypt's base64.
- */
+/** An imported bcrypt hash: `$2a$`, `$2b$` or `$2y$` (PHP's `$2b$`), cost 4 to 31. */
 export const BCRYPT_HASH = /^\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}$/;
 
-/** The cost a bcrypt hash was made at (the number after its prefix). */
 export const bcryptCostOf = (hash: string): number => bcrypt.getRounds(hash);
 
-/** A bcrypt hash of `password` at `cost` (the stage's cost: see serverless.yml `bcryptCost`). */
 export const hashPassword = (password: string, cost: number): Promise<string> => bcrypt.hash(password, cost);
 
-/** bcrypt's own base64 alphabet. */
 const BCRYPT_BASE64 = './ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /**
- * A well-formed hash at `cost` that no password is known to match: a random salt and a random
- * 31-character digest. A compare against it costs exactly what a real one does (bcrypt
- * derives the digest from the salt and cost, then compares), and building it costs nothing:
- * hashing a throwaway password at init would add a whole bcrypt run to every cold start.
+ * A well-formed hash at `cost` that no password is known to match. A compare against it costs
+ * what a real one does; building it costs nothing, unlike hashing a throwaway at cold start.
  */
 export function dummyHashAt(cost: number): string {
   const digest = Array.from(randomBytes(31), (byte) => BCRYPT_BASE64[byte & 63]).join('');

@@ -1,16 +1,6 @@
 /**
- * The authorizer's revocation check: an access token is refused when its user no longer
- * exists, is disabled, or revoked every token issued before a moment later than the
- * token's `iat` (password change, disabling, `user logout`), or when its session (`sid`)
- * was revoked for refresh-token reuse: the thief's access token ends with the chain.
- *
- * It costs one GetItem per user per container per `cacheTtlMs`, which bounds how late a
- * revocation takes effect here; API Gateway's authorizer cache adds its own TTL on top.
- *
- * The rules of revocation live here: the cutoff a revocation sets (the user's
- * `revokedBefore`, written by the account store) and the `iat` a token gets, so a login that
- * read the user before a revocation is revoked with the rest. Sessions end separately
- * (logout, reuse: lib/sessions).
+ * The rules of revocation: the cutoff a revocation sets, the `iat` a token gets, and the
+ * authorizer's check. How late a revocation takes effect: docs/tokens-and-sessions.md.
  */
 import { expiringCache } from '../cache.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
@@ -41,7 +31,11 @@ export interface UserStatusReader {
 }
 
 export interface RevocationCheck {
-  /** True when the token must be refused. Rejects if the user store cannot be read. */
+  /**
+   * True when the user is gone or disabled, revoked tokens issued before a moment later than
+   * the token's `iat`, or the token's session was revoked for reuse. Rejects if the user
+   * store cannot be read (the authorizer fails closed).
+   */
   isRevoked(claims: AccessClaims): Promise<boolean>;
 }
 
@@ -64,8 +58,7 @@ export function createRevocationCheck(deps: {
   });
   return {
     async isRevoked({ username, issuedAt, sessionId }) {
-      // A hit is a check that made no read of its own: a cached state, or one being read
-      // for a concurrent check of the same user.
+      // A hit made no read of its own: a cached state, or one a concurrent check is reading.
       let read = false;
       const pending = cache.get(username, () => {
         read = true;

@@ -1,12 +1,6 @@
 /**
- * Sessions: one per login, holding which refresh token of the session is
- * current. Each refresh spends the current token and makes its successor current in one
- * conditional write, so of two refreshes with the same token exactly one wins. A token of
- * the session that is not current has been spent: presenting it again is reuse.
- *
- * Only the current and the immediately previous `jti` are kept: every other token of the
- * session is spent by construction, so the session item stays one small item however often
- * it is refreshed. Expiry is decided here by `expiresAt`, never by DynamoDB's TTL deletion,
+ * A session keeps only its current and previous `jti`: every older token is spent by
+ * construction, so the item stays small. Expiry is `expiresAt`, never DynamoDB's TTL deletion,
  * which may lag by days.
  */
 export interface Session {
@@ -52,8 +46,9 @@ export interface RefreshStep {
 export interface SessionStore {
   create(session: NewSession): Promise<void>;
   /**
-   * Makes `toJti` current if `fromJti` is current, the session is `username`'s, is live and
-   * has not reached `expiresAt` at `now`. Resolves with the session as updated, or null if any of that fails.
+   * In one conditional write, so of two refreshes with one token exactly one wins: makes
+   * `toJti` current if `fromJti` is, and the session is `username`'s, live and unexpired at
+   * `now`. Resolves with the session as updated, or null.
    */
   refresh(step: RefreshStep): Promise<Session | null>;
   /** A consistent read; null if there is no such session. */

@@ -1,19 +1,7 @@
 /**
- * Sessions: refresh with reuse detection (RFC 9700 §4.14 calls it refresh-token rotation).
- *
- * - Every login starts a session. Refreshing spends the presented refresh token and returns
- *   a new access token and a new refresh token of the same session; one conditional write
- *   decides it, so of two refreshes with one token exactly one succeeds.
- * - A spent token presented again is reuse: a sign that the token leaked. The whole session
- *   is revoked, its newest refresh token and its access tokens included (the authorizer
- *   refuses a token whose `sid` the user's revokedSessions holds). Only the immediately previous token
- *   may be presented again, and only within the stage's grace window (default: none): it
- *   is answered with the current token again, never with a new generation.
- * - A session ends at its absolute lifetime, however often it is refreshed, and when the
- *   user is disabled, removed, changes password or is logged out (the user's cutoff).
- * - Every refusal is INVALID_REFRESH_TOKEN: one answer for every reason, the same 401 and
- *   problem type as a failed login (to a client both mean "log in again"), with a detail
- *   that speaks of the token.
+ * Sessions: refresh with reuse detection, and logout; the rules are in
+ * docs/tokens-and-sessions.md "Sessions". Every refusal is one INVALID_REFRESH_TOKEN, answered
+ * like a failed login: to a client both mean "log in again".
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
@@ -56,7 +44,7 @@ const invalidRefreshToken = (cause?: unknown) => new AppError('INVALID_REFRESH_T
 
 /**
  * Starts a session for a user who has just proven their password, and issues its first
- * tokens. `readAt` is when the user record was read (before the password check).
+ * tokens. `readAt` is when the user was read: a revocation after it still reaches them.
  */
 export async function startSession(deps: SessionDeps, user: UserRecord, readAt: Date): Promise<IssuedTokens> {
   const authTime = issuedAtFor(user, readAt);
@@ -124,13 +112,9 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
 }
 
 /**
- * The presented token was not the current one of a live session when the refresh tried.
- * Three cases, told apart by a consistent read of the session:
- * - our own refresh was applied and only its answer was lost (the SDK retried): carry on;
- * - the immediately previous token, within the grace window: answer again with the current
- *   token's id, without writing, so concurrent retries all get the same token and the
- *   window never grows;
- * - any other token of a live session: reuse. The session is revoked.
+ * The presented token was not current when the refresh tried: our own refresh whose answer
+ * was lost (carry on), the previous token within the grace window (the current token again,
+ * without a write, so the window never grows), or reuse (the session is revoked).
  */
 async function notCurrent(
   deps: RefreshDeps,
@@ -167,10 +151,8 @@ async function notCurrent(
 }
 
 /**
- * POST /logout: revokes the session of a refresh token, whether that token is the current
- * one or an already spent one (either proves the caller held the session). Idempotent, and
- * silent about the token (RFC 7009 §2.2): an expired, revoked or unverifiable token changes
- * nothing and gets the same answer.
+ * POST /logout: revokes the session of a current or spent refresh token (either proves the
+ * caller held it). Silent about the token (RFC 7009 §2.2): an invalid one changes nothing.
  */
 export async function endSession(
   deps: Pick<RefreshDeps, 'store' | 'refreshTokens' | 'clock' | 'metrics'>,

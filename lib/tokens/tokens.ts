@@ -1,12 +1,7 @@
 /**
- * Access and refresh tokens: JWTs signed with Ed25519 (`EdDSA`), each with a `kid` header.
- *
- * Both carry iss, aud, sub (the username), iat, exp and jti. Refresh tokens also carry `sid`
- * (the session, one per login) and `auth_time` (when that login happened). They are told apart twice, so
- * neither can stand in for the other: by the `typ` header (`at+jwt`, RFC 9068, for access;
- * `rt+jwt` for refresh) and by the audience (the carrier API for access, this service's own
- * issuer URL for refresh). Verification pins the algorithm, issuer, audience and type; the
- * token's header never chooses the algorithm, and picks a key only among the known ones.
+ * Access and refresh tokens (docs/tokens-and-sessions.md "Tokens"). The two are told apart by
+ * `typ` and by audience, so neither stands in for the other; the token's header never picks
+ * the algorithm, and picks a key only among the known ones.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -27,22 +22,13 @@ export interface TokenSettings {
 export type RefreshTokenSettings = TokenSettings & { readonly refreshTtlSeconds: number };
 
 /**
- * Seconds of clock skew tolerated on `iat` and `nbf`, and never on `exp`.
- *
- * Tokens are signed and verified by this service's own functions, on clocks AWS keeps in
- * step, but not the same clock: a token signed by one container may reach the authorizer in
- * another whose clock is a little behind, and would then look issued in the future. That
- * skew is real, so `iat`/`nbf` get a small tolerance. `exp` gets none: it is the `expireAt`
- * login-extended promised the caller, so a token is accepted strictly before it and refused
- * from that instant on (`hasExpired`), whatever the skew.
+ * Clock skew tolerated on `iat` and `nbf`: the signing container's clock may run ahead of the
+ * verifier's. Never on `exp`, which is the `expireAt` login-extended promised (`hasExpired`).
  */
 export const CLOCK_TOLERANCE_SECONDS = 5;
 /** The private claim that carries the customer account of the caller (the auto-login context). */
 export const CUSTOMER_CLAIM = 'customer_id';
-/**
- * The session id, `sid` as OpenID Connect names it: in both tokens, so that a session
- * revoked for reuse also stops its access tokens at the authorizer.
- */
+/** The session id, in both tokens (`sid`): a session revoked for reuse stops its access tokens too. */
 export const SESSION_CLAIM = 'sid';
 
 /** Whom a token speaks for. */
@@ -61,10 +47,7 @@ export interface TokenRequest {
   readonly refreshJti: string;
   /** Epoch seconds of the login that started the session. */
   readonly authTime: number;
-  /**
-   * The `iat` of both tokens, epoch seconds: chosen by the session from when the user was
-   * read (see `issuedAtFor` in lib/revocation), not from when the tokens are signed.
-   */
+  /** The `iat` of both tokens, epoch seconds: from when the user was read (`issuedAtFor`). */
   readonly issuedAt: number;
   /** Epoch seconds: no token outlives the session's absolute lifetime. */
   readonly notAfter: number;
@@ -158,11 +141,7 @@ interface VerifyOptions {
   readonly clock: Clock | undefined;
 }
 
-/**
- * Why this service refused a token that jose itself accepted. A stable `code`, as jose's own
- * errors carry (`ERR_JWT_EXPIRED`, `ERR_JWS_SIGNATURE_VERIFICATION_FAILED`, ...), so the
- * authorizer's `authorizer denied` line names the real reason.
- */
+/** Why we refused a token jose accepted: a stable `code`, like jose's, for the `authorizer denied` line. */
 export type TokenErrorCode =
   | 'ERR_TOKEN_NOT_CANONICAL'
   | 'ERR_TOKEN_UNKNOWN_KID'
@@ -186,13 +165,8 @@ const BASE64URL = /^[A-Za-z0-9_-]*$/;
 const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
 /**
- * Whether `segment` is the one base64url spelling (RFC 7515 §2: no padding) of the bytes it
- * decodes to, i.e. `Buffer.from(segment, 'base64url').toString('base64url') === segment`,
- * without decoding anything. The last character of a segment whose length is 2 or 3 modulo 4
- * carries 4 or 2 bits that decode to nothing: a decoder ignores them, so up to 16 spellings
- * decode to the same bytes. The canonical one has them zero. Any character outside the
- * base64url alphabet (padding, `+`, `/`, whitespace) and a length of 1 modulo 4 are not
- * canonical either.
+ * Whether `segment` re-encodes to itself as unpadded base64url, without decoding it: the last
+ * character of a segment 2 or 3 long modulo 4 carries 4 or 2 unused bits, which must be zero.
  */
 export function isCanonicalBase64url(segment: string): boolean {
   const tail = segment.length % 4;
@@ -203,12 +177,8 @@ export function isCanonicalBase64url(segment: string): boolean {
 }
 
 /**
- * Refuses a compact JWS any of whose segments is not canonical base64url, before any
- * cryptography. jose (like most JWT libraries) decodes leniently, so a genuine token with
- * its signature's last character changed to one that decodes to the same bytes still
- * verifies: each token would have up to 16 accepted spellings. API Gateway caches the
- * authorizer's decision per raw header, and a session keys on the token's claims, not its
- * text, so a token's identity must not depend on its spelling: only the issued one passes.
+ * Refuses a token in any spelling but the issued one, before any cryptography: jose decodes
+ * leniently, and API Gateway caches decisions per raw header (docs/tokens-and-sessions.md).
  */
 function assertCanonical(token: string): void {
   for (const segment of token.split('.')) {
@@ -246,8 +216,7 @@ async function verifyToken(
   if (hasExpired(exp as number, (clock ?? systemClock)())) {
     throw new errors.JWTExpired('"exp" claim timestamp check failed', payload, 'exp', 'check_failed');
   }
-  // maxTokenAge bounds the age; this bounds the lifetime a token claims, so a token minted
-  // with a far-future exp is refused even while it is fresh.
+  // maxTokenAge bounds the age; this bounds the claimed lifetime (a far-future exp).
   if ((exp as number) - (iat as number) > expected.maxAgeSeconds)
     throw new TokenError('ERR_TOKEN_LIFETIME', 'exp too far after iat');
   if (typeof sub !== 'string' || sub === '')

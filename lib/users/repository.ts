@@ -1,10 +1,4 @@
-/**
- * The account store: users (logins) and each customer's pickup addresses.
- *
- * Usernames are case-sensitive for login, matched exactly as stored; but two usernames
- * that differ only in case cannot both exist, so an integrator who mistypes the case of
- * their login never reaches somebody else's account (docs/behaviour.md, "Usernames").
- */
+/** The account store's port and the username rule (docs/behaviour.md, "Usernames"). */
 import * as v from 'valibot';
 import type { SessionTokenRevoker, UserStatusReader } from '../revocation/revocation.ts';
 
@@ -14,11 +8,7 @@ export interface UserRecord {
   readonly enabled: boolean;
   /** The customer account this login acts for (its auto-login context); null when none. */
   readonly customerId: string | null;
-  /**
-   * The first non-empty depot code of the customer's pickup addresses, in their stored
-   * order; null when there is none. Kept on the user item by every address write so that
-   * login-extended reads one item.
-   */
+  /** The customer's first non-empty depot code, or null: kept on the user so login reads one item. */
   readonly depotCode: string | null;
   /**
    * Epoch seconds: every token with an earlier `iat`, and every session that started
@@ -50,7 +40,7 @@ export interface UserReader {
   findByUsername(username: string): Promise<UserRecord | null>;
 }
 
-/** What login needs to upgrade a hash made at a lower bcrypt cost. */
+/** What login needs to re-hash a password at the stage's bcrypt cost. */
 export interface PasswordHashUpgrader {
   /**
    * Replaces the hash only if it is still `currentHash` (a password change in between
@@ -88,13 +78,9 @@ export const firstDepotCode = (addresses: readonly Pick<PickupAddress, 'depotCod
   addresses.find((address) => address.depotCode !== '')?.depotCode ?? null;
 
 /**
- * The key under which usernames are unique: Unicode's compatibility caseless match (NFKD,
- * full case folding, NFKC for a shorter key), so `straße`, `STRASSE` and `STRAẞE`, or `ΟΔΟΣ`
- * and `οδοσ`, share one key. Lowering first turns ẞ into ß, whose upper case is SS; upper
- * case then spells every case variant alike, and lowering it keeps an ASCII name's key what
- * `toLowerCase` made it. Decomposing first puts an iota subscript after every other mark of
- * its letter, where its upper case Ι goes. Where this differs from CaseFolding.txt is in
- * docs/behaviour.md. Login compares the stored name exactly.
+ * The key under which usernames are unique: Unicode's compatibility caseless match. NFKD first
+ * puts an iota subscript where its upper case Ι goes; lower (ẞ→ß), upper (ß→SS) spells every
+ * variant alike; lower again keeps an ASCII key what `toLowerCase` makes it.
  */
 export const foldUsername = (username: string) =>
   username.normalize('NFKD').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC');
@@ -122,12 +108,7 @@ export const USERNAME_SCRIPTS: readonly string[] = Object.freeze(
   ).split(' '),
 );
 
-/**
- * UTS #39 section 5.1: a name is single-script when one script is in the Script_Extensions
- * of each of its characters. Common and Inherited characters (digits, punctuation, combining
- * marks) go with any script; Han, Hiragana and Katakana together are Japanese, Han and
- * Hangul Korean, Han and Bopomofo Chinese. Built on first use: login never needs it.
- */
+/** UTS #39 §5.1 single-script (docs/behaviour.md, "Usernames"); built on first use, as login never needs it. */
 let singleScriptNames: readonly RegExp[] | undefined;
 const isSingleScript = (name: string) => {
   singleScriptNames ??= [
@@ -143,9 +124,8 @@ const isSingleScript = (name: string) => {
 };
 
 /**
- * Usernames an operator may create: 1 to 128 visible characters, no spaces or control
- * characters, NFC, in one script. The script is checked on the name and on its NFKC form,
- * where a look-alike of the Common script (𝐚, Ⓐ) has become the letter it imitates.
+ * Usernames an operator may create. The script is checked on the NFKC form too, where a
+ * Common-script look-alike (𝐚, Ⓐ) has become the letter it imitates.
  */
 export const UsernameSchema = v.pipe(
   v.string(),
