@@ -1,8 +1,4 @@
-/**
- * The service's one error vocabulary. Domain code throws `AppError` with a stable code;
- * `lib/http.ts` is the only place that turns a code into an HTTP status and a body.
- * Nothing here knows about HTTP.
- */
+/** The one error vocabulary: domain code throws `AppError`; only `lib/http.ts` maps codes to HTTP. */
 export type ErrorCode =
   /** The request body or a parameter failed validation. */
   | 'VALIDATION_FAILED'
@@ -14,18 +10,13 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   /** Any failed login: unknown user, wrong password, wrong username case, disabled user. */
   | 'INVALID_CREDENTIALS'
-  /**
-   * Any refused refresh token: spent, revoked, expired, foreign, malformed, another spelling
-   * of a genuine one, or an access token; or its user is disabled or gone. Answered like
-   * INVALID_CREDENTIALS (401, same problem type), with a detail about the token.
-   */
+  /** Any refused refresh token, for any reason: answered like INVALID_CREDENTIALS, with a detail. */
   | 'INVALID_REFRESH_TOKEN'
   /** Too many failed logins for this username or from this address: try again later. */
   | 'TOO_MANY_ATTEMPTS'
   /**
-   * A protected request whose access token is no longer valid although API Gateway let it
-   * through: its (possibly cached) authorizer decision says the token has expired, or the
-   * decision is missing or malformed, or the request carries more than one Authorization.
+   * A protected request API Gateway let through on a (cached) decision that says the token
+   * expired, or is malformed, or beside a second Authorization value.
    */
   | 'UNAUTHORIZED'
   /** The user is valid but has no customer (auto-login context) linked. */

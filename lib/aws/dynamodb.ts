@@ -14,10 +14,8 @@ export interface DataSettings {
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
 /**
- * A document client whose calls fail within a few seconds when DynamoDB does not answer
- * (lib/aws/requests.ts), so the caller gets a 503 instead of waiting for the Lambda timeout.
- * On the local stage the endpoint points at the embedded DynamoDB on loopback; fixed dummy
- * credentials keep the SDK from searching the machine for real ones.
+ * A document client whose calls fail within seconds when DynamoDB does not answer (a 503,
+ * not a Lambda timeout). Locally, dummy credentials keep the SDK from searching for real ones.
  */
 export function createDocumentClient(settings: DataSettings): DynamoDBDocumentClient {
   const local = settings.dynamodbEndpoint !== undefined;

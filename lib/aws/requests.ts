@@ -11,10 +11,8 @@ export const AWS_REQUESTS = {
 } as const;
 
 /**
- * On the local stage: the embedded DynamoDB shares a laptop's or a CI runner's CPU with the
- * functions, the tests and everything else, and under load answers hundreds of milliseconds
- * late with nothing wrong. Three seconds an attempt still ends a hang, within the login's
- * 10-second timeout.
+ * On the local stage: the embedded DynamoDB shares the machine's CPU and under load answers
+ * hundreds of milliseconds late; three seconds still ends a hang within the login's timeout.
  */
 export const LOCAL_REQUESTS = {
   connectionTimeout: 3000,

@@ -16,7 +16,7 @@ import { foldUsername } from '../users/repository.ts';
 export interface ThrottlePolicy {
   /** Failures before the first lock; 0 turns this counter off. */
   readonly limit: number;
-  /** A counter whose last attempt is older than this starts again from zero. */
+  /** A counter idle this long starts again from zero. */
   readonly windowSeconds: number;
   /** The first lock; each further failure doubles it. */
   readonly baseLockSeconds: number;
@@ -42,7 +42,6 @@ export interface ThrottleCounter {
 
 export interface Reserve {
   readonly now: number;
-  /** A counter whose last attempt is older than this starts again from zero. */
   readonly windowStart: number;
   readonly limit: number;
   /** Attempts counted before this and still unsettled are given up on: they hold no longer. */
@@ -55,11 +54,9 @@ export interface ThrottleStore {
   /** The counters under `keys` that exist (a consistent read). */
   read(keys: readonly string[]): Promise<ReadonlyMap<string, ThrottleCounter>>;
   /**
-   * Counts one attempt, atomically, if the counter allows one: it is not locked at `now`,
-   * and it holds fewer than `limit` attempts, or has just served the lock set at its count,
-   * or its last attempt was before `heldSince`. A counter that does not exist costs the same
-   * single write as one that does. A counter idle since before `windowStart` starts again.
-   * Resolves with whether the attempt was counted and the counter as it stands.
+   * Counts one attempt in one conditional write, existing counter or not, if it is not locked
+   * at `now` and holds fewer than `limit` attempts, or has served the lock set at its count,
+   * or was last tried before `heldSince`; one idle since before `windowStart` starts again.
    */
   reserve(key: string, reserve: Reserve): Promise<{ granted: boolean; record: ThrottleCounter }>;
   /** Takes back one counted attempt (one that succeeded, on a counter a success does not clear). */
@@ -93,11 +90,7 @@ export interface Reservation {
 type CounterKind = 'username' | 'source address';
 
 export interface LoginThrottle {
-  /**
-   * Counts the attempt before the password is checked, or throws TOO_MANY_ATTEMPTS while
-   * the username or the address may not try: so parallel guesses get no further than
-   * sequential ones.
-   */
+  /** Counts the attempt before the password is checked, or throws TOO_MANY_ATTEMPTS. */
   begin(attempt: LoginAttempt): Promise<Reservation>;
   /** The attempt failed: locks a counter that has reached its limit. */
   failed(attempt: LoginAttempt, reason: FailureReason, reservation: Reservation): Promise<void>;
@@ -106,19 +99,13 @@ export interface LoginThrottle {
 }
 
 /**
- * The store key of a username's counter: an HMAC-SHA-256 of the folded username, so case
- * variants share one counter (like the users) and the key has a fixed length. Keyed with
- * the stage's counter secret, which is not in the table: a password typed into the username
- * field cannot be found from the table alone by hashing guesses.
+ * A username's counter key: an HMAC, under a secret not in the table, so a password typed
+ * into the username field cannot be found from the table alone by hashing guesses.
  */
 export const usernameCounterKey = (username: string, secret: Uint8Array) =>
   `USER#${createHmac('sha256', secret).update(foldUsername(username)).digest('base64url')}`;
 
-/**
- * The store key of an address's counter. An IPv6 client is counted by its /64 network,
- * which one subscriber usually holds whole: counting single addresses would give them 2^64
- * counters. An IPv4-mapped IPv6 address counts as the IPv4 address.
- */
+/** An address's counter key: an IPv6 client by its /64, or one subscriber would hold 2^64 counters. */
 export function sourceIpCounterKey(sourceIp: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(sourceIp)?.[1];
   if (mapped !== undefined) return `IP#${mapped}`;
@@ -136,22 +123,15 @@ function ipv6Groups(address: string): string[] {
   return groups.map((group) => group.padStart(4, '0'));
 }
 
-/**
- * The longest any attempt can take: API Gateway ends every integration within 29 seconds,
- * so an attempt unsettled for longer died before it could.
- */
+/** The longest an attempt can run: API Gateway ends every integration within 29 seconds. */
 export const ATTEMPT_MAX_SECONDS = 30;
 
-/**
- * How long unsettled attempts at the limit hold a counter: until they could no longer be
- * running, but never longer than the shortest lock they could have earned.
- */
+/** How long unsettled attempts at the limit hold a counter: never longer than the shortest lock. */
 export const holdSeconds = (policy: ThrottlePolicy) => Math.min(ATTEMPT_MAX_SECONDS, policy.baseLockSeconds);
 
 /**
- * Until when (epoch ms) a counter refuses attempts under `policy`: its lock, or the hold of
- * attempts at the limit that have not settled; 0 when it refuses nothing. What operators
- * see as "locked" is exactly what refuses a login.
+ * Until when (epoch ms) a counter refuses attempts: its lock or its hold, 0 for none. What
+ * operators see as "locked" is exactly what refuses a login.
  */
 export function refusedUntil(counter: ThrottleCounter, policy: ThrottlePolicy, now: number): number {
   if (policy.limit === 0 || counter.lastAttemptAt < now - policy.windowSeconds * 1000) return 0;

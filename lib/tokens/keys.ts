@@ -1,19 +1,6 @@
 /**
- * Token signing keys: Ed25519 (JWS `EdDSA`), identified by their RFC 7638 thumbprint as `kid`.
- *
- * A stage has two pieces of key material:
- * - the keyring (private): the `active` key that signs, the `next` key that will sign after
- *   the next rotation, the kids of `retired` keys with when they stopped signing, and the
- *   `counterSecret` that keys the login throttle's username counters;
- * - the key set (public JWKS): active, next and retired keys, what verifiers load.
- *
- * The next key is published one rotation before it signs, so a verifier that loaded the
- * key set at any time since the last rotation already knows it: rotating never makes a
- * fresh token fail at a verifier that has not reloaded yet. A retired key stays published
- * until every token it signed has expired, so rotation does not end sessions either.
- *
- * The private keys never live in the repository or the CloudFormation template. The local
- * stage keeps them in files under the data directory; AWS stages in SSM parameters.
+ * Reading and importing key material: the private keyring (active, next, retired kids, the
+ * throttle's counterSecret) and the public key set. Rotation's rules: ops/keys/keyring.ts.
  */
 import { readFile } from 'node:fs/promises';
 import { type CryptoKey, importJWK, type JWK } from 'jose';
@@ -60,7 +47,7 @@ export interface SigningKey {
   readonly key: CryptoKey;
 }
 
-/** The known verification keys by `kid`. A token whose `kid` is not here is rejected, never fetched. */
+/** The known verification keys by `kid`: any other `kid` is rejected, never fetched. */
 export type VerificationKeys = ReadonlyMap<string, CryptoKey>;
 
 /** Where key material lives: a file (local stage) or an SSM parameter (AWS stages). */
