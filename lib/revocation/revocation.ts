@@ -77,17 +77,14 @@ export function createRevocationCheck(deps: {
 }
 
 /**
- * The revocation cutoff for a revocation at `now`: the next whole second. Every token
- * issued up to `now` has an earlier `iat`; tokens issued later in the same second get
- * `iat` = the cutoff (`issuedAtFor`), so they survive it.
+ * The cutoff for a revocation at `now`: the next whole second, so every token issued up to
+ * `now` has an earlier `iat`, and tokens issued later get `iat` = the cutoff (`issuedAtFor`).
  */
 export const revocationCutoff = (now: Date) => Math.floor(now.getTime() / 1000) + 1;
 
 /**
- * The `iat` of tokens issued from a user record read at `readAt`: the read time, or the
- * user's revocation cutoff if that is later. Taken from the read, not from the signing: a
- * record read before a revocation gives an `iat` before its cutoff, however late the
- * tokens are signed, so they are revoked with the rest.
+ * The `iat` of tokens issued from a user read at `readAt`, or the user's cutoff if later.
+ * From the read, not the signing: a login that read the user before a revocation is revoked.
  */
 export const issuedAtFor = (user: { readonly revokedBefore: number }, readAt: Date) =>
   Math.max(epochSeconds(readAt), user.revokedBefore);

@@ -1,8 +1,7 @@
 /**
- * Failed-login counters and locks, per username and per source address. The rule (limits,
- * windows, doubling locks, the hold of unsettled attempts) is stated once, in
- * docs/behaviour.md "Brute force: the login throttle". Attempts are counted before the
- * password is checked, in one conditional write, so parallel guesses get no more tries.
+ * Failed-login counters and locks, per username and per source address; the rule is stated
+ * once, in docs/behaviour.md "Brute force: the login throttle". Attempts count before the
+ * password check, in one conditional write, so parallel guesses get no more tries.
  */
 import { createHmac } from 'node:crypto';
 import { isIPv6 } from 'node:net';

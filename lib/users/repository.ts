@@ -88,11 +88,7 @@ export const foldUsername = (username: string) =>
 /** The longest folded username, in UTF-8 bytes: well inside DynamoDB's 2048-byte partition key. */
 export const MAX_FOLDED_USERNAME_BYTES = 1024;
 
-/**
- * Every script of Unicode 17 but Common and Inherited, by ISO 15924 code, as the JavaScript
- * engine's `\p{Script_Extensions=…}` knows them; Zzzz (Unknown) holds unassigned and
- * private-use characters.
- */
+/** Every script of Unicode 17 but Common and Inherited (ISO 15924); Zzzz: unassigned and private use. */
 export const USERNAME_SCRIPTS: readonly string[] = Object.freeze(
   (
     'Latn Cyrl Grek Arab Hebr Hani Hira Kana Hang Bopo Adlm Aghb Ahom Armi Armn Avst Bali Bamu ' +
