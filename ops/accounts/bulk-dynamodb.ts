@@ -43,6 +43,8 @@ const THROTTLING = new Set([
 
 export interface BulkAccountStore {
   customerExists(customerId: string): Promise<boolean>;
+  /** Whether the table holds no item at all: one strongly consistent Scan of one item. */
+  isEmpty(): Promise<boolean>;
   /**
    * Each customer's counter and its addresses at positions 1 to `positions` (what a record
    * of that many addresses would write), in one BatchGetItem per 100 keys; a customer
@@ -248,6 +250,15 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
   }
 
   return {
+    async isEmpty() {
+      const page = await send(() =>
+        client.send(
+          new ScanCommand({ TableName, Limit: 1, ConsistentRead: true, ProjectionExpression: 'pk' }),
+        ),
+      );
+      return (page.Items?.length ?? 0) === 0 && page.LastEvaluatedKey === undefined;
+    },
+
     async customerExists(customerId) {
       const page = await send(() =>
         client.send(

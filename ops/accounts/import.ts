@@ -88,6 +88,11 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
     deps.onProgress?.(done, total);
   };
   deps.onProgress?.(done, total);
+  // An empty table, seen after validation and before the first write, has nothing to compare
+  // with: the passes skip their reads (a fresh stage's import costs its writes alone). The file
+  // holds no customer or folded username twice (validation), so no record meets another's items.
+  // A table with anything in it, an interrupted import's half included, is read as before.
+  const empty = await deps.store.isEmpty();
 
   const inFlight = new Set<Promise<void>>();
   const limit = deps.concurrency ?? 8;
@@ -133,12 +138,14 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
 
   // Pass 2: customers. Addresses first, the counter last: a counter marks a complete customer.
   await inBatches(records<CustomerRecord>('customer'), async (batch) => {
-    const stored = await deps.store.readCustomers(
-      batch.map(({ record }) => ({
-        customerId: record.customerId,
-        positions: record.pickupAddresses.length,
-      })),
-    );
+    const stored = empty
+      ? new Map<string, never>()
+      : await deps.store.readCustomers(
+          batch.map(({ record }) => ({
+            customerId: record.customerId,
+            positions: record.pickupAddresses.length,
+          })),
+        );
     const addresses: Record<string, unknown>[] = [];
     const counters: Record<string, unknown>[] = [];
     const outcomes: [number, Outcome, string?][] = [];
@@ -187,9 +194,11 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
     return depot;
   };
   await inBatches(records<UserImportRecord>('user'), async (batch) => {
-    const stored = await deps.store.readUsers(
-      batch.map(({ record }) => ({ username: record.username, customerId: record.customerId })),
-    );
+    const stored = empty
+      ? new Map<string, never>()
+      : await deps.store.readUsers(
+          batch.map(({ record }) => ({ username: record.username, customerId: record.customerId })),
+        );
     const users: Record<string, unknown>[] = [];
     const members: Record<string, unknown>[] = [];
     const outcomes: [number, Outcome, string?][] = [];
