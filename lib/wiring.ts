@@ -6,7 +6,7 @@
  */
 
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { authorize } from './auth/authorizer.ts';
+import type { AuthorizerDeps } from './auth/authorizer.ts';
 import type { LoginDeps } from './auth/login.ts';
 import { createPasswordVerifier } from './auth/passwords.ts';
 import { createDocumentClient, type DataSettings } from './aws/dynamodb.ts';
@@ -175,9 +175,7 @@ export async function logoutDeps(
   };
 }
 
-export async function authorizerDeps(
-  config: AuthorizerConfig,
-): Promise<Parameters<typeof authorize>[0] & Measured> {
+export async function authorizerDeps(config: AuthorizerConfig): Promise<AuthorizerDeps & Measured> {
   const metrics = emfMetrics(config.stage);
   return {
     verifier: createAccessTokenVerifier({

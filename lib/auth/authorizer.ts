@@ -61,19 +61,21 @@ export const authorizerContext = (subject: AccessClaims): AuthorizerContext => (
   exp: subject.expiresAt,
 });
 
+export interface AuthorizerDeps {
+  readonly verifier: AccessTokenVerifier;
+  readonly revocation: RevocationCheck;
+  readonly logger: Logger;
+  /** Counts allows, denies by reason and fail-closed answers. */
+  readonly metrics: MetricsRecorder;
+}
+
 /**
  * Allows the whole API stage, since API Gateway reuses a cached decision for every route; the
  * context carries `exp`, so protected functions keep expiry exact. Any refusal throws
  * `Unauthorized`; an unreadable user store throws another error (fail closed: a 503).
  */
 export async function authorize(
-  deps: {
-    readonly verifier: AccessTokenVerifier;
-    readonly revocation: RevocationCheck;
-    readonly logger: Logger;
-    /** Counts allows, denies by reason and fail-closed answers. */
-    readonly metrics: MetricsRecorder;
-  },
+  deps: AuthorizerDeps,
   event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders' | 'methodArn'>,
 ): Promise<APIGatewayAuthorizerResult> {
   const { metrics } = deps;

@@ -39,7 +39,7 @@ export interface RevocationCheck {
   isRevoked(claims: AccessClaims): Promise<boolean>;
 }
 
-export function createRevocationCheck(deps: {
+export interface RevocationCheckDeps {
   readonly users: UserStatusReader;
   readonly cacheTtlMs: number;
   /** Bounds the memory a container spends on the cache. */
@@ -47,7 +47,9 @@ export function createRevocationCheck(deps: {
   readonly clock?: Clock;
   /** Counts cache hits and misses (a miss reads DynamoDB). */
   readonly metrics: MetricsRecorder;
-}): RevocationCheck {
+}
+
+export function createRevocationCheck(deps: RevocationCheckDeps): RevocationCheck {
   const { metrics } = deps;
   const cache = expiringCache<string, UserStatus | null>({
     ttlMs: deps.cacheTtlMs,

@@ -149,7 +149,7 @@ export function lockSeconds(policy: ThrottlePolicy, failures: number): number {
   return Math.min(policy.baseLockSeconds * 2 ** doublings, policy.maxLockSeconds);
 }
 
-export function createLoginThrottle(deps: {
+export interface LoginThrottleDeps {
   readonly store: ThrottleStore;
   readonly settings: ThrottleSettings;
   /** Keys the username counters (usernameCounterKey). */
@@ -158,7 +158,9 @@ export function createLoginThrottle(deps: {
   readonly logger: Logger;
   /** Counts the locks started, by counter. */
   readonly metrics: MetricsRecorder;
-}): LoginThrottle {
+}
+
+export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
   const { store, settings, logger } = deps;
   const { metrics } = deps;
   const now = () => (deps.clock ?? (() => new Date()))().getTime();

@@ -92,10 +92,12 @@ export interface TokenVerifier<TClaims> {
 export type AccessTokenVerifier = TokenVerifier<AccessClaims>;
 export type RefreshTokenVerifier = TokenVerifier<RefreshClaims>;
 
-export function createTokenIssuer(deps: {
+export interface TokenIssuerDeps {
   readonly signingKey: () => Promise<SigningKey>;
   readonly settings: RefreshTokenSettings;
-}): TokenIssuer {
+}
+
+export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
   const { settings } = deps;
 
   return {
@@ -225,17 +227,17 @@ async function verifyToken(
   return { ...payload, sub, jti, iat: iat as number };
 }
 
-type VerifierDeps<TSettings> = {
+export interface TokenVerifierDeps<TSettings> {
   readonly keys: () => Promise<VerificationKeys>;
   readonly settings: TSettings;
   readonly clock?: Clock;
-};
+}
 
 type VerifiedPayload = Awaited<ReturnType<typeof verifyToken>>;
 
 /** A verifier for one kind of token: what to expect of it, and what to make of its payload. */
 function createVerifier<TClaims>(
-  deps: VerifierDeps<TokenSettings>,
+  deps: TokenVerifierDeps<TokenSettings>,
   expected: Parameters<typeof verifyToken>[2],
   toClaims: (payload: VerifiedPayload) => TClaims,
 ): TokenVerifier<TClaims> {
@@ -243,7 +245,7 @@ function createVerifier<TClaims>(
   return { verify: async (token) => toClaims(await verifyToken(token, options, expected)) };
 }
 
-export const createAccessTokenVerifier = (deps: VerifierDeps<TokenSettings>): AccessTokenVerifier =>
+export const createAccessTokenVerifier = (deps: TokenVerifierDeps<TokenSettings>): AccessTokenVerifier =>
   createVerifier(
     deps,
     {
@@ -271,7 +273,9 @@ export const createAccessTokenVerifier = (deps: VerifierDeps<TokenSettings>): Ac
     },
   );
 
-export const createRefreshTokenVerifier = (deps: VerifierDeps<RefreshTokenSettings>): RefreshTokenVerifier =>
+export const createRefreshTokenVerifier = (
+  deps: TokenVerifierDeps<RefreshTokenSettings>,
+): RefreshTokenVerifier =>
   createVerifier(
     deps,
     {
