@@ -244,13 +244,25 @@ const AuthorizerContextSchema = v.object({
   exp: EpochSecondsSchema,
 });
 
-/** How many values of the Authorization header, in any letter case, the request carries. */
-function authorizationCount(event: APIGatewayProxyEvent): number {
-  let count = 0;
-  for (const [name, values] of Object.entries(event.multiValueHeaders ?? {})) {
-    if (name.toLowerCase() === 'authorization') count += values?.length ?? 0;
+/** Every value of the Authorization header, in any letter case. */
+export function authorizationHeaders(event: {
+  readonly headers?: Readonly<Record<string, string | undefined>> | null;
+  readonly multiValueHeaders?: Readonly<Record<string, string[] | undefined>> | null;
+}): string[] {
+  // Plain loops: this runs on every protected request.
+  const values: string[] = [];
+  const multi = event.multiValueHeaders ?? {};
+  for (const name in multi) {
+    if (name.length === 13 && name.toLowerCase() === 'authorization') values.push(...(multi[name] ?? []));
   }
-  return count;
+  if (values.length > 0) return values;
+  const single = event.headers ?? {};
+  for (const name in single) {
+    const value = single[name];
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && value !== undefined)
+      values.push(value);
+  }
+  return values;
 }
 
 /**
@@ -263,7 +275,7 @@ function authorizationCount(event: APIGatewayProxyEvent): number {
  *   value, so a cached decision may never have seen the others (SECURITY.md).
  */
 function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger): Caller {
-  if (authorizationCount(event) > 1) {
+  if (authorizationHeaders(event).length > 1) {
     log.info('request refused', { reason: 'several authorization headers' });
     throw new AppError('UNAUTHORIZED');
   }

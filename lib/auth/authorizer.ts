@@ -3,6 +3,7 @@
  * and its cache"). REQUEST, not TOKEN: it sees every Authorization header, and refuses two.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { authorizationHeaders } from '../http.ts';
 import { describeError, type Logger } from '../log.ts';
 import type { AuthorizerDenyReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { RevocationCheck } from '../revocation/revocation.ts';
@@ -21,26 +22,6 @@ export function stageWideResource(methodArn: string): string {
   const stageEnd = afterStage < 0 ? methodArn.length : afterStage;
   if (afterApi <= 0 || stageEnd === afterApi + 1) throw unauthorized();
   return `${methodArn.slice(0, stageEnd)}/*`;
-}
-
-/** Every value of the Authorization header, in any letter case. */
-function authorizationHeaders(
-  event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders'>,
-): string[] {
-  // Plain loops: this runs on every protected request.
-  const values: string[] = [];
-  const multi = event.multiValueHeaders ?? {};
-  for (const name in multi) {
-    if (name.length === 13 && name.toLowerCase() === 'authorization') values.push(...(multi[name] ?? []));
-  }
-  if (values.length > 0) return values;
-  const single = event.headers ?? {};
-  for (const name in single) {
-    const value = single[name];
-    if (name.length === 13 && name.toLowerCase() === 'authorization' && value !== undefined)
-      values.push(value);
-  }
-  return values;
 }
 
 /** What protected functions get in `requestContext.authorizer`, as strings; `lib/http.ts` reads them back. */
