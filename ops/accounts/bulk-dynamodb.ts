@@ -18,7 +18,7 @@ import { isConditionalCheckFailure } from '../../lib/aws/errors.ts';
 import { AppError } from '../../lib/errors.ts';
 import { accountItems } from '../../lib/users/dynamodb.ts';
 import { foldUsername } from '../../lib/users/repository.ts';
-import type { StoredCustomer, StoredUser } from './bulk.ts';
+import type { ExistingCustomer, ExistingUser } from './bulk.ts';
 
 type Item = Record<string, unknown>;
 
@@ -52,9 +52,9 @@ export interface BulkAccountStore {
    */
   readCustomers(
     customers: readonly { customerId: string; positions: number }[],
-  ): Promise<Map<string, StoredCustomer>>;
+  ): Promise<Map<string, ExistingCustomer>>;
   /** Every stored address of a customer, in order (one Query). */
-  customerAddresses(customerId: string): Promise<StoredCustomer['addresses']>;
+  customerAddresses(customerId: string): Promise<ExistingCustomer['addresses']>;
   /**
    * The users stored under these names' folded keys (any letter case), by folded name, with
    * whether the membership of their stored customer is stored: one BatchGetItem per 100 user
@@ -62,7 +62,7 @@ export interface BulkAccountStore {
    */
   readUsers(
     users: readonly { username: string; customerId: string | null }[],
-  ): Promise<Map<string, StoredUser>>;
+  ): Promise<Map<string, ExistingUser>>;
   /** Writes `items` (any number), 25 per BatchWriteItem, until every one is processed. */
   write(items: readonly Item[]): Promise<void>;
   /** Every item of the table, page by page. */
@@ -280,7 +280,7 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
         ...Array.from({ length: positions }, (_, index) => accountItems.addressKey(customerId, index + 1)),
       ]);
       const byKey = new Map((await getAll(keys)).map((item) => [`${item.pk} ${item.sk}`, item]));
-      const result = new Map<string, StoredCustomer>();
+      const result = new Map<string, ExistingCustomer>();
       for (const { customerId, positions } of customers) {
         const counter = accountItems.counterKey(customerId);
         const count = byKey.get(`${counter.pk} ${counter.sk}`)?.addressCount;
@@ -321,7 +321,7 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
       const members = new Set(
         (await getAll(memberKeys, ['pk', 'sk'])).map((item) => `${item.pk} ${item.sk}`),
       );
-      const result = new Map<string, StoredUser>();
+      const result = new Map<string, ExistingUser>();
       for (const item of users) {
         const customerId = typeof item.customerId === 'string' ? item.customerId : null;
         const memberKey =

@@ -26,7 +26,7 @@ import {
 
 const IsoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time'));
 
-export const CustomerRecordSchema = v.strictObject({
+export const CustomerImportSchema = v.strictObject({
   type: v.literal('customer'),
   customerId: CustomerIdSchema,
   /** In order: the first non-empty depot code is the one login-extended returns. */
@@ -36,7 +36,7 @@ export const CustomerRecordSchema = v.strictObject({
   ),
 });
 
-export const UserRecordSchema = v.pipe(
+export const UserImportSchema = v.pipe(
   v.strictObject({
     type: v.literal('user'),
     username: UsernameSchema,
@@ -56,9 +56,9 @@ export const UserRecordSchema = v.pipe(
   ),
 );
 
-export type CustomerRecord = v.InferOutput<typeof CustomerRecordSchema>;
-export type UserImportRecord = v.InferOutput<typeof UserRecordSchema>;
-export type ImportRecord = CustomerRecord | UserImportRecord;
+export type CustomerImportRecord = v.InferOutput<typeof CustomerImportSchema>;
+export type UserImportRecord = v.InferOutput<typeof UserImportSchema>;
+export type ImportRecord = CustomerImportRecord | UserImportRecord;
 
 /** What is wrong with a record; never carries a password or a hash. */
 export interface Problem {
@@ -98,7 +98,7 @@ export function parseRecord(
     return { problem: { message: 'is not valid JSON' } };
   }
   const type = (json as { type?: unknown } | null)?.type;
-  const schema = type === 'customer' ? CustomerRecordSchema : type === 'user' ? UserRecordSchema : undefined;
+  const schema = type === 'customer' ? CustomerImportSchema : type === 'user' ? UserImportSchema : undefined;
   if (schema === undefined) return { problem: { message: 'type must be "customer" or "user"' } };
   const result = v.safeParse(schema, json);
   if (!result.success) {
@@ -215,7 +215,7 @@ export async function validateFile(
 }
 
 /** A customer as the table holds it. */
-export interface StoredCustomer {
+export interface ExistingCustomer {
   /** The pickup addresses in order (positions 1, 2, ...). */
   readonly addresses: readonly { readonly depotCode: string; readonly createdAt: string }[];
   /** The address counter; undefined when it was not written yet. */
@@ -223,7 +223,7 @@ export interface StoredCustomer {
 }
 
 /** A user as the table holds it, under the user's folded name. */
-export interface StoredUser {
+export interface ExistingUser {
   readonly username: string;
   readonly passwordHash: string;
   readonly enabled: boolean;
@@ -241,7 +241,7 @@ export type CustomerPlan =
  * A customer record against the table: new, the same, completed (the table's addresses are
  * the first of the record's, e.g. an interrupted import), or different (never overwritten).
  */
-export function planCustomer(record: CustomerRecord, stored: StoredCustomer | null): CustomerPlan {
+export function planCustomer(record: CustomerImportRecord, stored: ExistingCustomer | null): CustomerPlan {
   const wanted = record.pickupAddresses.map((address) => address.depotCode);
   const depotCodes = stored?.addresses.map((address) => address.depotCode) ?? [];
   if (stored === null || (depotCodes.length === 0 && stored.addressCount === undefined)) {
@@ -276,7 +276,7 @@ export type UserPlan =
  */
 export async function planUser(
   record: UserImportRecord,
-  stored: StoredUser | null,
+  stored: ExistingUser | null,
   samePassword: (password: string, hash: string) => Promise<boolean>,
 ): Promise<UserPlan> {
   if (stored === null) return { outcome: 'created' };

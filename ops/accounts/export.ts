@@ -3,7 +3,7 @@
  * in order, and every user, streamed from a paginated scan. Password hashes only when asked
  * for. Importing the output into an empty stage reproduces every user, customer and address.
  */
-import type { CustomerRecord, UserImportRecord } from './bulk.ts';
+import type { CustomerImportRecord, UserImportRecord } from './bulk.ts';
 import type { BulkAccountStore } from './bulk-dynamodb.ts';
 
 export type ExportedUser = Omit<UserImportRecord, 'password' | 'passwordHash'> & { passwordHash?: string };
@@ -11,7 +11,7 @@ export type ExportedUser = Omit<UserImportRecord, 'password' | 'passwordHash'> &
 export async function* exportRecords(
   store: BulkAccountStore,
   options: { readonly includePasswordHashes: boolean },
-): AsyncGenerator<CustomerRecord | ExportedUser> {
+): AsyncGenerator<CustomerImportRecord | ExportedUser> {
   // Customer ids seen: a customer is known by its counter, an address or a member item.
   const customers = new Set<string>();
   for await (const item of store.scan()) {

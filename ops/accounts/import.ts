@@ -10,7 +10,7 @@ import type { Clock } from '../../lib/time.ts';
 import { accountItems } from '../../lib/users/dynamodb.ts';
 import { foldUsername } from '../../lib/users/repository.ts';
 import {
-  type CustomerRecord,
+  type CustomerImportRecord,
   depotOf,
   emptySummary,
   type ImportSummary,
@@ -105,7 +105,7 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
     await Promise.all(inFlight);
   };
 
-  async function* records<T extends CustomerRecord | UserImportRecord>(type: T['type']) {
+  async function* records<T extends CustomerImportRecord | UserImportRecord>(type: T['type']) {
     let line = 0;
     for await (const text of deps.lines()) {
       line += 1;
@@ -137,7 +137,7 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
   const depots = new Map<string, Promise<ReturnType<typeof depotOf>>>();
 
   // Pass 2: customers. Addresses first, the counter last: a counter marks a complete customer.
-  await inBatches(records<CustomerRecord>('customer'), async (batch) => {
+  await inBatches(records<CustomerImportRecord>('customer'), async (batch) => {
     const stored = empty
       ? new Map<string, never>()
       : await deps.store.readCustomers(
