@@ -31,7 +31,7 @@ export const FOLDERS = [
   'lib/sessions',
   'lib/revocation',
   'lib/throttle',
-  'lib/users',
+  'lib/accounts',
   'lib/shipments',
   'lib/aws',
   'lib/metrics',

@@ -6,6 +6,7 @@
  */
 
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createDynamoAccountRepository, createDynamoStatusReader } from './accounts/dynamodb.ts';
 import type { AuthorizerDeps } from './auth/authorizer.ts';
 import type { LoginDeps } from './auth/login.ts';
 import { createPasswordVerifier } from './auth/passwords.ts';
@@ -43,7 +44,6 @@ import {
   type VerificationKeys,
 } from './tokens/keys.ts';
 import { createAccessTokenVerifier, createRefreshTokenVerifier, createTokenIssuer } from './tokens/tokens.ts';
-import { createDynamoAccountRepository, createDynamoStatusReader } from './users/dynamodb.ts';
 
 /**
  * One DynamoDB client per container, whatever the function reads: one connection pool and

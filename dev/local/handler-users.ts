@@ -1,8 +1,8 @@
 /** The users the in-process handler suites log in as, on a test DynamoDB. */
 
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 
 /**
  * `alice` of customer C-1001 (pickup addresses: one without depot, then PRG01) and `solo`

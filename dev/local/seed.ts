@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import type { AccountRepository } from '../../lib/users/repository.ts';
 
 export const DEMO_USERNAME = 'demo';
 export const DEMO_CUSTOMER = 'DEMO-CUSTOMER';

@@ -6,9 +6,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
-import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
 import { freePort } from '../../tests/support/ports.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -4,6 +4,13 @@
  * usernames exist.
  */
 import * as v from 'valibot';
+import {
+  foldUsername,
+  MAX_FOLDED_USERNAME_BYTES,
+  type PasswordHashUpgrader,
+  type UserReader,
+  type UserRecord,
+} from '../accounts/repository.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import type { LoginFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
@@ -11,13 +18,6 @@ import { type SessionDeps, startSession } from '../sessions/sessions.ts';
 import type { FailureReason, LoginThrottle } from '../throttle/throttle.ts';
 import { systemClock } from '../time.ts';
 import type { IssuedTokens } from '../tokens/tokens.ts';
-import {
-  foldUsername,
-  MAX_FOLDED_USERNAME_BYTES,
-  type PasswordHashUpgrader,
-  type UserReader,
-  type UserRecord,
-} from '../users/repository.ts';
 import { NO_CONTROL_OR_INVALID, type PasswordVerifier } from './passwords.ts';
 
 /** The body of both login operations. Limits bound the work a request can cause. */

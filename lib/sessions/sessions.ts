@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
+import type { UserReader, UserRecord } from '../accounts/repository.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
@@ -12,7 +13,6 @@ import type { SessionTokenRevoker } from '../revocation/revocation.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
 import type { IssuedTokens, RefreshClaims, RefreshTokenVerifier, TokenIssuer } from '../tokens/tokens.ts';
-import type { UserReader, UserRecord } from '../users/repository.ts';
 import type { Session, SessionStore } from './repository.ts';
 
 /** A session's bounds. */

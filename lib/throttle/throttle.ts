@@ -5,11 +5,11 @@
  */
 import { createHmac } from 'node:crypto';
 import { isIPv6 } from 'node:net';
+import { foldUsername } from '../accounts/repository.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { Clock } from '../time.ts';
-import { foldUsername } from '../users/repository.ts';
 
 /** One failed-login counter's rule. */
 export interface ThrottlePolicy {

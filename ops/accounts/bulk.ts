@@ -15,14 +15,14 @@
  * user without its membership is completed on the next run.
  */
 import * as v from 'valibot';
-import { BCRYPT_HASH, bcryptCostOf, newPasswordProblem } from '../../lib/auth/passwords.ts';
 import {
   CustomerIdSchema,
   DepotCodeSchema,
   firstDepotCode,
   foldUsername,
   UsernameSchema,
-} from '../../lib/users/repository.ts';
+} from '../../lib/accounts/repository.ts';
+import { BCRYPT_HASH, bcryptCostOf, newPasswordProblem } from '../../lib/auth/passwords.ts';
 
 const IsoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time'));
 

@@ -5,10 +5,11 @@
  * the lines of the file (read anew for each pass), the bulk store, bcrypt and the stage's
  * bcrypt cost, a clock, and a progress callback.
  */
+
+import { accountItems } from '../../lib/accounts/dynamodb.ts';
+import { foldUsername } from '../../lib/accounts/repository.ts';
 import { revocationCutoff } from '../../lib/revocation/revocation.ts';
 import type { Clock } from '../../lib/time.ts';
-import { accountItems } from '../../lib/users/dynamodb.ts';
-import { foldUsername } from '../../lib/users/repository.ts';
 import {
   type CustomerImportRecord,
   depotOf,

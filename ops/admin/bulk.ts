@@ -1,13 +1,13 @@
 /**
  * The admin commands that work on many records: `import <file>`, `export`, `user list`,
- * `customer list`, `user refold`. The rules are in lib/users (bulk.ts, import.ts, export.ts);
+ * `customer list`, `user refold`. The rules are in ops/accounts (bulk.ts, import.ts, export.ts);
  * this turns them into lines for the operator.
  */
 import { isDeepStrictEqual } from 'node:util';
 import bcrypt from 'bcryptjs';
+import { accountItems } from '../../lib/accounts/dynamodb.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { refusedUntil, type ThrottleCounter, usernameCounterKey } from '../../lib/throttle/throttle.ts';
-import { accountItems } from '../../lib/users/dynamodb.ts';
 import type { AccountKey, MoveOutcome } from '../accounts/bulk-dynamodb.ts';
 import { exportRecords } from '../accounts/export.ts';
 import { importFile } from '../accounts/import.ts';

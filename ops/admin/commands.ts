@@ -5,6 +5,7 @@
  * embedded DynamoDB in-process.
  */
 
+import type { UserRecord } from '../../lib/accounts/repository.ts';
 import { hashPassword, newPasswordProblem } from '../../lib/auth/passwords.ts';
 import { isAppError } from '../../lib/errors.ts';
 import {
@@ -13,7 +14,6 @@ import {
   type ThrottlePolicy,
   usernameCounterKey,
 } from '../../lib/throttle/throttle.ts';
-import type { UserRecord } from '../../lib/users/repository.ts';
 import { exportCommand, importCommand, listCustomers, listUsers, refoldUsers } from './bulk.ts';
 import type { CommandContext } from './context.ts';
 import { failure, quote, usageError } from './errors.ts';

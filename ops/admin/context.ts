@@ -4,8 +4,8 @@
  */
 
 import type { StageParams } from '../../infra/stage-params.ts';
+import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
-import type { AccountRepository } from '../../lib/users/repository.ts';
 import type { BulkAccountStore } from '../accounts/bulk-dynamodb.ts';
 import type { LocalKeyFiles } from '../keys/local.ts';
 import type { ParameterStore } from './keys.ts';

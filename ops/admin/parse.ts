@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { CustomerIdSchema, DepotCodeSchema, UsernameSchema } from '../../lib/users/repository.ts';
+import { CustomerIdSchema, DepotCodeSchema, UsernameSchema } from '../../lib/accounts/repository.ts';
 import { usageError } from './errors.ts';
 
 export type Command =

@@ -7,13 +7,13 @@
 import { resolve } from 'node:path';
 import * as v from 'valibot';
 import { LocalStackLocationSchema } from '../../infra/local-stage.ts';
+import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
+import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { Env } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
-import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
-import type { AccountRepository } from '../../lib/users/repository.ts';
 import { type BulkAccountStore, createBulkAccountStore } from '../accounts/bulk-dynamodb.ts';
 import { usageError } from './errors.ts';
 import type { TargetOptions } from './parse.ts';

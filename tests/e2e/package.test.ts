@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unzip } from '../../dev/bench/bundles.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
+import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES, problemResponse } from '../../lib/http.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { tableNames } from '../../lib/stage.ts';
-import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
 import {
   alarmedMetrics,
   alarmMetricStats,
@@ -357,7 +357,7 @@ describe('the prod CloudFormation template', () => {
             statement.Action.includes('dynamodb:UpdateItem') &&
             JSON.stringify(statement.Resource).includes('"AccountsTable"'),
         );
-      // What the code writes (lib/users/dynamodb.ts): upgradePasswordHash sets passwordHash on
+      // What the code writes (lib/accounts/dynamodb.ts): upgradePasswordHash sets passwordHash on
       // condition of username and passwordHash; revokeSessionTokens sets revokedSessions on
       // condition of username.
       // The key attributes must be listed for DynamoDB to address the item at all; the return

@@ -5,10 +5,10 @@
 
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
+import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { UserStatus, UserStatusReader } from '../../lib/revocation/revocation.ts';
-import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/users/dynamodb.ts';
-import type { AccountRepository } from '../../lib/users/repository.ts';
 import {
   describeEachDynamo,
   interceptSends,

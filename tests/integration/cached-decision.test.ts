@@ -16,8 +16,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { parse } from 'yaml';
 import { functionEnv } from '../../dev/local/handler-env.ts';
 import { seedHandlerUsers } from '../../dev/local/handler-users.ts';
+import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import type { AccountRepository } from '../../lib/users/repository.ts';
 import {
   authorizerEvent,
   gatewayAuthorizerContext,

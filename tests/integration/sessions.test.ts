@@ -6,6 +6,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import { beforeAll, expect, it } from 'vitest';
+import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
@@ -17,7 +18,6 @@ import {
   createTokenIssuer,
   type IssuedTokens,
 } from '../../lib/tokens/tokens.ts';
-import type { AccountRepository } from '../../lib/users/repository.ts';
 import { codeOf } from '../support/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
 import { noMetrics } from '../support/memory-metrics.ts';

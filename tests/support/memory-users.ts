@@ -4,17 +4,18 @@
  * exact-match lookup, usernames unique ignoring letter case, a revocation cutoff that only
  * moves forward, and each user's depot code derived from its customer's pickup addresses.
  */
-import { hashPassword } from '../../lib/auth/passwords.ts';
-import { AppError } from '../../lib/errors.ts';
-import { revocationCutoff } from '../../lib/revocation/revocation.ts';
-import { type Clock, epochSeconds, systemClock } from '../../lib/time.ts';
+
 import {
   type AccountRepository,
   firstDepotCode,
   foldUsername,
   type PickupAddress,
   type UserRecord,
-} from '../../lib/users/repository.ts';
+} from '../../lib/accounts/repository.ts';
+import { hashPassword } from '../../lib/auth/passwords.ts';
+import { AppError } from '../../lib/errors.ts';
+import { revocationCutoff } from '../../lib/revocation/revocation.ts';
+import { type Clock, epochSeconds, systemClock } from '../../lib/time.ts';
 
 export const TEST_COST = 4;
 

@@ -4,13 +4,13 @@
  * so that a fake cannot drift from the real store without a test failing.
  */
 import { afterAll, beforeAll, describe } from 'vitest';
+import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
+import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
 import type { SessionStore } from '../../lib/sessions/repository.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
 import type { Clock } from '../../lib/time.ts';
-import { createDynamoAccountRepository } from '../../lib/users/dynamodb.ts';
-import type { AccountRepository } from '../../lib/users/repository.ts';
 import { DYNAMO_KINDS, type DynamoKind, startTestDynamo, type TestDynamo } from './dynamo.ts';
 import { memorySessions } from './memory-sessions.ts';
 import { memoryThrottleStore } from './memory-throttle.ts';

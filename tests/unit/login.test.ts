@@ -1,6 +1,7 @@
 import { decodeJwt } from 'jose';
 import * as v from 'valibot';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { foldUsername } from '../../lib/accounts/repository.ts';
 import {
   type LoginDeps,
   LoginRequestSchema,
@@ -12,10 +13,8 @@ import {
 import { createPasswordVerifier } from '../../lib/auth/passwords.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
-
 import { createLoginThrottle, type ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { createTokenIssuer } from '../../lib/tokens/tokens.ts';
-import { foldUsername } from '../../lib/users/repository.ts';
 import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
 import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
 import { memorySessions } from '../support/memory-sessions.ts';

@@ -116,13 +116,13 @@ describe('mutation report', () => {
 
   it('lists a survivor of a DynamoDB adapter without a recorded reason as not yet explained', () => {
     // Arrange
-    const input = report({ 'lib/users/dynamodb.ts': [mutant('1', 'Survived')] });
+    const input = report({ 'lib/accounts/dynamodb.ts': [mutant('1', 'Survived')] });
 
     // Act
     const { block, unexplained } = render(input, []);
 
     // Assert
-    expect(unexplained.map((m) => m.file)).toEqual(['lib/users/dynamodb.ts']);
+    expect(unexplained.map((m) => m.file)).toEqual(['lib/accounts/dynamodb.ts']);
     expect(block).toContain('**not yet explained**');
   });
 

@@ -15,10 +15,10 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDynamoAccountRepository, createDynamoStatusReader } from '../../../lib/accounts/dynamodb.ts';
+import { foldUsername } from '../../../lib/accounts/repository.ts';
 import { createDocumentClient } from '../../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../../lib/stage.ts';
-import { createDynamoAccountRepository, createDynamoStatusReader } from '../../../lib/users/dynamodb.ts';
-import { foldUsername } from '../../../lib/users/repository.ts';
 import { createBulkAccountStore } from '../../../ops/accounts/bulk-dynamodb.ts';
 import { lines, OTHER_STAGE, useAdminCli } from '../../support/admin-cli.ts';
 import { freePort } from '../../support/ports.ts';
