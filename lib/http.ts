@@ -18,7 +18,7 @@ import limits from './limits.json' with { type: 'json' };
 import { logger as defaultLogger, describeError, type LambdaLogger, type Logger } from './log.ts';
 import type { FlushingMetrics } from './metrics/powertools.ts';
 import { type Clock, hasExpired, systemClock } from './time.ts';
-import type { TokenSubject } from './tokens/tokens.ts';
+import type { Caller } from './tokens/tokens.ts';
 
 /**
  * Request bodies above this many bytes are refused (413) before they are parsed. Declared in
@@ -226,9 +226,6 @@ function mapErrors(log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent, APIGa
     },
   };
 }
-
-/** The caller as the authorizer put it in the request context. */
-export type Caller = TokenSubject;
 
 /** Epoch seconds, as API Gateway passes them on: stringified (a number is accepted too). */
 const EpochSecondsSchema = v.pipe(

@@ -31,8 +31,8 @@ export const CUSTOMER_CLAIM = 'customer_id';
 /** The session id, in both tokens (`sid`): a session revoked for reuse stops its access tokens too. */
 export const SESSION_CLAIM = 'sid';
 
-/** Whom a token speaks for. */
-export interface TokenSubject {
+/** The caller: whom a token speaks for, and who calls a protected route with it. */
+export interface Caller {
   readonly username: string;
   /** The customer whose pickup addresses and shipments this login uses; null when it has none. */
   readonly customerId: string | null;
@@ -40,7 +40,7 @@ export interface TokenSubject {
 
 /** What to sign: the subject, its session, and the bounds the session sets on every token. */
 export interface TokenRequest {
-  readonly subject: TokenSubject;
+  readonly subject: Caller;
   /** The session the refresh token belongs to. */
   readonly sessionId: string;
   /** The refresh token's `jti`, chosen by the session before it is signed. */
@@ -67,7 +67,7 @@ export interface TokenIssuer {
 }
 
 /** A verified access token. */
-export interface AccessClaims extends TokenSubject {
+export interface AccessClaims extends Caller {
   /** `iat`, epoch seconds. */
   readonly issuedAt: number;
   /** `exp`, epoch seconds: the token is valid strictly before this instant. */
