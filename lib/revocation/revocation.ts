@@ -42,8 +42,6 @@ export interface RevocationCheck {
 export interface RevocationCheckDeps {
   readonly users: UserStatusReader;
   readonly cacheTtlMs: number;
-  /** Bounds the memory a container spends on the cache. */
-  readonly maxEntries?: number;
   readonly clock?: Clock;
   /** Counts cache hits and misses (a miss reads DynamoDB). */
   readonly metrics: MetricsRecorder;
@@ -53,7 +51,8 @@ export function createRevocationCheck(deps: RevocationCheckDeps): RevocationChec
   const { metrics } = deps;
   const cache = expiringCache<string, UserStatus | null>({
     ttlMs: deps.cacheTtlMs,
-    maxEntries: deps.maxEntries ?? 10_000,
+    // Bounds the memory a container spends on the cache.
+    maxEntries: 10_000,
     // A miss may be an eventually consistent read of a user created a moment ago: ask again.
     keep: (status) => status !== null,
     ...(deps.clock && { clock: deps.clock }),
