@@ -8,7 +8,8 @@ import { type Clock, systemClock } from './time.ts';
 /**
  * A value loaded at init and reloaded when older than `maxAgeMs`. A failed reload keeps
  * serving the value it has (and tries again after another `maxAgeMs`): key material that
- * was valid a moment ago beats a container that can answer nothing.
+ * was valid a moment ago beats a container that can answer nothing. Powertools Parameters'
+ * maxAge does not do this: past it, a failed fetch throws on every call until SSM answers.
  */
 export interface Reloading<T> {
   (): Promise<T>;
