@@ -310,12 +310,12 @@ export async function listKeys(location: KeyLocation, print: (text: string) => v
 /**
  * Writes a stage's key material, the key set first: a key is published before anything can
  * sign with it, and a revoked one is unpublished before anything else. A failed keyring
- * write is a failure saying `then` (what it means, and how to finish).
+ * write is a failure saying `onKeyringFailure` (what it means, and how to finish).
  */
 async function writeKeys(
   location: KeyLocation,
   material: KeyMaterial,
-  options: { readonly overwrite: boolean; readonly then: (reason: string) => string },
+  options: { readonly overwrite: boolean; readonly onKeyringFailure: (reason: string) => string },
 ): Promise<void> {
   const { store } = location;
   await store.put(location.jwks, JSON.stringify(material.jwks), {
@@ -329,7 +329,7 @@ async function writeKeys(
       kmsKeyId: location.keyringKmsKey,
     });
   } catch (error) {
-    throw failure(options.then(error instanceof Error ? error.message : String(error)));
+    throw failure(options.onKeyringFailure(error instanceof Error ? error.message : String(error)));
   }
 }
 
@@ -380,7 +380,7 @@ export async function initStageKeys(location: KeyLocation, now: Date, force: boo
     { keyring, jwks: publishedKeys(keyring) },
     {
       overwrite: force,
-      then: (reason) =>
+      onKeyringFailure: (reason) =>
         `published the new key set (active ${kids.active}) but could not write the keyring (${reason}); ` +
         `until both match no new token verifies: run keys init${location.stageOption} --force`,
     },
@@ -416,7 +416,7 @@ export async function revokeKeys(location: KeyLocation, kid: string, now: Date):
   // revoked key, so every new token is refused too until it is written.
   await writeKeys(location, revocation, {
     overwrite: true,
-    then: (reason) =>
+    onKeyringFailure: (reason) =>
       `unpublished ${revocation.revoked.map(showKid).join(' and ')} but could not write the keyring ` +
       `(${reason}); until it is written no new token verifies: run keys revoke ${showKid(kid)}` +
       `${location.stageOption} again to finish`,
@@ -489,7 +489,7 @@ export async function rotateKeys(input: {
     { keyring: rotated, jwks: rotation.jwks },
     {
       overwrite: true,
-      then: (reason) =>
+      onKeyringFailure: (reason) =>
         `published the new key set but could not write the keyring ${location.keyring} (${reason}); ` +
         `nothing signs with a new key yet and every token still verifies: run keys rotate` +
         `${location.stageOption}${forceOption} again to finish`,
