@@ -9,6 +9,9 @@
  * Only the block between the BEGIN and END markers is written; the rest of the document is
  * hand-written and kept byte for byte. Arguments (both optional): the report, the document.
  *
+ * Stryker's own reporters (clear-text, progress, json, html) still run; none of them writes a
+ * committed summary or knows which survivors were recorded as equivalent, so this stays.
+ *
  * Scores are computed as Stryker (mutation-testing-metrics) does: killed and timed-out
  * mutants are detected, survived and uncovered ones are not, and ignored and erroneous
  * mutants count for neither.
