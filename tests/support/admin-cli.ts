@@ -26,6 +26,7 @@ import { createBulkAccountStore } from '../../ops/accounts/bulk-dynamodb.ts';
 import type { ParameterStore } from '../../ops/admin/keys.ts';
 import { runAdmin } from '../../ops/admin/main.ts';
 import { ensureLocalKeys } from '../../ops/keys/local.ts';
+import { freePort } from './ports.ts';
 import { runScript, type ScriptRun } from './run-script.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -40,6 +41,23 @@ export const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}
 export const lines = (text: string) => text.split('\n').filter((line) => line !== '');
 
 /** One in-process run of the CLI. */
+/**
+ * The environment of `node ops/admin.ts --stage …` against the embedded DynamoDB as a
+ * deployed stage's endpoint, with the local stack down (its port closed) and AWS's config
+ * files in `awsDir`: only the stage's endpoint can answer.
+ */
+export const deployedStageEnv = async (
+  endpoint: string,
+  awsDir: string,
+): Promise<Record<string, string>> => ({
+  AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+  AWS_CONFIG_FILE: join(awsDir, 'config'),
+  AWS_SHARED_CREDENTIALS_FILE: join(awsDir, 'credentials'),
+  DYNAMODB_PORT: String(await freePort()),
+});
+
 export interface AdminRun {
   readonly code: number;
   /** Every line written to stdout, joined with newlines. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
-import { lines, OTHER_STAGE, unique, useAdminCli } from '../../support/admin-cli.ts';
+import { deployedStageEnv, lines, OTHER_STAGE, unique, useAdminCli } from '../../support/admin-cli.ts';
 import { freePort } from '../../support/ports.ts';
 
 const cli = useAdminCli();
@@ -81,15 +81,7 @@ describe('admin CLI as a process', () => {
   it('--stage acts on that stage’s tables through the AWS endpoint settings, not the local stack', async () => {
     const awsDir = await mkdtemp(join(tmpdir(), 'parcel-auth-admin-aws-'));
     try {
-      const env = {
-        AWS_ENDPOINT_URL_DYNAMODB: cli.endpoint,
-        AWS_ACCESS_KEY_ID: 'test',
-        AWS_SECRET_ACCESS_KEY: 'test',
-        AWS_CONFIG_FILE: join(awsDir, 'config'),
-        AWS_SHARED_CREDENTIALS_FILE: join(awsDir, 'credentials'),
-        // The local stack is down: only the stage's endpoint can answer.
-        DYNAMODB_PORT: String(await freePort()),
-      };
+      const env = await deployedStageEnv(cli.endpoint, awsDir);
       const username = unique('judy');
       const customer = unique('STAGE');
       // Arrange through --stage too: the depot code below shows where the address went.

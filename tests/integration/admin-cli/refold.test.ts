@@ -20,8 +20,7 @@ import { foldUsername } from '../../../lib/accounts/repository.ts';
 import { createDocumentClient } from '../../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../../lib/stage.ts';
 import { createBulkAccountStore } from '../../../ops/accounts/bulk-dynamodb.ts';
-import { lines, OTHER_STAGE, useAdminCli } from '../../support/admin-cli.ts';
-import { freePort } from '../../support/ports.ts';
+import { deployedStageEnv, lines, OTHER_STAGE, useAdminCli } from '../../support/admin-cli.ts';
 
 const cli = useAdminCli();
 const { admin } = cli;
@@ -289,14 +288,7 @@ describe('admin CLI: user refold', () => {
       await put(user);
 
       const run = await cli.spawnAdmin(['user', 'refold', '--stage', OTHER_STAGE], {
-        env: {
-          AWS_ENDPOINT_URL_DYNAMODB: cli.endpoint,
-          AWS_ACCESS_KEY_ID: 'test',
-          AWS_SECRET_ACCESS_KEY: 'test',
-          AWS_CONFIG_FILE: join(awsDir, 'config'),
-          AWS_SHARED_CREDENTIALS_FILE: join(awsDir, 'credentials'),
-          DYNAMODB_PORT: String(await freePort()),
-        },
+        env: await deployedStageEnv(cli.endpoint, awsDir),
       });
 
       expect(run).toMatchObject({ code: 0, stderr: '' });
