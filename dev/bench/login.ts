@@ -1,19 +1,21 @@
 /**
  * The warm login functions at one bcrypt cost against their floor: a bcryptjs compare of the
  * same password against the same stored hash at the same cost, between the login's two
- * DynamoDB steps made bare (the same six requests on the same client settings: before the
- * compare, the user's consistent GetItem and an UpdateItem of each attempt counter in
- * parallel; after it, the session's PutItem and an UpdateItem of each counter in parallel).
+ * DynamoDB steps made bare (the same six requests on the same client settings, the counters'
+ * through the throttle's own store: before the compare, the user's consistent GetItem and an
+ * UpdateItem of each attempt counter in parallel; after it, the session's PutItem and an
+ * UpdateItem of each counter in parallel).
  * The compare alone and one GetItem are timed too. The first (warm-up) login has already
  * upgraded the seeded cost-4 hash to the stage's cost when the compare reads it.
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import bcrypt from 'bcryptjs';
 import { createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import { lambdaContext, loginEvent } from '../../tests/fixtures/events.ts';
 import { call200, credentialsBody, type HttpHandler, importLogin, importLoginExtended } from './handlers.ts';
 import { interleaved, type Plan, type Variant } from './measure.ts';
@@ -57,17 +59,20 @@ export async function loginPart(options: {
     const client = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
     const tables = tableNames(stage.name);
     const statusReader = createDynamoStatusReader({ client, tableName: tables.accounts });
-    const counter = (counterKey: string, update: string, values: Record<string, unknown>) =>
-      client.send(
-        new UpdateCommand({
-          TableName: tables.loginThrottle,
-          Key: { counterKey },
-          UpdateExpression: update,
-          ExpressionAttributeValues: values,
-        }),
-      );
+    // The counters' requests exactly as the login sends them: the emulator's cost of their
+    // condition expressions is DynamoDB's work, not the function's.
+    const counters = createDynamoThrottleStore({ client, tableName: tables.loginThrottle });
+    const reserve = (counterKey: string, now: number) =>
+      counters.reserve(counterKey, {
+        now,
+        windowStart: now - 86_400_000,
+        limit: 1_000_000,
+        heldSince: now - 30_000,
+        expiresAt: Math.ceil(now / 1000) + 86_400,
+      });
     const floor = async () => {
-      const now = Math.floor(Date.now() / 1000);
+      const nowMs = Date.now();
+      const now = Math.floor(nowMs / 1000);
       const [user] = await Promise.all([
         client.send(
           new GetCommand({
@@ -76,8 +81,8 @@ export async function loginPart(options: {
             ConsistentRead: true,
           }),
         ),
-        counter('FLOOR#USER', 'SET lastAttemptAt = :now ADD failures :one', { ':now': now, ':one': 1 }),
-        counter('FLOOR#IP', 'SET lastAttemptAt = :now ADD failures :one', { ':now': now, ':one': 1 }),
+        reserve('FLOOR#USER', nowMs),
+        reserve('FLOOR#IP', nowMs),
       ]);
       if (!(await bcrypt.compare(PASSWORD, String(user.Item?.passwordHash))))
         throw new Error('compare failed');
@@ -88,8 +93,8 @@ export async function loginPart(options: {
             Item: { sessionId: randomUUID(), username: 'alice', createdAt: now, expiresAt: now + 86_400 },
           }),
         ),
-        counter('FLOOR#USER', 'SET failures = :zero', { ':zero': 0 }),
-        counter('FLOOR#IP', 'ADD failures :minus', { ':minus': -1 }),
+        counters.reset('FLOOR#USER'),
+        counters.release('FLOOR#IP'),
       ]);
     };
     const samples = await interleaved(
