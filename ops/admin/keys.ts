@@ -418,8 +418,8 @@ export async function revokeKeys(location: KeyLocation, kid: string, now: Date):
     overwrite: true,
     onKeyringFailure: (reason) =>
       `unpublished ${revocation.revoked.map(showKid).join(' and ')} but could not write the keyring ` +
-      `(${reason}); until it is written no new token verifies: run keys revoke ${showKid(kid)}` +
-      `${location.stageOption} again to finish`,
+      `(${reason}); until it is written no new token verifies: run keys revoke${location.stageOption} -- ` +
+      `${showKid(kid)} again to finish`,
   });
   return {
     revoked: revocation.revoked.map(showKid),

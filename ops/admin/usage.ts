@@ -58,10 +58,11 @@ retired keys stay published until the tokens they signed have expired)
   keys rotate [--force]    the next key signs, a new next key is published, the active key
                            retires; refused within keyReloadInterval of the last rotation
                            (--force rotates anyway). Prints kids only, never key material
-  keys revoke <kid>        a key leaked: it leaves the key set and the keyring at once, with
+  keys revoke -- <kid>     a key leaked: it leaves the key set and the keyring at once, with
                            no retention; revoking the active or the next key replaces both
                            (they share one secret). Every token it signed is refused within
-                           keyReloadInterval plus the authorizer's cache (docs/deploying.md)
+                           keyReloadInterval plus the authorizer's cache (docs/deploying.md).
+                           The kid goes after --, since a kid may begin with -
 
 Options
   --stage <name>           a deployed stage: its tables, credentials from the AWS chain

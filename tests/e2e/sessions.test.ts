@@ -210,7 +210,7 @@ describe('a signing key leaked', () => {
     const session = await login();
     expect((await track(await forge())).status).toBe(404);
 
-    const { stdout } = await admin('keys', 'revoke', leaked.active.kid);
+    const { stdout } = await admin('keys', 'revoke', '--', leaked.active.kid);
     const revokedAt = Date.now();
 
     expect(stdout).toContain(`revoked ${leaked.active.kid}`);

@@ -508,7 +508,7 @@ describe('keys revoke', () => {
     const { names, stored, writes, store, keyring, retired } = await stageWithRetiredKey();
     const forged = await signWith(keyring);
 
-    const run = await admin(['keys', 'revoke', keyring.active.kid, '--stage', OTHER_STAGE], {
+    const run = await admin(['keys', 'revoke', '--stage', OTHER_STAGE, '--', keyring.active.kid], {
       parameters: store,
       stageParams: { kmsKeyArn: KMS_KEY },
     });
@@ -543,7 +543,9 @@ describe('keys revoke', () => {
       overwrite: true,
     });
 
-    const run = await admin(['keys', 'revoke', retired.kid, '--stage', OTHER_STAGE], { parameters: store });
+    const run = await admin(['keys', 'revoke', '--stage', OTHER_STAGE, '--', retired.kid], {
+      parameters: store,
+    });
 
     expect(run.code).toBe(0);
     const after = storedKeys(stored, OTHER_STAGE);
@@ -566,6 +568,16 @@ describe('keys revoke', () => {
     expect(stored).toEqual(before);
   });
 
+  it('takes a kid that begins with - after --, as a thumbprint may', async () => {
+    const { store } = await stageWithRetiredKey();
+    const kid = `-${'a'.repeat(42)}`;
+
+    const run = await admin(['keys', 'revoke', '--stage', OTHER_STAGE, '--', kid], { parameters: store });
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toEqual([expect.stringMatching(new RegExp(`^error: no key ${kid} in the keyring`))]);
+  });
+
   it('takes exactly one kid, as keys list prints it', async () => {
     const runs = [
       await admin(['keys', 'revoke']),
@@ -583,19 +595,19 @@ describe('keys revoke', () => {
     await failing.stored.set(names.jwks, { value: JSON.stringify(publishedKeys(keyring)), secure: false });
     failing.stored.set(names.signingKeyring, { value: JSON.stringify(keyring), secure: true });
 
-    const run = await admin(['keys', 'revoke', keyring.active.kid, '--stage', OTHER_STAGE], {
+    const run = await admin(['keys', 'revoke', '--stage', OTHER_STAGE, '--', keyring.active.kid], {
       parameters: failing.store,
     });
 
     expect(run.code).toBe(1);
     expect(run.stderr).toEqual([
       expect.stringMatching(
-        new RegExp(`run keys revoke ${keyring.active.kid} --stage ${OTHER_STAGE} again to finish$`),
+        new RegExp(`run keys revoke --stage ${OTHER_STAGE} -- ${keyring.active.kid} again to finish$`),
       ),
     ]);
     expect(kids(storedKeys(failing.stored, OTHER_STAGE).jwks)).not.toContain(keyring.active.kid);
     // Running it again with a working store finishes the revocation from where it stopped.
-    const again = await admin(['keys', 'revoke', keyring.active.kid, '--stage', OTHER_STAGE], {
+    const again = await admin(['keys', 'revoke', '--stage', OTHER_STAGE, '--', keyring.active.kid], {
       parameters: (() => {
         const store = memoryParameters();
         for (const [name, entry] of failing.stored) store.stored.set(name, entry);
