@@ -12,6 +12,8 @@ import { describeStoreContract, THROTTLE_STORES } from '../support/stores.ts';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
 const HOUR = 3_600_000;
+/** A TTL past the run: DynamoDB Local's TTL sweep deletes items whose `expiresAt` has passed. */
+const KEPT = Math.floor(Date.now() / 1000) + 7 * 86_400;
 /** Unsettled attempts hold a counter this long (a login function that died before settling). */
 const HOLD = 30_000;
 const at = (now: number, limit = 5): Reserve => ({
@@ -19,7 +21,7 @@ const at = (now: number, limit = 5): Reserve => ({
   windowStart: now - HOUR,
   limit,
   heldSince: now - HOLD,
-  expiresAt: 0,
+  expiresAt: KEPT,
 });
 
 describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
@@ -52,7 +54,7 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
   it('refuses a locked counter whose last attempt was exactly one window ago', async () => {
     const key = 'USER#edge-locked';
     for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
-    await store.lock(key, { lockedUntil: T0 + 2 * HOUR, lockedAt: 5, expiresAt: 0 });
+    await store.lock(key, { lockedUntil: T0 + 2 * HOUR, lockedAt: 5, expiresAt: KEPT });
 
     const failures = await counts(key, at(T0 + HOUR));
 
@@ -62,7 +64,7 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
   it('starts a counter idle since before the window again at one attempt, lock and all', async () => {
     const key = 'USER#stale-lock';
     for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
-    await store.lock(key, { lockedUntil: T0 + 3 * HOUR, lockedAt: 5, expiresAt: 0 });
+    await store.lock(key, { lockedUntil: T0 + 3 * HOUR, lockedAt: 5, expiresAt: KEPT });
 
     const reserved = await store.reserve(key, at(T0 + 2 * HOUR));
 
@@ -82,7 +84,7 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
   it('refuses while locked, then grants exactly one attempt when the lock ends', async () => {
     const key = 'USER#locked';
     for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
-    await store.lock(key, { lockedUntil: T0 + 30_000, lockedAt: 5, expiresAt: 0 });
+    await store.lock(key, { lockedUntil: T0 + 30_000, lockedAt: 5, expiresAt: KEPT });
     expect(await counts(key, at(T0 + 29_999))).toBe('refused');
     const after = await Promise.all(Array.from({ length: 6 }, () => store.reserve(key, at(T0 + 30_000))));
     expect(after.filter(({ granted }) => granted)).toHaveLength(1);
@@ -103,17 +105,17 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
   it('only lengthens a lock, and does not create a counter to lock', async () => {
     const key = 'USER#lengthen';
     await store.reserve(key, at(T0));
-    await store.lock(key, { lockedUntil: T0 + 60_000, lockedAt: 6, expiresAt: 0 });
-    await store.lock(key, { lockedUntil: T0 + 30_000, lockedAt: 5, expiresAt: 0 });
+    await store.lock(key, { lockedUntil: T0 + 60_000, lockedAt: 6, expiresAt: KEPT });
+    await store.lock(key, { lockedUntil: T0 + 30_000, lockedAt: 5, expiresAt: KEPT });
     expect((await store.read([key])).get(key)).toMatchObject({ lockedUntil: T0 + 60_000, lockedAt: 6 });
-    await store.lock('USER#gone', { lockedUntil: T0 + 60_000, lockedAt: 5, expiresAt: 0 });
+    await store.lock('USER#gone', { lockedUntil: T0 + 60_000, lockedAt: 5, expiresAt: KEPT });
     expect((await store.read(['USER#gone'])).size).toBe(0);
   });
 
   it('resets a counter to no attempts and no lock, and counts on it again', async () => {
     const key = 'USER#reset';
     for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
-    await store.lock(key, { lockedUntil: T0 + 30_000, lockedAt: 5, expiresAt: 0 });
+    await store.lock(key, { lockedUntil: T0 + 30_000, lockedAt: 5, expiresAt: KEPT });
     await store.reset(key);
     expect((await store.read([key])).get(key)).toMatchObject({ failures: 0, lockedUntil: 0, lockedAt: 0 });
     expect(await counts(key, at(T0 + 1))).toBe(1);
@@ -146,7 +148,7 @@ describeEachDynamo('login throttle store on DynamoDB', (kind) => {
     dynamo.documentClient.send(
       new PutCommand({
         TableName: dynamo.tables.loginThrottle,
-        Item: { counterKey, expiresAt: 0, ...counter },
+        Item: { counterKey, expiresAt: KEPT, ...counter },
       }),
     );
 

@@ -359,7 +359,8 @@ describeStoreContract('session store', SESSION_STORES, (storeOf) => {
     store = storeOf();
   });
 
-  const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+  /** Two days ahead of the real clock: DynamoDB Local's TTL sweep deletes items whose `expiresAt` has passed. */
+  const T0 = (Math.floor(Date.now() / 86_400_000) + 2) * 86_400_000;
   const END = T0 / 1000 + 3600;
 
   /** A new session of `username`, started at T0, ending at END, with `jti` current. */
