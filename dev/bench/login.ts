@@ -69,6 +69,7 @@ export async function loginPart(options: {
         limit: 1_000_000,
         heldSince: now - 30_000,
         expiresAt: Math.ceil(now / 1000) + 86_400,
+        attempt: randomUUID(),
       });
     const floor = async () => {
       const nowMs = Date.now();
@@ -94,7 +95,7 @@ export async function loginPart(options: {
           }),
         ),
         counters.reset('FLOOR#USER'),
-        counters.release('FLOOR#IP'),
+        counters.release('FLOOR#IP', randomUUID()),
       ]);
     };
     const samples = await interleaved(

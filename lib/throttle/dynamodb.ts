@@ -45,8 +45,8 @@ export function createDynamoThrottleStore(deps: {
       );
     },
 
-    async reserve(counterKey, { now, windowStart, limit, heldSince, expiresAt }) {
-      for (let attempt = 0; attempt < RESTARTS; attempt += 1) {
+    async reserve(counterKey, { now, windowStart, limit, heldSince, expiresAt, attempt }) {
+      for (let round = 0; round < RESTARTS; round += 1) {
         // One write whether the counter exists or not (if_not_exists), so the time a first
         // attempt takes does not tell whether the name was tried within the window.
         const counted = await conditional(() =>
@@ -56,10 +56,12 @@ export function createDynamoThrottleStore(deps: {
               Key: { counterKey },
               UpdateExpression:
                 'SET lastAttemptAt = :now, expiresAt = :expiresAt, lockedUntil = if_not_exists(lockedUntil, :zero), ' +
-                'lockedAt = if_not_exists(lockedAt, :zero) ADD failures :one',
+                'lockedAt = if_not_exists(lockedAt, :zero), attempt = :attempt ADD failures :one',
+              // `attempt`: the SDK sends a write again when its answer was lost; it must not count twice.
               ConditionExpression:
-                'attribute_not_exists(counterKey) OR (lastAttemptAt >= :windowStart AND lockedUntil <= :now ' +
-                'AND (failures < :limit OR failures = lockedAt OR lastAttemptAt < :heldSince))',
+                '(attribute_not_exists(counterKey) OR (lastAttemptAt >= :windowStart AND lockedUntil <= :now ' +
+                'AND (failures < :limit OR failures = lockedAt OR lastAttemptAt < :heldSince))) ' +
+                'AND (attribute_not_exists(attempt) OR attempt <> :attempt)',
               ExpressionAttributeValues: {
                 ':now': now,
                 ':expiresAt': expiresAt,
@@ -68,6 +70,7 @@ export function createDynamoThrottleStore(deps: {
                 ':windowStart': windowStart,
                 ':limit': limit,
                 ':heldSince': heldSince,
+                ':attempt': attempt,
               },
               ReturnValues: 'ALL_NEW',
             }),
@@ -78,6 +81,8 @@ export function createDynamoThrottleStore(deps: {
         // Deleted since the write (an operator's unlock): count again.
         if (item === undefined) continue;
         const record = toRecord(item);
+        // Counted already: this write's first sending was applied and its answer lost.
+        if (item.attempt === attempt) return { granted: true, record };
         if (record.lastAttemptAt >= windowStart) {
           const refused =
             record.lockedUntil > now ||
@@ -95,7 +100,7 @@ export function createDynamoThrottleStore(deps: {
           client.send(
             new PutCommand({
               TableName,
-              Item: { counterKey, ...fresh, expiresAt },
+              Item: { counterKey, ...fresh, expiresAt, attempt },
               ConditionExpression: 'lastAttemptAt < :windowStart',
               ExpressionAttributeValues: { ':windowStart': windowStart },
             }),
@@ -106,15 +111,15 @@ export function createDynamoThrottleStore(deps: {
       throw new Error(`login counter ${counterKey} kept changing under concurrent logins`);
     },
 
-    async release(counterKey) {
+    async release(counterKey, attempt) {
       await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
             Key: { counterKey },
-            UpdateExpression: 'ADD failures :minusOne',
-            ConditionExpression: 'failures > :zero',
-            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+            UpdateExpression: 'SET released = :attempt ADD failures :minusOne',
+            ConditionExpression: 'failures > :zero AND (attribute_not_exists(released) OR released <> :attempt)',
+            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0, ':attempt': attempt },
           }),
         ),
       );

@@ -3,7 +3,7 @@
  * once, in docs/behaviour.md "Brute force: the login throttle". Attempts count before the
  * password check, in one conditional write, so parallel guesses get no more tries.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { foldUsername } from '../accounts/repository.ts';
 import { AppError } from '../errors.ts';
@@ -47,6 +47,8 @@ export interface Reserve {
   readonly heldSince: number;
   /** Epoch seconds: the counter's TTL. */
   readonly expiresAt: number;
+  /** The login attempt's id: a write sent again after its answer was lost counts it once. */
+  readonly attempt: string;
 }
 
 export interface ThrottleStore {
@@ -58,8 +60,11 @@ export interface ThrottleStore {
    * or was last tried before `heldSince`; one idle since before `windowStart` starts again.
    */
   reserve(key: string, reserve: Reserve): Promise<{ granted: boolean; record: ThrottleCounter }>;
-  /** Takes back one counted attempt (one that succeeded, on a counter a success does not clear). */
-  release(key: string): Promise<void>;
+  /**
+   * Takes back the counted `attempt` (one that succeeded, on a counter a success does not
+   * clear); sent again after its answer was lost, it takes back nothing more.
+   */
+  release(key: string, attempt: string): Promise<void>;
   /** Locks the counter until `lockedUntil`, unless it is locked longer already. */
   lock(key: string, lock: { lockedUntil: number; lockedAt: number; expiresAt: number }): Promise<void>;
   /** Sets an existing counter back to zero attempts and no lock (a success); keeps its item. */
@@ -79,6 +84,8 @@ export type FailureReason = 'unknown user' | 'bad password' | 'disabled';
 
 /** The counters an attempt was counted on, with their counts. */
 export interface Reservation {
+  /** The attempt's id, as the counters know it. */
+  readonly attempt: string;
   readonly counted: readonly {
     readonly key: string;
     readonly kind: CounterKind;
@@ -179,6 +186,7 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
   return {
     async begin(attempt) {
       const at = now();
+      const id = randomUUID();
       const results = await Promise.all(
         counters(attempt).map(async ({ key, kind }) => {
           const policy = policyOf(kind);
@@ -188,6 +196,7 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
             limit: policy.limit,
             heldSince: at - holdSeconds(policy) * 1000,
             expiresAt: expiresAt(policy, at),
+            attempt: id,
           });
           return { key, kind, granted, record, policy };
         }),
@@ -195,11 +204,12 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
       const refused = results.filter(({ granted }) => !granted);
       if (refused.length === 0) {
         return {
+          attempt: id,
           counted: results.map(({ key, kind, record }) => ({ key, kind, failures: record.failures })),
         };
       }
       // Not trying after all: take the attempt back where it was counted.
-      await Promise.all(results.filter(({ granted }) => granted).map(({ key }) => store.release(key)));
+      await Promise.all(results.filter(({ granted }) => granted).map(({ key }) => store.release(key, id)));
       const waits = refused.map(({ record, policy }) =>
         Math.ceil((refusedUntil(record, policy, at) - at) / 1000),
       );
@@ -238,7 +248,7 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
         // Reset, not deleted: the next login then counts with one conditional write, instead
         // of finding no counter and starting one.
         reservation.counted.map(({ key, kind }) =>
-          kind === 'username' ? store.reset(key) : store.release(key),
+          kind === 'username' ? store.reset(key) : store.release(key, reservation.attempt),
         ),
       );
     },

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /**
  * The contract of the login-attempt counters, alone and under concurrency: on each DynamoDB
  * implementation and on the in-memory fake of the unit tests; then the races only a store
@@ -22,6 +23,7 @@ const at = (now: number, limit = 5): Reserve => ({
   limit,
   heldSince: now - HOLD,
   expiresAt: KEPT,
+  attempt: randomUUID(),
 });
 
 describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
@@ -123,11 +125,31 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     expect((await store.read(['USER#never-counted'])).size).toBe(0);
   });
 
+  it('counts an attempt once when its write is sent again (its first answer lost)', async () => {
+    const key = 'USER#sent-twice';
+    const reserve = at(T0);
+    expect(await counts(key, reserve)).toBe(1);
+    expect(await counts(key, reserve)).toBe(1);
+    expect(await counts(key, at(T0 + 1))).toBe(2);
+    const restart = at(T0 + 3 * HOUR);
+    expect(await counts(key, restart)).toBe(1);
+    expect(await counts(key, restart)).toBe(1);
+  });
+
+  it('takes an attempt back once when its write is sent again', async () => {
+    const key = 'IP#198.51.100.3';
+    await store.reserve(key, at(T0));
+    await store.reserve(key, at(T0 + 1));
+    await store.release(key, 'attempt-1');
+    await store.release(key, 'attempt-1');
+    expect((await store.read([key])).get(key)?.failures).toBe(1);
+  });
+
   it('takes an attempt back, never below zero, and clears a counter', async () => {
     const key = 'IP#198.51.100.2';
     await store.reserve(key, at(T0));
-    await store.release(key);
-    await store.release(key);
+    await store.release(key, 'attempt-1');
+    await store.release(key, 'attempt-2');
     expect((await store.read([key])).get(key)?.failures).toBe(0);
     await store.clear(key);
     expect((await store.read([key])).size).toBe(0);
