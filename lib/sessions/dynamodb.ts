@@ -53,7 +53,7 @@ export function createDynamoSessionStore(deps: {
 
   return {
     async create(session) {
-      await dynamo(() =>
+      const created = await conditional(() =>
         client.send(
           new PutCommand({
             TableName,
@@ -62,6 +62,15 @@ export function createDynamoSessionStore(deps: {
           }),
         ),
       );
+      if (created !== undefined) return;
+      // The id exists: our own write, sent again by the SDK after its answer was lost, or
+      // (never seen: a random UUID) another session's.
+      const { Item } = await dynamo(() =>
+        client.send(new GetCommand({ TableName, Key: { sessionId: session.sessionId }, ConsistentRead: true })),
+      );
+      if (Item?.currentJti !== session.currentJti || Item.username !== session.username) {
+        throw new Error(`session ${session.sessionId} exists already`);
+      }
     },
 
     refresh: ({ sessionId, username, fromJti, toJti, now }) =>

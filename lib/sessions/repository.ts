@@ -44,6 +44,7 @@ export interface RefreshStep {
 }
 
 export interface SessionStore {
+  /** Stores a new session; the same session again (a write sent twice) is no error, another with its id is. */
   create(session: NewSession): Promise<void>;
   /**
    * In one conditional write, so of two refreshes with one token exactly one wins: makes

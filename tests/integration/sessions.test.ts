@@ -421,6 +421,15 @@ describeStoreContract('session store', SESSION_STORES, (storeOf) => {
     expect(await store.get(sessionId)).toEqual(first);
   });
 
+  it('takes a creation sent again (its first answer lost) as done', async () => {
+    const session = { sessionId: randomUUID(), username: 'owner', createdAt: T0 / 1000, expiresAt: END, currentJti: 'jti-1' };
+    await store.create(session);
+
+    await store.create(session);
+
+    expect(await store.get(session.sessionId)).toMatchObject({ ...session, generation: 1 });
+  });
+
   it('rotates from the current token: the successor becomes current, and it answers the session as updated', async () => {
     const sessionId = await started();
 

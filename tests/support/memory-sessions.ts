@@ -10,7 +10,9 @@ export function memorySessions(): SessionStore & { readonly all: ReadonlyMap<str
   return {
     all: sessions,
     async create(session) {
-      if (sessions.has(session.sessionId)) throw new Error('session exists');
+      const existing = sessions.get(session.sessionId);
+      if (existing?.currentJti === session.currentJti && existing.username === session.username) return;
+      if (existing !== undefined) throw new Error('session exists');
       sessions.set(session.sessionId, {
         ...session,
         previousJti: null,
