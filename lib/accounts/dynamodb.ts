@@ -161,6 +161,7 @@ export function createDynamoAccountRepository(deps: {
   async function readCustomer(customerId: string) {
     const addresses: PickupAddress[] = [];
     const members: string[] = [];
+    let pending = false;
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
       const page = await dynamo(() =>
@@ -176,12 +177,15 @@ export function createDynamoAccountRepository(deps: {
       );
       for (const item of page.Items ?? []) {
         const sk = String(item.sk);
-        if (sk.startsWith(ADDRESS_PREFIX)) addresses.push(toAddress(item));
-        else if (sk.startsWith(MEMBER_PREFIX)) members.push(String(item.username));
+        if (sk.startsWith(ADDRESS_PREFIX)) {
+          addresses.push(toAddress(item));
+          pending = item.pending === true;
+        } else if (sk.startsWith(MEMBER_PREFIX)) members.push(String(item.username));
       }
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey);
-    return { addresses, members };
+    /** `pending`: the last address was written by an address add that has not finished. */
+    return { addresses, members, pending };
   }
 
   /** Brings the derived depot code of the customer's users up to date with a fresh view. */
@@ -210,6 +214,12 @@ export function createDynamoAccountRepository(deps: {
         ),
       ),
     );
+  }
+
+  /** The user's membership of the customer, and its depot code from the customer's addresses. */
+  async function joinCustomer(customerId: string, username: string) {
+    await dynamo(() => client.send(new PutCommand({ TableName, Item: accountItems.member(customerId, username) })));
+    await refreshDepotCode(customerId, username);
   }
 
   /** Updates a user found by exact username; NOT_FOUND when there is none. */
@@ -280,18 +290,19 @@ export function createDynamoAccountRepository(deps: {
         ),
       );
       if (created === undefined) {
+        // A first run whose later writes failed left a user without its membership or depot
+        // code; the operator's second run completes them before it is told the user exists.
+        const { Item } = await dynamo(() =>
+          client.send(new GetCommand({ TableName, Key: userKey(username), ConsistentRead: true })),
+        );
+        if (Item?.username === username && typeof Item.customerId === 'string') {
+          await joinCustomer(Item.customerId, username);
+        }
+        // Our own write, sent again by the SDK after its answer was lost: the hash's salt is ours.
+        if (Item?.username === username && Item.passwordHash === passwordHash) return;
         throw new AppError('ALREADY_EXISTS', { detail: 'a user with this name (in any letter case) exists' });
       }
-      if (customerId === null) return;
-      await dynamo(() =>
-        client.send(
-          new PutCommand({
-            TableName,
-            Item: accountItems.member(customerId, username),
-          }),
-        ),
-      );
-      await refreshDepotCode(customerId, username);
+      if (customerId !== null) await joinCustomer(customerId, username);
     },
 
     setPasswordHash: (username, passwordHash) =>
@@ -324,19 +335,13 @@ export function createDynamoAccountRepository(deps: {
     revokeUserTokens: (username) => updateAndRevoke(username, [], {}),
 
     async removeUser(username) {
-      const removed = await conditional(() =>
-        client.send(
-          new DeleteCommand({
-            TableName,
-            Key: userKey(username),
-            ConditionExpression: 'username = :username',
-            ExpressionAttributeValues: { ':username': username },
-            ReturnValues: 'ALL_OLD',
-          }),
-        ),
+      // The membership first: a run that fails after it leaves the user, and the next run
+      // finds it and finishes; the other order would leave a membership nothing can find.
+      const { Item } = await dynamo(() =>
+        client.send(new GetCommand({ TableName, Key: userKey(username), ConsistentRead: true })),
       );
-      if (removed === undefined) throw noSuchUser();
-      const customerId = removed.Attributes?.customerId;
+      if (Item?.username !== username) throw noSuchUser();
+      const customerId = Item.customerId;
       if (typeof customerId === 'string') {
         await dynamo(() =>
           client.send(
@@ -344,35 +349,57 @@ export function createDynamoAccountRepository(deps: {
           ),
         );
       }
+      const removed = await conditional(() =>
+        client.send(
+          new DeleteCommand({
+            TableName,
+            Key: userKey(username),
+            ConditionExpression: 'username = :username',
+            ExpressionAttributeValues: { ':username': username },
+          }),
+        ),
+      );
+      if (removed === undefined) throw noSuchUser();
     },
 
     async addPickupAddress(customerId, depotCode) {
-      const counter = await dynamo(() =>
+      // Written as pending, then the users' depot codes, then done: a run cut short after the
+      // address was written is finished by the operator's next run of the same command,
+      // instead of adding the address twice.
+      const view = await readCustomer(customerId);
+      const last = view.addresses.at(-1);
+      let address: PickupAddress;
+      if (view.pending && last !== undefined && last.depotCode === depotCode) {
+        address = last;
+      } else {
+        const counter = await dynamo(() =>
+          client.send(
+            new UpdateCommand({
+              TableName,
+              Key: { pk: customerPk(customerId), sk: COUNTER_SK },
+              UpdateExpression: 'ADD addressCount :one',
+              ExpressionAttributeValues: { ':one': 1 },
+              ReturnValues: 'UPDATED_NEW',
+            }),
+          ),
+        );
+        address = { customerId, position: Number(counter.Attributes?.addressCount), depotCode, createdAt: now() };
+        await dynamo(() =>
+          client.send(new PutCommand({ TableName, Item: { ...accountItems.address(address), pending: true } })),
+        );
+      }
+      // Read again: a user who joined meanwhile is brought up to date too.
+      await refreshDepotCode(customerId);
+      await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
-            Key: { pk: customerPk(customerId), sk: COUNTER_SK },
-            UpdateExpression: 'ADD addressCount :one',
-            ExpressionAttributeValues: { ':one': 1 },
-            ReturnValues: 'UPDATED_NEW',
+            Key: accountItems.addressKey(customerId, address.position),
+            UpdateExpression: 'REMOVE pending',
+            ConditionExpression: 'attribute_exists(pk)',
           }),
         ),
       );
-      const address: PickupAddress = {
-        customerId,
-        position: Number(counter.Attributes?.addressCount),
-        depotCode,
-        createdAt: now(),
-      };
-      await dynamo(() =>
-        client.send(
-          new PutCommand({
-            TableName,
-            Item: accountItems.address(address),
-          }),
-        ),
-      );
-      await refreshDepotCode(customerId);
       return address;
     },
 
