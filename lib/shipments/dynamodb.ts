@@ -13,16 +13,19 @@ export function createDynamoShipmentRepository(deps: {
   const { client, tableName: TableName } = deps;
   return {
     async insert({ shipment, ...record }) {
+      const item = { ...record, payload: JSON.stringify(shipment) };
       const stored = await conditional(() =>
         client.send(
-          new PutCommand({
-            TableName,
-            Item: { ...record, payload: JSON.stringify(shipment) },
-            ConditionExpression: 'attribute_not_exists(parcelNumber)',
-          }),
+          new PutCommand({ TableName, Item: item, ConditionExpression: 'attribute_not_exists(parcelNumber)' }),
         ),
       );
-      return stored !== undefined;
+      if (stored !== undefined) return true;
+      // The number is taken: by another shipment, or by this one, its write sent again by the
+      // SDK after the answer was lost.
+      const { Item } = await dynamo(() =>
+        client.send(new GetCommand({ TableName, Key: { parcelNumber: record.parcelNumber }, ConsistentRead: true })),
+      );
+      return Object.entries(item).every(([name, value]) => Item?.[name] === value);
     },
 
     async get(parcelNumber) {

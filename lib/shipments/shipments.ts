@@ -31,7 +31,7 @@ export interface Shipment {
 }
 
 export interface ShipmentRepository {
-  /** Stores a new shipment; resolves false if the parcel number is taken. */
+  /** Stores a new shipment; false if another shipment has its number (the same one sent twice is stored). */
   insert(shipment: Shipment): Promise<boolean>;
   get(parcelNumber: string): Promise<Shipment | null>;
 }

@@ -262,6 +262,7 @@ describe('the prod CloudFormation template', () => {
         [
           'dynamodb:GetItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:GetItem on SessionsTable',
           'dynamodb:PutItem on SessionsTable',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
@@ -288,7 +289,10 @@ describe('the prod CloudFormation template', () => {
         'dynamodb:GetItem on AccountsTable',
         `ssm:GetParameter on ${jwks}`,
       ]);
-      expect(grants('CreateShipmentRole')).toEqual(['dynamodb:PutItem on ShipmentsTable']);
+      expect(grants('CreateShipmentRole')).toEqual([
+        'dynamodb:GetItem on ShipmentsTable',
+        'dynamodb:PutItem on ShipmentsTable',
+      ]);
       // The authorizer reads user items only, and only the attributes it projects: never a hash.
       const read = statementsOf(resources, 'AuthorizerRole').find((statement) =>
         statement.Action.includes('dynamodb:GetItem'),

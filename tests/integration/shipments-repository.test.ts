@@ -47,6 +47,14 @@ describeEachDynamo('shipment repository', (kind) => {
     expect(await shipments.get('10000000000002')).toEqual(first);
   });
 
+  it('takes the same shipment sent again (its first answer lost) as stored', async () => {
+    const first = shipment('40000000000001');
+    await shipments.insert(first);
+
+    expect(await shipments.insert(first)).toBe(true);
+    expect(await shipments.insert({ ...first, createdBy: 'someone-else' })).toBe(false);
+  });
+
   it('finds no shipment under a parcel number never given out', async () => {
     const found = await shipments.get('19999999999999');
 
