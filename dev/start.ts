@@ -1,8 +1,9 @@
 /**
  * `npm start`: the whole service on this machine.
  *
- * 1. the embedded DynamoDB (dynalite) on 127.0.0.1:DYNAMODB_PORT, data under DATA_DIR;
- * 2. the tables of infra/tables.yml, the local signing key, and demo data when empty;
+ * 1. the embedded DynamoDB (dynalite) on 127.0.0.1:DYNAMODB_PORT, data under DATA_DIR, or
+ *    the DynamoDB at DYNAMODB_ENDPOINT when it is set (left running on stop);
+ * 2. the tables of infra/tables.yml where missing, the local signing key, and demo data when empty;
  * 3. serverless-offline (stage `local`) with the API at http://127.0.0.1:PORT/api/v1;
  * 4. the API reference page (Swagger UI on docs/openapi.yaml) at http://127.0.0.1:DOCS_PORT/.
  *
@@ -22,7 +23,7 @@ import { createDynamoAccountRepository } from '../lib/accounts/dynamodb.ts';
 import { createDocumentClient } from '../lib/aws/dynamodb.ts';
 import { tableNames } from '../lib/stage.ts';
 import { ensureLocalKeys } from '../ops/keys/local.ts';
-import { startDynalite } from './local/dynalite.ts';
+import { localDynamoClient, startDynalite } from './local/dynalite.ts';
 import { portProblem } from './local/ports.ts';
 import { type ReferenceServer, startReferenceServer } from './local/reference.ts';
 import { seedDemo } from './local/seed.ts';
@@ -39,10 +40,11 @@ const dataDir = resolve(env.DATA_DIR);
 const apiOrigin = `http://127.0.0.1:${env.PORT}`;
 const baseUrl = `${apiOrigin}/api/v1`;
 
+const external = env.DYNAMODB_ENDPOINT?.replace(/\/$/, '');
 const ports = [
   { variable: 'PORT', port: env.PORT },
   { variable: 'LAMBDA_PORT', port: env.LAMBDA_PORT },
-  { variable: 'DYNAMODB_PORT', port: env.DYNAMODB_PORT },
+  ...(external === undefined ? [{ variable: 'DYNAMODB_PORT', port: env.DYNAMODB_PORT }] : []),
   { variable: 'DOCS_PORT', port: env.DOCS_PORT },
 ];
 const problem = await portProblem(ports);
@@ -52,13 +54,16 @@ if (problem !== undefined) {
 }
 
 await mkdir(dataDir, { recursive: true, mode: 0o700 });
-const dynamo = await startDynalite({ port: env.DYNAMODB_PORT, path: resolve(dataDir, 'dynamodb') }).catch(
-  (error: NodeJS.ErrnoException) => {
-    // Taken in the moment since the check above.
-    console.error(`npm start: DYNAMODB_PORT ${env.DYNAMODB_PORT}: ${error.code ?? error.message}`);
-    process.exit(1);
-  },
-);
+const dynamo =
+  external === undefined
+    ? await startDynalite({ port: env.DYNAMODB_PORT, path: resolve(dataDir, 'dynamodb') }).catch(
+        (error: NodeJS.ErrnoException) => {
+          // Taken in the moment since the check above.
+          console.error(`npm start: DYNAMODB_PORT ${env.DYNAMODB_PORT}: ${error.code ?? error.message}`);
+          process.exit(1);
+        },
+      )
+    : { endpoint: external, client: () => localDynamoClient(external), close: async () => {} };
 let offline: ChildProcess | undefined;
 let reference: ReferenceServer | undefined;
 let stopping = false;
@@ -121,7 +126,7 @@ try {
       ...process.env,
       PORT: String(env.PORT),
       LAMBDA_PORT: String(env.LAMBDA_PORT),
-      DYNAMODB_PORT: String(dynamo.port),
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
       ACCESS_TOKEN_TTL: env.ACCESS_TOKEN_TTL,
       LOCAL_SIGNING_KEYRING_FILE: keys.keyringFile,
       LOCAL_JWKS_FILE: keys.jwksFile,

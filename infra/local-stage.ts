@@ -13,9 +13,18 @@ const PortSchema = v.pipe(
   v.maxValue(65535, 'must be a port number'),
 );
 
-/** Where the local stack's DynamoDB listens and where it keeps its data. */
+/**
+ * Where the local stack's DynamoDB listens and where it keeps its data. DYNAMODB_ENDPOINT: a
+ * DynamoDB already running (DynamoDB Local, a proxy in front of one) instead of the embedded one.
+ */
 export const LocalStackLocationSchema = v.object({
   DYNAMODB_PORT: v.optional(PortSchema, '8000'),
+  DYNAMODB_ENDPOINT: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^https?:\/\/[^\s/]+\/?$/, 'must be an http:// or https:// URL without a path'),
+    ),
+  ),
   DATA_DIR: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty')), '.data'),
 });
 

@@ -53,7 +53,7 @@ export function resolveTarget(options: TargetOptions, env: Env, cwd: string): Ta
       kind: 'local',
       stage: LOCAL_STAGE,
       region: 'local',
-      endpoint: `http://127.0.0.1:${local.DYNAMODB_PORT}`,
+      endpoint: local.DYNAMODB_ENDPOINT?.replace(/\/$/, '') ?? `http://127.0.0.1:${local.DYNAMODB_PORT}`,
       dataDir: resolve(cwd, local.DATA_DIR),
     };
   }

@@ -67,6 +67,19 @@ describe('admin CLI as a process', () => {
     ]);
   });
 
+  it("finds the local stack's DynamoDB at DYNAMODB_ENDPOINT when it is set, as npm start does", async () => {
+    const username = unique('heidi');
+    await cli.local.createUser({ username, passwordHash: '$2b$04$hash', customerId: null });
+    const closedPort = await freePort();
+
+    const shown = await spawnAdmin(['user', 'show', username], {
+      env: { DYNAMODB_ENDPOINT: `${cli.endpoint}/`, DYNAMODB_PORT: String(closedPort) },
+    });
+
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout).username).toBe(username);
+  });
+
   it('reports DynamoDB down in one line and exits 1', async () => {
     const closedPort = await freePort();
 
