@@ -218,7 +218,9 @@ export function createDynamoAccountRepository(deps: {
 
   /** The user's membership of the customer, and its depot code from the customer's addresses. */
   async function joinCustomer(customerId: string, username: string) {
-    await dynamo(() => client.send(new PutCommand({ TableName, Item: accountItems.member(customerId, username) })));
+    await dynamo(() =>
+      client.send(new PutCommand({ TableName, Item: accountItems.member(customerId, username) })),
+    );
     await refreshDepotCode(customerId, username);
   }
 
@@ -383,9 +385,16 @@ export function createDynamoAccountRepository(deps: {
             }),
           ),
         );
-        address = { customerId, position: Number(counter.Attributes?.addressCount), depotCode, createdAt: now() };
+        address = {
+          customerId,
+          position: Number(counter.Attributes?.addressCount),
+          depotCode,
+          createdAt: now(),
+        };
         await dynamo(() =>
-          client.send(new PutCommand({ TableName, Item: { ...accountItems.address(address), pending: true } })),
+          client.send(
+            new PutCommand({ TableName, Item: { ...accountItems.address(address), pending: true } }),
+          ),
         );
       }
       // Read again: a user who joined meanwhile is brought up to date too.

@@ -66,7 +66,9 @@ export function createDynamoSessionStore(deps: {
       // The id exists: our own write, sent again by the SDK after its answer was lost, or
       // (never seen: a random UUID) another session's.
       const { Item } = await dynamo(() =>
-        client.send(new GetCommand({ TableName, Key: { sessionId: session.sessionId }, ConsistentRead: true })),
+        client.send(
+          new GetCommand({ TableName, Key: { sessionId: session.sessionId }, ConsistentRead: true }),
+        ),
       );
       if (Item?.currentJti !== session.currentJti || Item.username !== session.username) {
         throw new Error(`session ${session.sessionId} exists already`);

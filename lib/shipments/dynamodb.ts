@@ -16,14 +16,20 @@ export function createDynamoShipmentRepository(deps: {
       const item = { ...record, payload: JSON.stringify(shipment) };
       const stored = await conditional(() =>
         client.send(
-          new PutCommand({ TableName, Item: item, ConditionExpression: 'attribute_not_exists(parcelNumber)' }),
+          new PutCommand({
+            TableName,
+            Item: item,
+            ConditionExpression: 'attribute_not_exists(parcelNumber)',
+          }),
         ),
       );
       if (stored !== undefined) return true;
       // The number is taken: by another shipment, or by this one, its write sent again by the
       // SDK after the answer was lost.
       const { Item } = await dynamo(() =>
-        client.send(new GetCommand({ TableName, Key: { parcelNumber: record.parcelNumber }, ConsistentRead: true })),
+        client.send(
+          new GetCommand({ TableName, Key: { parcelNumber: record.parcelNumber }, ConsistentRead: true }),
+        ),
       );
       return Object.entries(item).every(([name, value]) => Item?.[name] === value);
     },

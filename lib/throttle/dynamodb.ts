@@ -118,7 +118,8 @@ export function createDynamoThrottleStore(deps: {
             TableName,
             Key: { counterKey },
             UpdateExpression: 'SET released = :attempt ADD failures :minusOne',
-            ConditionExpression: 'failures > :zero AND (attribute_not_exists(released) OR released <> :attempt)',
+            ConditionExpression:
+              'failures > :zero AND (attribute_not_exists(released) OR released <> :attempt)',
             ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0, ':attempt': attempt },
           }),
         ),

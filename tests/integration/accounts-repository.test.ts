@@ -452,7 +452,7 @@ describeEachDynamo('account repository on DynamoDB', (kind) => {
     expect(sent).toEqual(['GetCommand', 'DeleteCommand']);
   });
 
-  it('removes a customer\'s user membership first, so a removal cut short leaves the user for the next one', async () => {
+  it("removes a customer's user membership first, so a removal cut short leaves the user for the next one", async () => {
     await accounts.createUser({ username: 'member-first', passwordHash: '$2b$04$hash', customerId: 'C-rm' });
     const { sent, writer } = recording();
 

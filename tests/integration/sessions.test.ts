@@ -422,7 +422,13 @@ describeStoreContract('session store', SESSION_STORES, (storeOf) => {
   });
 
   it('takes a creation sent again (its first answer lost) as done', async () => {
-    const session = { sessionId: randomUUID(), username: 'owner', createdAt: T0 / 1000, expiresAt: END, currentJti: 'jti-1' };
+    const session = {
+      sessionId: randomUUID(),
+      username: 'owner',
+      createdAt: T0 / 1000,
+      expiresAt: END,
+      currentJti: 'jti-1',
+    };
     await store.create(session);
 
     await store.create(session);
