@@ -351,7 +351,9 @@ export function createDynamoAccountRepository(deps: {
           ),
         );
       }
-      const removed = await conditional(() =>
+      // A failed condition: the user is gone since the read, by this delete sent again by the
+      // SDK after its answer was lost, or by another removal; gone either way.
+      await conditional(() =>
         client.send(
           new DeleteCommand({
             TableName,
@@ -361,7 +363,6 @@ export function createDynamoAccountRepository(deps: {
           }),
         ),
       );
-      if (removed === undefined) throw noSuchUser();
     },
 
     async addPickupAddress(customerId, depotCode) {
@@ -399,6 +400,9 @@ export function createDynamoAccountRepository(deps: {
       }
       // Read again: a user who joined meanwhile is brought up to date too.
       await refreshDepotCode(customerId);
+      // The address is added and its users up to date: a failure to mark it finished loses
+      // nothing (a second run of the same command would find it and finish it) and is not
+      // the caller's failure.
       await conditional(() =>
         client.send(
           new UpdateCommand({
@@ -408,7 +412,7 @@ export function createDynamoAccountRepository(deps: {
             ConditionExpression: 'attribute_exists(pk)',
           }),
         ),
-      );
+      ).catch(() => undefined);
       return address;
     },
 

@@ -365,7 +365,10 @@ export async function initStageKeys(location: KeyLocation, now: Date, force: boo
   const { store, stage } = location;
   const present: string[] = [];
   for (const name of [location.jwks, location.keyring]) if (await store.exists(name)) present.push(name);
-  if (present.length > 0 && !force) {
+  // A key set without a keyring is an init cut short after the key set: nothing signs, so
+  // nothing is lost by replacing it, and the second run finishes without --force.
+  const unfinished = !present.includes(location.keyring);
+  if (present.length > 0 && !force && !unfinished) {
     throw failure(
       `stage ${stage} has keys already (${present.join(', ')}); keys rotate${location.stageOption} changes ` +
         'them without ending sessions; --force replaces them, and tokens signed with the old keys stop verifying',
@@ -379,13 +382,13 @@ export async function initStageKeys(location: KeyLocation, now: Date, force: boo
     location,
     { keyring, jwks: publishedKeys(keyring) },
     {
-      overwrite: force,
+      overwrite: force || unfinished,
       onKeyringFailure: (reason) =>
         `published the new key set (active ${kids.active}) but could not write the keyring (${reason}); ` +
         `until both match no new token verifies: run keys init${location.stageOption} --force`,
     },
   );
-  return { created: present.length === 0, ...kids };
+  return { created: unfinished, ...kids };
 }
 
 export interface RevokeResult {

@@ -265,6 +265,23 @@ describe('admin CLI: keys', () => {
     expect(storedKeys(stored, OTHER_STAGE).keyring).toEqual(keyring);
   });
 
+  it('keys init --stage finishes an init cut short after the key set, without --force', async () => {
+    const names = keyParameterNames(OTHER_STAGE);
+    const cut = memoryParameters({ failWrite: names.signingKeyring });
+    expect((await admin(['keys', 'init', '--stage', OTHER_STAGE], { parameters: cut.store })).code).toBe(1);
+    const { stored, store } = memoryParameters();
+    for (const [name, value] of cut.stored) stored.set(name, value);
+
+    const finished = await admin(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
+
+    expect(finished.code).toBe(0);
+    expect(finished.stdout).toMatch(/^created the signing keyring/);
+    const { keyring, jwks } = storedKeys(stored, OTHER_STAGE);
+    expect(jwks.keys.map(({ kid }) => kid)).toEqual(
+      expect.arrayContaining([keyring.active.kid, keyring.next.kid]),
+    );
+  });
+
   it('keys init --stage --force replaces a stage’s keys with new ones, all published', async () => {
     const { stored, store } = memoryParameters();
     await adminOk(['keys', 'init', '--stage', OTHER_STAGE], { parameters: store });
