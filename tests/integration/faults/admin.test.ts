@@ -1,0 +1,476 @@
+/**
+ * The fault matrix of the operator's commands that write: each DynamoDB call a command makes
+ * fails in turn, at the wire, in each way DynamoDB can fail; then the operator runs the same
+ * command again once DynamoDB is back, and the tables are held to docs/FAULTS.md's invariants.
+ * The CLI runs against a deployed stage (--stage, AWS_ENDPOINT_URL_DYNAMODB: the proxy).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import bcrypt from 'bcryptjs';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
+import { type DynamoProxy, startDynamoProxy } from '../../../dev/local/dynamodb-proxy.ts';
+import { ensureTables } from '../../../dev/local/tables.ts';
+import { readStageParams } from '../../../infra/stage-params.ts';
+import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
+import type { AccountRepository } from '../../../lib/accounts/repository.ts';
+import { hashPassword } from '../../../lib/auth/passwords.ts';
+import { keyParameterNames, tableNames } from '../../../lib/stage.ts';
+import { parseJwks, parseKeyring } from '../../../lib/tokens/keys.ts';
+import { failure } from '../../../ops/admin/errors.ts';
+import type { ParameterStore } from '../../../ops/admin/keys.ts';
+import { runAdmin } from '../../../ops/admin/main.ts';
+import { startTestDynamo, type TestDynamo } from '../../support/dynamo.ts';
+import { describeMatrix, type FaultKind, faultPlan, staysDown } from '../../support/faults.ts';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const IMPORT_FILE = resolve(ROOT, 'docs/import-example.jsonl');
+const PASSWORD = 'a-long-test-password';
+const NEW_PASSWORD = 'another-long-password';
+
+interface Outcome {
+  readonly code: number;
+  readonly stderr: string[];
+}
+
+let dynamo: TestDynamo;
+let proxy: DynamoProxy;
+let dir: string;
+let passwordHash: string;
+
+type Tables = ReturnType<typeof tableNames>;
+const accountsOf = (tables: Tables): AccountRepository =>
+  createDynamoAccountRepository({ client: dynamo.documentClient, tableName: tables.accounts });
+
+/** The CLI on a stage whose DynamoDB is the proxy; `password` is what stdin holds. */
+async function admin(
+  args: readonly string[],
+  stage: string,
+  options: { parameters?: ParameterStore; now?: () => Date } = {},
+): Promise<Outcome> {
+  const stderr: string[] = [];
+  const code = await runAdmin(['--stage', stage, ...args], {
+    env: { AWS_REGION: 'eu-central-1' },
+    cwd: dir,
+    stdout: () => {},
+    stderr: (line) => stderr.push(line),
+    readPassword: async () => NEW_PASSWORD,
+    ...(options.parameters && { parameters: () => options.parameters as ParameterStore }),
+    ...(options.now && { now: options.now }),
+    // Cost 8: the highest the import file holds, which a stage of lower cost refuses.
+    stageParams: (name) => ({ ...readStageParams(name), bcryptCost: 8 }),
+  });
+  return { code, stderr };
+}
+
+let counter = 0;
+const unique = (prefix: string) => {
+  counter += 1;
+  return `${prefix}-${counter}`;
+};
+
+interface Context {
+  readonly stage: string;
+  /** The stage's SSM parameters (the key commands'). */
+  readonly parameters: Map<string, string>;
+  readonly tables: Tables;
+  readonly username: string;
+  readonly customerId: string;
+  /** Before the command ran: a revocation must move the user's cutoff past it. */
+  readonly startedAt: number;
+}
+
+interface Command {
+  readonly name: string;
+  /** The faults a call of this command can meet; SSM's at its store (see SSM_KINDS). */
+  readonly kinds?: readonly FaultKind[];
+  /** The stage's SSM parameters: the key commands' dependency instead of DynamoDB. */
+  readonly ssm?: boolean;
+  /** A stage of its own per run (the import's records are fixed), or the suite's. */
+  readonly ownStage?: boolean;
+  /** The state before the command, written without faults. */
+  arrange?(context: Context): Promise<void>;
+  args(context: Context): string[];
+  /** Sites after which the command's work is done: a fault there may end in success. */
+  readonly doneBefore?: readonly string[];
+  /** The operator's second run, when it differs from the first (the failure named it). */
+  again?(context: Context, first: Outcome): string[];
+  /** What a second run may answer, besides success, for its own reason: a line of its stderr. */
+  readonly ownRefusal?: RegExp;
+  check(context: Context): Promise<void>;
+}
+
+/** The user's item and its membership item: both there, or neither. */
+async function userWhole(context: Context, expected: 'present' | 'absent') {
+  const user = await accountsOf(context.tables).findByUsername(context.username);
+  const member = await dynamo.documentClient.send(
+    new GetCommand({
+      TableName: context.tables.accounts,
+      Key: { pk: `CUSTOMER#${context.customerId}`, sk: `MEMBER#${context.username}` },
+    }),
+  );
+  expect(user === null ? 'absent' : 'present', 'the user').toBe(expected);
+  expect(member.Item === undefined ? 'absent' : 'present', 'its membership').toBe(expected);
+  return user;
+}
+
+/** The user's revocation cutoff moved past the command's start. */
+async function revokedSince(context: Context) {
+  const { Item } = await dynamo.documentClient.send(
+    new GetCommand({
+      TableName: context.tables.accounts,
+      Key: { pk: `USER#${context.username}`, sk: 'USER' },
+    }),
+  );
+  expect(Number(Item?.revokedBefore) * 1000).toBeGreaterThan(context.startedAt - 1000);
+}
+
+const existingUser = async (context: Context) => {
+  await accountsOf(context.tables).addPickupAddress(context.customerId, 'PRG01');
+  await accountsOf(context.tables).createUser({
+    username: context.username,
+    passwordHash,
+    customerId: context.customerId,
+  });
+};
+
+const COMMANDS: Command[] = [
+  {
+    name: 'user add',
+    arrange: (context) =>
+      accountsOf(context.tables)
+        .addPickupAddress(context.customerId, 'PRG01')
+        .then(() => {}),
+    args: ({ username, customerId }) => ['user', 'add', username, '--customer', customerId],
+    ownRefusal: /a user with this name \(in any letter case\) exists/,
+    async check(context) {
+      const user = await userWhole(context, 'present');
+      expect(await bcrypt.compare(NEW_PASSWORD, user?.passwordHash ?? '')).toBe(true);
+      expect(user?.depotCode).toBe('PRG01');
+    },
+  },
+  {
+    name: 'user passwd',
+    arrange: existingUser,
+    args: ({ username }) => ['user', 'passwd', username],
+    async check(context) {
+      const user = await userWhole(context, 'present');
+      expect(await bcrypt.compare(NEW_PASSWORD, user?.passwordHash ?? '')).toBe(true);
+      await revokedSince(context);
+    },
+  },
+  {
+    name: 'user disable',
+    arrange: existingUser,
+    args: ({ username }) => ['user', 'disable', username],
+    async check(context) {
+      expect((await userWhole(context, 'present'))?.enabled).toBe(false);
+      await revokedSince(context);
+    },
+  },
+  {
+    name: 'user enable',
+    async arrange(context) {
+      await existingUser(context);
+      await accountsOf(context.tables).setEnabled(context.username, false);
+    },
+    args: ({ username }) => ['user', 'enable', username],
+    async check(context) {
+      expect((await userWhole(context, 'present'))?.enabled).toBe(true);
+    },
+  },
+  {
+    name: 'user logout',
+    arrange: existingUser,
+    args: ({ username }) => ['user', 'logout', username],
+    check: revokedSince,
+  },
+  {
+    name: 'user remove',
+    arrange: existingUser,
+    args: ({ username }) => ['user', 'remove', username],
+    ownRefusal: /user "operator-made-\d+" not found/,
+    async check(context) {
+      await userWhole(context, 'absent');
+    },
+  },
+  {
+    name: 'address add',
+    arrange: existingUser,
+    args: ({ customerId }) => ['address', 'add', customerId, '--depot', 'BRQ02'],
+    // Marking the address finished: what a second run would otherwise do.
+    doneBefore: ['UpdateItem accounts:CUSTOMER/ADDRESS'],
+    async check(context) {
+      const addresses = await accountsOf(context.tables).listPickupAddresses(context.customerId);
+      expect(addresses.map(({ depotCode }) => depotCode)).toEqual(['PRG01', 'BRQ02']);
+    },
+  },
+  {
+    name: 'import',
+    ownStage: true,
+    args: () => ['import', IMPORT_FILE],
+    async check(context) {
+      expect(await tableContents(context.tables)).toEqual(cleanImport);
+    },
+  },
+];
+
+/** The plain passwords of the import file, by username: the import hashes them with a salt of its own. */
+const plainPasswords = async () =>
+  new Map(
+    (await readFile(IMPORT_FILE, 'utf8'))
+      .split('\n')
+      .filter((line) => line.includes('"password"'))
+      .map((line) => JSON.parse(line) as { username: string; password: string })
+      .map(({ username, password }) => [username, password]),
+  );
+
+/**
+ * SSM has no local implementation, so the key commands meet their faults at the parameter
+ * store (ops/admin/keys.ts ParameterStore) over an in-memory SSM, not at the wire: a call
+ * that fails (an error, throttling and a hang all end as the SDK's error), one applied whose
+ * answer is lost, and one the SDK sends again after that.
+ */
+const SSM_KINDS: readonly FaultKind[] = ['error', 'lost', 'lost-retried'];
+
+/** The keys of the stage as stored: the key set holds the keyring's active and next keys. */
+function storedKeys(context: Context) {
+  const names = keyParameterNames(context.stage);
+  const keyring = parseKeyring(context.parameters.get(names.signingKeyring) ?? '');
+  const jwks = parseJwks(context.parameters.get(names.jwks) ?? '');
+  const published = jwks.keys.map(({ kid }) => kid);
+  expect(published, 'the key set holds the key that signs').toContain(keyring.active.kid);
+  expect(published, 'and the next one').toContain(keyring.next.kid);
+  return { keyring, published };
+}
+
+const arrangedKeys = new WeakMap<Context, ReturnType<typeof storedKeys>>();
+const initialised = async (context: Context) => {
+  const run = await admin(['keys', 'init'], context.stage, {
+    parameters: memoryParameters(context.parameters),
+  });
+  if (run.code !== 0) throw new Error(`arrange: keys init exited ${run.code}: ${run.stderr.join(' | ')}`);
+  arrangedKeys.set(context, storedKeys(context));
+};
+/** A day on: past keyReloadInterval, so a rotation is not refused for timing. */
+const dayLater = () => new Date(Date.now() + 86_400_000);
+
+const KEY_COMMANDS: Command[] = [
+  {
+    name: 'keys init',
+    kinds: SSM_KINDS,
+    ssm: true,
+    args: () => ['keys', 'init'],
+    // A first run that published the key set and failed before the keyring says to finish with --force.
+    again: (_context, first) =>
+      first.stderr.join(' ').includes('--force') ? ['keys', 'init', '--force'] : ['keys', 'init'],
+    ownRefusal: /has keys already/,
+    async check(context) {
+      storedKeys(context);
+    },
+  },
+  {
+    name: 'keys rotate',
+    kinds: SSM_KINDS,
+    ssm: true,
+    arrange: initialised,
+    args: () => ['keys', 'rotate'],
+    // The first run's keyring write was applied (its answer lost): the rotation is done, and
+    // a second one within keyReloadInterval is refused for its timing.
+    ownRefusal: /were rotated at \S+, less than keyReloadInterval/,
+    async check(context) {
+      const before = arrangedKeys.get(context);
+      expect(storedKeys(context).keyring.active.kid, 'the next key signs').toBe(before?.keyring.next.kid);
+    },
+  },
+  {
+    name: 'keys revoke',
+    kinds: SSM_KINDS,
+    ssm: true,
+    arrange: initialised,
+    args: (context) => ['keys', 'revoke', '--', arrangedKeys.get(context)?.keyring.active.kid ?? ''],
+    // The first run did finish (its keyring write was applied, its answer lost): the key is gone.
+    ownRefusal: /no key \S+ in the keyring or the key set/,
+    async check(context) {
+      const revoked = arrangedKeys.get(context)?.keyring.active.kid;
+      const { keyring, published } = storedKeys(context);
+      expect(published).not.toContain(revoked);
+      expect([keyring.active.kid, keyring.next.kid, ...keyring.retired.map(({ kid }) => kid)]).not.toContain(
+        revoked,
+      );
+    },
+  },
+];
+
+/** The in-memory SSM of a stage, refusing to overwrite unless told, with the real store's messages. */
+function memoryParameters(
+  stored: Map<string, string>,
+  fault?: (call: string, apply: () => Promise<void>) => Promise<void>,
+): ParameterStore {
+  const through = fault ?? ((_call: string, apply: () => Promise<void>) => apply());
+  const short = (name: string) => name.split('/').at(-1) ?? name;
+  return {
+    async exists(name) {
+      let found = false;
+      await through(`exists ${short(name)}`, async () => {
+        found = stored.has(name);
+      });
+      return found;
+    },
+    async get(name) {
+      let value: string | undefined;
+      await through(`get ${short(name)}`, async () => {
+        value = stored.get(name);
+      });
+      return value;
+    },
+    async put(name, value, { overwrite }) {
+      await through(`put ${short(name)}`, async () => {
+        if (stored.has(name) && !overwrite)
+          throw failure(`SSM parameter ${name} exists already; --force replaces it`);
+        stored.set(name, value);
+      });
+    },
+  };
+}
+
+/** One run's SSM faults, planted as faultPlan plants DynamoDB's. */
+function ssmFaults(site?: string, kind?: FaultKind) {
+  const sites: string[] = [];
+  const seen = new Map<string, number>();
+  let planted = false;
+  const unavailable = (call: string) =>
+    failure(`SSM: cannot ${call.split(' ')[0]} parameter (eu-central-1): InternalServerError`);
+  const fault = async (call: string, apply: () => Promise<void>) => {
+    const count = (seen.get(call) ?? 0) + 1;
+    seen.set(call, count);
+    const named = count === 1 ? `SSM ${call}` : `SSM ${call} #${count}`;
+    if (planted) {
+      if (kind === 'lost-retried') return apply();
+      throw unavailable(call);
+    }
+    sites.push(named);
+    if (named !== site || kind === undefined) return apply();
+    planted = true;
+    if (kind === 'error') throw unavailable(call);
+    await apply();
+    if (kind === 'lost') throw unavailable(call);
+    // The SDK sends it again.
+    return call.startsWith('put') ? apply() : undefined;
+  };
+  return {
+    fault,
+    sites,
+    get planted() {
+      return planted;
+    },
+  };
+}
+
+/** The accounts table's items, without the times a run writes; a hash of a plain password as whether it verifies. */
+async function tableContents(tables: Tables) {
+  const { Items = [] } = await dynamo.documentClient.send(new ScanCommand({ TableName: tables.accounts }));
+  const passwords = await plainPasswords();
+  const items = await Promise.all(
+    Items.map(async ({ createdAt, updatedAt, revokedBefore, ...item }) => {
+      const password = passwords.get(String(item.username));
+      if (password !== undefined && item.sk === 'USER') {
+        item.passwordHash = (await bcrypt.compare(password, String(item.passwordHash)))
+          ? 'verifies'
+          : 'wrong';
+      }
+      return JSON.stringify(item);
+    }),
+  );
+  return items.sort();
+}
+let cleanImport: string[];
+
+async function newStage() {
+  const stage = `fault${randomUUID().slice(0, 8)}`;
+  const setup = dynamo.client();
+  await ensureTables(setup, stage);
+  setup.destroy();
+  return stage;
+}
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo('dynalite');
+  proxy = await startDynamoProxy(dynamo.endpoint);
+  dir = await mkdtemp(join(tmpdir(), 'parcel-auth-faults-'));
+  await writeFile(join(dir, 'config'), '');
+  for (const [name, value] of Object.entries({
+    AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint,
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_CONFIG_FILE: join(dir, 'config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'config'),
+  }))
+    vi.stubEnv(name, value);
+  passwordHash = await hashPassword(PASSWORD, 4);
+  const stage = await newStage();
+  const clean = await admin(['import', IMPORT_FILE], stage);
+  if (clean.code !== 0) throw new Error(`arrange: import exited ${clean.code}: ${clean.stderr.join(' | ')}`);
+  cleanImport = await tableContents(tableNames(stage));
+});
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await proxy?.close();
+  await dynamo?.close();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+async function run(command: Command, site?: string, kind?: FaultKind) {
+  proxy.decide(() => 'forward');
+  const stage = command.ownStage === true || command.ssm === true ? await newStage() : dynamo.stage;
+  const context: Context = {
+    stage,
+    parameters: new Map(),
+    tables: tableNames(stage),
+    username: unique('operator-made'),
+    customerId: unique('C-OP'),
+    startedAt: Date.now(),
+  };
+  await command.arrange?.(context);
+  const dynamoPlan = faultPlan(context.tables, command.ssm === true ? undefined : site, kind);
+  const ssmPlan = ssmFaults(command.ssm === true ? site : undefined, kind);
+  const plan = command.ssm === true ? ssmPlan : dynamoPlan;
+  const faulty = { parameters: memoryParameters(context.parameters, ssmPlan.fault), now: dayLater };
+  const healthy = { parameters: memoryParameters(context.parameters), now: dayLater };
+  proxy.decide(dynamoPlan.verdict);
+  const first = await admin(command.args(context), stage, faulty);
+  proxy.decide(() => 'forward');
+  const again =
+    first.code === 0
+      ? undefined
+      : await admin(command.again?.(context, first) ?? command.args(context), stage, healthy);
+
+  const dependency = command.ssm === true ? 'SSM' : 'DynamoDB';
+  const done = site !== undefined && command.doneBefore?.includes(site) === true && first.code === 0;
+  if (plan.planted && kind !== undefined && staysDown(kind) && !done) {
+    expect(first.code, `${kind} at ${site}: the exit status while ${dependency} fails`).toBe(1);
+    expect(first.stderr.join('\n')).toMatch(
+      command.ssm === true
+        ? /^error: .*SSM: cannot/m
+        : /^error: DynamoDB of stage \S+ \(eu-central-1\) is unavailable/m,
+    );
+  } else {
+    expect(
+      first.code,
+      `${kind ?? 'no fault'} at ${site}: ${dependency} answered in the end: ${first.stderr.join(' | ')}`,
+    ).toBe(0);
+  }
+  if (again !== undefined && again.code !== 0) {
+    expect(command.ownRefusal, `run again after recovery: ${again.stderr.join(' | ')}`).toBeDefined();
+    expect(again.stderr.join('\n')).toMatch(command.ownRefusal as RegExp);
+  }
+  await command.check(context);
+  return plan.sites;
+}
+
+describe('the fault matrix of the admin commands', () => {
+  describeMatrix('admin', [...COMMANDS, ...KEY_COMMANDS], run);
+});

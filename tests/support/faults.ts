@@ -1,0 +1,243 @@
+/**
+ * The fault matrix's bench: call sites named from the requests a run sends, a fault planted
+ * at one of them, which (site, fault) pairs a run covers, and the report in docs/FAULTS.md.
+ * The operations and their invariants are in tests/integration/faults/.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { expect, it } from 'vitest';
+import type { DynamoRequest, Verdict } from '../../dev/local/dynamodb-proxy.ts';
+
+/** Each fault, planted at one call site; from there on the dependency behaves as named. */
+export const FAULT_KINDS = ['error', 'throttle', 'hang', 'lost', 'lost-retried'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export const FAULT_TITLES: Record<FaultKind, string> = {
+  error: '500',
+  throttle: 'throttled',
+  hang: 'hangs',
+  lost: 'applied, answer lost',
+  'lost-retried': 'applied, answer lost, retry answered',
+};
+
+/** Whether the dependency stays down until the operation has answered. */
+export const staysDown = (kind: FaultKind) => kind !== 'lost-retried';
+
+/** The whole matrix with FAULT_MATRIX=full; otherwise a sample that covers every site and every fault. */
+export const FULL_MATRIX = process.env.FAULT_MATRIX === 'full';
+
+type AttributeValue = Record<string, unknown>;
+type Item = Record<string, AttributeValue>;
+
+/** What an item's key says about it: the prefix of each key value (`USER`, `CUSTOMER#MEMBER`), or the key's name. */
+function keyKind(key: Item | undefined): string {
+  if (key === undefined) return '';
+  const parts = Object.entries(key)
+    .filter(([name]) => ['pk', 'sk', 'counterKey', 'sessionId', 'parcelNumber'].includes(name))
+    .map(([name, value]) => {
+      const text = typeof value.S === 'string' ? value.S : '';
+      return text.includes('#') ? (text.split('#')[0] ?? name) : name;
+    });
+  return parts.join('/');
+}
+
+/** The items one request touches, as `table:kind`. */
+function touched(request: DynamoRequest, roleOf: (table: string) => string): string[] {
+  const { body } = request;
+  const item = (table: unknown, key: unknown) =>
+    `${roleOf(String(table))}:${keyKind(key as Item | undefined)}`;
+  if (Array.isArray(body.TransactItems)) {
+    return (body.TransactItems as Record<string, Record<string, unknown>>[]).map((entry) => {
+      const [action, inner = {}] = Object.entries(entry)[0] ?? ['', {}];
+      return `${action}(${item(inner.TableName, inner.Key ?? inner.Item)})`;
+    });
+  }
+  if (typeof body.RequestItems === 'object' && body.RequestItems !== null) {
+    return Object.keys(body.RequestItems).map((table) => roleOf(table));
+  }
+  if (request.action === 'Query' || request.action === 'Scan') return [roleOf(String(body.TableName))];
+  return [item(body.TableName, body.Key ?? body.Item)];
+}
+
+/**
+ * Names the call sites of one run in the order their requests arrive: `UpdateItem
+ * loginThrottle:USER`, a second request of the same name `… #2`. Requests sent together
+ * (Promise.all) may arrive in either order; their names do not depend on it.
+ */
+export function siteNamer(tables: Readonly<Record<string, string>>) {
+  const roles = new Map(Object.entries(tables).map(([role, name]) => [name, role]));
+  const roleOf = (table: string) => roles.get(table) ?? table;
+  const seen = new Map<string, number>();
+  return (request: DynamoRequest) => {
+    const base = `${request.action} ${touched(request, roleOf).join(' ')}`;
+    const count = (seen.get(base) ?? 0) + 1;
+    seen.set(base, count);
+    return count === 1 ? base : `${base} #${count}`;
+  };
+}
+
+/**
+ * One run's plan: every request named; the first request named `site` gets the fault, and
+ * every later one (the SDK's retries included) gets what the dependency does from then on.
+ * With `site` undefined nothing is planted: the run names its sites (`sites`).
+ */
+export function faultPlan(tables: Readonly<Record<string, string>>, site?: string, kind?: FaultKind) {
+  const name = siteNamer(tables);
+  const sites: string[] = [];
+  let planted = false;
+  const verdict = (request: DynamoRequest): Verdict => {
+    const named = name(request);
+    if (planted) {
+      if (kind === 'lost-retried') return 'forward';
+      return kind === 'lost' ? 'hang' : (kind ?? 'forward');
+    }
+    sites.push(named);
+    if (named !== site || kind === undefined) return 'forward';
+    planted = true;
+    return kind === 'lost' || kind === 'lost-retried' ? 'lose-answer' : kind;
+  };
+  return {
+    verdict,
+    /** The sites this run's requests reached before the fault, in arrival order. */
+    sites,
+    /** Whether the fault's site was reached. */
+    get planted() {
+      return planted;
+    },
+  };
+}
+
+/**
+ * The runs of one operation: in the full matrix every site with every fault; in the sample
+ * every site once and every fault at least once, rotated by `offset` so operations differ.
+ */
+export function runsOf(
+  sites: readonly string[],
+  offset: number,
+  kinds: readonly FaultKind[] = FAULT_KINDS,
+): [string, FaultKind][] {
+  if (FULL_MATRIX) return sites.flatMap((site) => kinds.map((kind): [string, FaultKind] => [site, kind]));
+  const runs = sites.map((site, index): [string, FaultKind] => [
+    site,
+    kinds[(index + offset) % kinds.length] as FaultKind,
+  ]);
+  for (let extra = sites.length; extra < kinds.length; extra++) {
+    runs.push([sites[extra % sites.length] as string, kinds[(extra + offset) % kinds.length] as FaultKind]);
+  }
+  return runs;
+}
+
+/** One operation's row of the report. */
+export interface MatrixRow {
+  readonly operation: string;
+  readonly site: string;
+  /** Runs per fault, and the invariants they broke (0 when the suite passed). */
+  readonly runs: Partial<Record<FaultKind, number>>;
+}
+
+const REPORT = resolve(import.meta.dirname, '../../docs/FAULTS.md');
+const begin = (section: string) => `<!-- fault matrix: ${section} -->`;
+const end = (section: string) => `<!-- end of fault matrix: ${section} -->`;
+
+/** The section's table as docs/FAULTS.md shows it. */
+export function matrixTable(rows: readonly MatrixRow[]): string {
+  const header = `| operation | call site | ${FAULT_KINDS.map((kind) => FAULT_TITLES[kind]).join(' | ')} |`;
+  const rule = `|---|---|${FAULT_KINDS.map(() => '---:').join('|')}|`;
+  const lines = rows.map(
+    (row) =>
+      `| ${row.operation} | \`${row.site}\` | ${FAULT_KINDS.map((kind) => String(row.runs[kind] ?? 0)).join(' | ')} |`,
+  );
+  const total = rows.reduce((sum, row) => sum + Object.values(row.runs).reduce((a, b) => a + b, 0), 0);
+  const operations = new Set(rows.map((row) => row.operation)).size;
+  return [
+    `${operations} operations, ${rows.length} call sites, ${total} runs, 0 invariants broken.`,
+    '',
+    header,
+    rule,
+    ...lines,
+  ].join('\n');
+}
+
+/** Writes the section's table into docs/FAULTS.md, between its markers. */
+export async function writeMatrixSection(section: string, rows: readonly MatrixRow[]): Promise<void> {
+  const text = await readFile(REPORT, 'utf8');
+  const from = text.indexOf(begin(section));
+  const to = text.indexOf(end(section));
+  if (from < 0 || to < from) throw new Error(`docs/FAULTS.md has no section ${section}`);
+  const written = `${text.slice(0, from + begin(section).length)}\n${matrixTable(rows)}\n${text.slice(to)}`;
+  await writeFile(REPORT, written);
+}
+
+/** The (operation, call site) pairs the section of docs/FAULTS.md lists. */
+export async function reportedSites(section: string): Promise<string[]> {
+  const text = await readFile(REPORT, 'utf8');
+  const from = text.indexOf(begin(section));
+  const to = text.indexOf(end(section));
+  if (from < 0 || to < from) return [];
+  return [...text.slice(from, to).matchAll(/^\| ([^|]+) \| `([^`]+)` \|/gm)].map(
+    ([, operation, site]) => `${operation?.trim()}: ${site}`,
+  );
+}
+
+/**
+ * Registers a matrix's tests: one that names each operation's call sites (and, in the
+ * sample, holds docs/FAULTS.md to them), one per operation running its (site, fault) pairs,
+ * and with the full matrix one that writes the section. `run` does one run and returns the
+ * sites it reached: with no site given, every site of a fault-free run.
+ */
+export function describeMatrix<O extends { readonly name: string; readonly kinds?: readonly FaultKind[] }>(
+  section: string,
+  operations: readonly O[],
+  run: (operation: O, site?: string, kind?: FaultKind) => Promise<string[]>,
+) {
+  const sitesOf = new Map<string, readonly string[]>();
+  const rows: MatrixRow[] = [];
+  let broken = 0;
+
+  it('names the call sites of every operation, as docs/FAULTS.md lists them', async () => {
+    for (const operation of operations) sitesOf.set(operation.name, await run(operation));
+    const named = [...sitesOf].flatMap(([operation, sites]) => sites.map((site) => `${operation}: ${site}`));
+    if (!FULL_MATRIX) {
+      expect(
+        await reportedSites(section),
+        'docs/FAULTS.md is out of date: run FAULT_MATRIX=full npm test',
+      ).toEqual(named);
+    }
+  });
+
+  operations.forEach((operation, index) => {
+    it(`${operation.name}: every call site, each fault, then a retry`, async () => {
+      const sites = sitesOf.get(operation.name) ?? [];
+      expect(sites.length, 'call sites named').toBeGreaterThan(0);
+      for (const [site, kind] of runsOf(sites, index, operation.kinds)) {
+        await run(operation, site, kind).catch((error: Error) => {
+          broken += 1;
+          error.message = `${operation.name}, ${kind} at ${site}: ${error.message}`;
+          throw error;
+        });
+        const row = rows.find(
+          (candidate) => candidate.operation === operation.name && candidate.site === site,
+        );
+        if (row === undefined) rows.push({ operation: operation.name, site, runs: { [kind]: 1 } });
+        else (row.runs as Record<string, number>)[kind] = (row.runs[kind] ?? 0) + 1;
+      }
+    }, 900_000);
+  });
+
+  if (FULL_MATRIX) {
+    it('writes the matrix into docs/FAULTS.md', async () => {
+      expect(broken, 'a matrix with a broken invariant is not written').toBe(0);
+      const ordered = [...sitesOf].flatMap(([operation, sites]) =>
+        sites.map(
+          (site) =>
+            rows.find((row) => row.operation === operation && row.site === site) ?? {
+              operation,
+              site,
+              runs: {},
+            },
+        ),
+      );
+      await writeMatrixSection(section, ordered);
+    });
+  }
+}
