@@ -7,6 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { expect, it } from 'vitest';
 import type { DynamoRequest, Verdict } from '../../dev/local/dynamodb-proxy.ts';
+import type { DynamoKind } from './dynamo.ts';
 
 /** Each fault, planted at one call site; from there on the dependency behaves as named. */
 export const FAULT_KINDS = ['error', 'throttle', 'hang', 'lost', 'lost-retried'] as const;
@@ -25,6 +26,10 @@ export const staysDown = (kind: FaultKind) => kind !== 'lost-retried';
 
 /** The whole matrix with FAULT_MATRIX=full; otherwise a sample that covers every site and every fault. */
 export const FULL_MATRIX = process.env.FAULT_MATRIX === 'full';
+
+/** The DynamoDB behind the proxy: dynalite, or DynamoDB Local with FAULT_DYNAMO=dynamodb-local. */
+export const FAULT_DYNAMO: DynamoKind =
+  process.env.FAULT_DYNAMO === 'dynamodb-local' ? 'dynamodb-local' : 'dynalite';
 
 type AttributeValue = Record<string, unknown>;
 type Item = Record<string, AttributeValue>;
@@ -150,7 +155,7 @@ export function matrixTable(rows: readonly MatrixRow[]): string {
   const total = rows.reduce((sum, row) => sum + Object.values(row.runs).reduce((a, b) => a + b, 0), 0);
   const operations = new Set(rows.map((row) => row.operation)).size;
   return [
-    `${operations} operations, ${rows.length} call sites, ${total} runs, 0 invariants broken.`,
+    `${operations} operations, ${rows.length} call sites, ${total} runs on ${FAULT_DYNAMO}, 0 invariants broken.`,
     '',
     header,
     rule,

@@ -23,7 +23,7 @@ import { failure } from '../../../ops/admin/errors.ts';
 import type { ParameterStore } from '../../../ops/admin/keys.ts';
 import { runAdmin } from '../../../ops/admin/main.ts';
 import { startTestDynamo, type TestDynamo } from '../../support/dynamo.ts';
-import { describeMatrix, type FaultKind, faultPlan, staysDown } from '../../support/faults.ts';
+import { describeMatrix, FAULT_DYNAMO, type FaultKind, faultPlan, staysDown } from '../../support/faults.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const IMPORT_FILE = resolve(ROOT, 'docs/import-example.jsonl');
@@ -397,7 +397,7 @@ async function newStage() {
 }
 
 beforeAll(async () => {
-  dynamo = await startTestDynamo('dynalite');
+  dynamo = await startTestDynamo(FAULT_DYNAMO);
   proxy = await startDynamoProxy(dynamo.endpoint);
   dir = await mkdtemp(join(tmpdir(), 'parcel-auth-faults-'));
   await writeFile(join(dir, 'config'), '');

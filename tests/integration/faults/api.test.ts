@@ -32,7 +32,7 @@ import {
   trackingEvent,
 } from '../../fixtures/events.ts';
 import { startTestDynamo, type TestDynamo } from '../../support/dynamo.ts';
-import { describeMatrix, type FaultKind, faultPlan, staysDown } from '../../support/faults.ts';
+import { describeMatrix, FAULT_DYNAMO, type FaultKind, faultPlan, staysDown } from '../../support/faults.ts';
 import { captureServiceLogs } from '../../support/log-capture.ts';
 
 const PASSWORD = 'a-long-test-password';
@@ -373,7 +373,7 @@ const OPERATIONS: Operation<any>[] = [
 ];
 
 beforeAll(async () => {
-  dynamo = await startTestDynamo('dynalite');
+  dynamo = await startTestDynamo(FAULT_DYNAMO);
   proxy = await startDynamoProxy(dynamo.endpoint);
   const keys = await functionEnv({ endpoint: proxy.endpoint, tables: dynamo.tables });
   cleanupKeys = keys.cleanup;
