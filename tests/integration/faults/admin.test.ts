@@ -78,8 +78,6 @@ interface Context {
   readonly tables: Tables;
   readonly username: string;
   readonly customerId: string;
-  /** Before the command ran: a revocation must move the user's cutoff past it. */
-  readonly startedAt: number;
 }
 
 interface Command {
@@ -116,24 +114,42 @@ async function userWhole(context: Context, expected: 'present' | 'absent') {
   return user;
 }
 
-/** The user's revocation cutoff moved past the command's start. */
-async function revokedSince(context: Context) {
+/** The user's revocation cutoff as stored. */
+async function cutoffOf(context: Context) {
   const { Item } = await dynamo.documentClient.send(
     new GetCommand({
       TableName: context.tables.accounts,
       Key: { pk: `USER#${context.username}`, sk: 'USER' },
     }),
   );
-  expect(Number(Item?.revokedBefore) * 1000).toBeGreaterThan(context.startedAt - 1000);
+  return Number(Item?.revokedBefore);
+}
+/** The cutoff each run's user was created with. */
+const arrangedCutoffs = new WeakMap<Context, number>();
+
+/** The user's revocation cutoff moved forward. */
+async function revokedSince(context: Context) {
+  expect(await cutoffOf(context)).toBeGreaterThan(arrangedCutoffs.get(context) ?? Number.POSITIVE_INFINITY);
 }
 
+/**
+ * The user a command acts on. Created as if an hour from now: its revocation cutoff is ahead
+ * of the command's, so a revocation always takes both of its writes (the second moves a
+ * cutoff that is not behind), and the call sites do not depend on the second the run falls in.
+ */
 const existingUser = async (context: Context) => {
   await accountsOf(context.tables).addPickupAddress(context.customerId, 'PRG01');
-  await accountsOf(context.tables).createUser({
+  const anHourAhead = () => new Date(Date.now() + 3_600_000);
+  await createDynamoAccountRepository({
+    client: dynamo.documentClient,
+    tableName: context.tables.accounts,
+    clock: anHourAhead,
+  }).createUser({
     username: context.username,
     passwordHash,
     customerId: context.customerId,
   });
+  arrangedCutoffs.set(context, await cutoffOf(context));
 };
 
 const COMMANDS: Command[] = [
@@ -432,7 +448,6 @@ async function run(command: Command, site?: string, kind?: FaultKind) {
     tables: tableNames(stage),
     username: unique('operator-made'),
     customerId: unique('C-OP'),
-    startedAt: Date.now(),
   };
   await command.arrange?.(context);
   const dynamoPlan = faultPlan(context.tables, command.ssm === true ? undefined : site, kind);
