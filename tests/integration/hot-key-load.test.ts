@@ -11,12 +11,13 @@
  * and DynamoDB that throttles writes to the hot items as a hot partition would (dynalite
  * never throttles: an otherwise impossible fault, injected at the wire).
  */
-import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import autocannon from 'autocannon';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startDynamoProxy } from '../../dev/local/dynamodb-proxy.ts';
 import { functionEnv } from '../../dev/local/handler-env.ts';
 import { seedHandlerUsers } from '../../dev/local/handler-users.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
@@ -45,60 +46,34 @@ const readBody = async (incoming: IncomingMessage) => {
 };
 
 /**
- * A proxy to DynamoDB that refuses writes to the login-throttle items under `hotKeys` beyond
- * `writesPerSecond` each, as DynamoDB refuses writes to a partition key past its limit.
+ * The proxy to DynamoDB (dev/local/dynamodb-proxy.ts) refusing writes to the login-throttle
+ * items under `hotKeys` beyond `writesPerSecond` each, as DynamoDB throttles writes to a
+ * partition key past its limit.
  */
 async function startPartitionLimit(upstream: string) {
-  const target = new URL(upstream);
   const writes = new Map<string, number[]>();
   const limit = { writesPerSecond: Number.POSITIVE_INFINITY, hotKeys: new Set<string>(), throttled: 0 };
-  const server = createServer(async (incoming, outgoing) => {
-    const body = await readBody(incoming);
-    const action =
-      String(incoming.headers['x-amz-target'] ?? '')
-        .split('.')
-        .at(-1) ?? '';
-    const parsed = body === '' ? {} : (JSON.parse(body) as { Key?: unknown; Item?: unknown });
-    const key = (parsed.Key ?? parsed.Item) as { counterKey?: { S?: string } } | undefined;
+  const proxy = await startDynamoProxy(upstream);
+  proxy.decide(({ action, body }) => {
+    const key = (body.Key ?? body.Item) as { counterKey?: { S?: string } } | undefined;
     const counterKey = key?.counterKey?.S;
     if (
-      ['UpdateItem', 'PutItem'].includes(action) &&
-      counterKey !== undefined &&
-      limit.hotKeys.has(counterKey)
+      !['UpdateItem', 'PutItem'].includes(action) ||
+      counterKey === undefined ||
+      !limit.hotKeys.has(counterKey)
     ) {
-      const now = Date.now();
-      const recent = (writes.get(counterKey) ?? []).filter((at) => now - at < 1000);
-      if (recent.length >= limit.writesPerSecond) {
-        limit.throttled += 1;
-        outgoing.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
-        outgoing.end(
-          JSON.stringify({
-            __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
-            message: 'The level of configured provisioned throughput for the table was exceeded.',
-          }),
-        );
-        return;
-      }
-      writes.set(counterKey, [...recent, now]);
+      return 'forward';
     }
-    const forwarded = request(
-      {
-        host: target.hostname,
-        port: target.port,
-        method: incoming.method,
-        path: incoming.url,
-        headers: incoming.headers,
-      },
-      (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-      },
-    );
-    forwarded.once('error', (error) => outgoing.destroy(error));
-    forwarded.end(body);
+    const now = Date.now();
+    const recent = (writes.get(counterKey) ?? []).filter((at) => now - at < 1000);
+    if (recent.length >= limit.writesPerSecond) {
+      limit.throttled += 1;
+      return 'throttle';
+    }
+    writes.set(counterKey, [...recent, now]);
+    return 'forward';
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, limit, server };
+  return { endpoint: proxy.endpoint, limit, close: () => proxy.close() };
 }
 
 /** The login handler over HTTP on loopback, every request from `sourceIp`; it keeps every answer. */
@@ -174,7 +149,7 @@ beforeAll(async () => {
 afterAll(async () => {
   vi.unstubAllEnvs();
   await closeServer(http.server);
-  await closeServer(proxy.server);
+  await proxy.close();
   await dynamo.close();
   await cleanupKeys();
 });
