@@ -1,13 +1,12 @@
 /**
  * DynamoDB round trips per operation, counted at the wire: the handlers reach the embedded
- * DynamoDB through a small proxy on loopback that logs every request's `X-Amz-Target`
- * action and when it started and ended. Requests that overlap in time are one step of the
+ * DynamoDB through the fault matrix's proxy (dev/local/dynamodb-proxy.ts), which hears of every
+ * request's `X-Amz-Target` action and when it started and ended. Requests that overlap in time are one step of the
  * latency path; `sequential` counts those steps.
  */
-import { Agent, createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
+
 import { authorizerEvent, lambdaContext } from '../../tests/fixtures/events.ts';
+import { type Exchange, startDynamoProxy } from '../local/dynamodb-proxy.ts';
 import {
   type AuthorizerHandler,
   call200,
@@ -19,60 +18,19 @@ import {
 import type { RoundTrips, RoundTripsResult } from './results.ts';
 import { benchStage, PASSWORD } from './stage.ts';
 
-interface Exchange {
-  readonly action: string;
-  readonly start: number;
-  end: number;
-}
-
+/** The proxy of the fault matrix, counting: every exchange since the last take(). */
 async function startCountingProxy(upstream: string) {
-  const target = new URL(upstream);
-  const agent = new Agent({ keepAlive: true });
   let log: Exchange[] = [];
-  const server = createServer((incoming, outgoing) => {
-    const header = incoming.headers['x-amz-target'];
-    const exchange: Exchange = {
-      action: (typeof header === 'string' ? header : 'unknown').split('.').at(-1) ?? 'unknown',
-      start: performance.now(),
-      end: Number.NaN,
-    };
-    log.push(exchange);
-    const forwarded = request(
-      {
-        host: target.hostname,
-        port: target.port,
-        method: incoming.method,
-        path: incoming.url,
-        headers: incoming.headers,
-        agent,
-      },
-      (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-        answer.once('end', () => {
-          exchange.end = performance.now();
-        });
-      },
-    );
-    forwarded.once('error', (error) => outgoing.destroy(error));
-    incoming.pipe(forwarded);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const proxy = await startDynamoProxy(upstream, { onExchange: (exchange) => log.push(exchange) });
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: proxy.endpoint,
     /** The requests since the last take(), and starts a new log. */
     take(): Exchange[] {
       const taken = log;
       log = [];
       return taken;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        agent.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => proxy.close(),
   };
 }
 

@@ -7,6 +7,7 @@
  */
 import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 
 /** One request as it reached the proxy. */
 export interface DynamoRequest {
@@ -14,6 +15,13 @@ export interface DynamoRequest {
   readonly action: string;
   /** The request's JSON body, in DynamoDB's wire format. */
   readonly body: Record<string, unknown>;
+}
+
+/** A forwarded request answered: its action, and when it reached the proxy and its answer ended (performance.now()). */
+export interface Exchange {
+  readonly action: string;
+  readonly start: number;
+  readonly end: number;
 }
 
 /** What the client gets for one request. */
@@ -58,8 +66,14 @@ function answerError(outgoing: ServerResponse, kind: keyof typeof ERRORS) {
   outgoing.end(JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message }));
 }
 
-/** Starts a proxy on a free port of 127.0.0.1 in front of `upstream`. */
-export async function startDynamoProxy(upstream: string): Promise<DynamoProxy> {
+/**
+ * Starts a proxy on a free port of 127.0.0.1 in front of `upstream`; `onExchange` hears of every
+ * request whose answer was delivered (the bench counts round trips with it).
+ */
+export async function startDynamoProxy(
+  upstream: string,
+  options: { readonly onExchange?: (exchange: Exchange) => void } = {},
+): Promise<DynamoProxy> {
   const target = new URL(upstream);
   const agent = new Agent({ keepAlive: true });
   let verdictOf: (request: DynamoRequest) => Verdict = () => 'forward';
@@ -81,6 +95,7 @@ export async function startDynamoProxy(upstream: string): Promise<DynamoProxy> {
   };
 
   const server = createServer(async (incoming, outgoing) => {
+    const start = performance.now();
     const body = await readBody(incoming);
     const header = incoming.headers['x-amz-target'];
     const action = (typeof header === 'string' ? header : '').split('.').at(-1) ?? '';
@@ -100,6 +115,7 @@ export async function startDynamoProxy(upstream: string): Promise<DynamoProxy> {
       }
       outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(outgoing);
+      answer.once('end', () => options.onExchange?.({ action, start, end: performance.now() }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

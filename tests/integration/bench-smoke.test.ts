@@ -134,6 +134,15 @@ describe('npm run bench -- --quick', () => {
       expect(total, operation).toMatch(/^\d+$/);
       expect(sequential, operation).toMatch(/^\d+$/);
     }
+    // As the fault matrix names their call sites (docs/FAULTS.md): the counting proxy counts them all.
+    const row = (operation: string) => trips.find(([name]) => name === operation)?.slice(0, 3);
+    expect(row('login')).toEqual(['login', '6', '2']);
+    expect(row('refresh')).toEqual(['refresh', '2', '2']);
+    expect(row('authorizer, revocation cache 30s, cached')).toEqual([
+      'authorizer, revocation cache 30s, cached',
+      '0',
+      '0',
+    ]);
     const bundles = rowsAfter('## 4. Bundles');
     expect(bundles.map(([name]) => name)).toEqual(
       expect.arrayContaining(['authorizer', 'login', 'loginExtended']),
