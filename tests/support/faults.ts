@@ -10,10 +10,10 @@ import type { DynamoRequest, Verdict } from '../../dev/local/dynamodb-proxy.ts';
 import type { DynamoKind } from './dynamo.ts';
 
 /** Each fault, planted at one call site; from there on the dependency behaves as named. */
-export const FAULT_KINDS = ['error', 'throttle', 'hang', 'lost', 'lost-retried'] as const;
+const FAULT_KINDS = ['error', 'throttle', 'hang', 'lost', 'lost-retried'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-export const FAULT_TITLES: Record<FaultKind, string> = {
+const FAULT_TITLES: Record<FaultKind, string> = {
   error: '500',
   throttle: 'throttled',
   hang: 'hangs',
@@ -25,7 +25,7 @@ export const FAULT_TITLES: Record<FaultKind, string> = {
 export const staysDown = (kind: FaultKind) => kind !== 'lost-retried';
 
 /** The whole matrix with FAULT_MATRIX=full; otherwise a sample that covers every site and every fault. */
-export const FULL_MATRIX = process.env.FAULT_MATRIX === 'full';
+const FULL_MATRIX = process.env.FAULT_MATRIX === 'full';
 
 /** The DynamoDB behind the proxy: dynalite, or DynamoDB Local with FAULT_DYNAMO=dynamodb-local. */
 export const FAULT_DYNAMO: DynamoKind =
@@ -69,7 +69,7 @@ function touched(request: DynamoRequest, roleOf: (table: string) => string): str
  * loginThrottle:USER`, a second request of the same name `… #2`. Requests sent together
  * (Promise.all) may arrive in either order; their names do not depend on it.
  */
-export function siteNamer(tables: Readonly<Record<string, string>>) {
+function siteNamer(tables: Readonly<Record<string, string>>) {
   const roles = new Map(Object.entries(tables).map(([role, name]) => [name, role]));
   const roleOf = (table: string) => roles.get(table) ?? table;
   const seen = new Map<string, number>();
@@ -116,7 +116,7 @@ export function faultPlan(tables: Readonly<Record<string, string>>, site?: strin
  * The runs of one operation: in the full matrix every site with every fault; in the sample
  * every site once and every fault at least once, rotated by `offset` so operations differ.
  */
-export function runsOf(
+function runsOf(
   sites: readonly string[],
   offset: number,
   kinds: readonly FaultKind[] = FAULT_KINDS,
@@ -133,7 +133,7 @@ export function runsOf(
 }
 
 /** One operation's row of the report. */
-export interface MatrixRow {
+interface MatrixRow {
   readonly operation: string;
   readonly site: string;
   /** Runs per fault, and the invariants they broke (0 when the suite passed). */
@@ -145,7 +145,7 @@ const begin = (section: string) => `<!-- fault matrix: ${section} -->`;
 const end = (section: string) => `<!-- end of fault matrix: ${section} -->`;
 
 /** The section's table as docs/FAULTS.md shows it. */
-export function matrixTable(rows: readonly MatrixRow[]): string {
+function matrixTable(rows: readonly MatrixRow[]): string {
   const header = `| operation | call site | ${FAULT_KINDS.map((kind) => FAULT_TITLES[kind]).join(' | ')} |`;
   const rule = `|---|---|${FAULT_KINDS.map(() => '---:').join('|')}|`;
   const lines = rows.map(
@@ -164,7 +164,7 @@ export function matrixTable(rows: readonly MatrixRow[]): string {
 }
 
 /** Writes the section's table into docs/FAULTS.md, between its markers. */
-export async function writeMatrixSection(section: string, rows: readonly MatrixRow[]): Promise<void> {
+async function writeMatrixSection(section: string, rows: readonly MatrixRow[]): Promise<void> {
   const text = await readFile(REPORT, 'utf8');
   const from = text.indexOf(begin(section));
   const to = text.indexOf(end(section));
@@ -174,7 +174,7 @@ export async function writeMatrixSection(section: string, rows: readonly MatrixR
 }
 
 /** The (operation, call site) pairs the section of docs/FAULTS.md lists. */
-export async function reportedSites(section: string): Promise<string[]> {
+async function reportedSites(section: string): Promise<string[]> {
   const text = await readFile(REPORT, 'utf8');
   const from = text.indexOf(begin(section));
   const to = text.indexOf(end(section));
