@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { type DynamoProxy, startDynamoProxy } from '../../../dev/local/dynamodb-proxy.ts';
 import { ensureTables } from '../../../dev/local/tables.ts';
 import { readStageParams } from '../../../infra/stage-params.ts';
-import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
+import { accountItems, createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../../lib/accounts/repository.ts';
 import { hashPassword } from '../../../lib/auth/passwords.ts';
 import { keyParameterNames, tableNames } from '../../../lib/stage.ts';
@@ -106,7 +106,7 @@ async function userWhole(context: Context, expected: 'present' | 'absent') {
   const member = await dynamo.documentClient.send(
     new GetCommand({
       TableName: context.tables.accounts,
-      Key: { pk: `CUSTOMER#${context.customerId}`, sk: `MEMBER#${context.username}` },
+      Key: accountItems.memberKey(context.customerId, context.username),
     }),
   );
   expect(user === null ? 'absent' : 'present', 'the user').toBe(expected);
@@ -119,7 +119,7 @@ async function cutoffOf(context: Context) {
   const { Item } = await dynamo.documentClient.send(
     new GetCommand({
       TableName: context.tables.accounts,
-      Key: { pk: `USER#${context.username}`, sk: 'USER' },
+      Key: accountItems.userKey(context.username),
     }),
   );
   return Number(Item?.revokedBefore);
