@@ -18,8 +18,6 @@ import {
   parseKeyring,
 } from '../../../lib/tokens/keys.ts';
 import { createAccessTokenVerifier, createTokenIssuer } from '../../../lib/tokens/tokens.ts';
-import { failure } from '../../../ops/admin/errors.ts';
-import type { ParameterStore } from '../../../ops/admin/keys.ts';
 import {
   generateKeyring,
   generateSigningJwk,
@@ -28,32 +26,12 @@ import {
 } from '../../../ops/keys/keyring.ts';
 import { lines, OTHER_STAGE, useAdminCli } from '../../support/admin-cli.ts';
 import { TOKEN_SETTINGS } from '../../support/keys.ts';
+import { memoryParameters } from '../../support/parameters.ts';
 
 const { admin, adminOk } = useAdminCli();
 
 /** A stage's own KMS key, as the stage parameter kmsKeyArn names it. */
 const KMS_KEY = 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
-
-/**
- * A parameter store in memory that refuses to overwrite as SSM does (PutParameter, Overwrite
- * false) and records the order of writes; `failWrite` makes the write of one name fail.
- */
-function memoryParameters(options: { failWrite?: string } = {}) {
-  const stored = new Map<string, { value: string; secure: boolean; kmsKeyId?: string | undefined }>();
-  const writes: string[] = [];
-  const store: ParameterStore = {
-    exists: async (name) => stored.has(name),
-    get: async (name) => stored.get(name)?.value,
-    async put(name, value, { secure, overwrite, kmsKeyId }) {
-      if (name === options.failWrite)
-        throw failure(`SSM: cannot write parameter ${name} (test): AccessDenied`);
-      if (stored.has(name) && !overwrite) throw failure(`SSM parameter ${name} exists already`);
-      stored.set(name, { value, secure, kmsKeyId });
-      writes.push(name);
-    },
-  };
-  return { stored, writes, store };
-}
 
 /** The keys of a stage as they stand, parsed. */
 const storedKeys = (stored: Map<string, { value: string }>, stage: string) => {

@@ -24,6 +24,7 @@ import type { ParameterStore } from '../../../ops/admin/keys.ts';
 import { runAdmin } from '../../../ops/admin/main.ts';
 import { startTestDynamo, type TestDynamo } from '../../support/dynamo.ts';
 import { describeMatrix, FAULT_DYNAMO, type FaultKind, faultPlan, staysDown } from '../../support/faults.ts';
+import { memoryParameters, type StoredParameter } from '../../support/parameters.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const IMPORT_FILE = resolve(ROOT, 'docs/import-example.jsonl');
@@ -74,7 +75,7 @@ const unique = (prefix: string) => {
 interface Context {
   readonly stage: string;
   /** The stage's SSM parameters (the key commands'). */
-  readonly parameters: Map<string, string>;
+  readonly parameters: Map<string, StoredParameter>;
   readonly tables: Tables;
   readonly username: string;
   readonly customerId: string;
@@ -254,8 +255,8 @@ const SSM_KINDS: readonly FaultKind[] = ['error', 'lost', 'lost-retried'];
 /** The keys of the stage as stored: the key set holds the keyring's active and next keys. */
 function storedKeys(context: Context) {
   const names = keyParameterNames(context.stage);
-  const keyring = parseKeyring(context.parameters.get(names.signingKeyring) ?? '');
-  const jwks = parseJwks(context.parameters.get(names.jwks) ?? '');
+  const keyring = parseKeyring(context.parameters.get(names.signingKeyring)?.value ?? '');
+  const jwks = parseJwks(context.parameters.get(names.jwks)?.value ?? '');
   const published = jwks.keys.map(({ kid }) => kid);
   expect(published, 'the key set holds the key that signs').toContain(keyring.active.kid);
   expect(published, 'and the next one').toContain(keyring.next.kid);
@@ -265,7 +266,7 @@ function storedKeys(context: Context) {
 const arrangedKeys = new WeakMap<Context, ReturnType<typeof storedKeys>>();
 const initialised = async (context: Context) => {
   const run = await admin(['keys', 'init'], context.stage, {
-    parameters: memoryParameters(context.parameters),
+    parameters: memoryParameters({ stored: context.parameters }).store,
   });
   if (run.code !== 0) throw new Error(`arrange: keys init exited ${run.code}: ${run.stderr.join(' | ')}`);
   arrangedKeys.set(context, storedKeys(context));
@@ -319,38 +320,6 @@ const KEY_COMMANDS: Command[] = [
     },
   },
 ];
-
-/** The in-memory SSM of a stage, refusing to overwrite unless told, with the real store's messages. */
-function memoryParameters(
-  stored: Map<string, string>,
-  fault?: (call: string, apply: () => Promise<void>) => Promise<void>,
-): ParameterStore {
-  const through = fault ?? ((_call: string, apply: () => Promise<void>) => apply());
-  const short = (name: string) => name.split('/').at(-1) ?? name;
-  return {
-    async exists(name) {
-      let found = false;
-      await through(`exists ${short(name)}`, async () => {
-        found = stored.has(name);
-      });
-      return found;
-    },
-    async get(name) {
-      let value: string | undefined;
-      await through(`get ${short(name)}`, async () => {
-        value = stored.get(name);
-      });
-      return value;
-    },
-    async put(name, value, { overwrite }) {
-      await through(`put ${short(name)}`, async () => {
-        if (stored.has(name) && !overwrite)
-          throw failure(`SSM parameter ${name} exists already; --force replaces it`);
-        stored.set(name, value);
-      });
-    },
-  };
-}
 
 /** One run's SSM faults, planted as faultPlan plants DynamoDB's. */
 function ssmFaults(site?: string, kind?: FaultKind) {
@@ -453,8 +422,11 @@ async function run(command: Command, site?: string, kind?: FaultKind) {
   const dynamoPlan = faultPlan(context.tables, command.ssm === true ? undefined : site, kind);
   const ssmPlan = ssmFaults(command.ssm === true ? site : undefined, kind);
   const plan = command.ssm === true ? ssmPlan : dynamoPlan;
-  const faulty = { parameters: memoryParameters(context.parameters, ssmPlan.fault), now: dayLater };
-  const healthy = { parameters: memoryParameters(context.parameters), now: dayLater };
+  const faulty = {
+    parameters: memoryParameters({ stored: context.parameters, through: ssmPlan.fault }).store,
+    now: dayLater,
+  };
+  const healthy = { parameters: memoryParameters({ stored: context.parameters }).store, now: dayLater };
   proxy.decide(dynamoPlan.verdict);
   const first = await admin(command.args(context), stage, faulty);
   proxy.decide(() => 'forward');
