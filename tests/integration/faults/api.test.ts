@@ -280,16 +280,21 @@ interface Holder {
   readonly refreshToken: string;
 }
 
+/** A new user's session, as a fault-free login left it. */
+async function holder(): Promise<Holder> {
+  const { username } = await newUser();
+  return { username, refreshToken: (await loggedIn(username)).refreshToken };
+}
+
+/** POST /token/refresh or /logout with `refreshToken`. */
+const tokenRequest = (refreshToken: string) => loginEvent(JSON.stringify({ refreshToken }));
+
 /** Refresh, with the stage's reuse grace window (0 on every stage) or 10 s of it. */
 const refreshOperation = (graceSeconds: number): Operation<Holder> => ({
   name: graceSeconds === 0 ? 'refresh' : `refresh, ${graceSeconds} s grace`,
   function: 'refresh',
-  async arrange() {
-    const { username } = await newUser();
-    return { username, refreshToken: (await loggedIn(username)).refreshToken };
-  },
-  act: async ({ refreshToken }, handler) =>
-    call(await handler('refresh'), loginEvent(JSON.stringify({ refreshToken }))),
+  arrange: holder,
+  act: async ({ refreshToken }, handler) => call(await handler('refresh'), tokenRequest(refreshToken)),
   success: 200,
   // Without a grace window, a retry with the token whose rotation was applied is reuse.
   ownRefusal: (run, site) =>
@@ -304,9 +309,9 @@ const refreshOperation = (graceSeconds: number): Operation<Holder> => ({
     }
     await sessionsStored([answer]);
     const refresh = await freshHandler('refresh');
-    const next = await call(refresh, loginEvent(JSON.stringify({ refreshToken: json(answer).refreshToken })));
+    const next = await call(refresh, tokenRequest(json(answer).refreshToken as string));
     expect(next.status, 'the chain goes on').toBe(200);
-    const spent = await call(refresh, loginEvent(JSON.stringify({ refreshToken: holder.refreshToken })));
+    const spent = await call(refresh, tokenRequest(holder.refreshToken));
     expect(spent.status, 'the first token stays spent').toBe(401);
   },
 });
@@ -314,16 +319,12 @@ const refreshOperation = (graceSeconds: number): Operation<Holder> => ({
 const logoutOperation: Operation<Holder> = {
   name: 'logout',
   function: 'logout',
-  async arrange() {
-    const { username } = await newUser();
-    return { username, refreshToken: (await loggedIn(username)).refreshToken };
-  },
-  act: async ({ refreshToken }, handler) =>
-    call(await handler('logout'), loginEvent(JSON.stringify({ refreshToken }))),
+  arrange: holder,
+  act: async ({ refreshToken }, handler) => call(await handler('logout'), tokenRequest(refreshToken)),
   success: 204,
   async check({ refreshToken }) {
     expect((await sessionOf(refreshToken))?.revokedReason).toBe('logout');
-    const refused = await call(await freshHandler('refresh'), loginEvent(JSON.stringify({ refreshToken })));
+    const refused = await call(await freshHandler('refresh'), tokenRequest(refreshToken));
     expect(refused.status).toBe(401);
   },
 };
