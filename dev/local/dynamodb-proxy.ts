@@ -68,11 +68,13 @@ function answerError(outgoing: ServerResponse, kind: keyof typeof ERRORS) {
 
 /**
  * Starts a proxy on a free port of 127.0.0.1 in front of `upstream`; `onExchange` hears of every
- * request whose answer was delivered (the bench counts round trips with it).
+ * request whose answer was delivered (the bench counts round trips with it). `answerAfterMs` holds
+ * every forwarded answer until that long after its request arrived, so that requests a client sends
+ * together overlap at the proxy however fast the DynamoDB behind it answers.
  */
 export async function startDynamoProxy(
   upstream: string,
-  options: { readonly onExchange?: (exchange: Exchange) => void } = {},
+  options: { readonly onExchange?: (exchange: Exchange) => void; readonly answerAfterMs?: number } = {},
 ): Promise<DynamoProxy> {
   const target = new URL(upstream);
   const agent = new Agent({ keepAlive: true });
@@ -113,9 +115,14 @@ export async function startDynamoProxy(
         answer.resume();
         return;
       }
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(outgoing);
-      answer.once('end', () => options.onExchange?.({ action, start, end: performance.now() }));
+      const deliver = () => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+        answer.once('end', () => options.onExchange?.({ action, start, end: performance.now() }));
+      };
+      const held = start + (options.answerAfterMs ?? 0) - performance.now();
+      if (held > 0) setTimeout(deliver, held);
+      else deliver();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
