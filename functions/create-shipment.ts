@@ -9,6 +9,7 @@ const deps = shipmentDeps(readShipmentsConfig());
 export const handler = endpoint({
   body: ShipmentRequestSchema,
   authorized: true,
+  route: 'createShipment',
   handle: async ({ body, caller }) => {
     const { parcelNumber, status, createdAt } = await createShipment(deps, caller, body);
     return created({ parcelNumber, status, createdAt }, `/api/v1/tracking/${parcelNumber}`);

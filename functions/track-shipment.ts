@@ -9,6 +9,7 @@ const deps = shipmentDeps(readShipmentsConfig());
 export const handler = endpoint({
   params: TrackingParamsSchema,
   authorized: true,
+  route: 'trackShipment',
   handle: async ({ params, caller }) => {
     const { parcelNumber, status, createdAt, shipment } = await trackShipment(
       deps,

@@ -8,7 +8,7 @@ import type { DataSettings } from './aws/dynamodb.ts';
 import type { SessionSettings } from './sessions/sessions.ts';
 import type { ThrottlePolicy, ThrottleSettings } from './throttle/throttle.ts';
 import type { KeySettings, KeySource } from './tokens/keys.ts';
-import type { RefreshTokenSettings, TokenSettings } from './tokens/tokens.ts';
+import type { AccessTokenSettings, RefreshTokenSettings, TokenSettings } from './tokens/tokens.ts';
 
 const UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 
@@ -206,10 +206,14 @@ const LogoutConfigSchema = v.pipe(
   ),
 );
 
+/** The lifetime of an API client's access token (the client credentials grant). */
+const ClientTokenEnv = { CLIENT_TOKEN_TTL: DurationSchema };
+
 const AuthorizerConfigSchema = v.pipe(
   v.object({
     ...Stage,
     ...TokenEnv,
+    ...ClientTokenEnv,
     ...DataEnv,
     ...KeyReloadEnv,
     ACCOUNTS_TABLE: NonEmpty,
@@ -220,13 +224,57 @@ const AuthorizerConfigSchema = v.pipe(
   v.transform((env) =>
     Object.freeze({
       stage: env.STAGE,
-      tokens: tokens(env),
+      tokens: Object.freeze({
+        ...tokens(env),
+        clientAccessTtlSeconds: env.CLIENT_TOKEN_TTL,
+      } satisfies AccessTokenSettings),
       data: data(env),
       accountsTable: env.ACCOUNTS_TABLE,
       keys: keys(env, { verificationKeys: env.VERIFICATION_KEYS }),
       revocationCacheTtlMs: env.REVOCATION_CACHE_TTL * 1000,
     }),
   ),
+);
+
+/** The token endpoint: client tokens, signed with the users' keys, throttled like logins. */
+const OAuthTokenConfigSchema = v.pipe(
+  v.object({
+    ...Stage,
+    TOKEN_ISSUER: TokenEnv.TOKEN_ISSUER,
+    TOKEN_AUDIENCE: TokenEnv.TOKEN_AUDIENCE,
+    ...ClientTokenEnv,
+    ...DataEnv,
+    ...KeyReloadEnv,
+    ...ThrottleEnv,
+    ACCOUNTS_TABLE: NonEmpty,
+    SIGNING_KEYRING: KeySourceSchema,
+  }),
+  v.check((env) => env.TOKEN_AUDIENCE !== env.TOKEN_ISSUER, AUDIENCE_IS_ISSUER),
+  v.check(
+    (env) => env.LOGIN_LOCKOUT_BASE <= env.LOGIN_LOCKOUT_MAX,
+    'LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX',
+  ),
+  v.transform((env) =>
+    Object.freeze({
+      stage: env.STAGE,
+      tokens: Object.freeze({
+        issuer: env.TOKEN_ISSUER,
+        audience: env.TOKEN_AUDIENCE,
+        accessTtlSeconds: env.CLIENT_TOKEN_TTL,
+      } satisfies TokenSettings),
+      data: data(env),
+      accountsTable: env.ACCOUNTS_TABLE,
+      keys: keys(env, { signingKeyring: env.SIGNING_KEYRING }),
+      loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
+      throttle: throttle(env),
+    }),
+  ),
+);
+
+/** The authorization server metadata (RFC 8414): who issues the tokens. */
+const OAuthMetadataConfigSchema = v.pipe(
+  v.object({ TOKEN_ISSUER: TokenEnv.TOKEN_ISSUER }),
+  v.transform((env) => Object.freeze({ issuer: env.TOKEN_ISSUER })),
 );
 
 const JwksConfigSchema = v.pipe(
@@ -246,6 +294,8 @@ export type RefreshConfig = v.InferOutput<typeof RefreshConfigSchema>;
 export type LogoutConfig = v.InferOutput<typeof LogoutConfigSchema>;
 export type AuthorizerConfig = v.InferOutput<typeof AuthorizerConfigSchema>;
 export type JwksConfig = v.InferOutput<typeof JwksConfigSchema>;
+export type OAuthTokenConfig = v.InferOutput<typeof OAuthTokenConfigSchema>;
+export type OAuthMetadataConfig = v.InferOutput<typeof OAuthMetadataConfigSchema>;
 export type ShipmentsConfig = v.InferOutput<typeof ShipmentsConfigSchema>;
 
 /** The variables a function's config reads, for the tests' and the template's checks. */
@@ -255,6 +305,8 @@ export const CONFIG_VARIABLES = {
   logout: Object.keys(LogoutConfigSchema.pipe[0].entries),
   authorizer: Object.keys(AuthorizerConfigSchema.pipe[0].entries),
   jwks: Object.keys(JwksConfigSchema.pipe[0].entries),
+  oauthToken: Object.keys(OAuthTokenConfigSchema.pipe[0].entries),
+  oauthMetadata: Object.keys(OAuthMetadataConfigSchema.pipe[0].entries),
   shipments: Object.keys(ShipmentsConfigSchema.pipe[0].entries),
 } as const;
 
@@ -274,5 +326,9 @@ export const readLogoutConfig = (env: Env = process.env): LogoutConfig => parse(
 export const readAuthorizerConfig = (env: Env = process.env): AuthorizerConfig =>
   parse(AuthorizerConfigSchema, env);
 export const readJwksConfig = (env: Env = process.env): JwksConfig => parse(JwksConfigSchema, env);
+export const readOAuthTokenConfig = (env: Env = process.env): OAuthTokenConfig =>
+  parse(OAuthTokenConfigSchema, env);
+export const readOAuthMetadataConfig = (env: Env = process.env): OAuthMetadataConfig =>
+  parse(OAuthMetadataConfigSchema, env);
 export const readShipmentsConfig = (env: Env = process.env): ShipmentsConfig =>
   parse(ShipmentsConfigSchema, env);

@@ -19,6 +19,14 @@ export type ErrorCode =
    * expired, or is malformed, or beside a second Authorization value.
    */
   | 'UNAUTHORIZED'
+  /** The token is valid but its scopes do not include the route's (RFC 6750 insufficient_scope). */
+  | 'INSUFFICIENT_SCOPE'
+  /** Any failed client authentication at the token endpoint: unknown client, wrong secret, disabled. */
+  | 'INVALID_CLIENT'
+  /** The token endpoint was asked for a scope beyond the client's. */
+  | 'INVALID_SCOPE'
+  /** The token endpoint was asked for a grant other than client_credentials. */
+  | 'UNSUPPORTED_GRANT_TYPE'
   /** The user is valid but has no customer (auto-login context) linked. */
   | 'CONTEXT_MISSING'
   /** The resource does not exist, or exists but belongs to someone else. */

@@ -13,6 +13,7 @@ import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as v from 'valibot';
+import { ALL_SCOPES, type ProtectedFunction, scopeOf } from './auth/scopes.ts';
 import { AppError, type ErrorCode, type InvalidParam, isAppError } from './errors.ts';
 import limits from './limits.json' with { type: 'json' };
 import { logger as defaultLogger, describeError, type LambdaLogger, type Logger } from './log.ts';
@@ -85,6 +86,24 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     title: 'Too many attempts',
     detail: 'Too many failed logins. Try again after the time in Retry-After.',
   },
+  // The same type, title and header as API Gateway's ACCESS_DENIED answer (infra/gateway-responses.yml),
+  // which a policy without the route gives: the function's re-check and the gateway answer alike.
+  INSUFFICIENT_SCOPE: {
+    status: 403,
+    slug: 'insufficient-scope',
+    title: 'Insufficient scope',
+    detail: 'The access token does not grant the scope this route needs.',
+    headers: { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
+  },
+  // The token endpoint answers these in RFC 6749's shape (OAUTH_ERRORS); as problems for completeness.
+  INVALID_CLIENT: {
+    status: 401,
+    slug: 'invalid-client',
+    title: 'Invalid client',
+    detail: 'The client id or secret is incorrect.',
+  },
+  INVALID_SCOPE: { status: 400, slug: 'invalid-scope', title: 'Invalid scope' },
+  UNSUPPORTED_GRANT_TYPE: { status: 400, slug: 'unsupported-grant-type', title: 'Unsupported grant type' },
   CONTEXT_MISSING: {
     status: 403,
     slug: 'auto-login-context-missing',
@@ -212,7 +231,10 @@ const guardBody: middy.MiddlewareObj<APIGatewayProxyEvent> = {
 };
 
 /** The problem+json answer for anything thrown; an unexpected failure's cause goes to the log. */
-function mapErrors(log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+function mapErrors(
+  log: Logger,
+  respond: (error: AppError) => APIGatewayProxyResult = problemResponse,
+): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError(request) {
       const error = classify(request.error);
@@ -221,7 +243,7 @@ function mapErrors(log: Logger): middy.MiddlewareObj<APIGatewayProxyEvent, APIGa
       } else if (error.code === 'INTERNAL') {
         log.error('request failed', { reason: 'internal error', error: describeError(error) });
       }
-      request.response = problemResponse(error);
+      request.response = respond(error);
       return request.response;
     },
   };
@@ -233,13 +255,23 @@ const EpochSecondsSchema = v.pipe(
   v.transform(Number),
 );
 
-/** `lib/auth/authorizer.ts` `AuthorizerContext`, as it reaches a protected function. */
-const AuthorizerContextSchema = v.object({
-  username: v.pipe(v.string(), v.nonEmpty()),
-  customerId: v.optional(v.string(), ''),
-  iat: EpochSecondsSchema,
-  exp: EpochSecondsSchema,
-});
+/**
+ * `lib/auth/authorizer.ts` `AuthorizerContext`, as it reaches a protected function: a user's or
+ * a client's, never both. A decision cached before scopes existed has no `scope`: it was a
+ * user's, whose tokens then allowed every route.
+ */
+const AuthorizerContextSchema = v.pipe(
+  v.object({
+    username: v.optional(v.string(), ''),
+    clientId: v.optional(v.string(), ''),
+    customerId: v.optional(v.string(), ''),
+    scope: v.optional(v.string()),
+    iat: EpochSecondsSchema,
+    exp: EpochSecondsSchema,
+  }),
+  v.check((context) => (context.username === '') !== (context.clientId === ''), 'one subject'),
+  v.check((context) => context.scope !== undefined || context.clientId === '', 'a client has scopes'),
+);
 
 /** Every value of the Authorization header, in any letter case. */
 export function authorizationHeaders(event: {
@@ -271,7 +303,7 @@ export function authorizationHeaders(event: {
  * - the request carries more than one Authorization value: the cache key is one header
  *   value, so a cached decision may never have seen the others (SECURITY.md).
  */
-function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger): Caller {
+function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger, scope: string | undefined): Caller {
   if (authorizationHeaders(event).length > 1) {
     log.info('request refused', { reason: 'several authorization headers' });
     throw new AppError('UNAUTHORIZED');
@@ -287,11 +319,28 @@ function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger): Caller {
     throw new AppError('UNAUTHORIZED');
   }
   const context = result.output;
+  const who = context.username === '' ? { clientId: context.clientId } : { username: context.username };
   if (hasExpired(context.exp, now)) {
-    log.info('request refused', { reason: 'token expired', username: context.username });
+    log.info('request refused', { reason: 'token expired', ...who });
     throw new AppError('UNAUTHORIZED');
   }
-  return { username: context.username, customerId: context.customerId || null };
+  const scopes =
+    context.scope === undefined
+      ? ALL_SCOPES
+      : ALL_SCOPES.filter((known) => context.scope?.split(' ').includes(known));
+  // Behind a decision API Gateway cached for another route: the policy should have refused it already.
+  if (scope !== undefined && !scopes.includes(scope as (typeof scopes)[number])) {
+    log.info('request refused', { reason: 'insufficient scope', ...who });
+    throw new AppError('INSUFFICIENT_SCOPE');
+  }
+  return {
+    subject:
+      context.username === ''
+        ? { kind: 'client', clientId: context.clientId }
+        : { kind: 'user', username: context.username },
+    customerId: context.customerId || null,
+    scopes,
+  };
 }
 
 /**
@@ -304,10 +353,11 @@ type EndpointContext = Context & { caller?: Caller };
 function authorizedCaller(
   clock: Clock,
   log: Logger,
+  scope: string | undefined,
 ): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext> {
   return {
     before({ event, context }) {
-      context.caller = callerOf(event, clock(), log);
+      context.caller = callerOf(event, clock(), log, scope);
     },
   };
 }
@@ -318,6 +368,29 @@ export interface EndpointInput<TBody, TParams, TCaller> {
   readonly caller: TCaller;
   /** The client's address as API Gateway saw it (empty if unknown). */
   readonly sourceIp: string;
+  /** Where the caller reached the API: scheme, host and stage or base path (`publicBaseUrl`). */
+  readonly baseUrl: string;
+}
+
+const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/;
+
+/**
+ * The URL the caller reached the API under, for documents that name our own endpoints: the
+ * Host header (checked, never echoed otherwise), API Gateway's X-Forwarded-Proto, and the stage
+ * or custom domain base path, which `requestContext.path` has before the route's own path.
+ */
+export function publicBaseUrl(
+  event: Pick<APIGatewayProxyEvent, 'headers' | 'path' | 'requestContext'>,
+): string {
+  const header = (wanted: string) =>
+    Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === wanted)?.[1];
+  const host = header('host') ?? '';
+  if (!HOST.test(host))
+    throw new AppError('VALIDATION_FAILED', { detail: 'The Host header is not a host name.' });
+  const proto = header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https' ? 'https' : 'http';
+  const fullPath = event.requestContext?.path ?? event.path;
+  const prefix = fullPath.endsWith(event.path) ? fullPath.slice(0, fullPath.length - event.path.length) : '';
+  return `${proto}://${host}${/^(\/[A-Za-z0-9._~-]+)*$/.test(prefix) ? prefix : ''}`;
 }
 
 type Output<TSchema> = TSchema extends v.GenericSchema ? v.InferOutput<TSchema> : undefined;
@@ -333,6 +406,11 @@ export interface EndpointSpec<
   readonly params?: TParams;
   /** True for a route behind the authorizer: the handler gets its caller. */
   readonly authorized?: TAuthorized;
+  /**
+   * The function's name in serverless.yml when its route is behind the authorizer: the caller
+   * must hold the scope lib/scopes.json declares for it (INSUFFICIENT_SCOPE otherwise).
+   */
+  readonly route?: ProtectedFunction;
   readonly logger?: LambdaLogger;
   /** What `now` is when an authorized request's token expiry is checked. */
   readonly clock?: Clock;
@@ -341,6 +419,8 @@ export interface EndpointSpec<
   readonly handle: (
     input: EndpointInput<Output<TBody>, Output<TParams>, TAuthorized extends true ? Caller : null>,
   ) => Promise<Reply>;
+  /** True when `handle` reads `baseUrl`: only then is the Host header read (and checked). */
+  readonly needsBaseUrl?: boolean;
 }
 
 /** Builds a Lambda handler for an API Gateway (REST, proxy) route. */
@@ -350,6 +430,9 @@ export function endpoint<
   TAuthorized extends boolean = false,
 >(spec: EndpointSpec<TBody, TParams, TAuthorized>) {
   type Input = Parameters<typeof spec.handle>[0];
+  // Every route behind the authorizer has a declared scope, and checks it.
+  if (spec.authorized === true && spec.route === undefined)
+    throw new Error('an authorized endpoint names its route');
   const log = spec.logger ?? defaultLogger;
   const clock = spec.clock ?? systemClock;
   // First, so every line of the request, the failure in mapErrors included, has its request id.
@@ -361,7 +444,8 @@ export function endpoint<
   // the metrics of a failed request are written before mapErrors answers it.
   if (spec.metrics !== undefined) chain.use(logMetrics(spec.metrics.powertools));
   // The caller before the body: an expired token gets its 401, not a verdict on the body.
-  if (spec.authorized === true) chain.use(authorizedCaller(clock, log));
+  if (spec.authorized === true)
+    chain.use(authorizedCaller(clock, log, spec.route === undefined ? undefined : scopeOf(spec.route)));
   if (spec.body !== undefined) chain.use(guardBody).use(httpJsonBodyParser());
   return chain.handler(async (event, context) => {
     // Each part is validated against its schema; the cast only restates the generic shape.
@@ -372,6 +456,7 @@ export function endpoint<
         spec.params === undefined ? undefined : validate(spec.params, event.pathParameters ?? {}, 'path'),
       caller,
       sourceIp: event.requestContext?.identity?.sourceIp ?? '',
+      baseUrl: spec.needsBaseUrl === true ? publicBaseUrl(event) : '',
     } as Input;
     const reply = await spec.handle(input);
     if (reply.status === 204) return { statusCode: 204, headers: { ...BASE_HEADERS }, body: '' };
@@ -379,6 +464,162 @@ export function endpoint<
     if (reply.publicMaxAge === undefined) return response;
     const { Pragma: _noCache, ...headers } = response.headers;
     return { ...response, headers: { ...headers, 'Cache-Control': `public, max-age=${reply.publicMaxAge}` } };
+  });
+}
+
+/** An RFC 6749 section 5.2 error: the token endpoint's only error shape. */
+interface OAuthErrorDefinition {
+  readonly status: number;
+  readonly error: string;
+  readonly description?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+const INVALID_REQUEST = { status: 400, error: 'invalid_request' } as const;
+
+/**
+ * Error code → the token endpoint's answer (RFC 6749 section 5.2), beside PROBLEMS: the one
+ * place that maps codes to HTTP. OAuth client libraries read `error`, so every code has one.
+ */
+const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
+  VALIDATION_FAILED: INVALID_REQUEST,
+  MALFORMED_JSON: INVALID_REQUEST,
+  UNSUPPORTED_MEDIA_TYPE: {
+    ...INVALID_REQUEST,
+    description: 'Send the parameters as application/x-www-form-urlencoded.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    error: 'invalid_request',
+    description: `The request body exceeds ${MAX_BODY_BYTES} bytes.`,
+  },
+  // Section 5.2: 401 and a WWW-Authenticate challenge for the Basic scheme, however the client authenticated.
+  INVALID_CLIENT: {
+    status: 401,
+    error: 'invalid_client',
+    description: 'Client authentication failed.',
+    headers: { 'WWW-Authenticate': 'Basic realm="parcel-auth", charset="UTF-8"' },
+  },
+  INVALID_CREDENTIALS: {
+    status: 401,
+    error: 'invalid_client',
+    description: 'Client authentication failed.',
+    headers: { 'WWW-Authenticate': 'Basic realm="parcel-auth", charset="UTF-8"' },
+  },
+  UNAUTHORIZED: {
+    status: 401,
+    error: 'invalid_client',
+    description: 'Client authentication failed.',
+    headers: { 'WWW-Authenticate': 'Basic realm="parcel-auth", charset="UTF-8"' },
+  },
+  INVALID_REFRESH_TOKEN: { status: 400, error: 'invalid_grant' },
+  INVALID_SCOPE: {
+    status: 400,
+    error: 'invalid_scope',
+    description: 'The requested scope is unknown, malformed, or beyond the client’s.',
+  },
+  INSUFFICIENT_SCOPE: { status: 400, error: 'invalid_scope' },
+  UNSUPPORTED_GRANT_TYPE: {
+    status: 400,
+    error: 'unsupported_grant_type',
+    description: 'This endpoint grants client_credentials only.',
+  },
+  // RFC 6749 names no error for a throttled client; `temporarily_unavailable` (section 4.1.2.1)
+  // is what libraries treat as "try again", and Retry-After says when.
+  TOO_MANY_ATTEMPTS: {
+    status: 429,
+    error: 'temporarily_unavailable',
+    description: 'Too many failed client authentications. Try again after the time in Retry-After.',
+  },
+  CONTEXT_MISSING: INVALID_REQUEST,
+  NOT_FOUND: INVALID_REQUEST,
+  ALREADY_EXISTS: INVALID_REQUEST,
+  DEPENDENCY_UNAVAILABLE: {
+    status: 503,
+    error: 'temporarily_unavailable',
+    description: 'The service cannot answer right now. Try again later.',
+  },
+  INTERNAL: { status: 500, error: 'server_error' },
+};
+
+/** The token endpoint's error answer: RFC 6749's JSON, never a stack trace or a token. */
+export function oauthErrorResponse(error: AppError): APIGatewayProxyResult {
+  const definition = OAUTH_ERRORS[error.code];
+  // A validation failure names the parameter, never its value (lib/clients/token-request.ts).
+  const description = error.code === 'VALIDATION_FAILED' ? error.detail : definition.description;
+  return jsonResponse(
+    definition.status,
+    'application/json',
+    { error: definition.error, ...(description !== undefined && { error_description: description }) },
+    {
+      ...definition.headers,
+      ...((definition.status === 503 || error.retryAfterSeconds !== undefined) && {
+        'Retry-After': String(error.retryAfterSeconds ?? 1),
+      }),
+    },
+  );
+}
+
+const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
+
+/**
+ * An `application/x-www-form-urlencoded` body (RFC 6749 section 3.2), as its parameters: a
+ * parameter sent twice is refused (section 3.2), as is any other media type.
+ */
+export function formParameters(
+  event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded' | 'headers'>,
+): Record<string, string> {
+  const contentType = Object.entries(event.headers ?? {}).find(
+    ([name]) => name.toLowerCase() === 'content-type',
+  )?.[1];
+  if (contentType?.split(';')[0]?.trim().toLowerCase() !== FORM_MEDIA_TYPE)
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE');
+  const text = event.isBase64Encoded
+    ? Buffer.from(event.body ?? '', 'base64').toString('utf8')
+    : (event.body ?? '');
+  const parameters: Record<string, string> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (Object.hasOwn(parameters, name))
+      throw new AppError('VALIDATION_FAILED', {
+        detail: `The parameter ${safeName(name)} is sent more than once.`,
+      });
+    parameters[name] = value;
+  }
+  return parameters;
+}
+
+/** A parameter's name in a description: the names RFC 6749 defines are quoted, any other is not. */
+const safeName = (name: string) => (/^[a-z_]{1,32}$/.test(name) ? name : 'a parameter');
+
+export interface OAuthInput {
+  readonly form: Record<string, string>;
+  /** Every value of the Authorization header (a client's Basic credentials). */
+  readonly authorization: string[];
+  readonly sourceIp: string;
+}
+
+/**
+ * Builds the token endpoint's handler (RFC 6749 section 3.2): a form body, its errors in RFC
+ * 6749's shape (OAUTH_ERRORS), and every answer `no-store` (section 5.1).
+ */
+export function oauthEndpoint(spec: {
+  readonly logger?: LambdaLogger;
+  readonly metrics?: Pick<FlushingMetrics, 'powertools'>;
+  readonly handle: (input: OAuthInput) => Promise<Reply>;
+}) {
+  const log = spec.logger ?? defaultLogger;
+  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(injectLambdaContext(log.powertools, { logEvent: false }))
+    .use(mapErrors(log, oauthErrorResponse));
+  if (spec.metrics !== undefined) chain.use(logMetrics(spec.metrics.powertools));
+  chain.use(guardBody);
+  return chain.handler(async (event) => {
+    const reply = await spec.handle({
+      form: formParameters(event),
+      authorization: authorizationHeaders(event),
+      sourceIp: event.requestContext?.identity?.sourceIp ?? '',
+    });
+    return jsonResponse(reply.status, 'application/json', reply.body, reply.headers);
   });
 }
 

@@ -12,11 +12,14 @@ import type { LoginDeps } from './auth/login.ts';
 import { createPasswordVerifier } from './auth/passwords.ts';
 import { createDocumentClient, type DataSettings } from './aws/dynamodb.ts';
 import { type Reloading, reloading } from './cache.ts';
+import { createDynamoClientRepository, createDynamoClientStatusReader } from './clients/dynamodb.ts';
+import type { GrantDeps } from './clients/grant.ts';
 import type {
   AuthorizerConfig,
   JwksConfig,
   LoginConfig,
   LogoutConfig,
+  OAuthTokenConfig,
   RefreshConfig,
   ShipmentsConfig,
 } from './config.ts';
@@ -43,7 +46,12 @@ import {
   type SigningKey,
   type VerificationKeys,
 } from './tokens/keys.ts';
-import { createAccessTokenVerifier, createRefreshTokenVerifier, createTokenIssuer } from './tokens/tokens.ts';
+import {
+  createAccessTokenVerifier,
+  createClientTokenIssuer,
+  createRefreshTokenVerifier,
+  createTokenIssuer,
+} from './tokens/tokens.ts';
 
 /**
  * One DynamoDB client per container, whatever the function reads: one connection pool and
@@ -125,6 +133,25 @@ function sessionDeps(
   };
 }
 
+/** The failed-login counters, shared by logins and client authentications. */
+async function loginThrottle(
+  config: LoginConfig | OAuthTokenConfig,
+  keyring: () => Promise<SigningKeyring>,
+  metrics: FlushingMetrics,
+) {
+  return createLoginThrottle({
+    store: createDynamoThrottleStore({
+      client: documentClient(config.data),
+      tableName: config.loginThrottleTable,
+    }),
+    settings: config.throttle,
+    // Read once: keys rotate and keys revoke keep it.
+    counterSecret: counterSecretOf((await keyring()).keyring),
+    logger,
+    metrics,
+  });
+}
+
 export async function loginDeps(config: LoginConfig): Promise<LoginDeps & Measured> {
   const metrics = emfMetrics(config.stage);
   const keyring = await signingKeyring(config.keys, config.data.region);
@@ -132,17 +159,25 @@ export async function loginDeps(config: LoginConfig): Promise<LoginDeps & Measur
     users: accounts(config.data, config.accountsTable),
     passwords: createPasswordVerifier({ cost: config.bcryptCost }),
     sessions: sessionDeps(config, keyring),
-    throttle: createLoginThrottle({
-      store: createDynamoThrottleStore({
-        client: documentClient(config.data),
-        tableName: config.loginThrottleTable,
-      }),
-      settings: config.throttle,
-      // Read once: keys rotate and keys revoke keep it.
-      counterSecret: counterSecretOf((await keyring()).keyring),
-      logger,
-      metrics,
+    throttle: await loginThrottle(config, keyring, metrics),
+    logger,
+    metrics,
+  };
+}
+
+export async function oauthTokenDeps(config: OAuthTokenConfig): Promise<GrantDeps & Measured> {
+  const metrics = emfMetrics(config.stage);
+  const keyring = await signingKeyring(config.keys, config.data.region);
+  return {
+    clients: createDynamoClientRepository({
+      client: documentClient(config.data),
+      tableName: config.accountsTable,
     }),
+    tokens: createClientTokenIssuer({
+      signingKey: async () => (await keyring()).signingKey,
+      settings: config.tokens,
+    }),
+    throttle: await loginThrottle(config, keyring, metrics),
     logger,
     metrics,
   };
@@ -184,6 +219,10 @@ export async function authorizerDeps(config: AuthorizerConfig): Promise<Authoriz
     }),
     revocation: createRevocationCheck({
       users: createDynamoStatusReader({
+        client: documentClient(config.data),
+        tableName: config.accountsTable,
+      }),
+      clients: createDynamoClientStatusReader({
         client: documentClient(config.data),
         tableName: config.accountsTable,
       }),

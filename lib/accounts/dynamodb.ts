@@ -25,6 +25,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { isScope, sortScopes } from '../auth/scopes.ts';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { AppError } from '../errors.ts';
 import {
@@ -116,6 +117,8 @@ interface UserItem {
   customerId?: string;
   depotCode?: string | null;
   revokedBefore?: number;
+  /** The scopes an operator narrowed the user to; absent: every scope. */
+  scopes?: string[];
   /** Session id to epoch seconds: sessions revoked for reuse, until their access tokens expire. */
   revokedSessions?: Record<string, number>;
   createdAt: string;
@@ -131,6 +134,7 @@ const toUser = (item: UserItem): UserRecord => ({
   customerId: item.customerId ?? null,
   depotCode: item.depotCode ?? null,
   revokedBefore: item.revokedBefore ?? 0,
+  scopes: item.scopes === undefined ? null : sortScopes(item.scopes.filter(isScope)),
   createdAt: item.createdAt,
   updatedAt: item.updatedAt,
 });
@@ -335,6 +339,22 @@ export function createDynamoAccountRepository(deps: {
     },
 
     revokeUserTokens: (username) => updateAndRevoke(username, [], {}),
+
+    // Revokes the user's tokens: none keeps scopes it no longer has, or lacks ones it was given.
+    setUserScopes: async (username, scopes) => {
+      if (scopes !== null) return updateAndRevoke(username, ['scopes = :scopes'], { ':scopes': [...scopes] });
+      const revoked = await moveRevocationCutoff({
+        client,
+        tableName: TableName,
+        key: userKey(username),
+        username,
+        assignments: ['updatedAt = :now'],
+        values: { ':now': now() },
+        remove: ['scopes'],
+        clock,
+      });
+      if (!revoked) throw noSuchUser();
+    },
 
     async removeUser(username) {
       // The membership first: a run that fails after it leaves the user, and the next run

@@ -1,5 +1,6 @@
 /** The account store's port and the username rule (docs/behaviour.md, "Usernames"). */
 import * as v from 'valibot';
+import type { Scope } from '../auth/scopes.ts';
 import type { SessionTokenRevoker, UserStatusReader } from '../revocation/revocation.ts';
 
 export interface UserRecord {
@@ -15,6 +16,8 @@ export interface UserRecord {
    * earlier, is revoked. Set on creation, password change, disabling and `user logout`.
    */
   readonly revokedBefore: number;
+  /** The scopes an operator narrowed the user to; null: every scope (the seed's contract). */
+  readonly scopes: readonly Scope[] | null;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -66,6 +69,8 @@ export interface AccountRepository
   setEnabled(username: string, enabled: boolean): Promise<void>;
   /** Revokes every session and access token of the user issued until now. */
   revokeUserTokens(username: string): Promise<void>;
+  /** Narrows the user's tokens to `scopes` (null: every scope again); revokes the user's tokens. */
+  setUserScopes(username: string, scopes: readonly Scope[] | null): Promise<void>;
   /** Removing a user ends its sessions: no token of a user that does not exist verifies. */
   removeUser(username: string): Promise<void>;
   /** Appends a pickup address to the end of the customer's list. */

@@ -8,6 +8,7 @@ import { describeError, type Logger } from '../log.ts';
 import type { AuthorizerDenyReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { RevocationCheck } from '../revocation/revocation.ts';
 import type { AccessClaims, AccessTokenVerifier } from '../tokens/tokens.ts';
+import { allowedMethodArns, scopeString } from './scopes.ts';
 
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -15,20 +16,25 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 /** The one error API Gateway (and serverless-offline) maps to 401; a Deny policy would be a 403. */
 const unauthorized = () => new Error('Unauthorized');
 
-/** arn:aws:execute-api:region:account:apiId/stage/METHOD/path → arn:aws:execute-api:region:account:apiId/stage/* */
-export function stageWideResource(methodArn: string): string {
+/** arn:aws:execute-api:region:account:apiId/stage/METHOD/path → arn:aws:execute-api:region:account:apiId/stage */
+export function stagePrefix(methodArn: string): string {
   const afterApi = methodArn.indexOf('/');
   const afterStage = afterApi < 0 ? -1 : methodArn.indexOf('/', afterApi + 1);
   const stageEnd = afterStage < 0 ? methodArn.length : afterStage;
   if (afterApi <= 0 || stageEnd === afterApi + 1) throw unauthorized();
-  return `${methodArn.slice(0, stageEnd)}/*`;
+  return methodArn.slice(0, stageEnd);
 }
 
 /** What protected functions get in `requestContext.authorizer`, as strings; `lib/http.ts` reads them back. */
 export type AuthorizerContext = {
+  /** The user a login token speaks for; empty for an API client's token. */
   readonly username: string;
+  /** The API client a client token speaks for; empty for a user's token. */
+  readonly clientId: string;
   /** Empty when the login has no customer. */
   readonly customerId: string;
+  /** The token's scopes, space-delimited: what the functions re-check behind a cached decision. */
+  readonly scope: string;
   /** The token's `iat`, epoch seconds. */
   readonly iat: number;
   /** The token's `exp`, epoch seconds: protected functions refuse the request from then on. */
@@ -36,11 +42,43 @@ export type AuthorizerContext = {
 };
 
 export const authorizerContext = (subject: AccessClaims): AuthorizerContext => ({
-  username: subject.username,
+  username: subject.kind === 'user' ? subject.username : '',
+  clientId: subject.kind === 'client' ? subject.clientId : '',
   customerId: subject.customerId ?? '',
+  scope: scopeString(subject.scopes),
   iat: subject.issuedAt,
   exp: subject.expiresAt,
 });
+
+/**
+ * The policy of an allowed token: every route its scopes allow, and only those. API Gateway
+ * reuses a cached policy for every route the same token calls, so it must never be the
+ * current route alone (a 403 on the next route) nor the whole stage (a route beyond the scopes).
+ * A token whose scopes allow no route gets a Deny of the stage: a 403 everywhere.
+ */
+export function scopedPolicy(
+  prefix: string,
+  allowed: readonly string[],
+): APIGatewayAuthorizerResult['policyDocument'] {
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      allowed.length === 0
+        ? { Action: 'execute-api:Invoke', Effect: 'Deny', Resource: `${prefix}/*` }
+        : { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [...allowed] },
+    ],
+  };
+}
+
+/**
+ * Whether one of our policy resources covers a method ARN: segment by segment, `*` standing for
+ * one path parameter's value (which never holds a `/`). For the metrics only: API Gateway decides.
+ */
+export function matchesMethodArn(resource: string, methodArn: string): boolean {
+  const wanted = resource.split('/');
+  const called = methodArn.split('/');
+  return wanted.length === called.length && wanted.every((part, i) => part === '*' || part === called[i]);
+}
 
 export interface AuthorizerDeps {
   readonly verifier: AccessTokenVerifier;
@@ -51,9 +89,10 @@ export interface AuthorizerDeps {
 }
 
 /**
- * Allows the whole API stage, since API Gateway reuses a cached decision for every route; the
- * context carries `exp`, so protected functions keep expiry exact. Any refusal throws
- * `Unauthorized`; an unreadable user store throws another error (fail closed: a 503).
+ * Allows every route the token's scopes allow (`scopedPolicy`), since API Gateway reuses a
+ * cached decision for every route; the context carries `exp` and the scopes, so protected
+ * functions keep expiry and scope exact. Any refusal throws `Unauthorized`; an unreadable
+ * user or client store throws another error (fail closed: a 503).
  */
 export async function authorize(
   deps: AuthorizerDeps,
@@ -93,15 +132,15 @@ export async function authorize(
     throw new Error('revocation check unavailable');
   }
   if (revoked) throw deny('Revoked', 'revoked');
-  metrics.count({ name: 'AuthorizerAllow' });
+  const prefix = stagePrefix(event.methodArn);
+  const allowed = allowedMethodArns(prefix, subject.scopes);
+  const allowsThisRoute = allowed.some((resource) => matchesMethodArn(resource, event.methodArn));
+  metrics.count({ name: allowsThisRoute ? 'AuthorizerAllow' : 'AuthorizerInsufficientScope' });
+  if (!allowsThisRoute)
+    deps.logger.info('authorizer allowed other routes only', { reason: 'insufficient scope' });
   return {
-    principalId: subject.username,
-    policyDocument: {
-      Version: '2012-10-17',
-      Statement: [
-        { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWideResource(event.methodArn) },
-      ],
-    },
+    principalId: subject.kind === 'user' ? subject.username : `client:${subject.clientId}`,
+    policyDocument: scopedPolicy(prefix, allowed),
     context: authorizerContext(subject),
   };
 }

@@ -60,9 +60,12 @@ export interface LoginResult {
   readonly tokens: IssuedTokens;
 }
 
+/** Why a login failed (the throttle also counts API clients' failures). */
+type UserFailure = Extract<FailureReason, 'unknown user' | 'bad password' | 'disabled'>;
+
 const invalidCredentials = () => new AppError('INVALID_CREDENTIALS');
 
-const FAILURE_METRIC: Record<FailureReason, LoginFailureReason> = {
+const FAILURE_METRIC: Record<UserFailure, LoginFailureReason> = {
   'unknown user': 'UnknownUser',
   'bad password': 'BadPassword',
   disabled: 'Disabled',
@@ -89,7 +92,7 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
   ]);
   const matches = await deps.passwords.verify(request.password, user?.passwordHash ?? null);
   if (user === null || !matches || !user.enabled) {
-    const reason: FailureReason = user === null ? 'unknown user' : !matches ? 'bad password' : 'disabled';
+    const reason: UserFailure = user === null ? 'unknown user' : !matches ? 'bad password' : 'disabled';
     await deps.throttle.failed(attempt, reason, reservation);
     // The username only of a user that exists: a mistyped password pasted into the username
     // field must not end up in the log.

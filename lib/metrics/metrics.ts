@@ -16,7 +16,7 @@ export const METRICS = {
   /** A login refused with 401 (unknown user, wrong password, disabled user) or 429 (locked). */
   LoginFailed: { reason: ['UnknownUser', 'BadPassword', 'Disabled', 'Locked'] },
   /** A failed-login counter reached its limit and was locked. */
-  LockoutStarted: { counter: ['Username', 'SourceAddress'] },
+  LockoutStarted: { counter: ['Username', 'SourceAddress', 'Client'] },
   /** A password hash below the stage's bcrypt cost was re-hashed at login. */
   PasswordHashUpgraded: {},
   /** A refresh that issued new tokens (a grace-window repeat included). */
@@ -25,10 +25,18 @@ export const METRICS = {
   RefreshReuseDetected: {},
   /** A logout with a refresh token of ours (its session ended, or had ended already). */
   Logout: {},
+  /** A client credentials grant that issued a token. */
+  ClientTokenIssued: {},
+  /** A client credentials grant refused with invalid_client (401) or for the throttle (429). */
+  ClientAuthFailed: { reason: ['UnknownClient', 'BadSecret', 'Disabled', 'Locked'] },
+  /** An authenticated client asked for a scope it does not hold (invalid_scope). */
+  ClientTokenRefused: { reason: ['InvalidScope'] },
   /** The authorizer allowed a token. */
   AuthorizerAllow: {},
   /** The authorizer refused a request with 401. */
   AuthorizerDeny: { reason: ['MissingToken', 'SeveralTokens', 'Expired', 'InvalidToken', 'Revoked'] },
+  /** The authorizer allowed a token for fewer routes than the one called: API Gateway answered 403. */
+  AuthorizerInsufficientScope: {},
   /** The authorizer could not read a user's revocation state and failed closed (503). */
   AuthorizerUnavailable: {},
   /** The revocation check answered from its container cache; with misses, the hit ratio. */
@@ -50,6 +58,7 @@ export type MetricEvent = {
 }[MetricName];
 
 export type LoginFailureReason = Extract<MetricEvent, { name: 'LoginFailed' }>['reason'];
+export type ClientAuthFailureReason = Extract<MetricEvent, { name: 'ClientAuthFailed' }>['reason'];
 export type AuthorizerDenyReason = Extract<MetricEvent, { name: 'AuthorizerDeny' }>['reason'];
 
 /** The port: the domain reports each event once, as it happens. Never throws. */

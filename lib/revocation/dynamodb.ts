@@ -51,9 +51,13 @@ export function createStatusReader(
 export async function moveRevocationCutoff(
   input: Table & {
     readonly key: ItemKey;
+    /** The name the item must hold: a username, or with `ownerAttribute` 'clientId' a client id. */
     readonly username: string;
+    readonly ownerAttribute?: 'username' | 'clientId';
     readonly assignments: readonly string[];
     readonly values: Record<string, unknown>;
+    /** Attributes the same write removes. */
+    readonly remove?: readonly string[];
     readonly clock: Clock;
   },
 ): Promise<boolean> {
@@ -65,8 +69,12 @@ export async function moveRevocationCutoff(
         new UpdateCommand({
           TableName,
           Key: key,
-          UpdateExpression: `SET ${[...assignments, `revokedBefore = ${newCutoff}`].join(', ')}`,
-          ConditionExpression: `username = :username AND ${condition}`,
+          UpdateExpression: `SET ${[...assignments, `revokedBefore = ${newCutoff}`].join(', ')}${
+            input.remove === undefined || input.remove.length === 0
+              ? ''
+              : ` REMOVE ${input.remove.join(', ')}`
+          }`,
+          ConditionExpression: `${input.ownerAttribute ?? 'username'} = :username AND ${condition}`,
           ExpressionAttributeValues: { ...values, ...extra, ':username': username, ':cutoff': cutoff },
         }),
       ),

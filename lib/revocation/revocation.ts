@@ -3,6 +3,7 @@
  * authorizer's check. How late a revocation takes effect: docs/tokens-and-sessions.md.
  */
 import { expiringCache } from '../cache.ts';
+import type { ClientStatus, ClientStatusReader } from '../clients/clients.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
 import { type Clock, epochSeconds } from '../time.ts';
 import type { AccessClaims } from '../tokens/tokens.ts';
@@ -33,14 +34,17 @@ export interface UserStatusReader {
 export interface RevocationCheck {
   /**
    * True when the user is gone or disabled, revoked tokens issued before a moment later than
-   * the token's `iat`, or the token's session was revoked for reuse. Rejects if the user
-   * store cannot be read (the authorizer fails closed).
+   * the token's `iat`, or the token's session was revoked for reuse; for an API client's token,
+   * when the client is gone or disabled, was disabled after the token's `iat`, or the secret the
+   * token was granted with was removed. Rejects if the store cannot be read (the authorizer
+   * fails closed).
    */
   isRevoked(claims: AccessClaims): Promise<boolean>;
 }
 
 export interface RevocationCheckDeps {
   readonly users: UserStatusReader;
+  readonly clients: ClientStatusReader;
   readonly cacheTtlMs: number;
   readonly clock?: Clock;
   /** Counts cache hits and misses (a miss reads DynamoDB). */
@@ -49,24 +53,47 @@ export interface RevocationCheckDeps {
 
 export function createRevocationCheck(deps: RevocationCheckDeps): RevocationCheck {
   const { metrics } = deps;
-  const cache = expiringCache<string, UserStatus | null>({
-    ttlMs: deps.cacheTtlMs,
-    // Bounds the memory a container spends on the cache.
-    maxEntries: 10_000,
-    // A miss may be an eventually consistent read of a user created a moment ago: ask again.
-    keep: (status) => status !== null,
-    ...(deps.clock && { clock: deps.clock }),
-  });
+  const cacheOf = <TStatus>() =>
+    expiringCache<string, TStatus | null>({
+      ttlMs: deps.cacheTtlMs,
+      // Bounds the memory a container spends on the cache.
+      maxEntries: 10_000,
+      // A miss may be an eventually consistent read of a user created a moment ago: ask again.
+      keep: (status) => status !== null,
+      ...(deps.clock && { clock: deps.clock }),
+    });
+  const users = cacheOf<UserStatus>();
+  const clients = cacheOf<ClientStatus>();
+  /** The cached state, or a read of it; counts a hit or a miss. */
+  const statusOf = <TStatus>(
+    cache: ReturnType<typeof cacheOf<TStatus>>,
+    key: string,
+    find: () => Promise<TStatus | null>,
+  ) => {
+    // A hit made no read of its own: a cached state, or one a concurrent check is reading.
+    let read = false;
+    const pending = cache.get(key, () => {
+      read = true;
+      return find();
+    });
+    metrics.count({ name: read ? 'RevocationCacheMiss' : 'RevocationCacheHit' });
+    return pending;
+  };
   return {
-    async isRevoked({ username, issuedAt, sessionId }) {
-      // A hit made no read of its own: a cached state, or one a concurrent check is reading.
-      let read = false;
-      const pending = cache.get(username, () => {
-        read = true;
-        return deps.users.findStatus(username);
-      });
-      metrics.count({ name: read ? 'RevocationCacheMiss' : 'RevocationCacheHit' });
-      const status = await pending;
+    async isRevoked(claims) {
+      if (claims.kind === 'client') {
+        const status = await statusOf(clients, claims.clientId, () =>
+          deps.clients.findClientStatus(claims.clientId),
+        );
+        return (
+          status === null ||
+          !status.enabled ||
+          claims.issuedAt < status.revokedBefore ||
+          !status.secretIds.has(claims.secretId)
+        );
+      }
+      const { username, issuedAt, sessionId } = claims;
+      const status = await statusOf(users, username, () => deps.users.findStatus(username));
       return (
         status === null ||
         !status.enabled ||

@@ -41,6 +41,7 @@ export function createDynamoShipmentRepository(deps: {
         parcelNumber: String(Item.parcelNumber),
         customerId: String(Item.customerId),
         createdBy: String(Item.createdBy),
+        ...(Item.createdByKind === 'client' && { createdByKind: 'client' as const }),
         createdAt: String(Item.createdAt),
         status: 'registered',
         shipment: JSON.parse(String(Item.payload)) as Record<string, unknown>,

@@ -24,7 +24,10 @@ export const TrackingParamsSchema = v.object({
 export interface Shipment {
   readonly parcelNumber: string;
   readonly customerId: string;
+  /** The username, or with `createdByKind` 'client' the client id, of the caller that created it. */
   readonly createdBy: string;
+  /** Absent in shipments created before API clients existed: a user's. */
+  readonly createdByKind?: 'client';
   readonly createdAt: string;
   readonly status: 'registered';
   readonly shipment: Record<string, unknown>;
@@ -62,7 +65,9 @@ export async function createShipment(
     const shipment: Shipment = {
       parcelNumber: newParcelNumber(),
       customerId,
-      createdBy: caller.username,
+      ...(caller.subject.kind === 'user'
+        ? { createdBy: caller.subject.username }
+        : { createdBy: caller.subject.clientId, createdByKind: 'client' as const }),
       createdAt: clock().toISOString(),
       status: 'registered',
       shipment: body,

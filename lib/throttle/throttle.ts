@@ -75,12 +75,21 @@ export interface ThrottleStore {
 
 /** Who is trying to log in. */
 export interface LoginAttempt {
+  /** The username, or with `client` the client id of a client credentials grant. */
   readonly username: string;
   readonly sourceIp: string;
+  /** An API client authenticating: counted by its client id, apart from every username. */
+  readonly client?: boolean;
 }
 
-/** Why a login failed: for the log only, never for the client. */
-export type FailureReason = 'unknown user' | 'bad password' | 'disabled';
+/** Why a login or a client authentication failed: for the log only, never for the client. */
+export type FailureReason =
+  | 'unknown user'
+  | 'bad password'
+  | 'disabled'
+  | 'unknown client'
+  | 'bad secret'
+  | 'disabled client';
 
 /** The counters an attempt was counted on, with their counts. */
 export interface Reservation {
@@ -110,6 +119,10 @@ export interface LoginThrottle {
  */
 export const usernameCounterKey = (username: string, secret: Uint8Array) =>
   `USER#${createHmac('sha256', secret).update(foldUsername(username)).digest('base64url')}`;
+
+/** An API client's counter key: keyed like a username's, in a space of its own. */
+export const clientCounterKey = (clientId: string, secret: Uint8Array) =>
+  `CLIENT#${createHmac('sha256', secret).update(clientId).digest('base64url')}`;
 
 /** An address's counter key: an IPv6 client by its /64, or one subscriber would hold 2^64 counters. */
 export function sourceIpCounterKey(sourceIp: string): string {
@@ -176,7 +189,13 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
     Math.ceil((at + (policy.windowSeconds + policy.maxLockSeconds) * 1000) / 1000);
   const counters = (attempt: LoginAttempt) =>
     [
-      { key: usernameCounterKey(attempt.username, deps.counterSecret), kind: 'username' as const },
+      {
+        key:
+          attempt.client === true
+            ? clientCounterKey(attempt.username, deps.counterSecret)
+            : usernameCounterKey(attempt.username, deps.counterSecret),
+        kind: 'username' as const,
+      },
       // API Gateway always knows the address; without one there is nothing to count by.
       ...(attempt.sourceIp === ''
         ? []
@@ -229,7 +248,7 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
             expiresAt: expiresAt(policy, at),
           });
           logger.warn('lockout started', {
-            counter: kind,
+            counter: kind === 'username' && attempt.client === true ? 'client' : kind,
             failures,
             lockSeconds: seconds,
             reason,
@@ -237,7 +256,8 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
           });
           metrics.count({
             name: 'LockoutStarted',
-            counter: kind === 'username' ? 'Username' : 'SourceAddress',
+            counter:
+              kind === 'source address' ? 'SourceAddress' : attempt.client === true ? 'Client' : 'Username',
           });
         }),
       );

@@ -6,6 +6,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { errors, type JWTHeaderParameters, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { ALL_SCOPES, isScope, type Scope, scopeString, sortScopes } from '../auth/scopes.ts';
 import { type Clock, hasExpired, systemClock } from '../time.ts';
 import { SIGNING_ALGORITHM, type SigningKey, type VerificationKeys } from './keys.ts';
 
@@ -19,6 +20,9 @@ export interface TokenSettings {
   readonly accessTtlSeconds: number;
 }
 
+/** What a verifier of access tokens needs besides: the lifetime of API clients' tokens. */
+export type AccessTokenSettings = TokenSettings & { readonly clientAccessTtlSeconds: number };
+
 export type RefreshTokenSettings = TokenSettings & { readonly refreshTtlSeconds: number };
 
 /**
@@ -30,17 +34,38 @@ export const CLOCK_TOLERANCE_SECONDS = 5;
 export const CUSTOMER_CLAIM = 'customer_id';
 /** The session id, in both tokens (`sid`): a session revoked for reuse stops its access tokens too. */
 export const SESSION_CLAIM = 'sid';
+/** An API client's token: its client id (RFC 9068 section 2.2), also its `sub`. Never in a user's token. */
+export const CLIENT_ID_CLAIM = 'client_id';
+/** An API client's token: the id of the secret it was granted with, so removing that secret stops it. */
+export const SECRET_ID_CLAIM = 'secret_id';
+/** The scopes of a token (RFC 9068 section 2.2.3): a client's always, a user's only when narrowed. */
+export const SCOPE_CLAIM = 'scope';
 
-/** The caller: whom a token speaks for, and who calls a protected route with it. */
-export interface Caller {
+/** The user a login token speaks for. */
+export interface TokenUser {
   readonly username: string;
   /** The customer whose pickup addresses and shipments this login uses; null when it has none. */
   readonly customerId: string | null;
+  /** The scopes an operator narrowed the user to; null or absent: every scope (the seed's contract). */
+  readonly scopes?: readonly Scope[] | null;
+}
+
+/** Whom a token speaks for. */
+export type Subject =
+  | { readonly kind: 'user'; readonly username: string }
+  | { readonly kind: 'client'; readonly clientId: string };
+
+/** The caller of a protected route: whom its token speaks for, the customer, and what it may do. */
+export interface Caller {
+  readonly subject: Subject;
+  /** The customer whose shipments the caller works with; null when it has none. */
+  readonly customerId: string | null;
+  readonly scopes: readonly Scope[];
 }
 
 /** What to sign: the subject, its session, and the bounds the session sets on every token. */
 export interface TokenRequest {
-  readonly subject: Caller;
+  readonly subject: TokenUser;
   /** The session the refresh token belongs to. */
   readonly sessionId: string;
   /** The refresh token's `jti`, chosen by the session before it is signed. */
@@ -66,14 +91,52 @@ export interface TokenIssuer {
   issue(request: TokenRequest): Promise<IssuedTokens>;
 }
 
-/** A verified access token. */
-export interface AccessClaims extends Caller {
+interface VerifiedAccess {
+  readonly customerId: string | null;
+  /** What the token may do: a user's token without a `scope` claim may do everything. */
+  readonly scopes: readonly Scope[];
   /** `iat`, epoch seconds. */
   readonly issuedAt: number;
   /** `exp`, epoch seconds: the token is valid strictly before this instant. */
   readonly expiresAt: number;
+}
+
+/** A verified access token of a user's login. */
+export interface UserAccessClaims extends VerifiedAccess {
+  readonly kind: 'user';
+  readonly username: string;
   /** The session the token was issued for; undefined in tokens signed before `sid` was added. */
   readonly sessionId: string | undefined;
+}
+
+/** A verified access token of an API client (the client credentials grant). */
+export interface ClientAccessClaims extends VerifiedAccess {
+  readonly kind: 'client';
+  readonly clientId: string;
+  /** The secret the token was granted with. */
+  readonly secretId: string;
+}
+
+export type AccessClaims = UserAccessClaims | ClientAccessClaims;
+
+/** What to sign for an API client that has just proven a secret. */
+export interface ClientTokenRequest {
+  readonly clientId: string;
+  readonly secretId: string;
+  readonly customerId: string;
+  readonly scopes: readonly Scope[];
+  /** The `iat`, epoch seconds: from when the client was read (`issuedAtFor`). */
+  readonly issuedAt: number;
+}
+
+export interface IssuedClientToken {
+  readonly accessToken: string;
+  /** Seconds from `iat` to `exp`: the `expires_in` of the answer. */
+  readonly expiresIn: number;
+}
+
+export interface ClientTokenIssuer {
+  issue(request: ClientTokenRequest): Promise<IssuedClientToken>;
 }
 
 /** A verified refresh token. */
@@ -120,6 +183,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       const accessClaims = {
         [SESSION_CLAIM]: sessionId,
         ...(subject.customerId !== null && { [CUSTOMER_CLAIM]: subject.customerId }),
+        ...(subject.scopes != null && { [SCOPE_CLAIM]: scopeString(subject.scopes) }),
       };
       const accessExpiresAt = expiry(settings.accessTtlSeconds);
       const [accessToken, refreshToken] = await Promise.all([
@@ -133,6 +197,37 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
         ),
       ]);
       return { accessToken, refreshToken, issuedAt, accessExpiresAt: new Date(accessExpiresAt * 1000) };
+    },
+  };
+}
+
+/**
+ * Access tokens for API clients: the key set, issuer, audience and `typ` of a user's access
+ * token, with `client_id` (= `sub`), `scope` and the secret's id, and no session: nothing to refresh.
+ */
+export function createClientTokenIssuer(deps: {
+  readonly signingKey: () => Promise<SigningKey>;
+  readonly settings: TokenSettings;
+}): ClientTokenIssuer {
+  const { settings } = deps;
+  return {
+    async issue({ clientId, secretId, customerId, scopes, issuedAt }) {
+      const signingKey = await deps.signingKey();
+      const accessToken = await new SignJWT({
+        [CLIENT_ID_CLAIM]: clientId,
+        [SCOPE_CLAIM]: scopeString(scopes),
+        [CUSTOMER_CLAIM]: customerId,
+        [SECRET_ID_CLAIM]: secretId,
+      })
+        .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid: signingKey.kid })
+        .setIssuer(settings.issuer)
+        .setAudience(settings.audience)
+        .setSubject(clientId)
+        .setIssuedAt(issuedAt)
+        .setExpirationTime(issuedAt + settings.accessTtlSeconds)
+        .setJti(randomUUID())
+        .sign(signingKey.key);
+      return { accessToken, expiresIn: settings.accessTtlSeconds };
     },
   };
 }
@@ -152,7 +247,9 @@ export type TokenErrorCode =
   | 'ERR_TOKEN_JTI'
   | 'ERR_TOKEN_CUSTOMER'
   | 'ERR_TOKEN_SESSION'
-  | 'ERR_TOKEN_AUTH_TIME';
+  | 'ERR_TOKEN_AUTH_TIME'
+  | 'ERR_TOKEN_SCOPE'
+  | 'ERR_TOKEN_CLIENT';
 
 export class TokenError extends Error {
   readonly code: TokenErrorCode;
@@ -193,7 +290,14 @@ function assertCanonical(token: string): void {
 async function verifyToken(
   token: string,
   { keys, issuer, clock }: VerifyOptions,
-  expected: { typ: string; audience: string; maxAgeSeconds: number; claims: string[] },
+  expected: {
+    typ: string;
+    audience: string;
+    maxAgeSeconds: number;
+    claims: string[];
+    /** The longest lifetime of this token, by its payload (a client's differs from a user's). */
+    lifetimeOf?: (payload: JWTPayload) => number;
+  },
 ): Promise<JWTPayload & { sub: string; jti: string; iat: number }> {
   assertCanonical(token);
   const known = await keys();
@@ -219,7 +323,9 @@ async function verifyToken(
     throw new errors.JWTExpired('"exp" claim timestamp check failed', payload, 'exp', 'check_failed');
   }
   // maxTokenAge bounds the age; this bounds the claimed lifetime (a far-future exp).
-  if ((exp as number) - (iat as number) > expected.maxAgeSeconds)
+  const lifetime = expected.lifetimeOf?.(payload) ?? expected.maxAgeSeconds;
+  // An unexpired token's age is below its lifetime: this bounds both by the token's own kind.
+  if ((exp as number) - (iat as number) > lifetime)
     throw new TokenError('ERR_TOKEN_LIFETIME', 'exp too far after iat');
   if (typeof sub !== 'string' || sub === '')
     throw new TokenError('ERR_TOKEN_SUBJECT', 'sub is not a username');
@@ -245,33 +351,70 @@ function createVerifier<TClaims>(
   return { verify: async (token) => toClaims(await verifyToken(token, options, expected)) };
 }
 
-export const createAccessTokenVerifier = (deps: TokenVerifierDeps<TokenSettings>): AccessTokenVerifier =>
-  createVerifier(
+/** The scopes of a `scope` claim: the ones this service knows (a retired scope allows nothing). */
+function scopesOf(claim: unknown): Scope[] {
+  if (typeof claim !== 'string' || claim === '')
+    throw new TokenError('ERR_TOKEN_SCOPE', 'scope is not a string');
+  return sortScopes(claim.split(' ').filter(isScope));
+}
+
+const isClientToken = (payload: JWTPayload) => payload[CLIENT_ID_CLAIM] !== undefined;
+
+/**
+ * Access tokens of both kinds: a user's (no `client_id`) and an API client's (`client_id` = `sub`,
+ * a `scope`, a secret id, a customer, no session). The kind is read from the signed claims, so
+ * neither can pass for the other: a client id equal to a username is still a client.
+ */
+export const createAccessTokenVerifier = (
+  deps: TokenVerifierDeps<AccessTokenSettings>,
+): AccessTokenVerifier => {
+  const { accessTtlSeconds, clientAccessTtlSeconds } = deps.settings;
+  return createVerifier(
     deps,
     {
       typ: ACCESS_TOKEN_TYPE,
       audience: deps.settings.audience,
-      maxAgeSeconds: deps.settings.accessTtlSeconds,
+      maxAgeSeconds: Math.max(accessTtlSeconds, clientAccessTtlSeconds),
+      lifetimeOf: (payload) => (isClientToken(payload) ? clientAccessTtlSeconds : accessTtlSeconds),
       claims: [],
     },
-    (payload) => {
+    (payload): AccessClaims => {
       const customerId = payload[CUSTOMER_CLAIM];
       if (customerId !== undefined && (typeof customerId !== 'string' || customerId === '')) {
         throw new TokenError('ERR_TOKEN_CUSTOMER', 'customer claim is not a string');
+      }
+      const times = { issuedAt: payload.iat, expiresAt: payload.exp as number };
+      if (isClientToken(payload)) {
+        const secretId = payload[SECRET_ID_CLAIM];
+        if (payload[CLIENT_ID_CLAIM] !== payload.sub || payload[SESSION_CLAIM] !== undefined)
+          throw new TokenError('ERR_TOKEN_CLIENT', 'client_id is not the subject, or a session');
+        if (typeof secretId !== 'string' || secretId === '' || customerId === undefined)
+          throw new TokenError('ERR_TOKEN_CLIENT', 'client token without a secret id or a customer');
+        return {
+          kind: 'client',
+          clientId: payload.sub,
+          secretId,
+          customerId,
+          scopes: scopesOf(payload[SCOPE_CLAIM]),
+          ...times,
+        };
       }
       const sessionId = payload[SESSION_CLAIM];
       if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId === '')) {
         throw new TokenError('ERR_TOKEN_SESSION', 'sid is not a string');
       }
+      const scope = payload[SCOPE_CLAIM];
       return {
+        kind: 'user',
         username: payload.sub,
         customerId: customerId ?? null,
-        issuedAt: payload.iat,
-        expiresAt: payload.exp as number,
+        scopes: scope === undefined ? ALL_SCOPES : scopesOf(scope),
         sessionId,
+        ...times,
       };
     },
   );
+};
 
 export const createRefreshTokenVerifier = (
   deps: TokenVerifierDeps<RefreshTokenSettings>,

@@ -1,7 +1,7 @@
 /** Real Ed25519 keys for tests, made by the same code the service uses. */
 import { randomUUID } from 'node:crypto';
 import { importSigningKey, importVerificationKeys } from '../../lib/tokens/keys.ts';
-import type { Caller, TokenRequest } from '../../lib/tokens/tokens.ts';
+import type { TokenRequest, TokenUser } from '../../lib/tokens/tokens.ts';
 import { generateKeyring, publishedKeys } from '../../ops/keys/keyring.ts';
 
 export async function testKeys() {
@@ -30,10 +30,11 @@ export const TOKEN_SETTINGS = {
   audience: 'https://api.test.example/unit',
   accessTtlSeconds: 3600,
   refreshTtlSeconds: 86_400,
+  clientAccessTtlSeconds: 3600,
 } as const;
 
 /** A token request for `subject` in a fresh session that started at `at` and lasts 90 days. */
-export const tokenRequest = (subject: Caller, at: Date, overrides: Partial<TokenRequest> = {}) => {
+export const tokenRequest = (subject: TokenUser, at: Date, overrides: Partial<TokenRequest> = {}) => {
   const seconds = Math.floor(at.getTime() / 1000);
   return {
     subject,

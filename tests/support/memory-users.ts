@@ -115,6 +115,7 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
         customerId,
         depotCode: customerId === null ? null : firstDepotCode(customer(customerId).addresses),
         revokedBefore: revocationCutoff(clock()),
+        scopes: null,
         createdAt: at,
         updatedAt: at,
       });
@@ -137,6 +138,10 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
 
     async revokeUserTokens(username) {
       revoke(username);
+    },
+
+    async setUserScopes(username, scopes) {
+      revoke(username, { scopes: scopes === null ? null : [...scopes] });
     },
 
     async removeUser(username) {
@@ -193,6 +198,7 @@ export async function memoryUsers(
       customerId: user.customerId ?? null,
       depotCode: user.depotCode ?? null,
       revokedBefore: 0,
+      scopes: null,
       createdAt: '2026-11-21T10:00:00.000Z',
       updatedAt: '2026-11-21T10:00:00.000Z',
     });

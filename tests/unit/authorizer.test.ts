@@ -1,7 +1,7 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { decodeJwt, SignJWT } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { authorize, stageWideResource } from '../../lib/auth/authorizer.ts';
+import { authorize, stagePrefix } from '../../lib/auth/authorizer.ts';
 import { createLogger, type Logger, redact } from '../../lib/log.ts';
 
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
@@ -13,6 +13,7 @@ import {
 } from '../../lib/tokens/tokens.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
+import { memoryClients } from '../support/memory-clients.ts';
 import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
 import { memoryStatuses } from '../support/memory-statuses.ts';
 
@@ -45,7 +46,7 @@ const expiredToken = () =>
 /** The users the revocation check reads, by exact username; tests change them. */
 const users = memoryStatuses({ failFor: 'broken' });
 const { statuses } = users;
-const revocation = createRevocationCheck({ metrics: noMetrics, users: users.reader, cacheTtlMs: 0 });
+const revocation = createRevocationCheck({ clients: memoryClients(), metrics: noMetrics, users: users.reader, cacheTtlMs: 0 });
 
 beforeEach(() => {
   statuses.clear();
@@ -96,7 +97,7 @@ const accessTokenOf = async (username: string) =>
   ).accessToken;
 
 describe('authorizer', () => {
-  it('allows every method and path of the stage, so a cached decision fits every route', async () => {
+  it('allows every protected route of a user whose scopes were never narrowed, so a cached decision fits each', async () => {
     const result = await decide(`Bearer ${tokens.accessToken}`);
     expect(result.principalId).toBe('alice');
     expect(result.policyDocument).toEqual({
@@ -105,17 +106,22 @@ describe('authorizer', () => {
         {
           Action: 'execute-api:Invoke',
           Effect: 'Allow',
-          Resource: 'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod/*',
+          Resource: [
+            'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod/GET/api/v1/tracking/*',
+            'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod/POST/api/v1/shipments',
+          ],
         },
       ],
     });
   });
 
-  it('passes the username, customer id and the token’s iat and exp to the backend in the context', async () => {
+  it('passes the username, customer id, scopes and the token’s iat and exp to the backend in the context', async () => {
     const { iat, exp } = decodeJwt(tokens.accessToken);
     expect((await decide(`Bearer ${tokens.accessToken}`)).context).toEqual({
       username: 'alice',
+      clientId: '',
       customerId: 'C-1001',
+      scope: 'tracking:read shipments:write',
       iat,
       exp,
     });
@@ -226,15 +232,15 @@ describe('authorizer', () => {
     expect((error as Error).message).not.toContain('DynamoDB');
   });
 
-  it('derives the stage-wide resource from a method ARN', () => {
-    expect(stageWideResource('arn:aws:execute-api:eu-central-1:1:api/dev/POST/api/v1/shipments')).toBe(
-      'arn:aws:execute-api:eu-central-1:1:api/dev/*',
+  it('derives the stage’s ARN prefix from a method ARN', () => {
+    expect(stagePrefix('arn:aws:execute-api:eu-central-1:1:api/dev/POST/api/v1/shipments')).toBe(
+      'arn:aws:execute-api:eu-central-1:1:api/dev',
     );
   });
 
-  it('derives the stage-wide resource from a method ARN that ends with the stage', () => {
-    expect(stageWideResource('arn:aws:execute-api:eu-central-1:1:api/dev')).toBe(
-      'arn:aws:execute-api:eu-central-1:1:api/dev/*',
+  it('derives the stage’s ARN prefix from a method ARN that ends with the stage', () => {
+    expect(stagePrefix('arn:aws:execute-api:eu-central-1:1:api/dev')).toBe(
+      'arn:aws:execute-api:eu-central-1:1:api/dev',
     );
   });
 
@@ -243,7 +249,7 @@ describe('authorizer', () => {
     ['no API id before the first slash', '/dev/GET/x'],
     ['an empty stage', 'arn:aws:execute-api:eu-central-1:1:api//GET/x'],
   ])('refuses, exactly Unauthorized, to derive a resource from a method ARN with %s', (_name, methodArn) => {
-    expect(() => stageWideResource(methodArn)).toThrow(new Error('Unauthorized'));
+    expect(() => stagePrefix(methodArn)).toThrow(new Error('Unauthorized'));
   });
 });
 
@@ -367,7 +373,7 @@ describe('authorizer log lines', () => {
 describe('authorizer metrics', () => {
   const counted = async (authorization: string | string[], cacheTtlMs = 0) => {
     const metrics = createMemoryMetrics();
-    const check = createRevocationCheck({ users: users.reader, cacheTtlMs, metrics });
+    const check = createRevocationCheck({ clients: memoryClients(), users: users.reader, cacheTtlMs, metrics });
     await authorize({ verifier, revocation: check, logger, metrics }, authorizerEvent(authorization)).catch(
       () => undefined,
     );
@@ -410,7 +416,7 @@ describe('authorizer metrics', () => {
 
   it('counts a check answered from the revocation cache as a hit', async () => {
     const metrics = createMemoryMetrics();
-    const check = createRevocationCheck({ users: users.reader, cacheTtlMs: 30_000, metrics });
+    const check = createRevocationCheck({ clients: memoryClients(), users: users.reader, cacheTtlMs: 30_000, metrics });
     const deps = { verifier, revocation: check, logger, metrics };
     const readsBefore = users.reads();
     for (let call = 0; call < 3; call++)

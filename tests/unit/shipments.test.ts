@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { ALL_SCOPES } from '../../lib/auth/scopes.ts';
 import type { AppError } from '../../lib/errors.ts';
+import type { Caller } from '../../lib/tokens/tokens.ts';
 import {
   createShipment,
   randomParcelNumber,
@@ -9,7 +11,13 @@ import {
 } from '../../lib/shipments/shipments.ts';
 
 const NOW = new Date('2026-11-24T10:00:00Z');
-const alice = { username: 'alice', customerId: 'C-1' };
+/** A user's caller, allowed every route. */
+const userCaller = (username: string, customerId: string | null): Caller => ({
+  subject: { kind: 'user', username },
+  customerId,
+  scopes: ALL_SCOPES,
+});
+const alice = userCaller('alice', 'C-1');
 
 /** Shipments in memory, with the DynamoDB repository's rule: a taken parcel number is refused. */
 function memoryShipments(): ShipmentRepository & { readonly all: Map<string, Shipment> } {
@@ -67,14 +75,14 @@ describe('shipments', () => {
         (error: AppError) => error.code,
       );
 
-    expect(await code(createShipment({ shipments }, { username: 'solo', customerId: null }, {}))).toBe(
+    expect(await code(createShipment({ shipments }, userCaller('solo', null), {}))).toBe(
       'CONTEXT_MISSING',
     );
     expect(
-      await code(trackShipment({ shipments }, { username: 'bob', customerId: 'C-2' }, created.parcelNumber)),
+      await code(trackShipment({ shipments }, userCaller('bob', 'C-2'), created.parcelNumber)),
     ).toBe('NOT_FOUND');
     expect(
-      await trackShipment({ shipments }, { username: 'carol', customerId: 'C-1' }, created.parcelNumber),
+      await trackShipment({ shipments }, userCaller('carol', 'C-1'), created.parcelNumber),
     ).toEqual(created);
   });
 });

@@ -96,7 +96,8 @@ async function signWith(keyring: Keyring) {
 async function verifyWith(jwks: Jwks, token: string) {
   const keys = await importVerificationKeys(jwks);
   const verifier = createAccessTokenVerifier({ keys: async () => keys, settings: TOKEN_SETTINGS });
-  return (await verifier.verify(token)).username;
+  const claims = await verifier.verify(token);
+  return claims.kind === 'user' ? claims.username : claims.clientId;
 }
 
 /** The local stage's env for key commands: a long reload interval, so the refusal is testable. */

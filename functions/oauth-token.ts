@@ -1,0 +1,16 @@
+import { grantClientToken } from '../lib/clients/grant.ts';
+import { parseTokenRequest, toTokenResponse } from '../lib/clients/token-request.ts';
+import { readOAuthTokenConfig } from '../lib/config.ts';
+import { oauthEndpoint, ok } from '../lib/http.ts';
+import { oauthTokenDeps } from '../lib/wiring.ts';
+
+const deps = await oauthTokenDeps(readOAuthTokenConfig());
+
+/** POST /api/v1/oauth/token: the client credentials grant (RFC 6749 section 4.4). */
+export const handler = oauthEndpoint({
+  metrics: deps.metrics,
+  handle: async ({ form, authorization, sourceIp }) => {
+    const request = parseTokenRequest(form, authorization);
+    return ok(toTokenResponse(await grantClientToken(deps, { ...request, sourceIp })));
+  },
+});

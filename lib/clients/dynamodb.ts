@@ -1,0 +1,273 @@
+/**
+ * The API client store, on the accounts table beside the users (lib/accounts/dynamodb.ts):
+ *
+ * | item   | pk                 | sk     |
+ * |--------|--------------------|--------|
+ * | client | CLIENT#<client id> | CLIENT |
+ *
+ * One item per client, its live secrets in a map by secret id, so the token endpoint and the
+ * authorizer each read exactly one item, and at most two live secrets is one write's condition.
+ */
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { isScope, type Scope, sortScopes } from '../auth/scopes.ts';
+import { conditional, dynamo } from '../aws/errors.ts';
+import { AppError } from '../errors.ts';
+import { moveRevocationCutoff } from '../revocation/dynamodb.ts';
+import { type Clock, systemClock } from '../time.ts';
+import {
+  type ClientRecord,
+  type ClientRepository,
+  type ClientSecret,
+  type ClientStatusReader,
+  MAX_LIVE_SECRETS,
+  type NewClient,
+} from './clients.ts';
+
+const CLIENT_SK = 'CLIENT';
+const CLIENT_PREFIX = 'CLIENT#';
+
+export const clientKey = (clientId: string) => ({ pk: `${CLIENT_PREFIX}${clientId}`, sk: CLIENT_SK });
+
+interface Table {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+}
+
+/** The client item as stored: also what an import writes (ops/accounts). */
+export function clientItem(record: ClientRecord): Record<string, unknown> {
+  return {
+    ...clientKey(record.clientId),
+    clientId: record.clientId,
+    customerId: record.customerId,
+    scopes: [...record.scopes],
+    enabled: record.enabled,
+    secrets: Object.fromEntries(
+      record.secrets.map(({ id, digest, createdAt }) => [id, { digest, createdAt }]),
+    ),
+    revokedBefore: record.revokedBefore,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+type SecretMap = Record<string, { digest?: unknown; createdAt?: unknown }>;
+
+const secretsOf = (map: unknown): ClientSecret[] =>
+  Object.entries((map ?? {}) as SecretMap)
+    .map(([id, secret]) => ({ id, digest: String(secret.digest), createdAt: String(secret.createdAt) }))
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+
+function toClient(item: Record<string, unknown>): ClientRecord {
+  return {
+    clientId: String(item.clientId),
+    customerId: String(item.customerId),
+    scopes: sortScopes(((item.scopes ?? []) as string[]).filter(isScope) as Scope[]),
+    enabled: item.enabled === true,
+    secrets: secretsOf(item.secrets),
+    revokedBefore: Number(item.revokedBefore ?? 0),
+    createdAt: String(item.createdAt),
+    updatedAt: String(item.updatedAt),
+  };
+}
+
+/** The authorizer's read: eventually consistent, as the users', within the revocation bound. */
+export function createDynamoClientStatusReader(deps: Table): ClientStatusReader {
+  const { client, tableName: TableName } = deps;
+  return {
+    async findClientStatus(clientId) {
+      const { Item } = await dynamo(() =>
+        client.send(
+          new GetCommand({
+            TableName,
+            Key: clientKey(clientId),
+            ProjectionExpression: 'clientId, enabled, revokedBefore, secrets',
+          }),
+        ),
+      );
+      if (Item === undefined || Item.clientId !== clientId) return null;
+      return {
+        enabled: Item.enabled === true,
+        revokedBefore: Number(Item.revokedBefore ?? 0),
+        secretIds: new Set(Object.keys(Item.secrets ?? {})),
+      };
+    },
+  };
+}
+
+export function createDynamoClientRepository(deps: Table & { readonly clock?: Clock }): ClientRepository {
+  const { client, tableName: TableName } = deps;
+  const clock = deps.clock ?? systemClock;
+  const now = () => clock().toISOString();
+  const noSuchClient = () => new AppError('NOT_FOUND', { detail: 'no such client' });
+
+  const read = async (clientId: string) => {
+    const { Item } = await dynamo(() =>
+      client.send(new GetCommand({ TableName, Key: clientKey(clientId), ConsistentRead: true })),
+    );
+    return Item !== undefined && Item.clientId === clientId ? toClient(Item) : null;
+  };
+
+  const scan = async (customerId?: string) => {
+    const clients: ClientRecord[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo(() =>
+        client.send(
+          new ScanCommand({
+            TableName,
+            FilterExpression: `sk = :sk${customerId === undefined ? '' : ' AND customerId = :customer'}`,
+            ExpressionAttributeValues: {
+              ':sk': CLIENT_SK,
+              ...(customerId !== undefined && { ':customer': customerId }),
+            },
+            ConsistentRead: true,
+            ExclusiveStartKey,
+          }),
+        ),
+      );
+      clients.push(...(page.Items ?? []).map(toClient));
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey !== undefined);
+    return clients.sort((a, b) => a.clientId.localeCompare(b.clientId));
+  };
+
+  const update = async (
+    clientId: string,
+    expression: string,
+    condition: string,
+    values: Record<string, unknown>,
+    names?: Record<string, string>,
+  ) =>
+    conditional(() =>
+      client.send(
+        new UpdateCommand({
+          TableName,
+          Key: clientKey(clientId),
+          UpdateExpression: `${expression}`,
+          ConditionExpression: `clientId = :clientId${condition === '' ? '' : ` AND ${condition}`}`,
+          ExpressionAttributeValues: { ...values, ':clientId': clientId },
+          ...(names !== undefined && { ExpressionAttributeNames: names }),
+        }),
+      ),
+    );
+
+  return {
+    findClient: read,
+    findClientStatus: createDynamoClientStatusReader(deps).findClientStatus,
+    listClients: (customerId) => scan(customerId),
+    exportClients: () => scan(),
+
+    async createClient({ clientId, customerId, scopes, secret }: NewClient) {
+      const at = now();
+      const created = await conditional(() =>
+        client.send(
+          new PutCommand({
+            TableName,
+            Item: clientItem({
+              clientId,
+              customerId,
+              scopes,
+              enabled: true,
+              secrets: [secret],
+              // A new client id has no earlier tokens to revoke.
+              revokedBefore: 0,
+              createdAt: at,
+              updatedAt: at,
+            }),
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        ),
+      );
+      if (created !== undefined) return;
+      // Our own write, sent again by the SDK after its answer was lost: the secret's digest is ours.
+      const existing = await read(clientId);
+      if (existing?.secrets.some((stored) => stored.id === secret.id && stored.digest === secret.digest))
+        return;
+      throw new AppError('ALREADY_EXISTS', { detail: 'a client with this id exists' });
+    },
+
+    async setClientEnabled(clientId, enabled) {
+      if (enabled) {
+        const updated = await update(clientId, 'SET enabled = :enabled, updatedAt = :now', '', {
+          ':enabled': true,
+          ':now': now(),
+        });
+        if (updated === undefined) throw noSuchClient();
+        return;
+      }
+      const revoked = await moveRevocationCutoff({
+        client,
+        tableName: TableName,
+        key: clientKey(clientId),
+        username: clientId,
+        ownerAttribute: 'clientId',
+        assignments: ['enabled = :enabled', 'updatedAt = :now'],
+        values: { ':enabled': false, ':now': now() },
+        clock,
+      });
+      if (!revoked) throw noSuchClient();
+    },
+
+    async removeClient(clientId) {
+      const removed = await conditional(() =>
+        client.send(
+          new DeleteCommand({
+            TableName,
+            Key: clientKey(clientId),
+            ConditionExpression: 'clientId = :clientId',
+            ExpressionAttributeValues: { ':clientId': clientId },
+          }),
+        ),
+      );
+      if (removed === undefined) throw noSuchClient();
+    },
+
+    async addClientSecret(clientId, secret) {
+      const added = await update(
+        clientId,
+        'SET secrets.#id = :secret, updatedAt = :now',
+        `size(secrets) < :max`,
+        {
+          ':secret': { digest: secret.digest, createdAt: secret.createdAt },
+          ':now': now(),
+          ':max': MAX_LIVE_SECRETS,
+        },
+        { '#id': secret.id },
+      );
+      if (added !== undefined) return;
+      const existing = await read(clientId);
+      if (existing === null) throw noSuchClient();
+      // Our own write, sent again after its answer was lost.
+      if (existing.secrets.some((stored) => stored.id === secret.id && stored.digest === secret.digest))
+        return;
+      throw new AppError('VALIDATION_FAILED', {
+        detail: `the client has ${MAX_LIVE_SECRETS} live secrets: remove one (client secret remove) first`,
+      });
+    },
+
+    async removeClientSecret(clientId, secretId) {
+      const removed = await update(
+        clientId,
+        'REMOVE secrets.#id SET updatedAt = :now',
+        'attribute_exists(secrets.#id) AND size(secrets) > :one',
+        { ':now': now(), ':one': 1 },
+        { '#id': secretId },
+      );
+      if (removed !== undefined) return;
+      const existing = await read(clientId);
+      if (existing === null) throw noSuchClient();
+      if (!existing.secrets.some((stored) => stored.id === secretId))
+        throw new AppError('NOT_FOUND', { detail: 'the client has no live secret with this id' });
+      throw new AppError('VALIDATION_FAILED', {
+        detail: 'this is the client’s last secret: add its successor first, or disable or remove the client',
+      });
+    },
+  };
+}

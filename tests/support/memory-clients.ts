@@ -1,0 +1,96 @@
+/** An in-memory ClientRepository for unit tests, with the DynamoDB store's rules (tests/support/stores.ts checks both alike). */
+import {
+  type ClientRecord,
+  type ClientRepository,
+  MAX_LIVE_SECRETS,
+} from '../../lib/clients/clients.ts';
+import { AppError } from '../../lib/errors.ts';
+import { revocationCutoff } from '../../lib/revocation/revocation.ts';
+import { type Clock, systemClock } from '../../lib/time.ts';
+
+export interface MemoryClients extends ClientRepository {
+  readonly records: Map<string, ClientRecord>;
+  /** Client reads so far (findClient and findClientStatus). */
+  reads(): number;
+}
+
+export function memoryClients(options: { clock?: Clock; failFor?: string } = {}): MemoryClients {
+  const clock = options.clock ?? systemClock;
+  const records = new Map<string, ClientRecord>();
+  let reads = 0;
+  const noSuchClient = () => new AppError('NOT_FOUND', { detail: 'no such client' });
+  const get = (clientId: string) => {
+    const record = records.get(clientId);
+    if (record === undefined) throw noSuchClient();
+    return record;
+  };
+  const put = (record: ClientRecord, changes: Partial<ClientRecord>) =>
+    records.set(record.clientId, { ...record, ...changes, updatedAt: clock().toISOString() });
+  const read = (clientId: string) => {
+    reads += 1;
+    if (clientId === options.failFor)
+      throw new AppError('DEPENDENCY_UNAVAILABLE', { cause: new Error('DynamoDB unreachable') });
+    return records.get(clientId) ?? null;
+  };
+  return {
+    records,
+    reads: () => reads,
+    async findClient(clientId) {
+      return read(clientId);
+    },
+    async findClientStatus(clientId) {
+      const record = read(clientId);
+      return record === null
+        ? null
+        : {
+            enabled: record.enabled,
+            revokedBefore: record.revokedBefore,
+            secretIds: new Set(record.secrets.map((secret) => secret.id)),
+          };
+    },
+    async createClient({ clientId, customerId, scopes, secret }) {
+      if (records.has(clientId)) throw new AppError('ALREADY_EXISTS', { detail: 'a client with this id exists' });
+      const at = clock().toISOString();
+      records.set(clientId, {
+        clientId,
+        customerId,
+        scopes: [...scopes],
+        enabled: true,
+        secrets: [secret],
+        revokedBefore: 0,
+        createdAt: at,
+        updatedAt: at,
+      });
+    },
+    async listClients(customerId) {
+      return [...records.values()]
+        .filter((record) => customerId === undefined || record.customerId === customerId)
+        .sort((a, b) => a.clientId.localeCompare(b.clientId));
+    },
+    async exportClients() {
+      return [...records.values()].sort((a, b) => a.clientId.localeCompare(b.clientId));
+    },
+    async setClientEnabled(clientId, enabled) {
+      const record = get(clientId);
+      const cutoff = Math.max(revocationCutoff(clock()), record.revokedBefore + 1);
+      put(record, enabled ? { enabled } : { enabled, revokedBefore: cutoff });
+    },
+    async removeClient(clientId) {
+      get(clientId);
+      records.delete(clientId);
+    },
+    async addClientSecret(clientId, secret) {
+      const record = get(clientId);
+      if (record.secrets.length >= MAX_LIVE_SECRETS)
+        throw new AppError('VALIDATION_FAILED', { detail: 'the client has 2 live secrets' });
+      put(record, { secrets: [...record.secrets, secret] });
+    },
+    async removeClientSecret(clientId, secretId) {
+      const record = get(clientId);
+      if (!record.secrets.some((secret) => secret.id === secretId))
+        throw new AppError('NOT_FOUND', { detail: 'the client has no live secret with this id' });
+      if (record.secrets.length === 1) throw new AppError('VALIDATION_FAILED', { detail: 'last secret' });
+      put(record, { secrets: record.secrets.filter((secret) => secret.id !== secretId) });
+    },
+  };
+}
