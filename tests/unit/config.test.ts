@@ -122,11 +122,13 @@ describe('configuration', () => {
       ACCOUNTS_TABLE: 'parcel-auth-prod-accounts',
       VERIFICATION_KEYS: 'ssm:/parcel-auth/prod/jwks',
       REVOCATION_CACHE_TTL: '30s',
+      CLIENT_TOKEN_TTL: '1h',
     });
     expect(config.keys.sources).toEqual({
       verificationKeys: { kind: 'ssm', name: '/parcel-auth/prod/jwks' },
     });
     expect(config.revocationCacheTtlMs).toBe(30_000);
+    expect(config.tokens.clientAccessTtlSeconds).toBe(3600);
   });
 
   it('reads the key set source of the JWKS endpoint', () => {

@@ -14,6 +14,7 @@ const logger = createLogger('debug', (line) => lines.push(line));
 const protectedEndpoint = (now: Date) =>
   endpoint({
     authorized: true,
+    route: 'createShipment',
     body: v.object({ a: v.number() }),
     logger,
     clock: () => now,
@@ -43,7 +44,13 @@ describe('authorized endpoint', () => {
     for (const exp of [String(EXP), EXP]) {
       const response = await run(before, eventWith(context({ exp })));
       expect(response.statusCode).toBe(200);
-      expect(JSON.parse(response.body)).toEqual({ caller: { username: 'alice', customerId: 'C-1001' } });
+      expect(JSON.parse(response.body)).toEqual({
+        caller: {
+          subject: { kind: 'user', username: 'alice' },
+          customerId: 'C-1001',
+          scopes: ['tracking:read', 'shipments:write'],
+        },
+      });
     }
   });
 

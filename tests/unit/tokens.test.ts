@@ -1,3 +1,4 @@
+import { ALL_SCOPES } from '../../lib/auth/scopes.ts';
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { base64url, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
@@ -22,7 +23,9 @@ const NOW = new Date('2026-11-21T10:00:00Z');
 const alice = { username: 'alice', customerId: 'C-1001' };
 const NOW_SECONDS = NOW.getTime() / 1000;
 const verifiedAlice = {
+  kind: 'user',
   ...alice,
+  scopes: ALL_SCOPES,
   issuedAt: NOW_SECONDS,
   expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
   sessionId: expect.any(String),
@@ -159,8 +162,10 @@ describe('access token verifier', () => {
   it('returns a null customer for a token without the customer claim', async () => {
     const { accessToken } = await issuer.issue(tokenRequest({ username: 'solo', customerId: null }, NOW));
     await expect(verifierAt(NOW).verify(accessToken)).resolves.toEqual({
+      kind: 'user',
       username: 'solo',
       customerId: null,
+      scopes: ALL_SCOPES,
       issuedAt: NOW_SECONDS,
       expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
       sessionId: expect.any(String),

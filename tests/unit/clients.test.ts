@@ -1,0 +1,454 @@
+/**
+ * API clients (docs/clients.md): the secret check, the token request's parsing, the grant, and
+ * what the verifier and the authorizer make of a client's token and of a narrowed user's.
+ */
+import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
+import * as v from 'valibot';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { authorize } from '../../lib/auth/authorizer.ts';
+import { ALL_SCOPES, allowedMethodArns, type Scope, ScopeListSchema } from '../../lib/auth/scopes.ts';
+import {
+  type ClientRecord,
+  grantedScopes,
+  matchSecret,
+  newClientId,
+  newClientSecret,
+  secretDigest,
+} from '../../lib/clients/clients.ts';
+import { type GrantDeps, grantClientToken } from '../../lib/clients/grant.ts';
+import { parseTokenRequest, toTokenResponse } from '../../lib/clients/token-request.ts';
+import type { AppError } from '../../lib/errors.ts';
+import { createLogger } from '../../lib/log.ts';
+import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
+import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
+import {
+  type AccessTokenVerifier,
+  createAccessTokenVerifier,
+  createClientTokenIssuer,
+  createTokenIssuer,
+} from '../../lib/tokens/tokens.ts';
+import { authorizerEvent } from '../fixtures/events.ts';
+import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
+import { memoryClients } from '../support/memory-clients.ts';
+import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
+import { memoryStatuses } from '../support/memory-statuses.ts';
+import { memoryThrottleStore } from '../support/memory-throttle.ts';
+
+const CLIENT_SETTINGS = { ...TOKEN_SETTINGS, accessTtlSeconds: 3600 };
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+const codeOf = (run: () => unknown) => {
+  try {
+    run();
+    return 'none';
+  } catch (error) {
+    return (error as AppError).code;
+  }
+};
+
+describe('client secrets', () => {
+  const now = new Date('2026-11-25T10:00:00Z');
+
+  it('generates a prefixed secret of 256 random bits and stores only its SHA-256', () => {
+    const { secret, stored } = newClientSecret(now);
+    expect(secret).toMatch(/^pcs_[A-Za-z0-9_-]{43}$/);
+    expect(stored.digest).toBe(secretDigest(secret));
+    expect(JSON.stringify(stored)).not.toContain(secret.slice(4));
+    expect(stored.id).toMatch(/^[0-9a-f]{8}$/);
+    expect(newClientId()).toMatch(/^pcl_[0-9a-f]{20}$/);
+  });
+
+  it('matches either of two live secrets by id, and nothing else', () => {
+    const first = newClientSecret(now);
+    const second = newClientSecret(now);
+    const secrets = [first.stored, second.stored];
+    expect(matchSecret(first.secret, secrets)).toBe(first.stored.id);
+    expect(matchSecret(second.secret, secrets)).toBe(second.stored.id);
+    expect(matchSecret(`${first.secret}x`, secrets)).toBeNull();
+    expect(matchSecret(first.secret, [])).toBeNull();
+    expect(matchSecret('', secrets)).toBeNull();
+  });
+
+  it('never matches the all-zero digest that stands in for an absent secret', () => {
+    const zero = { id: 'deadbeef', digest: Buffer.alloc(32).toString('base64url'), createdAt: '' };
+    expect(matchSecret('anything', [zero])).toBeNull();
+  });
+
+  it('grants the client’s own scopes when none are asked for, a subset when asked, nothing beyond', () => {
+    const client = { scopes: ['tracking:read', 'shipments:write'] } as unknown as ClientRecord;
+    expect(grantedScopes(client, undefined)).toEqual(['tracking:read', 'shipments:write']);
+    expect(grantedScopes(client, ['shipments:write'])).toEqual(['shipments:write']);
+    const reader = { scopes: ['tracking:read'] } as unknown as ClientRecord;
+    expect(grantedScopes(reader, ['tracking:read', 'shipments:write'])).toBeNull();
+  });
+});
+
+describe('scopes', () => {
+  it('reads a space-delimited scope list of known scopes into the declaration’s order', () => {
+    expect(v.parse(ScopeListSchema, 'shipments:write tracking:read')).toEqual([
+      'tracking:read',
+      'shipments:write',
+    ]);
+  });
+
+  it.each([
+    ['an unknown scope', 'tracking:write'],
+    ['a scope twice', 'tracking:read tracking:read'],
+    ['two spaces', 'tracking:read  shipments:write'],
+    ['a leading space', ' tracking:read'],
+    ['a quote', 'tracking:"read'],
+  ])('refuses %s', (_name, text) => {
+    expect(v.is(ScopeListSchema, text)).toBe(false);
+  });
+
+  it('lists the method ARNs of exactly the routes a set of scopes allows, a path parameter as *', () => {
+    const prefix = 'arn:aws:execute-api:eu-central-1:1:api/prod';
+    expect(allowedMethodArns(prefix, ['tracking:read'])).toEqual([`${prefix}/GET/api/v1/tracking/*`]);
+    expect(allowedMethodArns(prefix, ALL_SCOPES)).toEqual([
+      `${prefix}/GET/api/v1/tracking/*`,
+      `${prefix}/POST/api/v1/shipments`,
+    ]);
+    expect(allowedMethodArns(prefix, [])).toEqual([]);
+  });
+});
+
+describe('token request', () => {
+  const id = 'pcl_0123456789abcdef0123';
+  const grant = { grant_type: 'client_credentials' };
+
+  it('reads HTTP Basic credentials, form-urlencoded before base64 as RFC 6749 section 2.3.1 says', () => {
+    expect(parseTokenRequest(grant, [basic(id, 'a:b+c%d é')])).toEqual({
+      clientId: id,
+      clientSecret: 'a:b+c%d é',
+      scopes: undefined,
+    });
+  });
+
+  it('reads credentials from the body (client_secret_post), and a narrowing scope', () => {
+    expect(
+      parseTokenRequest({ ...grant, client_id: id, client_secret: 's', scope: 'tracking:read' }, []),
+    ).toEqual({ clientId: id, clientSecret: 's', scopes: ['tracking:read'] });
+  });
+
+  it('takes an empty scope for none, and a client_id in the body that repeats the Basic one', () => {
+    expect(
+      parseTokenRequest({ ...grant, scope: '', client_id: id }, [basic(id, 's')]).scopes,
+    ).toBeUndefined();
+  });
+
+  it.each([
+    ['no grant_type', {}, [], 'VALIDATION_FAILED'],
+    ['another grant', { grant_type: 'password' }, [], 'UNSUPPORTED_GRANT_TYPE'],
+    ['no credentials', grant, [], 'INVALID_CLIENT'],
+    ['a body id without a secret', { ...grant, client_id: id }, [], 'INVALID_CLIENT'],
+    ['two authentication methods', { ...grant, client_secret: 's' }, [basic(id, 's')], 'VALIDATION_FAILED'],
+    [
+      'a body id other than the Basic one',
+      { ...grant, client_id: 'pcl_ffffffffffffffffffff' },
+      [basic(id, 's')],
+      'VALIDATION_FAILED',
+    ],
+    ['two Authorization headers', grant, [basic(id, 's'), basic(id, 's')], 'VALIDATION_FAILED'],
+    ['a Bearer header', grant, ['Bearer abc'], 'INVALID_CLIENT'],
+    [
+      'Basic without a colon',
+      grant,
+      [`Basic ${Buffer.from('nocolon').toString('base64')}`],
+      'INVALID_CLIENT',
+    ],
+    [
+      'Basic with broken percent-encoding',
+      grant,
+      [`Basic ${Buffer.from(`${id}:%E0%A4%A`).toString('base64')}`],
+      'INVALID_CLIENT',
+    ],
+    [
+      'an id that is not a client id',
+      { ...grant, client_id: 'alice', client_secret: 's' },
+      [],
+      'INVALID_CLIENT',
+    ],
+    ['an empty secret', { ...grant, client_id: id, client_secret: '' }, [], 'INVALID_CLIENT'],
+    [
+      'a secret of 257 characters',
+      { ...grant, client_id: id, client_secret: 'x'.repeat(257) },
+      [],
+      'INVALID_CLIENT',
+    ],
+    ['an unknown scope', { ...grant, scope: 'admin' }, [basic(id, 's')], 'INVALID_SCOPE'],
+  ] as const)('refuses %s', (_name, form, authorization, code) => {
+    expect(codeOf(() => parseTokenRequest({ ...form }, [...authorization]))).toBe(code);
+  });
+
+  it('answers the token as RFC 6749 section 5.1 shapes it, with no refresh token', () => {
+    expect(toTokenResponse({ accessToken: 't', expiresIn: 3600, scopes: ['tracking:read'] })).toEqual({
+      access_token: 't',
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'tracking:read',
+    });
+  });
+});
+
+describe('client credentials grant', () => {
+  let keys: Awaited<ReturnType<typeof testKeys>>;
+  let verifier: AccessTokenVerifier;
+  const now = new Date();
+  const POLICY = { limit: 3, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
+
+  beforeAll(async () => {
+    keys = await testKeys();
+    verifier = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS });
+  });
+
+  const setUp = async (scopes: readonly Scope[] = ['tracking:read', 'shipments:write']) => {
+    const clients = memoryClients();
+    const metrics = createMemoryMetrics();
+    const store = memoryThrottleStore();
+    const clientId = newClientId();
+    const { secret, stored } = newClientSecret(now);
+    await clients.createClient({ clientId, customerId: 'C-1001', scopes: [...scopes], secret: stored });
+    const deps: GrantDeps = {
+      clients,
+      tokens: createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }),
+      throttle: createLoginThrottle({
+        metrics,
+        store,
+        settings: { username: POLICY, sourceIp: { ...POLICY, limit: 100 } },
+        counterSecret: COUNTER_SECRET,
+        logger: createLogger('error', () => {}),
+      }),
+      logger: createLogger('error', () => {}),
+      metrics,
+    };
+    const ask = (overrides: Partial<Parameters<typeof grantClientToken>[1]> = {}) =>
+      grantClientToken(deps, {
+        clientId,
+        clientSecret: secret,
+        scopes: undefined,
+        sourceIp: '198.51.100.7',
+        ...overrides,
+      });
+    return { clients, metrics, store, clientId, secret, stored, ask };
+  };
+
+  it('issues an at+jwt for the client’s customer and scopes, with client_id as sub and the secret’s id', async () => {
+    const { clientId, stored, ask, metrics } = await setUp();
+    const grant = await ask();
+    const claims = decodeJwt(grant.accessToken);
+    expect(decodeProtectedHeader(grant.accessToken)).toMatchObject({ typ: 'at+jwt', alg: 'EdDSA' });
+    expect(claims).toMatchObject({
+      sub: clientId,
+      client_id: clientId,
+      customer_id: 'C-1001',
+      scope: 'tracking:read shipments:write',
+      secret_id: stored.id,
+      iss: TOKEN_SETTINGS.issuer,
+      aud: TOKEN_SETTINGS.audience,
+    });
+    expect(claims).not.toHaveProperty('sid');
+    expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(3600);
+    expect(grant.expiresIn).toBe(3600);
+    expect(await verifier.verify(grant.accessToken)).toMatchObject({
+      kind: 'client',
+      clientId,
+      secretId: stored.id,
+      customerId: 'C-1001',
+      scopes: ['tracking:read', 'shipments:write'],
+    });
+    expect(metrics.names()).toContain('ClientTokenIssued');
+  });
+
+  it('narrows the token to the scopes asked for, and refuses a scope beyond the client’s after authenticating it', async () => {
+    const { ask, metrics } = await setUp(['tracking:read']);
+    expect((await ask({ scopes: ['tracking:read'] })).scopes).toEqual(['tracking:read']);
+    await expect(ask({ scopes: ['shipments:write'] })).rejects.toMatchObject({ code: 'INVALID_SCOPE' });
+    expect(metrics.names()).toContain('ClientTokenRefused{reason=InvalidScope}');
+  });
+
+  it('answers one INVALID_CLIENT for an unknown client, a wrong secret and a disabled client, counting each reason', async () => {
+    const { ask, clients, clientId, metrics } = await setUp();
+    await expect(ask({ clientId: newClientId() })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    await clients.setClientEnabled(clientId, false);
+    await expect(ask()).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    expect(metrics.names()).toEqual([
+      'ClientAuthFailed{reason=UnknownClient}',
+      'ClientAuthFailed{reason=BadSecret}',
+      'ClientAuthFailed{reason=Disabled}',
+    ]);
+  });
+
+  it('locks a client id after the limit of wrong secrets, then refuses even the right one until the lock ends', async () => {
+    const { ask, metrics } = await setUp();
+    for (let i = 0; i < POLICY.limit; i++) {
+      await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    }
+    const locked = await ask().catch((error: AppError) => error);
+    expect(locked).toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
+    expect((locked as AppError).retryAfterSeconds).toBeGreaterThan(0);
+    expect(metrics.names()).toContain('LockoutStarted{counter=Client}');
+    expect(metrics.names()).toContain('ClientAuthFailed{reason=Locked}');
+  });
+
+  it('counts a client id apart from a username of the same text', async () => {
+    const { store, clientId, ask } = await setUp();
+    await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    expect([...store.all.keys()].filter((key) => key.startsWith('CLIENT#'))).toHaveLength(1);
+    expect([...store.all.keys()].some((key) => key.startsWith('USER#'))).toBe(false);
+    expect(clientId).toMatch(/^pcl_/);
+  });
+
+  it('gives the second live secret’s tokens its own id, which the first’s removal leaves alive', async () => {
+    const { clients, clientId, stored, ask } = await setUp();
+    const next = newClientSecret(now);
+    await clients.addClientSecret(clientId, next.stored);
+    const token = await ask({ clientSecret: next.secret });
+    expect(decodeJwt(token.accessToken).secret_id).toBe(next.stored.id);
+    await clients.removeClientSecret(clientId, stored.id);
+    await expect(ask()).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    await expect(ask({ clientSecret: next.secret })).resolves.toBeDefined();
+  });
+});
+
+describe('the authorizer and a client’s or a narrowed user’s token', () => {
+  let keys: Awaited<ReturnType<typeof testKeys>>;
+  let verifier: AccessTokenVerifier;
+  const clients = memoryClients();
+  const users = memoryStatuses();
+  const prefix = 'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod';
+  const clientId = newClientId();
+  const secret = newClientSecret(new Date());
+
+  beforeAll(async () => {
+    keys = await testKeys();
+    verifier = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS });
+  });
+
+  beforeEach(async () => {
+    clients.records.clear();
+    await clients.createClient({
+      clientId,
+      customerId: 'C-1001',
+      scopes: ['tracking:read'],
+      secret: secret.stored,
+    });
+  });
+
+  const clientToken = async (scopes: readonly Scope[] = ['tracking:read']) =>
+    (
+      await createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }).issue({
+        clientId,
+        secretId: secret.stored.id,
+        customerId: 'C-1001',
+        scopes: [...scopes],
+        issuedAt: Math.floor(Date.now() / 1000),
+      })
+    ).accessToken;
+
+  const decide = (
+    token: string,
+    methodArn = `${prefix}/POST/api/v1/shipments`,
+    metrics = createMemoryMetrics(),
+  ) =>
+    authorize(
+      {
+        metrics,
+        verifier,
+        revocation: createRevocationCheck({
+          users: users.reader,
+          clients,
+          cacheTtlMs: 0,
+          metrics: noMetrics,
+        }),
+        logger: createLogger('error', () => {}),
+      },
+      { ...authorizerEvent(`Bearer ${token}`), methodArn },
+    );
+
+  it('allows a tracking:read client tracking only, whichever route filled the cache, and passes its scope on', async () => {
+    const token = await clientToken();
+    for (const methodArn of [
+      `${prefix}/POST/api/v1/shipments`,
+      `${prefix}/GET/api/v1/tracking/12345678901234`,
+    ]) {
+      const result = await decide(token, methodArn);
+      expect(result.policyDocument.Statement).toEqual([
+        { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [`${prefix}/GET/api/v1/tracking/*`] },
+      ]);
+      expect(result.context).toMatchObject({
+        username: '',
+        clientId,
+        customerId: 'C-1001',
+        scope: 'tracking:read',
+      });
+    }
+  });
+
+  it('counts a decision whose policy leaves out the called route as insufficient scope, not an allow', async () => {
+    const metrics = createMemoryMetrics();
+    await decide(await clientToken(), `${prefix}/POST/api/v1/shipments`, metrics);
+    await decide(await clientToken(), `${prefix}/GET/api/v1/tracking/1`, metrics);
+    expect(metrics.names()).toEqual(['AuthorizerInsufficientScope', 'AuthorizerAllow']);
+  });
+
+  it('refuses a client’s token once the client is disabled, removed, or its secret removed', async () => {
+    const token = await clientToken();
+    await expect(decide(token)).resolves.toBeDefined();
+    const next = newClientSecret(new Date());
+    await clients.addClientSecret(clientId, next.stored);
+    await clients.removeClientSecret(clientId, secret.stored.id);
+    await expect(decide(token)).rejects.toThrow('Unauthorized');
+    clients.records.clear();
+    await clients.createClient({
+      clientId,
+      customerId: 'C-1001',
+      scopes: ['tracking:read'],
+      secret: secret.stored,
+    });
+    await clients.setClientEnabled(clientId, false);
+    await expect(decide(token)).rejects.toThrow('Unauthorized');
+    await clients.setClientEnabled(clientId, true);
+    await expect(decide(token)).rejects.toThrow('Unauthorized');
+    await clients.removeClient(clientId);
+    await expect(decide(await clientToken())).rejects.toThrow('Unauthorized');
+  });
+
+  it('never reads a user’s state for a client’s token, even when a user has the client id as username', async () => {
+    users.statuses.set(clientId, { enabled: true, revokedBefore: 0 });
+    await clients.removeClient(clientId);
+    await expect(decide(await clientToken())).rejects.toThrow('Unauthorized');
+  });
+
+  it('denies the whole stage to a token whose scopes allow no route (a scope since retired)', async () => {
+    users.statuses.set('narrow', { enabled: true, revokedBefore: 0 });
+    const at = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT({ scope: 'parcels:legacy' })
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.signingKey.kid })
+      .setIssuer(TOKEN_SETTINGS.issuer)
+      .setAudience(TOKEN_SETTINGS.audience)
+      .setSubject('narrow')
+      .setJti('j')
+      .setIssuedAt(at)
+      .setExpirationTime(at + 60)
+      .sign(keys.signingKey.key);
+    expect((await decide(token)).policyDocument.Statement).toEqual([
+      { Action: 'execute-api:Invoke', Effect: 'Deny', Resource: `${prefix}/*` },
+    ]);
+  });
+
+  it('narrows a user whose scopes an operator narrowed: the token carries them, the policy follows', async () => {
+    users.statuses.set('bob', { enabled: true, revokedBefore: 0 });
+    const token = (
+      await createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }).issue(
+        tokenRequest({ username: 'bob', customerId: 'C-1', scopes: ['tracking:read'] }, new Date()),
+      )
+    ).accessToken;
+    expect(decodeJwt(token).scope).toBe('tracking:read');
+    const result = await decide(token);
+    expect(result.policyDocument.Statement[0]).toMatchObject({
+      Resource: [`${prefix}/GET/api/v1/tracking/*`],
+    });
+    expect(result.context).toMatchObject({ username: 'bob', clientId: '', scope: 'tracking:read' });
+  });
+});
