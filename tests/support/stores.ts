@@ -6,12 +6,15 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
+import type { ClientRepository } from '../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
 import type { SessionStore } from '../../lib/sessions/repository.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
 import type { Clock } from '../../lib/time.ts';
 import { DYNAMO_KINDS, type DynamoKind, startTestDynamo, type TestDynamo } from './dynamo.ts';
+import { memoryClients } from './memory-clients.ts';
 import { memorySessions } from './memory-sessions.ts';
 import { memoryThrottleStore } from './memory-throttle.ts';
 import { memoryAccounts } from './memory-users.ts';
@@ -91,4 +94,10 @@ export const THROTTLE_STORES: StoreFactories<ThrottleStore> = {
   dynamo: (dynamo) =>
     createDynamoThrottleStore({ client: dynamo.documentClient, tableName: dynamo.tables.loginThrottle }),
   memory: () => memoryThrottleStore(),
+};
+
+export const CLIENT_STORES: StoreFactories<ClientRepository> = {
+  dynamo: (dynamo) =>
+    createDynamoClientRepository({ client: dynamo.documentClient, tableName: dynamo.tables.accounts }),
+  memory: () => memoryClients(),
 };
