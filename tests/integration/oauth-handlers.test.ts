@@ -1,0 +1,418 @@
+/**
+ * The token endpoint, the metadata and a client's token through the real authorizer and the
+ * protected functions, as Lambda runs them, on the embedded DynamoDB (docs/clients.md).
+ */
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { functionEnv } from '../../dev/local/handler-env.ts';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import {
+  authorizerEvent,
+  createShipmentEvent,
+  gatewayAuthorizerContext,
+  lambdaContext,
+  loginEvent,
+  trackingEvent,
+} from '../fixtures/events.ts';
+import { startTestDynamo } from '../support/dynamo.ts';
+import { captureServiceLogs } from '../support/log-capture.ts';
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
+let cleanupKeys: () => Promise<void>;
+let token: Handler;
+let metadata: Handler;
+let refresh: Handler;
+let createShipment: Handler;
+let trackShipment: Handler;
+let authorizer: typeof import('../../functions/authorizer.ts')['handler'];
+let clients: ReturnType<typeof createDynamoClientRepository>;
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  const { env, cleanup } = await functionEnv(dynamo);
+  cleanupKeys = cleanup;
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  // The grant's own lines, to show they carry neither the secret nor the token.
+  vi.stubEnv('LOG_LEVEL', 'info');
+  clients = createDynamoClientRepository({
+    client: createDocumentClient({ region: 'eu-central-1', dynamodbEndpoint: dynamo.endpoint }),
+    tableName: dynamo.tables.accounts,
+  });
+  token = (await import('../../functions/oauth-token.ts')).handler as Handler;
+  metadata = (await import('../../functions/oauth-metadata.ts')).handler as Handler;
+  refresh = (await import('../../functions/refresh.ts')).handler as Handler;
+  createShipment = (await import('../../functions/create-shipment.ts')).handler as Handler;
+  trackShipment = (await import('../../functions/track-shipment.ts')).handler as Handler;
+  authorizer = (await import('../../functions/authorizer.ts')).handler;
+});
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await dynamo.close();
+  await cleanupKeys();
+});
+
+const logs = captureServiceLogs();
+const call = (handler: Handler, event: APIGatewayProxyEvent) => handler(event, lambdaContext());
+const bodyOf = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
+
+/** A client of `customerId` with `scopes`, and its secret. */
+async function newClient(customerId: string, scopes: ('tracking:read' | 'shipments:write')[]) {
+  const clientId = newClientId();
+  const { secret, stored } = newClientSecret(new Date());
+  await clients.createClient({ clientId, customerId, scopes, secret: stored });
+  return { clientId, secret, secretId: stored.id };
+}
+
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+/** POST /api/v1/oauth/token with a form body, from a source address of its own. */
+function tokenEvent(
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+): APIGatewayProxyEvent {
+  const event = loginEvent(new URLSearchParams(form).toString(), {
+    'Content-Type': 'application/x-www-form-urlencoded',
+    ...headers,
+  });
+  return {
+    ...event,
+    path: '/api/v1/oauth/token',
+    resource: '/api/v1/oauth/token',
+    requestContext: {
+      ...event.requestContext,
+      identity: { ...event.requestContext.identity, sourceIp: '203.0.113.9' },
+    },
+  };
+}
+
+/** The protected function behind the real authorizer, given the decision API Gateway would pass on. */
+async function throughAuthorizer(
+  handler: Handler,
+  event: APIGatewayProxyEvent,
+  bearer: string,
+  methodArn: string,
+) {
+  const decision = await authorizer({ ...authorizerEvent(`Bearer ${bearer}`), methodArn }, lambdaContext());
+  const allowed = decision.policyDocument.Statement.some(
+    (statement) =>
+      statement.Effect === 'Allow' &&
+      'Resource' in statement &&
+      [statement.Resource]
+        .flat()
+        .some((resource) => new RegExp(`^${String(resource).replaceAll('*', '[^/]+')}$`).test(methodArn)),
+  );
+  const response = await call(handler, {
+    ...event,
+    headers: { ...event.headers, Authorization: `Bearer ${bearer}` },
+    multiValueHeaders: {},
+    requestContext: { ...event.requestContext, authorizer: gatewayAuthorizerContext(decision) },
+  });
+  return { allowed, response };
+}
+
+const ARN = 'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod';
+
+describe('POST /api/v1/oauth/token', () => {
+  it('grants a client a token with Basic authentication: RFC 6749 section 5.1, no-store, no refresh token', async () => {
+    const { clientId, secret, secretId } = await newClient('C-OA1', ['tracking:read', 'shipments:write']);
+    const response = await call(
+      token,
+      tokenEvent({ grant_type: 'client_credentials' }, { Authorization: basic(clientId, secret) }),
+    );
+    expect(response.statusCode).toBe(200);
+    expect(response.headers).toMatchObject({
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+    });
+    const body = bodyOf(response);
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type']);
+    expect(body).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'tracking:read shipments:write',
+    });
+    expect(decodeJwt(String(body.access_token))).toMatchObject({
+      sub: clientId,
+      client_id: clientId,
+      customer_id: 'C-OA1',
+      secret_id: secretId,
+    });
+    expect(logs.events('client token issued')).toEqual([
+      expect.objectContaining({
+        clientId,
+        grantedWith: secretId,
+        scope: 'tracking:read shipments:write',
+        sourceIp: '203.0.113.9',
+      }),
+    ]);
+    const logged = JSON.stringify(logs.lines());
+    expect(logged).not.toContain(secret.slice(4));
+    expect(logged).not.toContain(String(body.access_token).split('.')[1]);
+  });
+
+  it('grants with client_secret_post, narrowed to the scope asked for', async () => {
+    const { clientId, secret } = await newClient('C-OA2', ['tracking:read', 'shipments:write']);
+    const response = await call(
+      token,
+      tokenEvent({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: secret,
+        scope: 'tracking:read',
+      }),
+    );
+    expect(response.statusCode).toBe(200);
+    expect(bodyOf(response).scope).toBe('tracking:read');
+  });
+
+  it.each([
+    [
+      'a wrong secret',
+      (id: string) =>
+        tokenEvent({ grant_type: 'client_credentials' }, { Authorization: basic(id, 'pcs_wrong') }),
+      401,
+      'invalid_client',
+    ],
+    [
+      'an unknown client',
+      () =>
+        tokenEvent({ grant_type: 'client_credentials' }, { Authorization: basic(newClientId(), 'pcs_x') }),
+      401,
+      'invalid_client',
+    ],
+    ['no credentials', () => tokenEvent({ grant_type: 'client_credentials' }), 401, 'invalid_client'],
+    [
+      'the password grant',
+      (id: string) => tokenEvent({ grant_type: 'password' }, { Authorization: basic(id, 'x') }),
+      400,
+      'unsupported_grant_type',
+    ],
+    [
+      'no grant_type',
+      (id: string) => tokenEvent({}, { Authorization: basic(id, 'x') }),
+      400,
+      'invalid_request',
+    ],
+    [
+      'a JSON body',
+      () => ({
+        ...tokenEvent({}),
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"grant_type":"client_credentials"}',
+      }),
+      400,
+      'invalid_request',
+    ],
+    [
+      'a parameter sent twice',
+      () => ({ ...tokenEvent({}), body: 'grant_type=client_credentials&grant_type=client_credentials' }),
+      400,
+      'invalid_request',
+    ],
+    [
+      'an unknown scope',
+      (id: string) =>
+        tokenEvent({ grant_type: 'client_credentials', scope: 'admin' }, { Authorization: basic(id, 'x') }),
+      400,
+      'invalid_scope',
+    ],
+  ])('answers %s with RFC 6749’s error JSON, no token', async (_name, event, status, error) => {
+    const { clientId } = await newClient('C-OA3', ['tracking:read']);
+    const response = await call(token, event(clientId) as APIGatewayProxyEvent);
+    expect(response.statusCode).toBe(status);
+    expect(response.headers).toMatchObject({
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-store',
+    });
+    expect(bodyOf(response).error).toBe(error);
+    expect(response.body).not.toMatch(/eyJ/);
+    if (status === 401) expect(response.headers?.['WWW-Authenticate']).toMatch(/^Basic realm="parcel-auth"/);
+  });
+
+  it('answers invalid_scope to a client asking beyond its scopes, once authenticated', async () => {
+    const { clientId, secret } = await newClient('C-OA4', ['tracking:read']);
+    const response = await call(
+      token,
+      tokenEvent(
+        { grant_type: 'client_credentials', scope: 'shipments:write' },
+        { Authorization: basic(clientId, secret) },
+      ),
+    );
+    expect(response.statusCode).toBe(400);
+    expect(bodyOf(response).error).toBe('invalid_scope');
+  });
+});
+
+describe('GET /.well-known/oauth-authorization-server', () => {
+  it('names the issuer, the token endpoint under the stage, the grant, both auth methods, the scopes and the key set', async () => {
+    const event = {
+      ...trackingEvent(),
+      httpMethod: 'GET',
+      path: '/.well-known/oauth-authorization-server',
+      resource: '/.well-known/oauth-authorization-server',
+      headers: { Host: 'abc123.execute-api.eu-central-1.amazonaws.com', 'X-Forwarded-Proto': 'https' },
+    };
+    event.requestContext = { ...event.requestContext, path: '/prod/.well-known/oauth-authorization-server' };
+    const response = await call(metadata, event);
+    expect(response.statusCode).toBe(200);
+    expect(bodyOf(response)).toEqual({
+      issuer: process.env.TOKEN_ISSUER,
+      token_endpoint: 'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/token',
+      jwks_uri: 'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/.well-known/jwks.json',
+      grant_types_supported: ['client_credentials'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      scopes_supported: ['tracking:read', 'shipments:write'],
+      response_types_supported: [],
+    });
+  });
+
+  it('refuses a Host header that is not a host name, rather than echo it into the document', async () => {
+    const event = {
+      ...trackingEvent(),
+      path: '/.well-known/oauth-authorization-server',
+      headers: { Host: 'evil"><x' },
+    };
+    expect((await call(metadata, event)).statusCode).toBe(400);
+  });
+});
+
+describe('a client’s token on the protected routes', () => {
+  it('lets a tracking:read client track its customer’s shipments and refuses it shipment creation with 403 insufficient_scope', async () => {
+    const writer = await newClient('C-OA5', ['shipments:write']);
+    const reader = await newClient('C-OA5', ['tracking:read']);
+    const grant = async (client: { clientId: string; secret: string }) =>
+      String(
+        bodyOf(
+          await call(
+            token,
+            tokenEvent(
+              { grant_type: 'client_credentials' },
+              { Authorization: basic(client.clientId, client.secret) },
+            ),
+          ),
+        ).access_token,
+      );
+    const writerToken = await grant(writer);
+    const readerToken = await grant(reader);
+
+    const made = await throughAuthorizer(
+      createShipment,
+      createShipmentEvent('{"weight":2}'),
+      writerToken,
+      `${ARN}/POST/api/v1/shipments`,
+    );
+    expect(made.allowed).toBe(true);
+    expect(made.response.statusCode).toBe(201);
+    const parcelNumber = String(bodyOf(made.response).parcelNumber);
+
+    const tracked = await throughAuthorizer(
+      trackShipment,
+      trackingEvent({ pathParameters: { parcelNumber } }),
+      readerToken,
+      `${ARN}/GET/api/v1/tracking/${parcelNumber}`,
+    );
+    expect(tracked.allowed).toBe(true);
+    expect(tracked.response.statusCode).toBe(200);
+
+    // The policy leaves shipments out (API Gateway answers 403); the function, given the decision anyway, refuses too.
+    const refused = await throughAuthorizer(
+      createShipment,
+      createShipmentEvent('{}'),
+      readerToken,
+      `${ARN}/POST/api/v1/shipments`,
+    );
+    expect(refused.allowed).toBe(false);
+    expect(refused.response.statusCode).toBe(403);
+    expect(refused.response.headers).toMatchObject({
+      'Content-Type': 'application/problem+json',
+      'WWW-Authenticate': 'Bearer error="insufficient_scope"',
+    });
+    expect(bodyOf(refused.response).type).toBe('urn:parcel-auth:problem:insufficient-scope');
+
+    // The writer's token does not track: its scopes do not include tracking:read.
+    const writerTracks = await throughAuthorizer(
+      trackShipment,
+      trackingEvent({ pathParameters: { parcelNumber } }),
+      writerToken,
+      `${ARN}/GET/api/v1/tracking/${parcelNumber}`,
+    );
+    expect(writerTracks.allowed).toBe(false);
+    expect(writerTracks.response.statusCode).toBe(403);
+  });
+
+  it('hides another customer’s shipment from a client as not found', async () => {
+    const writer = await newClient('C-OA6', ['shipments:write']);
+    const stranger = await newClient('C-OA7', ['tracking:read']);
+    const grant = async (client: { clientId: string; secret: string }) =>
+      String(
+        bodyOf(
+          await call(
+            token,
+            tokenEvent(
+              { grant_type: 'client_credentials' },
+              { Authorization: basic(client.clientId, client.secret) },
+            ),
+          ),
+        ).access_token,
+      );
+    const made = await throughAuthorizer(
+      createShipment,
+      createShipmentEvent('{}'),
+      await grant(writer),
+      `${ARN}/POST/api/v1/shipments`,
+    );
+    const parcelNumber = String(bodyOf(made.response).parcelNumber);
+    const tracked = await throughAuthorizer(
+      trackShipment,
+      trackingEvent({ pathParameters: { parcelNumber } }),
+      await grant(stranger),
+      `${ARN}/GET/api/v1/tracking/${parcelNumber}`,
+    );
+    expect(tracked.response.statusCode).toBe(404);
+  });
+
+  it('refuses a client’s token at the refresh endpoint: it is no refresh token', async () => {
+    const client = await newClient('C-OA8', ['tracking:read']);
+    const body = bodyOf(
+      await call(
+        token,
+        tokenEvent(
+          { grant_type: 'client_credentials' },
+          { Authorization: basic(client.clientId, client.secret) },
+        ),
+      ),
+    );
+    const response = await call(refresh, loginEvent(JSON.stringify({ refreshToken: body.access_token })));
+    expect(response.statusCode).toBe(401);
+  });
+
+  it('stops a client’s token at the authorizer once its secret is removed or the client disabled', async () => {
+    const client = await newClient('C-OA9', ['tracking:read']);
+    const bearer = String(
+      bodyOf(
+        await call(
+          token,
+          tokenEvent(
+            { grant_type: 'client_credentials' },
+            { Authorization: basic(client.clientId, client.secret) },
+          ),
+        ),
+      ).access_token,
+    );
+    const decide = () =>
+      authorizer(
+        { ...authorizerEvent(`Bearer ${bearer}`), methodArn: `${ARN}/GET/api/v1/tracking/1` },
+        lambdaContext(),
+      );
+    await expect(decide()).resolves.toBeDefined();
+    await clients.setClientEnabled(client.clientId, false);
+    await expect(decide()).rejects.toThrow('Unauthorized');
+  });
+});
