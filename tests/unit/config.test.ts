@@ -6,6 +6,8 @@ import {
   readJwksConfig,
   readLoginConfig,
   readLogoutConfig,
+  readOAuthMetadataConfig,
+  readOAuthTokenConfig,
   readRefreshConfig,
   readShipmentsConfig,
 } from '../../lib/config.ts';
@@ -131,6 +133,23 @@ describe('configuration', () => {
     expect(config.tokens.clientAccessTtlSeconds).toBe(3600);
   });
 
+  it('gives the token endpoint the client token lifetime, the signing keyring and the login throttle', () => {
+    const config = readOAuthTokenConfig({
+      ...loginEnv,
+      CLIENT_TOKEN_TTL: '30m',
+    });
+    expect(config.tokens).toEqual({
+      issuer: 'https://auth.example/prod',
+      audience: 'https://api.example/prod',
+      accessTtlSeconds: 1800,
+    });
+    expect(config.keys.sources).toEqual({
+      signingKeyring: { kind: 'ssm', name: '/parcel-auth/prod/signing-keyring' },
+    });
+    expect(config.loginThrottleTable).toBe('parcel-auth-prod-login-throttle');
+    expect(() => readOAuthTokenConfig({ ...loginEnv, CLIENT_TOKEN_TTL: '0s' })).toThrow(/CLIENT_TOKEN_TTL/);
+  });
+
   it('reads the key set source of the JWKS endpoint', () => {
     expect(
       readJwksConfig({ KEY_RELOAD_INTERVAL: '1m', VERIFICATION_KEYS: 'file:/data/keys/jwks.json' }),
@@ -155,6 +174,8 @@ describe('configuration from serverless.yml', () => {
     ['jwks', readJwksConfig, CONFIG_VARIABLES.jwks],
     ['createShipment', readShipmentsConfig, CONFIG_VARIABLES.shipments],
     ['trackShipment', readShipmentsConfig, CONFIG_VARIABLES.shipments],
+    ['oauthToken', readOAuthTokenConfig, CONFIG_VARIABLES.oauthToken],
+    ['oauthMetadata', readOAuthMetadataConfig, CONFIG_VARIABLES.oauthMetadata],
   ] as const;
 
   for (const stage of ['prod', 'dev', 'local']) {
