@@ -1,8 +1,9 @@
 /**
  * docs/openapi.yaml is the contract the end-to-end tests hold every answer to
  * (tests/support/http.ts). These tests keep the document itself honest: valid OpenAPI 3.1,
- * request schemas derived from the valibot schemas, the routes of serverless.yml, the
- * problems lib/http.ts really sends, and a contract check that can fail.
+ * request schemas derived from the valibot schemas, scopes from lib/scopes.json, the routes
+ * of serverless.yml, the problems and OAuth errors lib/http.ts really sends, and a contract
+ * check that can fail.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -15,8 +16,10 @@ import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { LoginRequestSchema } from '../../lib/auth/login.ts';
+import { PROTECTED_ROUTES, SCOPES } from '../../lib/auth/scopes.ts';
+import { TOKEN_PATH } from '../../lib/clients/metadata.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
-import { problemResponse, validate } from '../../lib/http.ts';
+import { oauthErrorResponse, problemResponse, validate } from '../../lib/http.ts';
 import { TrackingParamsSchema } from '../../lib/shipments/shipments.ts';
 import {
   assertDocumented,
@@ -25,6 +28,7 @@ import {
   type ObservedResponse,
   OPENAPI_PATH,
 } from '../support/openapi.ts';
+import { readServerlessYml } from '../support/serverless-yml.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
@@ -49,12 +53,8 @@ const ServerlessRoutesSchema = v.object({
   ),
 });
 
-async function serverlessRoutes() {
-  // CloudFormation's short tags (!GetAtt, !Join, !Ref) are not YAML's: left unresolved, unlogged.
-  const config = v.parse(
-    ServerlessRoutesSchema,
-    parse(await readFile(join(ROOT, 'serverless.yml'), 'utf8'), { logLevel: 'error' }),
-  );
+function serverlessRoutes() {
+  const config = v.parse(ServerlessRoutesSchema, readServerlessYml());
   return Object.values(config.functions).flatMap(({ events = [] }) =>
     events.flatMap(({ http }) =>
       http === undefined
@@ -78,6 +78,68 @@ interface GatewayResponse {
   readonly ResponseParameters: Record<string, string>;
   readonly ResponseTemplates: Record<string, string>;
 }
+
+/** The gateway response of this type, as infra/gateway-responses.yml writes it. */
+async function gatewayResponse(type: string): Promise<GatewayResponse> {
+  const gateway = parse(await readFile(join(ROOT, 'infra/gateway-responses.yml'), 'utf8')) as {
+    Resources: Record<string, { Properties: GatewayResponse }>;
+  };
+  const response = Object.values(gateway.Resources)
+    .map(({ Properties }) => Properties)
+    .find(({ ResponseType }) => ResponseType === type);
+  if (response === undefined) throw new Error(`no ${type} gateway response`);
+  return response;
+}
+
+/** A gateway response as a client observes it on a route. */
+function observedGateway(method: string, path: string, response: GatewayResponse): ObservedResponse {
+  const headers = Object.fromEntries(
+    Object.entries(response.ResponseParameters).map(([name, value]) => [
+      name.slice('gatewayresponse.header.'.length),
+      value.slice(1, -1),
+    ]),
+  );
+  return observed(
+    method,
+    path.replace('{parcelNumber}', '12345678901234'),
+    Number(response.StatusCode),
+    JSON.parse(response.ResponseTemplates['application/json'] ?? ''),
+    { contentType: headers['Content-Type'], headers },
+  );
+}
+
+/**
+ * Every error code once: the token endpoint answers each in RFC 6749's shape
+ * (lib/http.ts OAUTH_ERRORS). A code added to ErrorCode without a row here does not compile.
+ */
+const ERROR_CODES = Object.keys({
+  VALIDATION_FAILED: 0,
+  MALFORMED_JSON: 0,
+  UNSUPPORTED_MEDIA_TYPE: 0,
+  PAYLOAD_TOO_LARGE: 0,
+  INVALID_CREDENTIALS: 0,
+  INVALID_REFRESH_TOKEN: 0,
+  TOO_MANY_ATTEMPTS: 0,
+  UNAUTHORIZED: 0,
+  INSUFFICIENT_SCOPE: 0,
+  INVALID_CLIENT: 0,
+  INVALID_SCOPE: 0,
+  UNSUPPORTED_GRANT_TYPE: 0,
+  CONTEXT_MISSING: 0,
+  NOT_FOUND: 0,
+  ALREADY_EXISTS: 0,
+  DEPENDENCY_UNAVAILABLE: 0,
+  INTERNAL: 0,
+} satisfies Record<ErrorCode, 0>) as ErrorCode[];
+
+/** The token endpoint's answer to an error, as lib/http.ts gives it when the domain throws it. */
+const oauthErrorOf = (code: ErrorCode) =>
+  oauthErrorResponse(
+    new AppError(code, {
+      ...(code === 'TOO_MANY_ATTEMPTS' && { retryAfterSeconds: 30 }),
+      ...(code === 'VALIDATION_FAILED' && { detail: 'The parameter grant_type is required.' }),
+    }),
+  );
 
 const TOKEN = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJkZW1vIn0.c2lnbmF0dXJl';
 const NO_STORE = { 'cache-control': 'no-store' };
@@ -125,55 +187,88 @@ describe('docs/openapi.yaml', () => {
     expect(validator.version).toBe('3.1');
   });
 
-  it('holds the request schemas derived from the valibot schemas (npm run openapi -- --check)', async () => {
+  it('holds the request schemas derived from the valibot schemas and the scopes of lib/scopes.json (npm run openapi -- --check)', async () => {
     const { stdout } = await openapiScript('--check');
-    expect(stdout).toContain('match the valibot schemas');
+    expect(stdout).toContain('match the valibot schemas and lib/scopes.json');
   });
 
   it('documents exactly the routes of serverless.yml, with the bearer scheme on those behind the authorizer', async () => {
     const byRoute = (a: { method: string; path: string }, b: { method: string; path: string }) =>
       `${a.path} ${a.method}`.localeCompare(`${b.path} ${b.method}`);
     const documented = documentedRoutes.map(({ method, path, bearer }) => ({ method, path, bearer }));
-    expect(documented.sort(byRoute)).toEqual((await serverlessRoutes()).sort(byRoute));
+    expect(documented.sort(byRoute)).toEqual(serverlessRoutes().sort(byRoute));
   });
 
-  it('documents the answers lib/http.ts gives any route: 503; 400, 413 and 415 with a body; 401 behind the authorizer', () => {
+  it('documents the answers lib/http.ts gives any route: 503; 400, 413 and 415 with a JSON body; 401 behind the authorizer', () => {
     for (const { method, path, bearer, operation } of documentedRoutes) {
       const statuses = Object.keys(operation.responses);
       const route = `${method} ${path}`;
       expect(statuses, route).toContain('503');
-      if (operation.requestBody !== undefined) {
+      if (JSON.stringify(operation.requestBody ?? {}).includes('application/json')) {
         expect(statuses, route).toEqual(expect.arrayContaining(['400', '413', '415']));
       }
-      if (bearer) expect(statuses, route).toContain('401');
+      if (bearer) expect(statuses, route).toEqual(expect.arrayContaining(['401', '403']));
     }
   });
 
+  it('documents on the token endpoint every status lib/http.ts answers an error with there', () => {
+    const operation = documentedRoutes.find((route) => route.path === TOKEN_PATH)?.operation;
+    const statuses = new Set(ERROR_CODES.map((code) => String(oauthErrorOf(code).statusCode)));
+    expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining([...statuses]));
+  });
+
+  it.each(ERROR_CODES)('documents the token endpoint’s RFC 6749 answer to %s', (code) => {
+    expect(contractViolations(observedProblem('POST', TOKEN_PATH, oauthErrorOf(code)))).toEqual([]);
+  });
+
   it('documents API Gateway’s throttled answer, as infra/gateway-responses.yml sends it, on every route', async () => {
-    const gateway = parse(await readFile(join(ROOT, 'infra/gateway-responses.yml'), 'utf8')) as {
-      Resources: Record<string, { Properties: GatewayResponse }>;
-    };
-    const throttled = Object.values(gateway.Resources)
-      .map(({ Properties }) => Properties)
-      .find(({ ResponseType }) => ResponseType === 'THROTTLED');
-    if (throttled === undefined) throw new Error('no THROTTLED gateway response');
-    const headers = Object.fromEntries(
-      Object.entries(throttled.ResponseParameters).map(([name, value]) => [
-        name.slice('gatewayresponse.header.'.length),
-        value.slice(1, -1),
-      ]),
-    );
+    const throttled = await gatewayResponse('THROTTLED');
     for (const { method, path } of documentedRoutes) {
-      const concrete = path.replace('{parcelNumber}', '12345678901234');
-      const answer = observed(
-        method,
-        concrete,
-        Number(throttled.StatusCode),
-        JSON.parse(throttled.ResponseTemplates['application/json'] ?? ''),
-        { contentType: headers['Content-Type'], headers },
-      );
+      expect(contractViolations(observedGateway(method, path, throttled)), `${method} ${path}`).toEqual([]);
+    }
+  });
+
+  it('documents API Gateway’s insufficient_scope answer, as infra/gateway-responses.yml sends it, on every protected route', async () => {
+    const denied = await gatewayResponse('ACCESS_DENIED');
+    const routes = documentedRoutes.filter(({ bearer }) => bearer);
+    expect(routes).toHaveLength(Object.keys(PROTECTED_ROUTES).length);
+    for (const { method, path } of routes) {
+      const answer = observedGateway(method, path, denied);
+      expect(answer.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope"');
       expect(contractViolations(answer), `${method} ${path}`).toEqual([]);
     }
+  });
+
+  it('takes the oauth2 scheme’s token URL and scopes, and each protected operation’s scope, from lib/scopes.json', async () => {
+    const document = parse(await readFile(OPENAPI_PATH, 'utf8')) as {
+      components: {
+        securitySchemes: Record<string, { flows?: { clientCredentials?: Record<string, unknown> } }>;
+      };
+    };
+    expect(document.components.securitySchemes.oauth2?.flows).toEqual({
+      clientCredentials: { tokenUrl: TOKEN_PATH, scopes: SCOPES },
+    });
+    const scoped = documentedRoutes.filter(({ operation }) =>
+      (operation.security ?? []).some((requirement) => 'oauth2' in requirement),
+    );
+    expect(scoped.map(({ method, path }) => `${method} ${path}`).sort()).toEqual(
+      Object.values(PROTECTED_ROUTES)
+        .map(({ method, path }) => `${method.toUpperCase()} /${path}`)
+        .sort(),
+    );
+    for (const { method, path, scope } of Object.values(PROTECTED_ROUTES)) {
+      const operation = documentedRoutes.find(
+        (route) => route.path === `/${path}` && route.method === method.toUpperCase(),
+      )?.operation;
+      expect(operation?.security, path).toEqual([{ bearer: [scope] }, { oauth2: [scope] }]);
+    }
+  });
+
+  it('lets the token endpoint authenticate a client by HTTP Basic or in the body, and serves the metadata to anyone', () => {
+    const security = (path: string) =>
+      documentedRoutes.find((route) => route.path === path)?.operation.security;
+    expect(security(TOKEN_PATH)).toEqual([{ clientSecretBasic: [] }, {}]);
+    expect(security('/.well-known/oauth-authorization-server')).toEqual([]);
   });
 
   it('gives info the licence package.json names, and names RFC 8725 in the bearer scheme', async () => {
@@ -218,6 +313,17 @@ describe('docs/openapi.yaml', () => {
     ],
     ['an unknown parcel number', 'GET /api/v1/tracking/12345678901234', () => problemOf('NOT_FOUND')],
     ['an unreadable key set', 'GET /.well-known/jwks.json', () => problemOf('DEPENDENCY_UNAVAILABLE')],
+    [
+      'a token without the route’s scope',
+      'GET /api/v1/tracking/12345678901234',
+      () => problemOf('INSUFFICIENT_SCOPE'),
+    ],
+    ['a token without the route’s scope', 'POST /api/v1/shipments', () => problemOf('INSUFFICIENT_SCOPE')],
+    [
+      'a Host header that is not a host name',
+      'GET /.well-known/oauth-authorization-server',
+      () => problemOf('VALIDATION_FAILED', { detail: 'The Host header is not a host name.' }),
+    ],
   ])('documents what lib/http.ts answers to %s on %s', (_case, route, answer) => {
     const [method = '', path = ''] = route.split(' ');
     expect(contractViolations(observedProblem(method, path, answer()))).toEqual([]);
@@ -231,18 +337,45 @@ describe('dev/openapi.ts --check', () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it('fails, naming the schema, when a generated request schema was edited by hand', async () => {
+  /** `--check` on a copy of the document with `edit` applied: its exit code and error output. */
+  const checkEdited = async (edit: (text: string) => string) => {
     const text = await readFile(OPENAPI_PATH, 'utf8');
-    const edited = text.replace('maxLength: 256', 'maxLength: 255');
+    const edited = edit(text);
     expect(edited).not.toBe(text);
     const file = join(dir, 'openapi.yaml');
     await writeFile(file, edited);
-    const failure = await openapiScript('--check', file).then(
+    return openapiScript('--check', file).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code: number; stderr: string }) => error,
     );
+  };
+
+  it('fails, naming the schema, when a generated request schema was edited by hand', async () => {
+    const failure = await checkEdited((text) => {
+      const at = text.indexOf('    LoginRequest:\n');
+      return `${text.slice(0, at)}${text.slice(at).replace('maxLength: 256', 'maxLength: 255')}`;
+    });
     expect(failure.code).toBe(1);
     expect(failure.stderr).toMatch(/LoginRequest differ/);
+  });
+
+  it('fails, naming the operation, when a protected operation’s scope was edited by hand', async () => {
+    const failure = await checkEdited((text) =>
+      text.replace('- bearer:\n            - tracking:read', '- bearer:\n            - shipments:write'),
+    );
+    expect(failure.code).toBe(1);
+    expect(failure.stderr).toMatch(/the security of GET \/api\/v1\/tracking\/\{parcelNumber\} differ/);
+  });
+
+  it('fails when a generated security block sits under another operation', async () => {
+    const failure = await checkEdited((text) =>
+      text
+        .replace('routes.trackShipment: do not edit.', 'routes.swapped: do not edit.')
+        .replace('routes.createShipment: do not edit.', 'routes.trackShipment: do not edit.')
+        .replace('routes.swapped: do not edit.', 'routes.createShipment: do not edit.'),
+    );
+    expect(failure.code).toBe(1);
+    expect(failure.stderr).toMatch(/is not where it belongs/);
   });
 });
 
@@ -278,8 +411,8 @@ describe('the contract check the end-to-end tests use (tests/support/openapi.ts)
   });
 
   it('rejects an undocumented status', () => {
-    expect(contractViolations(observed('GET', '/api/v1/tracking/12345678901234', 403, {}))).toEqual([
-      'status 403 is not documented (200, 400, 401, 404, 429, 500, 503)',
+    expect(contractViolations(observed('GET', '/api/v1/tracking/12345678901234', 409, {}))).toEqual([
+      'status 409 is not documented (200, 400, 401, 403, 404, 429, 500, 503)',
     ]);
   });
 
