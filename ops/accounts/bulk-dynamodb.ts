@@ -2,8 +2,8 @@
  * The accounts table in bulk, for the import, the export, the listings and `user refold`:
  * BatchGetItem (100 keys) and BatchWriteItem (25 items) with unprocessed items and throttling
  * retried with exponential backoff and full jitter, paginated scans, and conditional moves of
- * an item to a new key. Items are built by `accountItems` (lib/accounts/dynamodb.ts), the same
- * shapes the single writes use.
+ * an item to a new key. Items are built by `accountItems` (lib/accounts/dynamodb.ts) and
+ * `clientItem` (lib/clients/dynamodb.ts), the same shapes the single writes use.
  */
 import {
   BatchGetCommand,
@@ -17,7 +17,10 @@ import {
 import { accountItems } from '../../lib/accounts/dynamodb.ts';
 import { foldUsername } from '../../lib/accounts/repository.ts';
 import { isConditionalCheckFailure } from '../../lib/aws/errors.ts';
+import type { ClientRepository } from '../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import { AppError } from '../../lib/errors.ts';
+import type { Clock } from '../../lib/time.ts';
 import type { ExistingCustomer, ExistingUser } from './bulk.ts';
 
 type Item = Record<string, unknown>;
@@ -42,6 +45,11 @@ const THROTTLING = new Set([
 ]);
 
 export interface BulkAccountStore {
+  /**
+   * The API clients, which live on the accounts table too: read one by one (an import's
+   * clients are a few, not thousands) and scanned for an export by their own repository.
+   */
+  readonly clients: ClientRepository;
   customerExists(customerId: string): Promise<boolean>;
   /** Whether the table holds no item at all: one strongly consistent Scan of one item. */
   isEmpty(): Promise<boolean>;
@@ -90,6 +98,8 @@ export interface BulkOptions {
    * import asks of the table, however many batches it has under way.
    */
   readonly maxInFlight?: number;
+  /** The clients' clock (updatedAt, revocation cutoffs); default the system clock. */
+  readonly clock?: Clock;
 }
 
 /** At most `limit` of the functions given to it run at once; the others wait in order. */
@@ -250,6 +260,12 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
   }
 
   return {
+    clients: createDynamoClientRepository({
+      client,
+      tableName: TableName,
+      ...(options.clock && { clock: options.clock }),
+    }),
+
     async isEmpty() {
       const page = await send(() =>
         client.send(

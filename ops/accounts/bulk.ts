@@ -1,14 +1,15 @@
 /**
- * Bulk import and export of customers (with their ordered pickup addresses) and users (with
- * their password hashes), as JSON Lines: one record per line, the format of
- * docs/import-format.md.
+ * Bulk import and export of customers (with their ordered pickup addresses), users (with
+ * their password hashes) and API clients (with their secrets' digests), as JSON Lines: one
+ * record per line, the format of docs/import-format.md.
  *
- * An import runs in three passes over the file, so memory stays flat however long it is:
+ * An import runs in up to four passes over the file, so memory stays flat however long it is:
  * 1. validate every record with the rules of the single-user commands, and the file as a
- *    whole (a username twice in any letter case, a user of an unknown customer); nothing is
- *    written if a record is invalid (unless the caller skips invalid records);
+ *    whole (a username twice in any letter case, a user of an unknown customer, a client
+ *    twice); nothing is written if a record is invalid (unless the caller skips invalid records);
  * 2. customers: compare with the table, write what is missing;
- * 3. users: compare with the table, write what is missing.
+ * 3. users: compare with the table, write what is missing;
+ * 4. clients, when the file holds any: compare with the table, write what is missing.
  * Each pass reads the table before it writes, so running a file again writes nothing, and an
  * import interrupted anywhere continues where it stopped: a customer's addresses are written
  * before its counter, a user's item before its membership, and a half-written customer or a
@@ -23,6 +24,13 @@ import {
   UsernameSchema,
 } from '../../lib/accounts/repository.ts';
 import { BCRYPT_HASH, bcryptCostOf, newPasswordProblem } from '../../lib/auth/passwords.ts';
+import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../../lib/auth/scopes.ts';
+import {
+  ClientIdSchema,
+  type ClientRecord,
+  MAX_LIVE_SECRETS,
+  SecretIdSchema,
+} from '../../lib/clients/clients.ts';
 
 const IsoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time'));
 
@@ -56,9 +64,41 @@ export const UserImportSchema = v.pipe(
   ),
 );
 
+/** A SHA-256 digest as lib/clients stores it: 32 bytes, base64url without padding. */
+const SecretDigestSchema = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{43}$/, 'must be a SHA-256 digest'));
+
+/**
+ * An API client as a backup carries it: its secrets' digests, never the secrets (nobody has
+ * them but the integrator), so the imported client authenticates with the secrets it had.
+ */
+export const ClientImportSchema = v.strictObject({
+  type: v.literal('client'),
+  clientId: ClientIdSchema,
+  customerId: CustomerIdSchema,
+  scopes: v.pipe(
+    v.array(v.string()),
+    v.minLength(1, 'must name at least one scope'),
+    v.check((names) => names.every(isScope), `must name only the scopes ${ALL_SCOPES.join(', ')}`),
+    v.check((names) => new Set(names).size === names.length, 'must not name a scope twice'),
+    v.transform((names) => sortScopes(names as Scope[])),
+  ),
+  enabled: v.optional(v.boolean(), true),
+  secrets: v.pipe(
+    v.array(v.strictObject({ id: SecretIdSchema, digest: SecretDigestSchema, createdAt: IsoTime })),
+    v.minLength(1, 'must hold at least one secret'),
+    v.maxLength(MAX_LIVE_SECRETS, `must hold at most ${MAX_LIVE_SECRETS} secrets`),
+    v.check(
+      (secrets) => new Set(secrets.map((secret) => secret.id)).size === secrets.length,
+      'must not hold a secret id twice',
+    ),
+  ),
+  createdAt: v.optional(IsoTime),
+});
+
 export type CustomerImportRecord = v.InferOutput<typeof CustomerImportSchema>;
 export type UserImportRecord = v.InferOutput<typeof UserImportSchema>;
-export type ImportRecord = CustomerImportRecord | UserImportRecord;
+export type ClientImportRecord = v.InferOutput<typeof ClientImportSchema>;
+export type ImportRecord = CustomerImportRecord | UserImportRecord | ClientImportRecord;
 
 /** What is wrong with a record; never carries a password or a hash. */
 export interface Problem {
@@ -98,8 +138,15 @@ export function parseRecord(
     return { problem: { message: 'is not valid JSON' } };
   }
   const type = (json as { type?: unknown } | null)?.type;
-  const schema = type === 'customer' ? CustomerImportSchema : type === 'user' ? UserImportSchema : undefined;
-  if (schema === undefined) return { problem: { message: 'type must be "customer" or "user"' } };
+  const schema =
+    type === 'customer'
+      ? CustomerImportSchema
+      : type === 'user'
+        ? UserImportSchema
+        : type === 'client'
+          ? ClientImportSchema
+          : undefined;
+  if (schema === undefined) return { problem: { message: 'type must be "customer", "user" or "client"' } };
   const result = v.safeParse(schema, json);
   if (!result.success) {
     const issue = result.issues[0];
@@ -107,7 +154,9 @@ export function parseRecord(
     // valibot's own messages quote the value received; ours name the rule only.
     const message =
       issue?.type === 'strict_object'
-        ? 'is not a field of the record'
+        ? issue.received === 'undefined'
+          ? 'is required'
+          : 'is not a field of the record'
         : issue?.message.startsWith('Invalid ')
           ? `must be ${issue.expected ?? 'valid'}`
           : issue?.message;
@@ -142,6 +191,7 @@ export interface KnownCustomers {
 export interface ValidationReport {
   readonly customers: number;
   readonly users: number;
+  readonly clients: number;
   readonly problems: LineProblem[];
   /** Lines whose record is invalid, to leave out when invalid records are skipped. */
   readonly invalidLines: ReadonlySet<number>;
@@ -150,7 +200,9 @@ export interface ValidationReport {
 /**
  * Pass 1: every line on its own, then the file as a whole: a username that appears twice
  * in any letter case (every occurrence reported: neither may overwrite the other), a
- * customer twice, a user whose customer is neither in the file nor in the table.
+ * customer or a client twice, a user whose customer is neither in the file nor in the table.
+ * A client's customer is not looked for: `client add` does not ask for one either, and a
+ * customer with no address and no user is in no export.
  */
 export async function validateFile(
   lines: () => AsyncIterable<string>,
@@ -162,9 +214,11 @@ export async function validateFile(
   // Per folded username its first line: a few dozen bytes per user, not the records.
   const usernames = new Map<string, number>();
   const customersInFile = new Map<string, number>();
+  const clientsInFile = new Map<string, number>();
   const customerOfUser: { line: number; customerId: string }[] = [];
   let customers = 0;
   let users = 0;
+  let clients = 0;
   let line = 0;
   const refuse = (at: number, problem: Problem | string) => {
     problems.push({ line: at, ...(typeof problem === 'string' ? { message: problem } : problem) });
@@ -184,6 +238,13 @@ export async function validateFile(
       const first = customersInFile.get(record.customerId);
       if (first !== undefined) refuse(line, `customer ${record.customerId} is also on line ${first}`);
       else customersInFile.set(record.customerId, line);
+      continue;
+    }
+    if (record.type === 'client') {
+      clients += 1;
+      const first = clientsInFile.get(record.clientId);
+      if (first !== undefined) refuse(line, `client ${record.clientId} is also on line ${first}`);
+      else clientsInFile.set(record.clientId, line);
       continue;
     }
     users += 1;
@@ -211,7 +272,7 @@ export async function validateFile(
     if (!(await known_)) refuse(at, `customer ${customerId} is neither in the file nor in the table`);
   }
   problems.sort((a, b) => a.line - b.line);
-  return { customers, users, problems, invalidLines };
+  return { customers, users, clients, problems, invalidLines };
 }
 
 /** A customer as the table holds it. */
@@ -293,6 +354,36 @@ export async function planUser(
   return record.customerId !== null && !stored.hasMembership
     ? { outcome: 'updated' }
     : { outcome: 'unchanged' };
+}
+
+/** What the client pass decided for one record. */
+export type ClientPlan =
+  | { readonly outcome: 'created' | 'unchanged' }
+  | { readonly outcome: 'failed'; readonly reason: string };
+
+const sameSecrets = (record: ClientImportRecord, stored: ClientRecord) => {
+  const digests = new Map(stored.secrets.map((secret) => [secret.id, secret.digest]));
+  return (
+    record.secrets.length === stored.secrets.length &&
+    record.secrets.every((secret) => digests.get(secret.id) === secret.digest)
+  );
+};
+
+/**
+ * A client record against the table, by the rule of a user: an existing client is never
+ * overwritten. The same customer, scopes, `enabled` and secrets (ids and digests) is unchanged;
+ * anything else is a conflict (a secret rotated or a client disabled here since the export).
+ */
+export function planClient(record: ClientImportRecord, stored: ClientRecord | null): ClientPlan {
+  if (stored === null) return { outcome: 'created' };
+  const same =
+    stored.customerId === record.customerId &&
+    stored.enabled === record.enabled &&
+    sortScopes(stored.scopes).join(' ') === record.scopes.join(' ') &&
+    sameSecrets(record, stored);
+  return same
+    ? { outcome: 'unchanged' }
+    : { outcome: 'failed', reason: 'client exists with other data (left as it is)' };
 }
 
 /** The derived depot code a user of a customer gets, from the customer's addresses. */

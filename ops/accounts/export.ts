@@ -1,16 +1,37 @@
 /**
  * The accounts table as import records (bulk.ts): every customer with its pickup addresses
- * in order, and every user, streamed from a paginated scan. Password hashes only when asked
- * for. Importing the output into an empty stage reproduces every user, customer and address.
+ * in order, every user, streamed from a paginated scan, then every API client. Password
+ * hashes and client secret digests only when asked for. Importing the output (with them) into
+ * an empty stage reproduces every user, customer, address and client.
  */
-import type { CustomerImportRecord, UserImportRecord } from './bulk.ts';
+import type { ClientRecord } from '../../lib/clients/clients.ts';
+import type { ClientImportRecord, CustomerImportRecord, UserImportRecord } from './bulk.ts';
 import type { BulkAccountStore } from './bulk-dynamodb.ts';
 
 export type ExportedUser = Omit<UserImportRecord, 'password' | 'passwordHash'> & { passwordHash?: string };
 
+/** Without the credentials option, a client's secrets are listed by id and age only. */
+export type ExportedClient = Omit<ClientImportRecord, 'secrets'> & {
+  secrets: { id: string; digest?: string; createdAt: string }[];
+};
+
+export interface ExportOptions {
+  /** Users' bcrypt hashes and clients' secret digests: what makes an export a credential store. */
+  readonly includePasswordHashes: boolean;
+}
+
 export async function* exportRecords(
   store: BulkAccountStore,
-  options: { readonly includePasswordHashes: boolean },
+  options: ExportOptions,
+): AsyncGenerator<CustomerImportRecord | ExportedUser | ExportedClient> {
+  yield* accountRecords(store, options);
+  for (const client of await store.clients.exportClients()) yield clientRecord(client, options);
+}
+
+/** The customers and users alone, from one scan. */
+export async function* accountRecords(
+  store: BulkAccountStore,
+  options: ExportOptions,
 ): AsyncGenerator<CustomerImportRecord | ExportedUser> {
   // Customer ids seen: a customer is known by its counter, an address or a member item.
   const customers = new Set<string>();
@@ -34,6 +55,21 @@ export async function* exportRecords(
     };
   }
 }
+
+/** Built field by field, as the import reads it: `revokedBefore` and `updatedAt` stay behind. */
+const clientRecord = (client: ClientRecord, options: ExportOptions): ExportedClient => ({
+  type: 'client',
+  clientId: client.clientId,
+  customerId: client.customerId,
+  scopes: [...client.scopes],
+  enabled: client.enabled,
+  secrets: client.secrets.map(({ id, digest, createdAt }) => ({
+    id,
+    ...(options.includePasswordHashes && { digest }),
+    createdAt,
+  })),
+  createdAt: client.createdAt,
+});
 
 async function addressesOf(store: BulkAccountStore, customerId: string) {
   return (await store.customerAddresses(customerId)).map(({ depotCode, createdAt }) => ({

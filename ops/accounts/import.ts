@@ -1,6 +1,6 @@
 /**
- * Runs an import (the rules are in bulk.ts): validation, then customers, then users, each in
- * batches of 100 records, eight batches under way while the store keeps four DynamoDB calls
+ * Runs an import (the rules are in bulk.ts): validation, then customers, then users, then
+ * API clients (only when the file holds any), each in batches of 100 records, eight batches under way while the store keeps four DynamoDB calls
  * in flight. Everything it needs is passed in:
  * the lines of the file (read anew for each pass), the bulk store, bcrypt and the stage's
  * bcrypt cost, a clock, and a progress callback.
@@ -8,9 +8,11 @@
 
 import { accountItems } from '../../lib/accounts/dynamodb.ts';
 import { foldUsername } from '../../lib/accounts/repository.ts';
+import { clientItem } from '../../lib/clients/dynamodb.ts';
 import { revocationCutoff } from '../../lib/revocation/revocation.ts';
 import type { Clock } from '../../lib/time.ts';
 import {
+  type ClientImportRecord,
   type CustomerImportRecord,
   depotOf,
   emptySummary,
@@ -18,6 +20,7 @@ import {
   type LineProblem,
   type Outcome,
   parseRecord,
+  planClient,
   planCustomer,
   planUser,
   type RecordRules,
@@ -75,7 +78,7 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
   const validation = await validateFile(deps.lines, { exists: (id) => deps.store.customerExists(id) }, rules);
   const summary = emptySummary();
   const problems: LineProblem[] = [...validation.problems];
-  const total = validation.customers + validation.users;
+  const total = validation.customers + validation.users + validation.clients;
   const invalid = validation.invalidLines.size;
   if (invalid > 0 && !options.skipInvalid) {
     return { problems, summary: { ...summary, skipped: total }, written: false };
@@ -106,7 +109,9 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
     await Promise.all(inFlight);
   };
 
-  async function* records<T extends CustomerImportRecord | UserImportRecord>(type: T['type']) {
+  async function* records<T extends CustomerImportRecord | UserImportRecord | ClientImportRecord>(
+    type: T['type'],
+  ) {
     let line = 0;
     for await (const text of deps.lines()) {
       line += 1;
@@ -239,6 +244,45 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
     }
     for (const [line, outcome, reason] of outcomes) settle(line, outcome, reason);
   });
+
+  // Pass 4: clients, a batch at a time and read one by one (a stage has tens of them, not
+  // thousands): one GetItem in flight. A file without clients is not read a fourth time. The
+  // cutoff revokes any token of the client's id issued before the import on this stage, as a
+  // user's does.
+  const importClients = async (batch: readonly Numbered<ClientImportRecord>[]) => {
+    const items: Record<string, unknown>[] = [];
+    const outcomes: [number, Outcome, string?][] = [];
+    for (const { line, record } of batch) {
+      const plan = planClient(record, empty ? null : await deps.store.clients.findClient(record.clientId));
+      outcomes.push(plan.outcome === 'failed' ? [line, 'failed', plan.reason] : [line, plan.outcome]);
+      if (plan.outcome !== 'created') continue;
+      const at = now();
+      items.push(
+        clientItem({
+          clientId: record.clientId,
+          customerId: record.customerId,
+          scopes: record.scopes,
+          enabled: record.enabled,
+          secrets: record.secrets,
+          revokedBefore: revocationCutoff(deps.clock()),
+          createdAt: record.createdAt ?? at,
+          updatedAt: at,
+        }),
+      );
+    }
+    if (!options.dryRun) await deps.store.write(items);
+    for (const [line, outcome, reason] of outcomes) settle(line, outcome, reason);
+  };
+  if (validation.clients > 0) {
+    let batch: Numbered<ClientImportRecord>[] = [];
+    for await (const item of records<ClientImportRecord>('client')) {
+      batch.push(item);
+      if (batch.length < BATCH) continue;
+      await importClients(batch);
+      batch = [];
+    }
+    await importClients(batch);
+  }
 
   problems.sort((a, b) => a.line - b.line);
   return { problems, summary, written: !options.dryRun };

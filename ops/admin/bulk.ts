@@ -9,11 +9,12 @@ import { accountItems } from '../../lib/accounts/dynamodb.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { refusedUntil, type ThrottleCounter, usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import type { AccountKey, MoveOutcome } from '../accounts/bulk-dynamodb.ts';
-import { exportRecords } from '../accounts/export.ts';
+import { accountRecords, exportRecords } from '../accounts/export.ts';
 import { importFile } from '../accounts/import.ts';
 import type { CommandContext } from './context.ts';
 import { failure, fieldName, quote } from './errors.ts';
 import type { Command } from './parse.ts';
+import { printRows } from './rows.ts';
 
 type CommandOf<TName extends Command['name']> = Extract<Command, { name: TName }>;
 
@@ -84,27 +85,6 @@ interface ListedUser {
   lockedUntil?: string | null;
 }
 
-/** Prints rows as JSON Lines, or as a table when stdout is a terminal. */
-function printRows(
-  context: CommandContext,
-  rows: readonly Record<string, unknown>[],
-  columns: readonly string[],
-) {
-  if (!context.stdoutIsTTY) {
-    for (const row of rows) context.print(JSON.stringify(row));
-    return;
-  }
-  const cell = (value: unknown) => (value === null || value === undefined ? '-' : String(value));
-  const widths = columns.map((column) =>
-    Math.max(column.length, ...rows.map((row) => cell(row[column]).length)),
-  );
-  const line = (values: readonly string[]) =>
-    values.map((value, index) => value.padEnd(widths[index] ?? 0)).join('  ');
-  context.print(line(columns));
-  for (const row of rows) context.print(line(columns.map((column) => cell(row[column]))));
-  context.print(`${rows.length} row${rows.length === 1 ? '' : 's'}`);
-}
-
 export async function listUsers(
   command: CommandOf<'user list'>,
   context: CommandContext,
@@ -159,7 +139,7 @@ export async function listUsers(
 
 export async function listCustomers(context: CommandContext): Promise<void> {
   const rows: Record<string, unknown>[] = [];
-  for await (const record of exportRecords(context.bulk(), { includePasswordHashes: false })) {
+  for await (const record of accountRecords(context.bulk(), { includePasswordHashes: false })) {
     if (record.type !== 'customer') continue;
     const depotCodes = record.pickupAddresses.map((address) => address.depotCode);
     rows.push({
