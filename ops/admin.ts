@@ -1,5 +1,6 @@
 /**
- * `npm run admin -- <command>`: the operator CLI (users, pickup addresses, keys, import, export).
+ * `npm run admin -- <command>`: the operator CLI (users, pickup addresses, API clients, keys,
+ * import, export).
  * See ops/admin/usage.ts, or run `npm run admin -- help`.
  */
 import { runAdmin } from './admin/main.ts';

@@ -1,8 +1,8 @@
 /**
- * What each admin command does, given what it needs: the account store, the failed-login
- * counters, the password on stdin, the stage's parameters, the key stores, a clock, and a
- * writer. Nothing here reads the environment or the process: tests run these against the
- * embedded DynamoDB in-process.
+ * What each admin command does, given what it needs: the account store, the API clients, the
+ * failed-login counters, the password on stdin, the stage's parameters, the key stores, a
+ * clock, and a writer. Nothing here reads the environment or the process: tests run these
+ * against the embedded DynamoDB in-process.
  */
 
 import type { UserRecord } from '../../lib/accounts/repository.ts';
@@ -15,6 +15,7 @@ import {
   usernameCounterKey,
 } from '../../lib/throttle/throttle.ts';
 import { exportCommand, importCommand, listCustomers, listUsers, refoldUsers } from './bulk.ts';
+import { runClientCommand } from './clients.ts';
 import type { CommandContext } from './context.ts';
 import { failure, quote, usageError } from './errors.ts';
 import {
@@ -39,6 +40,8 @@ const publicUser = (user: UserRecord) => ({
   enabled: user.enabled,
   customerId: user.customerId,
   depotCode: user.depotCode,
+  /** null: every scope, including any the service adds later. */
+  scopes: user.scopes,
   createdAt: user.createdAt,
   updatedAt: user.updatedAt,
 });
@@ -142,6 +145,17 @@ export async function runCommand(command: Command, context: CommandContext): Pro
       await onUser(command.username, () => context.accounts().revokeUserTokens(command.username));
       context.print(`revoked the sessions and access tokens of user ${quote(command.username)}`);
       return;
+    case 'user scopes': {
+      const { username, scopes } = command;
+      await onUser(username, () => context.accounts().setUserScopes(username, scopes));
+      const what =
+        scopes === null
+          ? `gave user ${quote(username)} every scope again`
+          : `narrowed user ${quote(username)} to the scopes ${scopes.join(' ')}`;
+      // Its tokens carry the scopes they were issued with: the user logs in again for the new ones.
+      context.print(`${what} and ${REVOKED}; it logs in again for tokens with these scopes`);
+      return;
+    }
     case 'user remove':
       // No token of a user that does not exist verifies, and a user created later under the
       // same name starts with its own revocation cutoff.
@@ -229,6 +243,15 @@ export async function runCommand(command: Command, context: CommandContext): Pro
       return;
     case 'customer list':
       await listCustomers(context);
+      return;
+    case 'client add':
+    case 'client list':
+    case 'client disable':
+    case 'client enable':
+    case 'client remove':
+    case 'client secret add':
+    case 'client secret remove':
+      await runClientCommand(command, context);
       return;
     case 'keys rotate': {
       const location = keyLocation(context);

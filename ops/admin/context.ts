@@ -5,6 +5,7 @@
 
 import type { StageParams } from '../../infra/stage-params.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
+import type { ClientRepository } from '../../lib/clients/clients.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
 import type { BulkAccountStore } from '../accounts/bulk-dynamodb.ts';
 import type { LocalKeyFiles } from '../keys/local.ts';
@@ -16,6 +17,8 @@ export interface CommandContext {
   readonly target: Target;
   /** The account store of the target; opened on first use. */
   accounts(): AccountRepository;
+  /** The API clients of the target (on its accounts table); opened on first use. */
+  clients(): ClientRepository;
   /** The failed-login counters of the target's login throttle; opened on first use. */
   loginFailures(): ThrottleStore;
   /** The accounts table in bulk (import, export, listings); opened on first use. */

@@ -28,7 +28,7 @@ export interface AdminDeps {
   readonly stderr: (text: string) => void;
   /** The first line of stdin. Called only by commands that set a password. */
   readonly readPassword: () => Promise<string>;
-  /** The account store and failed-login counters of a target. Default: its DynamoDB tables. */
+  /** The account store, failed-login counters and bulk store of a target. Default: its DynamoDB tables. */
   readonly openStores?: (target: Target) => OpenedStores;
   /** SSM of a region. Default: AWS SSM through the credential chain. */
   readonly parameters?: (region: string) => ParameterStore;
@@ -77,6 +77,7 @@ export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promis
     await runCommand(invocation.command, {
       target: resolved,
       accounts: () => stores().accounts,
+      clients: () => stores().bulk.clients,
       loginFailures: () => stores().loginFailures,
       bulk: () => stores().bulk,
       fileLines: (path) => fileLines(deps.cwd, path),

@@ -1,6 +1,7 @@
 /**
- * The admin command line: `<group> <action> <arguments> [options]`, parsed with node:util
- * `parseArgs` and validated with the account schemas before anything is read or written.
+ * The admin command line: `<group> <action> <arguments> [options]` (`client secret <action>`
+ * for a client's secrets), parsed with node:util `parseArgs` and validated with the account
+ * and client schemas before anything is read or written.
  *
  * Messages name an option or an argument but never repeat the value given: an operator who
  * types a password where a name belongs must not find it echoed into a terminal log.
@@ -8,6 +9,8 @@
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { CustomerIdSchema, DepotCodeSchema, UsernameSchema } from '../../lib/accounts/repository.ts';
+import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../../lib/auth/scopes.ts';
+import { ClientIdSchema, SecretIdSchema } from '../../lib/clients/clients.ts';
 import { usageError } from './errors.ts';
 
 export type Command =
@@ -42,7 +45,16 @@ export type Command =
       readonly locked: boolean;
     }
   | { readonly name: 'user refold'; readonly dryRun: boolean }
-  | { readonly name: 'customer list' };
+  /** `scopes` null: every scope again (`--all`). */
+  | { readonly name: 'user scopes'; readonly username: string; readonly scopes: readonly Scope[] | null }
+  | { readonly name: 'customer list' }
+  | { readonly name: 'client add'; readonly customerId: string; readonly scopes: readonly Scope[] }
+  | { readonly name: 'client list'; readonly customerId: string | undefined }
+  | {
+      readonly name: 'client disable' | 'client enable' | 'client remove' | 'client secret add';
+      readonly clientId: string;
+    }
+  | { readonly name: 'client secret remove'; readonly clientId: string; readonly secretId: string };
 
 export type CommandName = Command['name'];
 
@@ -69,6 +81,8 @@ const OPTIONS = {
   'include-password-hashes': { type: 'boolean' },
   disabled: { type: 'boolean' },
   locked: { type: 'boolean' },
+  scope: { type: 'string', multiple: true },
+  all: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -102,13 +116,28 @@ const COMMANDS: Record<CommandName, CommandSpec> = {
   export: { args: [], options: ['include-password-hashes'] },
   'user list': { args: [], options: ['customer', 'disabled', 'locked'] },
   'user refold': { args: [], options: ['dry-run'] },
+  'user scopes': { args: ['username'], options: ['scope', 'all'] },
   'customer list': { args: [], options: [] },
+  'client add': { args: ['customerId'], options: ['scope'] },
+  'client list': { args: [], options: ['customer'] },
+  'client disable': { args: ['clientId'], options: [] },
+  'client enable': { args: ['clientId'], options: [] },
+  'client remove': { args: ['clientId'], options: [] },
+  'client secret add': { args: ['clientId'], options: [] },
+  'client secret remove': { args: ['clientId', 'secretId'], options: [] },
 };
 
 /** Commands of one word: `import <file>`, `export`. */
 const SINGLE_WORD: ReadonlySet<string> = new Set(['import', 'export']);
 
 const GROUPS = new Set(Object.keys(COMMANDS).map((name) => name.split(' ')[0] ?? name));
+
+/** The first two words of commands of three: `client secret add`. */
+const SUBGROUPS: ReadonlySet<string> = new Set(
+  Object.keys(COMMANDS)
+    .filter((name) => name.split(' ').length === 3)
+    .map((name) => name.split(' ').slice(0, 2).join(' ')),
+);
 
 const isCommandName = (name: string): name is CommandName => Object.hasOwn(COMMANDS, name);
 
@@ -120,6 +149,20 @@ const StageSchema = v.pipe(
 const RegionSchema = v.pipe(v.string(), v.regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'must be like eu-central-1'));
 /** Lookups match the stored name exactly, so any name that could have been stored is accepted. */
 const ExistingUsernameSchema = v.pipe(v.string(), v.nonEmpty('must not be empty'));
+
+/** Scopes are named by the service itself (lib/scopes.json), so a known one may be echoed. */
+const SCOPE_RULE = `must be one of the scopes ${ALL_SCOPES.join(', ')}`;
+
+/** The `--scope` values: each a known scope, none twice, at least one. */
+function scopesOf(values: readonly string[], name: CommandName): Scope[] {
+  if (values.length === 0)
+    throw usageError(`${name} needs at least one --scope <scope> (${ALL_SCOPES.join(', ')})`);
+  const known = values.filter(isScope);
+  if (known.length < values.length) throw usageError(`invalid --scope: ${SCOPE_RULE}`);
+  const twice = known.find((scope, index) => known.indexOf(scope) !== index);
+  if (twice !== undefined) throw usageError(`--scope ${twice} is given twice`);
+  return sortScopes(known);
+}
 
 /** A key id as `keys list` prints it: every kid here is a base64url thumbprint. */
 const KidSchema = v.pipe(
@@ -148,11 +191,14 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   });
 
   const given = new Map<OptionName, string | true>();
+  /** The values of the options that may be given more than once, in order. */
+  const repeated = new Map<OptionName, string[]>();
   for (const token of tokens) {
     if (token.kind !== 'option') continue;
     if (!isOptionName(token.name)) throw usageError(`unknown option ${token.rawName.split('=')[0]}`);
-    const spec = OPTIONS[token.name];
-    if (given.has(token.name)) throw usageError(`option --${token.name} is given more than once`);
+    const spec: { type: 'string' | 'boolean'; multiple?: boolean } = OPTIONS[token.name];
+    if (given.has(token.name) && spec.multiple !== true)
+      throw usageError(`option --${token.name} is given more than once`);
     if (spec.type === 'string' && token.value === undefined) {
       throw usageError(`option --${token.name} needs a value`);
     }
@@ -160,6 +206,8 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       throw usageError(`option --${token.name} takes no value`);
     }
     given.set(token.name, token.value ?? true);
+    if (spec.multiple === true && token.value !== undefined)
+      repeated.set(token.name, [...(repeated.get(token.name) ?? []), token.value]);
   }
   const text = (name: OptionName) => {
     const value = given.get(name);
@@ -174,8 +222,14 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   const [action] = rest;
   if (!single && action === undefined)
     throw usageError(`${group} needs an action (see: npm run admin -- help)`);
-  const name = single ? group : `${group} ${action}`;
-  const args = single ? rest : rest.slice(1);
+  let name = single ? group : `${group} ${action}`;
+  let args = single ? rest : rest.slice(1);
+  if (SUBGROUPS.has(name)) {
+    const [subaction] = args;
+    if (subaction === undefined) throw usageError(`${name} needs an action (see: npm run admin -- help)`);
+    name = `${name} ${subaction}`;
+    args = args.slice(1);
+  }
   if (!isCommandName(name)) throw unknownCommand(name);
 
   const spec = COMMANDS[name];
@@ -199,7 +253,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     region: region === undefined ? undefined : check(RegionSchema, region, '--region'),
   };
 
-  const [first = ''] = args;
+  const [first = '', second = ''] = args;
   const command = ((): Command => {
     switch (name) {
       case 'user add': {
@@ -256,8 +310,42 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       }
       case 'user refold':
         return { name, dryRun: given.has('dry-run') };
+      case 'user scopes': {
+        const scopes = repeated.get('scope') ?? [];
+        if (given.has('all') ? scopes.length > 0 : scopes.length === 0)
+          throw usageError('user scopes takes either --scope <scope> (one or more) or --all');
+        return {
+          name,
+          username: check(ExistingUsernameSchema, first, 'username'),
+          scopes: given.has('all') ? null : scopesOf(scopes, name),
+        };
+      }
       case 'customer list':
         return { name };
+      case 'client add':
+        return {
+          name,
+          customerId: check(CustomerIdSchema, first, 'customerId'),
+          scopes: scopesOf(repeated.get('scope') ?? [], name),
+        };
+      case 'client list': {
+        const customer = text('customer');
+        return {
+          name,
+          customerId: customer === undefined ? undefined : check(CustomerIdSchema, customer, '--customer'),
+        };
+      }
+      case 'client disable':
+      case 'client enable':
+      case 'client remove':
+      case 'client secret add':
+        return { name, clientId: check(ClientIdSchema, first, 'clientId') };
+      case 'client secret remove':
+        return {
+          name,
+          clientId: check(ClientIdSchema, first, 'clientId'),
+          secretId: check(SecretIdSchema, second, 'secretId'),
+        };
     }
   })();
   return { kind: 'run', command, target };
@@ -266,5 +354,5 @@ export function parseInvocation(argv: readonly string[]): Invocation {
 /** Names the unknown command only when it looks like one: a mistyped password is not shown. */
 const unknownCommand = (words: string) =>
   usageError(
-    `unknown command${/^[a-z]{1,20}( [a-z]{1,20})?$/.test(words) ? ` "${words}"` : ''} (see: npm run admin -- help)`,
+    `unknown command${/^[a-z]{1,20}( [a-z]{1,20}){0,2}$/.test(words) ? ` "${words}"` : ''} (see: npm run admin -- help)`,
   );

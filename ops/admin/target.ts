@@ -65,7 +65,7 @@ export interface OpenedStores {
   readonly accounts: AccountRepository;
   /** The failed-login counters of the login throttle (the login-throttle table). */
   readonly loginFailures: ThrottleStore;
-  /** The accounts table in bulk: import, export, listings. */
+  /** The accounts table in bulk: import, export, listings; it carries the API clients too. */
   readonly bulk: BulkAccountStore;
   /** Lets the process exit without waiting for idle connections. */
   close(): void;

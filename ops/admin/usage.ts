@@ -1,3 +1,5 @@
+import { ALL_SCOPES } from '../../lib/auth/scopes.ts';
+
 export const USAGE = `Usage: npm run admin -- <command> [options]
 
 Operator commands of parcel-auth. Without --stage they act on the local stack (npm start):
@@ -13,12 +15,17 @@ Users
   user logout <username>   revoke every session and access token the user has now
   user remove <username>   delete the user; its sessions and access tokens stop verifying
   user show <username>     print the user as JSON (never the password hash), with its
-                           failed logins: failures, lastAttemptAt, lockedUntil (null when
-                           not locked)
+                           scopes (null: every scope) and failed logins: failures,
+                           lastAttemptAt, lockedUntil (null when not locked)
   user unlock <username>   clear the failed logins of the username, ending its lock; the
                            counters of source addresses are not touched (they only decay)
   user list [--customer <customerId>] [--disabled] [--locked]
                            every user (never a hash), as JSON Lines, or a table on a terminal
+  user scopes <username> --scope <scope> [--scope <scope> ...]
+                           narrow the user's tokens to these scopes; revokes its sessions
+                           and access tokens (it logs in again for tokens with the new scopes)
+  user scopes <username> --all
+                           every scope again (also any added later); revokes as above
   user refold [--dry-run]  once per stage, before deploying a version that folds usernames in
                            full: move each user (and membership) stored under the key of the
                            old folding to its new key; names that now fold alike are listed,
@@ -27,16 +34,38 @@ Users
 Customers
   customer list            every customer with its number of addresses and depot code
 
-Import and export (JSON Lines, one customer or user per line, or users alone in a .csv
-file with a header row: docs/import-format.md)
+API clients (OAuth 2.0 client credentials for an integrator's systems: docs/admin.md);
+a <scope> is one of ${ALL_SCOPES.join(', ')}
+  client add <customerId> --scope <scope> [--scope <scope> ...]
+                           create a client acting for the customer with these scopes; prints
+                           its client id, secret id and secret on stdout, the secret only
+                           this once (only its digest is stored)
+  client list [--customer <customerId>]
+                           every client: id, customer, scopes, enabled, live secrets (id and
+                           createdAt, never a digest), as JSON Lines, or a table on a terminal
+  client disable <clientId>
+                           refuse the client's grants; its access tokens stop within the
+                           stage's revocation bound (revocationCacheTtl + authorizerCacheTtl)
+  client enable <clientId> allow its grants again (revoked tokens stay revoked)
+  client remove <clientId> delete the client; its access tokens stop as with disable
+  client secret add <clientId>
+                           a second live secret, printed once as with client add; refused
+                           when the client has two (remove one first)
+  client secret remove <clientId> <secretId>
+                           the secret stops working, and so do the tokens granted with it;
+                           refused for the client's last secret
+
+Import and export (JSON Lines, one customer, user or client per line, or users alone in a
+.csv file with a header row: docs/import-format.md)
   import <file> [--dry-run] [--skip-invalid]
-                           check every record, then write customers and users in batches;
-                           existing ones are never overwritten. Nothing is written if a
-                           record is invalid (--skip-invalid writes the valid ones). Running
-                           it again changes nothing; an interrupted import resumes
+                           check every record, then write customers, users and clients in
+                           batches; existing ones are never overwritten. Nothing is written
+                           if a record is invalid (--skip-invalid writes the valid ones).
+                           Running it again changes nothing; an interrupted import resumes
   export [--include-password-hashes]
-                           every customer and user as import records, to stdout; hashes
-                           only with the option
+                           every customer, user and client as import records, to stdout;
+                           users' password hashes and clients' secret digests only with the
+                           option (a file with them is as secret as the stage's accounts)
 
 Pickup addresses
   address add <customerId> --depot <code>

@@ -18,6 +18,8 @@ import { readStageParams, type StageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import type { ClientRepository } from '../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
@@ -75,10 +77,12 @@ export interface AdminOptions {
   readonly env?: Record<string, string>;
   /** The SSM parameter store the key commands of a deployed stage use. */
   readonly parameters?: ParameterStore;
-  /** The clock of the local account store; default the system clock. */
+  /** The clock of the local account store and API clients; default the system clock. */
   readonly accountsClock?: () => Date;
   /** Stage parameters to use instead of serverless.yml's (the others are serverless.yml's). */
   readonly stageParams?: Partial<StageParams>;
+  /** Whether stdout is a terminal (listings print a table); default no. */
+  readonly stdoutIsTTY?: boolean;
 }
 
 export interface AdminCli {
@@ -88,6 +92,8 @@ export interface AdminCli {
   readonly local: AccountRepository;
   /** The account store of OTHER_STAGE. */
   readonly deployed: AccountRepository;
+  /** The API clients of the local stage. */
+  readonly clients: ClientRepository;
   /** The failed-login counters of the local stage. */
   readonly throttleStore: ThrottleStore;
   /** The secret the local stage keys its username counters with (its keyring made if missing). */
@@ -109,6 +115,7 @@ interface Bench {
   readonly client: ReturnType<typeof createDocumentClient>;
   readonly local: AccountRepository;
   readonly deployed: AccountRepository;
+  readonly clients: ClientRepository;
   readonly throttleStore: ThrottleStore;
 }
 
@@ -130,6 +137,7 @@ export function useAdminCli(): AdminCli {
       client,
       local: createDynamoAccountRepository({ client, tableName: tableNames('local').accounts }),
       deployed: createDynamoAccountRepository({ client, tableName: tableNames(OTHER_STAGE).accounts }),
+      clients: createDynamoClientRepository({ client, tableName: tableNames('local').accounts }),
       throttleStore: createDynamoThrottleStore({ client, tableName: tableNames('local').loginThrottle }),
     };
   });
@@ -160,6 +168,7 @@ export function useAdminCli(): AdminCli {
         passwordReads += 1;
         return options.password ?? '';
       },
+      ...(options.stdoutIsTTY !== undefined && { stdoutIsTTY: options.stdoutIsTTY }),
       ...(options.parameters && { parameters: () => options.parameters as ParameterStore }),
       ...(options.stageParams && {
         stageParams: (stage: string) => ({ ...readStageParams(stage), ...options.stageParams }),
@@ -172,7 +181,11 @@ export function useAdminCli(): AdminCli {
             clock: accountsClock,
           }),
           loginFailures: throttleStore,
-          bulk: createBulkAccountStore({ client, tableName: tableNames('local').accounts }),
+          bulk: createBulkAccountStore({
+            client,
+            tableName: tableNames('local').accounts,
+            clock: accountsClock,
+          }),
           close: () => {},
         }),
       }),
@@ -207,6 +220,9 @@ export function useAdminCli(): AdminCli {
     },
     get deployed() {
       return started().deployed;
+    },
+    get clients() {
+      return started().clients;
     },
     get throttleStore() {
       return started().throttleStore;

@@ -39,9 +39,24 @@ describe('admin CLI: users', () => {
     expect(shown.code).toBe(0);
     const user = JSON.parse(shown.stdout);
     expect(Object.keys(user).sort()).toEqual(
-      ['createdAt', 'customerId', 'depotCode', 'enabled', 'failedLogins', 'updatedAt', 'username'].sort(),
+      [
+        'createdAt',
+        'customerId',
+        'depotCode',
+        'enabled',
+        'failedLogins',
+        'scopes',
+        'updatedAt',
+        'username',
+      ].sort(),
     );
-    expect(user).toMatchObject({ username, enabled: true, customerId: customer, depotCode: 'PRG01' });
+    expect(user).toMatchObject({
+      username,
+      enabled: true,
+      customerId: customer,
+      depotCode: 'PRG01',
+      scopes: null,
+    });
     expect(user.failedLogins).toEqual({ failures: 0, lastAttemptAt: null, lockedUntil: null });
     expect(shown.stdout).not.toMatch(/\$2[aby]\$|passwordHash/);
   });

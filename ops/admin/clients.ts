@@ -1,0 +1,141 @@
+/**
+ * The `client` commands: API clients (OAuth 2.0 client credentials) of a customer, their
+ * secrets, and listing them. A secret is generated here and printed once, on stdout, after
+ * the store holds its digest; it is never an argument, never on stderr, and never stored.
+ */
+import { type ClientRecord, newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { isAppError } from '../../lib/errors.ts';
+import type { CommandContext } from './context.ts';
+import { failure } from './errors.ts';
+import type { Command } from './parse.ts';
+import { printRows } from './rows.ts';
+
+type ClientCommand = Extract<Command, { name: `client ${string}` }>;
+
+/** How soon tokens stop, said wherever a command stops them. */
+const WITHIN_BOUND =
+  'within the stage’s revocation bound (revocationCacheTtl + authorizerCacheTtl, docs/tokens-and-sessions.md)';
+
+/**
+ * The store's refusals as one line and exit 1: NOT_FOUND (as `notFound` says, else the
+ * store's detail: no such client, or no such secret), VALIDATION_FAILED (a third secret, the
+ * last secret) and ALREADY_EXISTS with the store's detail; anything else as it is.
+ */
+async function onClient<T>(what: string, call: () => Promise<T>, notFound?: string): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    if (error.code === 'NOT_FOUND' && notFound !== undefined) throw failure(notFound);
+    if (['NOT_FOUND', 'VALIDATION_FAILED', 'ALREADY_EXISTS'].includes(error.code))
+      throw failure(`${what}: ${error.detail ?? error.code}`);
+    throw error;
+  }
+}
+
+const notFound = (clientId: string) => `client ${clientId} not found`;
+
+/** The secret, once, with what the operator must know about it. */
+function printSecret(context: CommandContext, clientId: string, secretId: string, secret: string) {
+  context.print(`client id:  ${clientId}`);
+  context.print(`secret id:  ${secretId}`);
+  context.print(`secret:     ${secret}`);
+  context.print(
+    'The secret is shown only this once: only its digest is stored. Hand it to the integrator over a secure channel now.',
+  );
+}
+
+/** A client as `client list` shows it: never a digest. */
+const listed = (client: ClientRecord) => ({
+  clientId: client.clientId,
+  customerId: client.customerId,
+  scopes: [...client.scopes],
+  enabled: client.enabled,
+  secrets: client.secrets.map(({ id, createdAt }) => ({ id, createdAt })),
+  createdAt: client.createdAt,
+});
+
+const cellText = (column: string, value: unknown) => {
+  if (column === 'scopes') return (value as string[]).join(' ');
+  if (column === 'secrets')
+    return (value as { id: string; createdAt: string }[])
+      .map(({ id, createdAt }) => `${id} (${createdAt})`)
+      .join(', ');
+  if (column === 'enabled') return value === true ? 'enabled' : 'disabled';
+  return String(value);
+};
+
+export async function runClientCommand(command: ClientCommand, context: CommandContext): Promise<void> {
+  const clients = context.clients();
+  switch (command.name) {
+    case 'client add': {
+      const clientId = newClientId();
+      const { secret, stored } = newClientSecret(context.now());
+      const { customerId, scopes } = command;
+      await onClient(`cannot create a client for customer ${customerId}`, () =>
+        clients.createClient({ clientId, customerId, scopes, secret: stored }),
+      );
+      context.print(`created client ${clientId} for customer ${customerId}, scopes ${scopes.join(' ')}`);
+      printSecret(context, clientId, stored.id, secret);
+      return;
+    }
+    case 'client list': {
+      const found = await clients.listClients(command.customerId);
+      printRows(
+        context,
+        found.map(listed),
+        ['clientId', 'customerId', 'scopes', 'enabled', 'secrets', 'createdAt'],
+        cellText,
+      );
+      return;
+    }
+    case 'client disable':
+      await onClient(
+        `cannot disable client ${command.clientId}`,
+        () => clients.setClientEnabled(command.clientId, false),
+        notFound(command.clientId),
+      );
+      context.print(`disabled client ${command.clientId}; its access tokens stop ${WITHIN_BOUND}`);
+      return;
+    case 'client enable':
+      await onClient(
+        `cannot enable client ${command.clientId}`,
+        () => clients.setClientEnabled(command.clientId, true),
+        notFound(command.clientId),
+      );
+      context.print(
+        `enabled client ${command.clientId}; the tokens its disabling revoked stay revoked (it asks for new ones)`,
+      );
+      return;
+    case 'client remove':
+      await onClient(
+        `cannot remove client ${command.clientId}`,
+        () => clients.removeClient(command.clientId),
+        notFound(command.clientId),
+      );
+      context.print(`removed client ${command.clientId}; its access tokens stop ${WITHIN_BOUND}`);
+      return;
+    case 'client secret add': {
+      const { secret, stored } = newClientSecret(context.now());
+      await onClient(
+        `cannot add a secret to client ${command.clientId}`,
+        () => clients.addClientSecret(command.clientId, stored),
+        notFound(command.clientId),
+      );
+      context.print(
+        `added secret ${stored.id} to client ${command.clientId}; its other secret works until removed (client secret remove)`,
+      );
+      printSecret(context, command.clientId, stored.id, secret);
+      return;
+    }
+    case 'client secret remove':
+      await onClient(`cannot remove secret ${command.secretId} of client ${command.clientId}`, () =>
+        clients.removeClientSecret(command.clientId, command.secretId),
+      );
+      context.print(
+        `removed secret ${command.secretId} of client ${command.clientId}; ` +
+          `the access tokens granted with it stop ${WITHIN_BOUND}`,
+      );
+      return;
+  }
+}

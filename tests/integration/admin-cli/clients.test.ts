@@ -1,0 +1,563 @@
+/**
+ * The admin CLI's API client commands (client add, list, disable, enable, remove, secret add,
+ * secret remove), `user scopes`, and clients carried by export and import, against the
+ * embedded DynamoDB.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_SCOPES } from '../../../lib/auth/scopes.ts';
+import { matchSecret } from '../../../lib/clients/clients.ts';
+import { revocationCutoff } from '../../../lib/revocation/revocation.ts';
+import { type AdminRun, lines, unique, useAdminCli } from '../../support/admin-cli.ts';
+import { captureServiceLogs } from '../../support/log-capture.ts';
+
+const cli = useAdminCli();
+const { admin, adminOk, spawnAdmin } = cli;
+const logs = captureServiceLogs();
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'parcel-auth-clients-'));
+});
+afterAll(async () => {
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+/** What `client add` and `client secret add` print: the labelled lines. */
+function printed(run: Pick<AdminRun, 'stdout'>) {
+  const value = (label: string) => {
+    const line = lines(run.stdout).find((text) => text.startsWith(`${label}:`));
+    if (line === undefined) throw new Error(`no "${label}:" line in ${JSON.stringify(run.stdout)}`);
+    return line.slice(label.length + 1).trim();
+  };
+  return { clientId: value('client id'), secretId: value('secret id'), secret: value('secret') };
+}
+
+/** A new client of a new customer, as the operator creates it. */
+async function newClient(scopes: readonly string[] = ['tracking:read']) {
+  const customerId = unique('C');
+  const run = await adminOk(['client', 'add', customerId, ...scopes.flatMap((scope) => ['--scope', scope])]);
+  return { customerId, ...printed(run) };
+}
+
+const storedSecrets = async (clientId: string) => (await cli.clients.findClient(clientId))?.secrets ?? [];
+
+const occurrences = (text: string, part: string) => text.split(part).length - 1;
+
+/** A client id of the right form that no client has. */
+const NO_SUCH_CLIENT = 'pcl_00000000000000000000';
+
+describe('admin CLI: client add', () => {
+  it('creates an enabled client of the customer with its scopes, storing only the secret’s digest', async () => {
+    const customerId = unique('C');
+
+    const run = await admin([
+      'client',
+      'add',
+      customerId,
+      '--scope',
+      'shipments:write',
+      '--scope',
+      'tracking:read',
+    ]);
+
+    expect(run).toMatchObject({ code: 0, stderr: [], passwordReads: 0 });
+    const { clientId, secretId, secret } = printed(run);
+    const stored = await cli.clients.findClient(clientId);
+    expect(stored).toMatchObject({
+      clientId,
+      customerId,
+      scopes: ['tracking:read', 'shipments:write'],
+      enabled: true,
+    });
+    expect(stored?.secrets.map((stored) => stored.id)).toEqual([secretId]);
+    expect(JSON.stringify(stored)).not.toContain(secret);
+    expect(matchSecret(secret, stored?.secrets ?? [])).toBe(secretId);
+  });
+
+  it('prints the secret exactly once, on stdout, saying it is shown only this once, and logs nothing of it', async () => {
+    const run = await admin(['client', 'add', unique('C'), '--scope', 'tracking:read']);
+
+    const { secret } = printed(run);
+    expect(secret).toMatch(/^pcs_[A-Za-z0-9_-]{43}$/);
+    expect(occurrences(run.stdout, secret)).toBe(1);
+    expect(run.stdout).toMatch(/shown only this once/);
+    expect(run.stderr).toEqual([]);
+    expect(JSON.stringify(logs.lines())).not.toContain(secret);
+  });
+
+  it('as a process writes the secret once to stdout and nothing to stderr', async () => {
+    const run = await spawnAdmin(['client', 'add', unique('C'), '--scope', 'tracking:read']);
+
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const { clientId, secretId, secret } = printed(run);
+    expect(occurrences(run.stdout, secret)).toBe(1);
+    expect(matchSecret(secret, await storedSecrets(clientId))).toBe(secretId);
+  });
+
+  it('refuses no scope, an unknown scope and a scope twice with exit 2, creating no client', async () => {
+    const customerId = unique('C');
+    const invocations = [
+      ['client', 'add', customerId],
+      ['client', 'add', customerId, '--scope', 'tracking:write'],
+      ['client', 'add', customerId, '--scope', 'tracking:read', '--scope', 'no-such-scope'],
+      ['client', 'add', customerId, '--scope', 'tracking:read', '--scope', 'tracking:read'],
+    ];
+
+    const runs = [];
+    for (const args of invocations) runs.push(await admin(args));
+
+    expect(runs.map((run) => [run.code, run.stdout, run.stderr])).toEqual([
+      [2, '', [`error: client add needs at least one --scope <scope> (${ALL_SCOPES.join(', ')})`]],
+      [2, '', [`error: invalid --scope: must be one of the scopes ${ALL_SCOPES.join(', ')}`]],
+      [2, '', [`error: invalid --scope: must be one of the scopes ${ALL_SCOPES.join(', ')}`]],
+      [2, '', ['error: --scope tracking:read is given twice']],
+    ]);
+    expect(await cli.clients.listClients(customerId)).toEqual([]);
+  });
+
+  it('refuses a customer id that user add --customer would refuse, with exit 2 and without echoing it', async () => {
+    const run = await admin(['client', 'add', 'C 1001;', '--scope', 'tracking:read']);
+
+    expect(run).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: ['error: invalid customerId: must be 1 to 64 letters, digits, - or _'],
+    });
+  });
+});
+
+describe('admin CLI: client list', () => {
+  it('lists each client of a customer with its scopes, state and live secrets, never a digest', async () => {
+    const first = await newClient(['tracking:read', 'shipments:write']);
+    const second = await adminOk(['client', 'add', first.customerId, '--scope', 'tracking:read']);
+    const other = printed(second);
+    await adminOk(['client', 'disable', other.clientId]);
+    const secrets = {
+      [first.clientId]: await storedSecrets(first.clientId),
+      [other.clientId]: await storedSecrets(other.clientId),
+    };
+
+    const run = await admin(['client', 'list', '--customer', first.customerId]);
+
+    expect(run).toMatchObject({ code: 0, stderr: [] });
+    const listed = lines(run.stdout).map((line) => JSON.parse(line));
+    expect(listed).toEqual(
+      [first.clientId, other.clientId].sort().map((clientId) => ({
+        clientId,
+        customerId: first.customerId,
+        scopes: clientId === first.clientId ? ['tracking:read', 'shipments:write'] : ['tracking:read'],
+        enabled: clientId === first.clientId,
+        secrets: (secrets[clientId] ?? []).map(({ id, createdAt }) => ({ id, createdAt })),
+        createdAt: expect.any(String),
+      })),
+    );
+    for (const stored of Object.values(secrets).flat()) expect(run.stdout).not.toContain(stored.digest);
+  });
+
+  it('lists every customer’s clients without --customer', async () => {
+    const one = await newClient();
+    const two = await newClient();
+
+    const run = await admin(['client', 'list']);
+
+    const ids = lines(run.stdout).map((line) => JSON.parse(line).clientId);
+    expect(ids).toEqual(expect.arrayContaining([one.clientId, two.clientId]));
+    expect(ids).toEqual([...ids].sort());
+  });
+
+  it('prints a table on a terminal: enabled or disabled, scopes and secret ids with their age', async () => {
+    const { customerId, clientId, secretId } = await newClient(['tracking:read', 'shipments:write']);
+    const [stored] = await storedSecrets(clientId);
+
+    const run = await admin(['client', 'list', '--customer', customerId], { stdoutIsTTY: true });
+
+    const [header, row, count] = lines(run.stdout);
+    expect(header?.trim().split(/\s+/)).toEqual([
+      'clientId',
+      'customerId',
+      'scopes',
+      'enabled',
+      'secrets',
+      'createdAt',
+    ]);
+    expect(row).toContain(`${clientId}  ${customerId}  tracking:read shipments:write  enabled`);
+    expect(row).toContain(`${secretId} (${stored?.createdAt})`);
+    expect(count).toBe('1 row');
+  });
+});
+
+describe('admin CLI: client disable, enable, remove', () => {
+  it('disable disables the client and revokes its tokens, saying within which bound', async () => {
+    const { clientId } = await newClient();
+    const later = new Date(Date.now() + 60_000);
+
+    const run = await admin(['client', 'disable', clientId], { accountsClock: () => later });
+
+    expect(run).toMatchObject({ code: 0, stderr: [] });
+    expect(run.stdout).toBe(
+      `disabled client ${clientId}; its access tokens stop within the stage’s revocation bound ` +
+        '(revocationCacheTtl + authorizerCacheTtl, docs/tokens-and-sessions.md)',
+    );
+    expect(await cli.clients.findClientStatus(clientId)).toMatchObject({
+      enabled: false,
+      revokedBefore: revocationCutoff(later),
+    });
+  });
+
+  it('enable enables a disabled client again and revives none of its revoked tokens', async () => {
+    const { clientId } = await newClient();
+    await adminOk(['client', 'disable', clientId]);
+    const revoked = (await cli.clients.findClientStatus(clientId))?.revokedBefore;
+
+    const run = await admin(['client', 'enable', clientId]);
+
+    expect(run).toMatchObject({ code: 0, stderr: [] });
+    expect(await cli.clients.findClientStatus(clientId)).toMatchObject({
+      enabled: true,
+      revokedBefore: revoked,
+    });
+  });
+
+  it('remove deletes the client; removing it again fails with exit 1 naming it', async () => {
+    const { clientId } = await newClient();
+
+    const removed = await admin(['client', 'remove', clientId]);
+    const again = await admin(['client', 'remove', clientId]);
+
+    expect(removed).toMatchObject({ code: 0, stderr: [] });
+    expect(removed.stdout).toMatch(new RegExp(`^removed client ${clientId}; its access tokens stop within`));
+    expect(await cli.clients.findClient(clientId)).toBeNull();
+    expect(again).toMatchObject({ code: 1, stdout: '', stderr: [`error: client ${clientId} not found`] });
+  });
+
+  it('refuses an unknown client with exit 1 and a malformed client id with exit 2', async () => {
+    const commands = [['disable'], ['enable'], ['remove'], ['secret', 'add']];
+
+    const unknown = [];
+    const malformed = [];
+    for (const command of commands) {
+      unknown.push(await admin(['client', ...command, NO_SUCH_CLIENT]));
+      malformed.push(await admin(['client', ...command, 'alice']));
+    }
+
+    for (const run of unknown)
+      expect(run).toMatchObject({ code: 1, stderr: [`error: client ${NO_SUCH_CLIENT} not found`] });
+    for (const run of malformed) {
+      expect(run).toMatchObject({
+        code: 2,
+        stderr: ['error: invalid clientId: must be a client id (pcl_ and 20 hex digits)'],
+      });
+    }
+  });
+});
+
+describe('admin CLI: client secrets', () => {
+  it('secret add gives the client a second live secret, printed once; both secrets match', async () => {
+    const first = await newClient();
+
+    const run = await admin(['client', 'secret', 'add', first.clientId]);
+
+    expect(run).toMatchObject({ code: 0, stderr: [] });
+    const second = printed(run);
+    expect(second.clientId).toBe(first.clientId);
+    expect(second.secretId).not.toBe(first.secretId);
+    expect(occurrences(run.stdout, second.secret)).toBe(1);
+    expect(run.stdout).toMatch(/shown only this once/);
+    expect(JSON.stringify(logs.lines())).not.toContain(second.secret);
+    const secrets = await storedSecrets(first.clientId);
+    expect(matchSecret(first.secret, secrets)).toBe(first.secretId);
+    expect(matchSecret(second.secret, secrets)).toBe(second.secretId);
+  });
+
+  it('secret add refuses a third live secret with exit 1, printing no secret and storing none', async () => {
+    const { clientId } = await newClient();
+    await adminOk(['client', 'secret', 'add', clientId]);
+    const before = await storedSecrets(clientId);
+
+    const run = await admin(['client', 'secret', 'add', clientId]);
+
+    expect(run).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: [
+        `error: cannot add a secret to client ${clientId}: the client has 2 live secrets: ` +
+          'remove one (client secret remove) first',
+      ],
+    });
+    expect(await storedSecrets(clientId)).toEqual(before);
+  });
+
+  it('secret remove ends the old secret of a rotation: the successor matches, the old one no longer', async () => {
+    const old = await newClient();
+    const successor = printed(await adminOk(['client', 'secret', 'add', old.clientId]));
+
+    const run = await admin(['client', 'secret', 'remove', old.clientId, old.secretId]);
+
+    expect(run).toMatchObject({ code: 0, stderr: [] });
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^removed secret ${old.secretId} of client ${old.clientId}; the access tokens granted with it stop`,
+      ),
+    );
+    const secrets = await storedSecrets(old.clientId);
+    expect(matchSecret(old.secret, secrets)).toBeNull();
+    expect(matchSecret(successor.secret, secrets)).toBe(successor.secretId);
+  });
+
+  it('secret remove refuses the last secret with exit 1 and keeps it', async () => {
+    const { clientId, secretId, secret } = await newClient();
+
+    const run = await admin(['client', 'secret', 'remove', clientId, secretId]);
+
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(run.stderr).toEqual([
+      `error: cannot remove secret ${secretId} of client ${clientId}: this is the client’s last secret: ` +
+        'add its successor first, or disable or remove the client',
+    ]);
+    expect(matchSecret(secret, await storedSecrets(clientId))).toBe(secretId);
+  });
+
+  it('secret remove refuses a secret the client does not have and an unknown client with exit 1', async () => {
+    const { clientId } = await newClient();
+
+    const noSecret = await admin(['client', 'secret', 'remove', clientId, '0badf00d']);
+    const noClient = await admin(['client', 'secret', 'remove', NO_SUCH_CLIENT, '0badf00d']);
+
+    expect(noSecret).toMatchObject({
+      code: 1,
+      stderr: [
+        `error: cannot remove secret 0badf00d of client ${clientId}: the client has no live secret with this id`,
+      ],
+    });
+    expect(noClient).toMatchObject({
+      code: 1,
+      stderr: [`error: cannot remove secret 0badf00d of client ${NO_SUCH_CLIENT}: no such client`],
+    });
+  });
+
+  it('secret remove takes a client id and a secret id as client list prints them', async () => {
+    const { clientId } = await newClient();
+
+    const missing = await admin(['client', 'secret', 'remove', clientId]);
+    const malformed = await admin(['client', 'secret', 'remove', clientId, 'pcs_not-an-id']);
+    const noAction = await admin(['client', 'secret']);
+
+    expect(missing).toMatchObject({
+      code: 2,
+      stderr: ['error: client secret remove takes <clientId> <secretId>'],
+    });
+    expect(malformed).toMatchObject({
+      code: 2,
+      stderr: ['error: invalid secretId: must be a secret id (8 hex digits)'],
+    });
+    expect(noAction).toMatchObject({
+      code: 2,
+      stderr: ['error: client secret needs an action (see: npm run admin -- help)'],
+    });
+  });
+});
+
+describe('admin CLI: user scopes', () => {
+  const newUser = async () => {
+    const username = unique('scoped');
+    await adminOk(['user', 'add', username], { password: 'good pass word' });
+    return username;
+  };
+
+  it('narrows a user to the scopes given and revokes its sessions and access tokens, saying so', async () => {
+    const username = await newUser();
+    const later = new Date(Date.now() + 60_000);
+
+    const run = await admin(['user', 'scopes', username, '--scope', 'tracking:read'], {
+      accountsClock: () => later,
+    });
+
+    expect(run).toMatchObject({ code: 0, stderr: [] });
+    expect(run.stdout).toBe(
+      `narrowed user "${username}" to the scopes tracking:read and revoked its sessions and access tokens; ` +
+        'it logs in again for tokens with these scopes',
+    );
+    expect(await cli.local.findByUsername(username)).toMatchObject({
+      scopes: ['tracking:read'],
+      revokedBefore: revocationCutoff(later),
+    });
+    expect(JSON.parse((await adminOk(['user', 'show', username])).stdout).scopes).toEqual(['tracking:read']);
+  });
+
+  it('--all gives a narrowed user every scope again, and revokes its tokens', async () => {
+    const username = await newUser();
+    await adminOk(['user', 'scopes', username, '--scope', 'tracking:read']);
+    const later = new Date(Date.now() + 120_000);
+
+    const run = await admin(['user', 'scopes', username, '--all'], { accountsClock: () => later });
+
+    expect(run).toMatchObject({ code: 0, stderr: [] });
+    expect(run.stdout).toMatch(
+      new RegExp(`^gave user "${username}" every scope again and revoked its sessions and access tokens`),
+    );
+    expect(await cli.local.findByUsername(username)).toMatchObject({
+      scopes: null,
+      revokedBefore: revocationCutoff(later),
+    });
+  });
+
+  it('refuses an unknown scope, both --scope and --all, or neither, with exit 2, changing nothing', async () => {
+    const username = await newUser();
+    const invocations = [
+      ['user', 'scopes', username, '--scope', 'admin'],
+      ['user', 'scopes', username, '--scope', 'tracking:read', '--all'],
+      ['user', 'scopes', username],
+    ];
+
+    const runs = [];
+    for (const args of invocations) runs.push(await admin(args));
+
+    expect(runs.map((run) => [run.code, run.stderr])).toEqual([
+      [2, [`error: invalid --scope: must be one of the scopes ${ALL_SCOPES.join(', ')}`]],
+      [2, ['error: user scopes takes either --scope <scope> (one or more) or --all']],
+      [2, ['error: user scopes takes either --scope <scope> (one or more) or --all']],
+    ]);
+    expect((await cli.local.findByUsername(username))?.scopes).toBeNull();
+  });
+
+  it('fails for an unknown user with exit 1, naming it', async () => {
+    const run = await admin(['user', 'scopes', 'nobody-here', '--scope', 'tracking:read']);
+
+    expect(run).toMatchObject({ code: 1, stderr: ['error: user "nobody-here" not found'] });
+  });
+});
+
+describe('admin CLI: clients in export and import', () => {
+  const file = async (name: string, records: readonly unknown[]) => {
+    const path = join(dir, name);
+    await writeFile(path, `${records.map((record) => JSON.stringify(record)).join('\n')}\n`);
+    return path;
+  };
+
+  /** The client records of one customer in an export. */
+  const exportedClients = async (customerId: string, options: string[] = []) =>
+    lines((await adminOk(['export', ...options])).stdout)
+      .map((line) => JSON.parse(line))
+      .filter((record) => record.type === 'client' && record.customerId === customerId);
+
+  it('carries a client with its secrets’ digests through export and import: its secrets still match', async () => {
+    const { customerId, clientId, secretId, secret } = await newClient(['tracking:read', 'shipments:write']);
+    const successor = printed(await adminOk(['client', 'secret', 'add', clientId]));
+    await adminOk(['client', 'disable', clientId]);
+    const before = await cli.clients.findClient(clientId);
+    const records = await exportedClients(customerId, ['--include-password-hashes']);
+    await adminOk(['client', 'remove', clientId]);
+
+    const imported = await admin(['import', await file('clients.jsonl', records)]);
+
+    expect(imported.code).toBe(0);
+    expect(lines(imported.stdout).at(-1)).toBe('created 1, unchanged 0, updated 0, skipped 0, failed 0');
+    const after = await cli.clients.findClient(clientId);
+    expect(after).toMatchObject({
+      clientId,
+      customerId,
+      scopes: before?.scopes,
+      enabled: false,
+      secrets: before?.secrets,
+      createdAt: before?.createdAt,
+    });
+    expect(matchSecret(secret, after?.secrets ?? [])).toBe(secretId);
+    expect(matchSecret(successor.secret, after?.secrets ?? [])).toBe(successor.secretId);
+    // An export again writes the same record.
+    expect(await exportedClients(customerId, ['--include-password-hashes'])).toEqual(records);
+  });
+
+  it('exports a client as one record of type client, its digests only with --include-password-hashes', async () => {
+    const { customerId, clientId, secretId } = await newClient();
+    const [stored] = await storedSecrets(clientId);
+
+    const plain = await exportedClients(customerId);
+    const withDigests = await exportedClients(customerId, ['--include-password-hashes']);
+
+    const record = {
+      type: 'client',
+      clientId,
+      customerId,
+      scopes: ['tracking:read'],
+      enabled: true,
+      createdAt: (await cli.clients.findClient(clientId))?.createdAt,
+    };
+    expect(plain).toEqual([{ ...record, secrets: [{ id: secretId, createdAt: stored?.createdAt }] }]);
+    expect(withDigests).toEqual([
+      { ...record, secrets: [{ id: secretId, digest: stored?.digest, createdAt: stored?.createdAt }] },
+    ]);
+  });
+
+  it('leaves an existing client as it is: the same one unchanged, one changed since the export failed', async () => {
+    const { customerId, clientId } = await newClient();
+    const path = await file(
+      'existing.jsonl',
+      await exportedClients(customerId, ['--include-password-hashes']),
+    );
+
+    const same = await admin(['import', path]);
+    await adminOk(['client', 'secret', 'add', clientId]);
+    const before = await cli.clients.findClient(clientId);
+    const changed = await admin(['import', path]);
+
+    expect(same.code).toBe(0);
+    expect(lines(same.stdout).at(-1)).toBe(
+      'nothing to change: created 0, unchanged 1, updated 0, skipped 0, failed 0',
+    );
+    expect(changed.code).toBe(1);
+    expect(lines(changed.stdout)).toEqual([
+      'line 1: client exists with other data (left as it is)',
+      'created 0, unchanged 0, updated 0, skipped 0, failed 1',
+    ]);
+    expect(await cli.clients.findClient(clientId)).toEqual(before);
+  });
+
+  it('with --dry-run counts a client it would create and writes none', async () => {
+    const { customerId, clientId } = await newClient();
+    const path = await file(
+      'dry-run.jsonl',
+      await exportedClients(customerId, ['--include-password-hashes']),
+    );
+    await adminOk(['client', 'remove', clientId]);
+
+    const run = await admin(['import', path, '--dry-run']);
+
+    expect(run.code).toBe(0);
+    expect(lines(run.stdout).at(-1)).toBe(
+      'dry run, nothing written: would have created 1, unchanged 0, updated 0, skipped 0, failed 0',
+    );
+    expect(await cli.clients.findClient(clientId)).toBeNull();
+  });
+
+  it('refuses client records without digests, with an unknown scope, a third secret, or twice, writing nothing', async () => {
+    const { customerId, clientId } = await newClient();
+    const [exported] = await exportedClients(customerId, ['--include-password-hashes']);
+    const [withoutDigest] = await exportedClients(customerId);
+    await adminOk(['client', 'remove', clientId]);
+    const secret = exported.secrets[0];
+    const path = await file('bad-clients.jsonl', [
+      withoutDigest,
+      { ...exported, scopes: ['tracking:read', 'admin'] },
+      { ...exported, secrets: [secret, { ...secret, id: '0000aaaa' }, { ...secret, id: '0000bbbb' }] },
+      exported,
+      exported,
+    ]);
+
+    const run = await admin(['import', path]);
+
+    expect(run.code).toBe(1);
+    expect(lines(run.stdout)).toEqual([
+      'line 1: secrets.0.digest is required',
+      `line 2: scopes must name only the scopes ${ALL_SCOPES.join(', ')}`,
+      'line 3: secrets must hold at most 2 secrets',
+      `line 5: client ${clientId} is also on line 4`,
+    ]);
+    expect(run.stderr).toEqual([
+      'error: 4 invalid records; nothing was written (fix them, or add --skip-invalid to import the valid records)',
+    ]);
+    expect(await cli.clients.findClient(clientId)).toBeNull();
+  });
+});
