@@ -13,12 +13,15 @@ import { functionEnv } from '../../../dev/local/handler-env.ts';
 import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../../lib/accounts/repository.ts';
 import { hashPassword } from '../../../lib/auth/passwords.ts';
+import { newClientId, newClientSecret } from '../../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../../lib/clients/dynamodb.ts';
 import { readLoginConfig } from '../../../lib/config.ts';
 import { createDynamoSessionStore } from '../../../lib/sessions/dynamodb.ts';
 import type { SessionStore } from '../../../lib/sessions/repository.ts';
 import { createDynamoShipmentRepository } from '../../../lib/shipments/dynamodb.ts';
 import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
 import {
+  clientCounterKey,
   holdSeconds,
   refusedUntil,
   sourceIpCounterKey,
@@ -54,7 +57,8 @@ type FunctionName =
   | 'logout'
   | 'authorizer'
   | 'track-shipment'
-  | 'create-shipment';
+  | 'create-shipment'
+  | 'oauth-token';
 
 let dynamo: TestDynamo;
 let proxy: DynamoProxy;
@@ -419,6 +423,81 @@ const shipmentCreation: Operation<{ username: string; customerId: string }> = {
   },
 };
 
+let clients = 0;
+/** A new API client of a new customer, its secret, and an address of its own. */
+async function newClient() {
+  clients += 1;
+  const clientId = newClientId();
+  const { secret, stored } = newClientSecret(new Date());
+  await createDynamoClientRepository({
+    client: dynamo.documentClient,
+    tableName: dynamo.tables.accounts,
+  }).createClient({
+    clientId,
+    customerId: `C-FC${clients}`,
+    scopes: ['tracking:read'],
+    secret: stored,
+  });
+  return { clientId, secret, sourceIp: `10.1.${Math.floor(clients / 250)}.${(clients % 250) + 1}` };
+}
+
+/** POST /api/v1/oauth/token with the client's Basic credentials, from its address. */
+function grantRequest({
+  clientId,
+  secret,
+  sourceIp,
+}: {
+  clientId: string;
+  secret: string;
+  sourceIp: string;
+}) {
+  const event = loginEvent('grant_type=client_credentials', {
+    'Content-Type': 'application/x-www-form-urlencoded',
+    Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+  });
+  return {
+    ...event,
+    path: '/api/v1/oauth/token',
+    requestContext: { ...event.requestContext, identity: { ...event.requestContext.identity, sourceIp } },
+  };
+}
+
+const clientGrant: Operation<Awaited<ReturnType<typeof newClient>>> = {
+  name: 'client credentials grant',
+  function: 'oauth-token',
+  arrange: () => newClient(),
+  act: async (client, handler) => call(await handler('oauth-token'), grantRequest(client)),
+  success: 200,
+  async check({ clientId, sourceIp }) {
+    // As a login's bookkeeping: at most the one attempt counted, and nothing refuses the client.
+    const { throttle: settings } = readLoginConfig();
+    const now = Date.now();
+    const key = clientCounterKey(clientId, counterSecret);
+    const counter = (await throttle.read([key])).get(key);
+    expect(counter?.failures ?? 0, 'attempts counted on the client').toBeLessThanOrEqual(1);
+    expect(
+      counter === undefined ? 0 : refusedUntil(counter, settings.username, now),
+      'the client refused',
+    ).toBe(0);
+    const ipKey = sourceIpCounterKey(sourceIp);
+    const ip = (await throttle.read([ipKey])).get(ipKey);
+    expect(ip === undefined ? 0 : refusedUntil(ip, settings.sourceIp, now), 'the address refused').toBe(0);
+  },
+};
+
+const clientAuthorizer: Operation<{ token: string }> = {
+  name: 'authorizer, client token',
+  function: 'authorizer',
+  async arrange() {
+    const answer = await call(await freshHandler('oauth-token'), grantRequest(await newClient()));
+    if (answer.status !== 200) throw new Error(`arrange: the grant answered ${answer.status}`);
+    return { token: json(answer).access_token as string };
+  },
+  act: async ({ token }, handler) => authorize(await handler('authorizer'), token),
+  success: 200,
+  async check() {},
+};
+
 // biome-ignore lint/suspicious/noExplicitAny: each operation's context type is its own
 const OPERATIONS: Operation<any>[] = [
   loginOperation('login'),
@@ -431,6 +510,8 @@ const OPERATIONS: Operation<any>[] = [
   authorizerOperation,
   trackingOperation,
   shipmentCreation,
+  clientGrant,
+  clientAuthorizer,
 ];
 
 beforeAll(async () => {
