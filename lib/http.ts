@@ -516,7 +516,7 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
   INVALID_SCOPE: {
     status: 400,
     error: 'invalid_scope',
-    description: 'The requested scope is unknown, malformed, or beyond the client's.',
+    description: "The requested scope is unknown, malformed, or beyond the client's.",
   },
   INSUFFICIENT_SCOPE: { status: 400, error: 'invalid_scope' },
   UNSUPPORTED_GRANT_TYPE: {
