@@ -1,8 +1,10 @@
 /**
  * The local stack's API reference page: docs/openapi.yaml rendered by Swagger UI
  * (swagger-ui-dist, served from node_modules: no CDN, nothing fetched from outside), with the
- * running API as the document's first server, so an integrator can log in with the demo user,
- * Authorize with the access token and call a protected route from the page.
+ * running API as the document's first server, so an integrator can log in with the demo user
+ * and Authorize with the access token, or Authorize as an API client with its id and secret
+ * (the oauth2 scheme, whose token URL resolves against that server), and call a protected
+ * route from the page.
  *
  * A small node:http server on 127.0.0.1 that `npm start` starts and stops. It serves a fixed
  * set of paths and nothing else: no file is looked up from the request's path. The page's

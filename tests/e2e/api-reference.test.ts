@@ -2,8 +2,10 @@
  * The API reference page that `npm start` serves, as an integrator uses it in a real browser:
  * Debian's Chromium, driven by playwright-core, against the local stack started as `npm start`
  * does. Through the page alone: log in as the demo user with try-it-out, Authorize with the
- * access token, register a shipment and track it; the test reads what the page shows.
- * A screenshot of the tracked shipment is kept under the system's temp directory.
+ * access token, register a shipment and track it; or Authorize as an API client with its id
+ * and secret (the oauth2 scheme's client credentials flow) and do the same. The test reads
+ * what the page shows. A screenshot of the tracked shipment is kept under the system's temp
+ * directory.
  *
  * Skipped, with the reason in its title, only where Chromium is not installed
  * (`apt-get install chromium`; .ci/run installs it when run as root).
@@ -15,6 +17,10 @@ import { join } from 'node:path';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { tableNames } from '../../lib/stage.ts';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
   (path): path is string => path !== undefined && path !== '' && existsSync(path),
@@ -40,6 +46,26 @@ async function execute(block: Locator): Promise<{ status: string; body: string }
     status: (await response.locator('.response-col_status').innerText()).trim(),
     body: await response.locator('.response-col_description pre.microlight').first().innerText(),
   };
+}
+
+/** An API client of the demo customer with both scopes, written to the stack's DynamoDB as `client add` writes it. */
+async function addDemoClient(stack: LocalStack) {
+  const clients = createDynamoClientRepository({
+    client: createDocumentClient({
+      region: 'local',
+      dynamodbEndpoint: `http://127.0.0.1:${stack.ports.dynamodb}`,
+    }),
+    tableName: tableNames('local').accounts,
+  });
+  const clientId = newClientId();
+  const { secret, stored } = newClientSecret(new Date());
+  await clients.createClient({
+    clientId,
+    customerId: 'DEMO-CUSTOMER',
+    scopes: ['tracking:read', 'shipments:write'],
+    secret: stored,
+  });
+  return { clientId, clientSecret: secret };
 }
 
 describe.skipIf(SKIP_REASON !== undefined)(
@@ -101,9 +127,10 @@ describe.skipIf(SKIP_REASON !== undefined)(
 
       await page.getByRole('button', { name: 'Authorize' }).first().click();
       const dialog = page.locator('.modal-ux');
-      await dialog.locator('input#auth-bearer-value').fill(token);
-      await dialog.getByRole('button', { name: 'Apply credentials' }).click();
-      await dialog.getByRole('button', { name: 'Close' }).click();
+      const bearerForm = dialog.locator('form').filter({ has: page.locator('input#auth-bearer-value') });
+      await bearerForm.locator('input#auth-bearer-value').fill(token);
+      await bearerForm.getByRole('button', { name: 'Apply credentials' }).click();
+      await dialog.getByRole('button', { name: 'Close' }).first().click();
 
       // The spec's example shipment, as the page fills it in.
       const created = await execute(await tryOut(page, 'shipments-createShipment'));
@@ -123,6 +150,42 @@ describe.skipIf(SKIP_REASON !== undefined)(
       });
       await mkdir(ARTIFACTS, { recursive: true });
       await track.screenshot({ path: join(ARTIFACTS, 'api-reference-tracking.png') });
+    }, 90_000);
+
+    it('authorizes as an API client with its id and secret, then registers and tracks a shipment', async () => {
+      const { clientId, clientSecret } = await addDemoClient(stack);
+      const fresh = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      fresh.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      fresh.on('request', (request) => {
+        if (!request.url().startsWith('http://127.0.0.1:')) elsewhere.push(request.url());
+      });
+      await fresh.goto(stack.referenceUrl);
+
+      await fresh.getByRole('button', { name: 'Authorize' }).first().click();
+      // The document's oauth2 scheme, as Swagger UI shows it: its flow, its token URL, its scopes.
+      const oauth2 = fresh.locator('.modal-ux .auth-container').filter({ hasText: 'clientCredentials' });
+      await expect.poll(() => oauth2.innerText()).toContain('/api/v1/oauth/token');
+      for (const scope of ['tracking:read', 'shipments:write'])
+        await expect.poll(() => oauth2.innerText()).toContain(scope);
+      await oauth2.locator('input[id^="client_id"]').fill(clientId);
+      await oauth2.locator('input[id^="client_secret"]').fill(clientSecret);
+      for (const scope of ['tracking:read', 'shipments:write']) {
+        await oauth2.locator(`label[for^="${scope}-"]`).click();
+      }
+      await oauth2.getByRole('button', { name: 'Apply given OAuth2 credentials' }).click();
+      await expect.poll(() => oauth2.innerText(), { timeout: 15_000 }).toContain('Authorized');
+      await fresh.locator('.modal-ux').getByRole('button', { name: 'Close' }).first().click();
+
+      const created = await execute(await tryOut(fresh, 'shipments-createShipment'));
+      expect(created.status).toBe('201');
+      const { parcelNumber } = JSON.parse(created.body);
+      const track = await tryOut(fresh, 'shipments-trackShipment');
+      await track.locator('input[placeholder="parcelNumber"]').fill(parcelNumber);
+      const tracked = await execute(track);
+
+      expect(tracked.status).toBe('200');
+      expect(JSON.parse(tracked.body)).toMatchObject({ parcelNumber, status: 'registered' });
+      await fresh.close();
     }, 90_000);
 
     it('loaded nothing from outside this machine and showed no script error', () => {

@@ -79,6 +79,14 @@ describe('the local API reference server', () => {
     expect(served.components).toEqual(file.components);
   });
 
+  it('serves the oauth2 scheme with a token URL that resolves, against the first server, to the running API’s token endpoint', async () => {
+    const served = JSON.parse((await get('/openapi.json')).body);
+
+    // OpenAPI resolves a relative URL of a security scheme against the server, as Swagger UI does.
+    const { tokenUrl } = served.components.securitySchemes.oauth2.flows.clientCredentials;
+    expect(new URL(tokenUrl, served.servers[0].url).href).toBe(`${API_ORIGIN}/api/v1/oauth/token`);
+  });
+
   it('lets the page call only itself and the API, and run only its own scripts', async () => {
     const policy = String((await get('/')).headers['content-security-policy']);
 
