@@ -18,6 +18,8 @@ import { functionEnv } from '../../dev/local/handler-env.ts';
 import { seedHandlerUsers } from '../../dev/local/handler-users.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
+import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import {
   authorizerEvent,
   gatewayAuthorizerContext,
@@ -27,6 +29,7 @@ import {
 } from '../fixtures/events.ts';
 import { startTestDynamo } from '../support/dynamo.ts';
 import { captureServiceLogs } from '../support/log-capture.ts';
+import { readServerlessYml } from '../support/serverless-yml.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Authorizer = (event: ReturnType<typeof authorizerEvent>) => Promise<APIGatewayAuthorizerResult>;
@@ -40,7 +43,7 @@ interface ProtectedRoute {
 
 /** Every function of serverless.yml with an http event behind the authorizer. */
 function protectedRoutes(): ProtectedRoute[] {
-  const config = parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8')) as {
+  const config = readServerlessYml() as {
     functions: Record<
       string,
       { handler: string; events?: { http?: { path: string; method: string; authorizer?: unknown } }[] }
@@ -228,4 +231,111 @@ describe('a revocation behind the authorizer cache', () => {
       expect(replayed.statusCode).toBe(404);
     },
   );
+});
+
+describe('a decision cached for one route, reused on another (the scopes of an API client)', () => {
+  // serverless-offline's own matcher of policy resources against a method ARN, as API Gateway
+  // evaluates a cached policy: code nobody here wrote.
+  const canExecute = async (policy: APIGatewayAuthorizerResult['policyDocument'], methodArn: string) => {
+    // Not among the package's exports: imported by its file.
+    const file = new URL(
+      '../../node_modules/serverless-offline/src/events/authCanExecuteResource.js',
+      import.meta.url,
+    );
+    const { default: authCanExecuteResource } = (await import(/* @vite-ignore */ file.href)) as {
+      default: (policy: unknown, resource: string) => boolean;
+    };
+    return authCanExecuteResource(policy, methodArn);
+  };
+  const STAGE = 'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod';
+  const arnOf = (route: ProtectedRoute) =>
+    `${STAGE}/${route.method}/${route.path.replace('{parcelNumber}', '99999999999999')}`;
+
+  async function clientDecision(scopes: ('tracking:read' | 'shipments:write')[], decidedFor: ProtectedRoute) {
+    const clientId = newClientId();
+    const { secret, stored } = newClientSecret(new Date());
+    await createDynamoClientRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+    }).createClient({
+      clientId,
+      customerId: 'C-1001',
+      scopes,
+      secret: stored,
+    });
+    const token = (await import('../../functions/oauth-token.ts')).handler as Handler;
+    const granted = await token(
+      {
+        ...loginEvent('grant_type=client_credentials', {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+        }),
+        path: '/api/v1/oauth/token',
+      },
+      lambdaContext(),
+    );
+    const accessToken = (JSON.parse(granted.body) as { access_token: string }).access_token;
+    const decision = await authorizer({
+      ...authorizerEvent(`Bearer ${accessToken}`),
+      methodArn: arnOf(decidedFor),
+    });
+    return { token: accessToken, decision };
+  }
+
+  const routeNamed = (fn: string) => {
+    const route = routes.find((candidate) => candidate.name.endsWith(`(${fn})`));
+    if (route === undefined) throw new Error(`no protected route of ${fn}`);
+    return route;
+  };
+
+  it.each(['trackShipment', 'createShipment'])(
+    'refuses a tracking:read client shipment creation whichever route its cached decision was made for (%s)',
+    async (decidedFor) => {
+      const shipments = routeNamed('createShipment');
+      const tracking = routeNamed('trackShipment');
+      const { token, decision } = await clientDecision(['tracking:read'], routeNamed(decidedFor));
+      // API Gateway's check of the cached policy: tracking yes, shipments no.
+      expect(await canExecute(decision.policyDocument, arnOf(tracking))).toBe(true);
+      expect(await canExecute(decision.policyDocument, arnOf(shipments))).toBe(false);
+      // Behind it, the functions re-check the scope on the same cached context.
+      const refused = await call(shipments, requestTo(shipments, decision, token));
+      expect(refused.statusCode).toBe(403);
+      expect(refused.headers).toMatchObject({
+        'Content-Type': 'application/problem+json',
+        'WWW-Authenticate': 'Bearer error="insufficient_scope"',
+      });
+      expect((await call(tracking, requestTo(tracking, decision, token))).statusCode).toBe(404);
+    },
+  );
+
+  it('lets a user’s decision, cached for either route, through on both: the policy lists every protected route', async () => {
+    const { decision } = await freshDecision();
+    for (const route of routes)
+      expect(await canExecute(decision.policyDocument, arnOf(route)), route.name).toBe(true);
+  });
+
+  it('answers a cached decision whose scope lacks the route as API Gateway’s ACCESS_DENIED would', async () => {
+    const shipments = routeNamed('createShipment');
+    const { token, decision } = await clientDecision(['tracking:read'], routeNamed('trackShipment'));
+    const response = await call(shipments, requestTo(shipments, decision, token));
+    const template = parse(
+      readFileSync(new URL('../../infra/gateway-responses.yml', import.meta.url), 'utf8'),
+    ).Resources as Record<
+      string,
+      {
+        Properties: {
+          ResponseType: string;
+          ResponseTemplates: Record<string, string>;
+          ResponseParameters: Record<string, string>;
+        };
+      }
+    >;
+    const denied = Object.values(template).find((r) => r.Properties.ResponseType === 'ACCESS_DENIED');
+    expect(JSON.parse(response.body)).toEqual(
+      JSON.parse(denied?.Properties.ResponseTemplates['application/json'] ?? '{}'),
+    );
+    expect(denied?.Properties.ResponseParameters['gatewayresponse.header.WWW-Authenticate']).toBe(
+      `'${response.headers?.['WWW-Authenticate']}'`,
+    );
+  });
 });
