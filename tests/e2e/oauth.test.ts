@@ -3,24 +3,21 @@
  * (panva's openid-client) performs it against the local stack, configured from the server's
  * RFC 8414 metadata; client tokens in front of the real authorizer and handlers; the token
  * endpoint's RFC 6749 errors as the library sees them. Every answer is held to
- * docs/openapi.yaml, the library's too. Clients are written straight to the stack's DynamoDB,
- * as an operator's `client add` writes them.
+ * docs/openapi.yaml, the library's too. Clients are made and changed with the admin CLI, as an
+ * operator does.
  */
 
 import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
 import * as v from 'valibot';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, stackAccounts, startLocalStack } from '../../dev/local/stack.ts';
-import { hashPassword } from '../../lib/auth/passwords.ts';
+import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { ALL_SCOPES, type Scope } from '../../lib/auth/scopes.ts';
-import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
-import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
-import { tableNames } from '../../lib/stage.ts';
+import { newClientId } from '../../lib/clients/clients.ts';
 import { type Answer, bearer, send } from '../support/http.ts';
 import { emfLines, summarise } from '../support/metrics-capture.ts';
 import { assertDocumented, type ObservedResponse } from '../support/openapi.ts';
+import { runScript } from '../support/run-script.ts';
 
 const CUSTOMER = 'C-OAUTH-1';
 const OTHER_CUSTOMER = 'C-OAUTH-2';
@@ -89,23 +86,27 @@ const lastAnswer = () => {
   return answer;
 };
 
-/** The client store of the running stack, as the admin CLI's client commands use it. */
-const stackClients = () =>
-  createDynamoClientRepository({
-    client: createDocumentClient({
-      region: 'local',
-      dynamodbEndpoint: `http://127.0.0.1:${stack.ports.dynamodb}`,
-    }),
-    tableName: tableNames('local').accounts,
+/** The admin CLI against this stack, as an operator runs `npm run admin -- …`: its stdout. */
+async function admin(args: readonly string[], stdin?: string): Promise<string> {
+  const run = await runScript('ops/admin.ts', args, {
+    env: { ...process.env, DATA_DIR: stack.dataDir, DYNAMODB_PORT: String(stack.ports.dynamodb) },
+    ...(stdin !== undefined && { stdin }),
   });
+  if (run.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${run.code}:\n${run.stderr}`);
+  return run.stdout;
+}
 
-/** A client of `customerId` with `scopes`, written as `client add` writes it: its id and its secret. */
+/** The value of a `name:  value` line the CLI printed. */
+function printed(stdout: string, name: string): string {
+  const value = new RegExp(`^${name}: +(\\S+)$`, 'm').exec(stdout)?.[1];
+  if (value === undefined) throw new Error(`the CLI printed no ${name}:\n${stdout}`);
+  return value;
+}
+
+/** `client add`: a client of `customerId` with `scopes`, its id and its secret as printed once. */
 async function addClient(customerId: string, scopes: readonly Scope[]) {
-  const clients = stackClients();
-  const clientId = newClientId();
-  const { secret, stored } = newClientSecret(new Date());
-  await clients.createClient({ clientId, customerId, scopes, secret: stored });
-  return { clientId, clientSecret: secret };
+  const stdout = await admin(['client', 'add', customerId, ...scopes.flatMap((scope) => ['--scope', scope])]);
+  return { clientId: printed(stdout, 'client id'), clientSecret: printed(stdout, 'secret') };
 }
 
 type Credentials = Awaited<ReturnType<typeof addClient>>;
@@ -354,7 +355,7 @@ describe('an operator’s changes to a client', () => {
     const token = await tokenOf(credentials);
     expect((await track(token, '12345678901234')).status).toBe(404);
 
-    await stackClients().setClientEnabled(credentials.clientId, false);
+    await admin(['client', 'disable', credentials.clientId]);
 
     await refusedSoon(token);
     await refusal(client.clientCredentialsGrant(configure(credentials)));
@@ -363,14 +364,14 @@ describe('an operator’s changes to a client', () => {
 
   it('removing a secret refuses the tokens granted with it, not those of the client’s other secret', async () => {
     const credentials = await addClient(CUSTOMER, ['tracking:read']);
-    const successor = newClientSecret(new Date());
-    await stackClients().addClientSecret(credentials.clientId, successor.stored);
+    const successor = await admin(['client', 'secret', 'add', credentials.clientId]);
     const old = await tokenOf(credentials);
-    const current = await tokenOf({ ...credentials, clientSecret: successor.secret });
+    const current = await tokenOf({ ...credentials, clientSecret: printed(successor, 'secret') });
     const oldSecretId = String(decodeJwt(old).secret_id);
-    expect(oldSecretId).not.toBe(successor.stored.id);
+    expect(decodeJwt(current).secret_id).toBe(printed(successor, 'secret id'));
+    expect(oldSecretId).not.toBe(printed(successor, 'secret id'));
 
-    await stackClients().removeClientSecret(credentials.clientId, oldSecretId);
+    await admin(['client', 'secret', 'remove', credentials.clientId, oldSecretId]);
 
     await refusedSoon(old);
     expect((await track(current, '12345678901234')).status).toBe(404);
@@ -430,11 +431,9 @@ describe('client tokens beside user tokens', () => {
   });
 
   it('narrows a user’s tokens, refreshed ones too, to the scopes an operator set', async () => {
-    const accounts = stackAccounts(stack);
     const password = 'a-long-tracker-password';
-    const passwordHash = await hashPassword(password, 4);
-    await accounts.createUser({ username: 'tracker', passwordHash, customerId: CUSTOMER });
-    await accounts.setUserScopes('tracker', ['tracking:read']);
+    await admin(['user', 'add', 'tracker', '--customer', CUSTOMER], `${password}\n`);
+    await admin(['user', 'scopes', 'tracker', '--scope', 'tracking:read']);
 
     const login = await send(stack, 'POST', '/login', { body: { username: 'tracker', password } });
     const refreshed = await send(stack, 'POST', '/token/refresh', {
