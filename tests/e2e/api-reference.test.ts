@@ -17,10 +17,7 @@ import { join } from 'node:path';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
-import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
-import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
-import { tableNames } from '../../lib/stage.ts';
+import { runScript } from '../support/run-script.ts';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
   (path): path is string => path !== undefined && path !== '' && existsSync(path),
@@ -48,24 +45,16 @@ async function execute(block: Locator): Promise<{ status: string; body: string }
   };
 }
 
-/** An API client of the demo customer with both scopes, written to the stack's DynamoDB as `client add` writes it. */
+/** `client add` for the demo customer with both scopes, as an operator runs it: the id and secret it prints. */
 async function addDemoClient(stack: LocalStack) {
-  const clients = createDynamoClientRepository({
-    client: createDocumentClient({
-      region: 'local',
-      dynamodbEndpoint: `http://127.0.0.1:${stack.ports.dynamodb}`,
-    }),
-    tableName: tableNames('local').accounts,
-  });
-  const clientId = newClientId();
-  const { secret, stored } = newClientSecret(new Date());
-  await clients.createClient({
-    clientId,
-    customerId: 'DEMO-CUSTOMER',
-    scopes: ['tracking:read', 'shipments:write'],
-    secret: stored,
-  });
-  return { clientId, clientSecret: secret };
+  const run = await runScript(
+    'ops/admin.ts',
+    ['client', 'add', 'DEMO-CUSTOMER', '--scope', 'tracking:read', '--scope', 'shipments:write'],
+    { env: { ...process.env, DATA_DIR: stack.dataDir, DYNAMODB_PORT: String(stack.ports.dynamodb) } },
+  );
+  const printed = (name: string) => new RegExp(`^${name}: +(\\S+)$`, 'm').exec(run.stdout)?.[1] ?? '';
+  expect(run.code, run.stderr).toBe(0);
+  return { clientId: printed('client id'), clientSecret: printed('secret') };
 }
 
 describe.skipIf(SKIP_REASON !== undefined)(
