@@ -18,6 +18,8 @@ const FUNCTIONS = [
   ['loginExtended', 'LoginExtendedLambdaFunction'],
   ['refresh', 'RefreshLambdaFunction'],
   ['logout', 'LogoutLambdaFunction'],
+  ['oauthToken', 'OauthTokenLambdaFunction'],
+  ['oauthMetadata', 'OauthMetadataLambdaFunction'],
   ['authorizer', 'AuthorizerLambdaFunction'],
   ['jwks', 'JwksLambdaFunction'],
   ['createShipment', 'CreateShipmentLambdaFunction'],
@@ -30,10 +32,12 @@ const ALARMS = [
   'AuthorizerFailureAlarm',
   'ThrottlesAlarm',
   'FailedLoginsAlarm',
+  'FailedClientAuthAlarm',
   'LockoutsAlarm',
   'RefreshReuseAlarm',
 ];
 const LOGIN_FAILURE_REASONS = ['UnknownUser', 'BadPassword', 'Disabled', 'Locked'];
+const CLIENT_FAILURE_REASONS = ['UnknownClient', 'BadSecret', 'Disabled', 'Locked'];
 const DENY_REASONS = ['MissingToken', 'SeveralTokens', 'Expired', 'InvalidToken', 'Revoked'];
 const WAF_RULES = ['IpReputation', 'LoginRateLimit', 'BodySizeLimit', 'CommonRuleSet'];
 
@@ -164,12 +168,33 @@ module.exports = async ({ resolveVariable }) => {
       graph('Lockouts started', [
         own('LockoutStarted', { counter: 'Username' }, { label: 'Username locked' }),
         own('LockoutStarted', { counter: 'SourceAddress' }, { label: 'Address locked' }),
+        own('LockoutStarted', { counter: 'Client' }, { label: 'API client locked' }),
       ]),
       graph('Sessions and refresh-token reuse', [
         own('Refresh', {}, { label: 'Refreshes' }),
         own('Logout', {}, { label: 'Logouts' }),
         own('RefreshReuseDetected', {}, { label: 'Reuse detected (session revoked)', color: '#d62728' }),
         own('PasswordHashUpgraded', {}, { label: 'Hashes upgraded to the stage’s bcrypt cost' }),
+      ]),
+    ],
+    [
+      graph(
+        'API client credential grants by outcome',
+        [
+          own('ClientTokenIssued', {}, { label: 'Token issued' }),
+          ...CLIENT_FAILURE_REASONS.map((reason) =>
+            own('ClientAuthFailed', { reason }, { label: `Failed: ${reason}` }),
+          ),
+          own(
+            'ClientTokenRefused',
+            { reason: 'InvalidScope' },
+            { label: 'Refused: scope beyond the client’s' },
+          ),
+        ],
+        { stacked: true },
+      ),
+      graph('Tokens without the route’s scope (403)', [
+        own('AuthorizerInsufficientScope', {}, { label: 'Insufficient scope' }),
       ]),
     ],
     [
@@ -210,8 +235,8 @@ module.exports = async ({ resolveVariable }) => {
           ]
         : []),
     ],
-    latencyPerFunction.slice(0, 4),
-    latencyPerFunction.slice(4),
+    latencyPerFunction.slice(0, 5),
+    latencyPerFunction.slice(5),
     [
       graph(
         'Lambda throttles',

@@ -564,11 +564,12 @@ describe('the prod CloudFormation template', () => {
     }
   });
 
-  it('alarms on 5xx rate, function errors, authorizer failures, throttles, failed logins, lockouts and refresh-token reuse, to the stage topic', () => {
+  it('alarms on 5xx rate, function errors, authorizer failures, throttles, failed logins and client authentications, lockouts and refresh-token reuse, to the stage topic', () => {
     const alarms = Object.fromEntries(ofType('AWS::CloudWatch::Alarm'));
     expect(Object.keys(alarms).sort()).toEqual([
       'Api5xxRateAlarm',
       'AuthorizerFailureAlarm',
+      'FailedClientAuthAlarm',
       'FailedLoginsAlarm',
       'FunctionErrorsAlarm',
       'LockoutsAlarm',
@@ -591,16 +592,8 @@ describe('the prod CloudFormation template', () => {
     // The authorizer's deliberate `Unauthorized` errors are not function errors.
     const errorMetrics = JSON.stringify(alarms.FunctionErrorsAlarm?.Properties.Metrics);
     expect(errorMetrics).not.toContain('AuthorizerLambdaFunction');
-    for (const fn of [
-      'Login',
-      'LoginExtended',
-      'Refresh',
-      'Logout',
-      'Jwks',
-      'CreateShipment',
-      'TrackShipment',
-    ]) {
-      expect(errorMetrics).toContain(`"${fn}LambdaFunction"`);
+    for (const [id] of ofType('AWS::Lambda::Function').filter(([id]) => id !== 'AuthorizerLambdaFunction')) {
+      expect(errorMetrics).toContain(`"${id}"`);
     }
     const throttled = JSON.stringify(alarms.ThrottlesAlarm?.Properties.Metrics);
     for (const [id] of ofType('AWS::Lambda::Function')) expect(throttled).toContain(`"${id}"`);
@@ -609,6 +602,10 @@ describe('the prod CloudFormation template', () => {
       METRICS.LoginFailed.reason.map((reason) => `parcel-auth LoginFailed{reason=${reason}}`),
     );
     expect(alarms.FailedLoginsAlarm?.Properties).toMatchObject({ Threshold: 200 });
+    expect(alarmedMetrics(resources, 'FailedClientAuthAlarm')).toEqual(
+      METRICS.ClientAuthFailed.reason.map((reason) => `parcel-auth ClientAuthFailed{reason=${reason}}`),
+    );
+    expect(alarms.FailedClientAuthAlarm?.Properties).toMatchObject({ Threshold: 20 });
     expect(alarmedMetrics(resources, 'LockoutsAlarm')).toEqual(
       METRICS.LockoutStarted.counter.map((counter) => `parcel-auth LockoutStarted{counter=${counter}}`),
     );
@@ -795,7 +792,7 @@ describe('the prod dashboard', () => {
     expectDashboardMetricsExist(resources, dashboardOf(resources, 'parcel-auth-prod').widgets, 'prod');
   });
 
-  it('shows requests, errors, latency, logins, lockouts, reuse, authorizer denies, throttles and the alarms', () => {
+  it('shows requests, errors, latency, logins, client grants, lockouts, reuse, authorizer denies, throttles and the alarms', () => {
     const { widgets } = dashboardOf(resources, 'parcel-auth-prod');
     const metrics = metricsOfWidgets(widgets);
     const shown = (namespace: string, name: string, match: Record<string, string> = {}, stat?: string) =>
@@ -829,6 +826,12 @@ describe('the prod dashboard', () => {
       expect(shown('parcel-auth', 'LockoutStarted', { counter })).toBe(true);
     }
     expect(shown('parcel-auth', 'RefreshReuseDetected')).toBe(true);
+    expect(shown('parcel-auth', 'ClientTokenIssued')).toBe(true);
+    for (const reason of METRICS.ClientAuthFailed.reason)
+      expect(shown('parcel-auth', 'ClientAuthFailed', { reason }), reason).toBe(true);
+    for (const reason of METRICS.ClientTokenRefused.reason)
+      expect(shown('parcel-auth', 'ClientTokenRefused', { reason }), reason).toBe(true);
+    expect(shown('parcel-auth', 'AuthorizerInsufficientScope')).toBe(true);
     for (const reason of METRICS.AuthorizerDeny.reason) {
       expect(shown('parcel-auth', 'AuthorizerDeny', { reason })).toBe(true);
     }
@@ -1082,6 +1085,7 @@ describe('the dev CloudFormation template', () => {
     const failed = JSON.stringify(dev.template.Resources.FailedLoginsAlarm?.Properties);
     expect(failed).toContain('{"Name":"stage","Value":"dev"}');
     expect(dev.template.Resources.FailedLoginsAlarm?.Properties).toMatchObject({ Threshold: 50 });
+    expect(dev.template.Resources.FailedClientAuthAlarm?.Properties).toMatchObject({ Threshold: 10 });
   });
 });
 
