@@ -216,7 +216,11 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
     },
 
     async removeClient(clientId) {
-      const removed = await conditional(() =>
+      // Read first: a delete the SDK sent again after its answer was lost finds nothing, and
+      // must not tell the operator the client never existed.
+      if ((await read(clientId)) === null) throw noSuchClient();
+      // A failed condition: gone since the read, by this delete's first sending or another's.
+      await conditional(() =>
         client.send(
           new DeleteCommand({
             TableName,
@@ -226,7 +230,6 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
           }),
         ),
       );
-      if (removed === undefined) throw noSuchClient();
     },
 
     async addClientSecret(clientId, secret) {
@@ -253,6 +256,20 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
     },
 
     async removeClientSecret(clientId, secretId) {
+      const refusal = (existing: ClientRecord | null) => {
+        if (existing === null) return noSuchClient();
+        if (!existing.secrets.some((stored) => stored.id === secretId))
+          return new AppError('NOT_FOUND', { detail: 'the client has no live secret with this id' });
+        if (existing.secrets.length <= 1)
+          return new AppError('VALIDATION_FAILED', {
+            detail:
+              'this is the client’s last secret: add its successor first, or disable or remove the client',
+          });
+        return undefined;
+      };
+      // Read first, as removeClient: a removal sent again after its answer was lost is no refusal.
+      const before = refusal(await read(clientId));
+      if (before !== undefined) throw before;
       const removed = await update(
         clientId,
         'REMOVE secrets.#id SET updatedAt = :now',
@@ -261,13 +278,12 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
         { '#id': secretId },
       );
       if (removed !== undefined) return;
-      const existing = await read(clientId);
-      if (existing === null) throw noSuchClient();
-      if (!existing.secrets.some((stored) => stored.id === secretId))
-        throw new AppError('NOT_FOUND', { detail: 'the client has no live secret with this id' });
-      throw new AppError('VALIDATION_FAILED', {
-        detail: 'this is the client’s last secret: add its successor first, or disable or remove the client',
-      });
+      const after = await read(clientId);
+      // Gone since the read: this removal's first sending applied, or another's.
+      if (after !== null && !after.secrets.some((stored) => stored.id === secretId)) return;
+      throw (
+        refusal(after) ?? new AppError('DEPENDENCY_UNAVAILABLE', { cause: new Error('secret removal raced') })
+      );
     },
   };
 }
