@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: measures the authorizer, the login functions, their DynamoDB round trips
- * and the deployed bundles, each against a floor measured in the same run, and writes
+ * `npm run bench`: measures the authorizer, the login functions, the client credentials grant,
+ * their DynamoDB round trips and the deployed bundles, each against a floor measured in the same run, and writes
  * docs/PERFORMANCE.md and its chart docs/performance-floors.svg (see the report for how to
  * read it).
  *
@@ -11,8 +11,9 @@
  *   node dev/bench.ts --out FILE       the report to FILE instead, the chart beside it
  *
  * The parent starts the embedded DynamoDB and runs each timed part in a child process of its
- * own (`--part authorizer|login|round-trips|cold-start|load`), which prints its result as one
- * JSON line. The cold-start part runs the bundles `serverless package` built, so it comes after.
+ * own (`--part authorizer|login|grant|round-trips|cold-start|load|import`), which prints its
+ * result as one JSON line. The cold-start part runs the bundles `serverless package` built, so
+ * it comes after.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -23,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { authorizerPart } from './bench/authorizer.ts';
 import { buildAuthorizerFloors, measureBundles } from './bench/bundles.ts';
 import { coldStartPart } from './bench/cold-start.ts';
+import { grantPart } from './bench/grant.ts';
 import { importPart } from './bench/import.ts';
 import { loadPart } from './bench/load.ts';
 import { loginPart } from './bench/login.ts';
@@ -31,6 +33,7 @@ import { type BenchResults, CHART_FILE, type Machine, renderChart, renderReport 
 import {
   type AuthorizerResult,
   type ColdStartResult,
+  type GrantResult,
   type ImportBenchResult,
   type LoadResult,
   type LoginResult,
@@ -51,6 +54,7 @@ const PLANS = {
     authorizerUncached: { warmup: 200, rounds: 51, calls: 60 },
     login4: { warmup: 30, rounds: 41, calls: 15 },
     login10: { warmup: 3, rounds: 41, calls: 3 },
+    grant: { warmup: 50, rounds: 41, calls: 20 },
     coldStartRuns: 21,
     loadSeconds: 10,
     importUsers: 100_000,
@@ -60,6 +64,7 @@ const PLANS = {
     authorizerUncached: { warmup: 5, rounds: 3, calls: 5 },
     login4: { warmup: 2, rounds: 3, calls: 2 },
     login10: { warmup: 1, rounds: 2, calls: 1 },
+    grant: { warmup: 2, rounds: 3, calls: 2 },
     coldStartRuns: 1,
     loadSeconds: 1,
     importUsers: 500,
@@ -92,6 +97,8 @@ async function runPart(part: string, endpoint: string): Promise<PartResult> {
       const cost = Number(args.cost ?? '10');
       return loginPart({ endpoint, cost, plan: cost >= 10 ? plans.login10 : plans.login4 });
     }
+    case 'grant':
+      return grantPart({ endpoint, plan: plans.grant });
     case 'round-trips':
       return roundTripsPart({ endpoint });
     case 'cold-start': {
@@ -196,6 +203,7 @@ async function main() {
       ['--part', 'authorizer', '--revocation-cache', '0s'],
       ['--part', 'login', '--cost', '4'],
       ['--part', 'login', '--cost', '10'],
+      ['--part', 'grant'],
       ['--part', 'round-trips'],
     ];
     const coldStart = ['--part', 'cold-start', '--artifacts', artifacts];
@@ -249,6 +257,7 @@ async function main() {
     machine: machine(),
     authorizer: parts.filter((part): part is AuthorizerResult => part.part === 'authorizer'),
     login: parts.filter((part): part is LoginResult => part.part === 'login'),
+    grant: only<GrantResult>(parts, 'grant'),
     roundTrips,
     bundles,
     floors,

@@ -37,7 +37,7 @@ import {
   trackingEvent,
 } from '../../tests/fixtures/events.ts';
 import { AUTHORIZER_FLOORS, serverlessEsbuildOptions } from './bundles.ts';
-import { call200, credentialsBody, importLogin } from './handlers.ts';
+import { call200, credentialsBody, importLogin, tokenRequestEvent } from './handlers.ts';
 import { median } from './measure.ts';
 import {
   CLIENT_PER_STORE,
@@ -45,7 +45,7 @@ import {
   type ColdStartResult,
   type ColdStartSample,
 } from './results.ts';
-import { benchStage, PASSWORD } from './stage.ts';
+import { type BenchClient, benchStage, PASSWORD } from './stage.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -65,10 +65,20 @@ const clientPerStorePlugin: Plugin = {
   },
 };
 
-/** Each function's source and a realistic first event; `tokens` are fresh for this run. */
+/** What a first event carries: a user's tokens (fresh for the run when `tokens`), the stage's API client. */
+interface Credentials {
+  readonly access: string;
+  readonly refresh: string;
+  readonly client: BenchClient;
+}
+
+/**
+ * Each function of serverless.yml, its source and a realistic first event. Listed by hand, as
+ * each needs its own event; the smoke test holds the list to serverless.yml's functions.
+ */
 const FUNCTIONS: Record<
   string,
-  { source: string; event: (tokens: { access: string; refresh: string }) => unknown; tokens?: true }
+  { source: string; event: (credentials: Credentials) => unknown; tokens?: true }
 > = {
   authorizer: {
     source: 'functions/authorizer.ts',
@@ -105,6 +115,17 @@ const FUNCTIONS: Record<
       createShipmentEvent(
         JSON.stringify({ recipient: { name: 'Jan Novák', city: 'Brno' }, parcels: [{ weightKg: 1.25 }] }),
       ),
+  },
+  oauthToken: { source: 'functions/oauth-token.ts', event: ({ client }) => tokenRequestEvent(client) },
+  oauthMetadata: {
+    source: 'functions/oauth-metadata.ts',
+    event: () =>
+      trackingEvent({
+        httpMethod: 'GET',
+        resource: '/.well-known/oauth-authorization-server',
+        path: '/.well-known/oauth-authorization-server',
+        pathParameters: null,
+      }),
   },
 };
 
@@ -260,7 +281,8 @@ export async function coldStartPart(options: {
         for (let offset = 0; offset < names.length; offset++) {
           const variant = names[(run + offset) % names.length] ?? 'empty';
           const eventPath = join(work, `event-${name}-${variant.replaceAll(/\W/g, '')}.json`);
-          const event = spec.event(spec.tokens ? await freshTokens() : { access: '', refresh: '' });
+          const tokens = spec.tokens ? await freshTokens() : { access: '', refresh: '' };
+          const event = spec.event({ ...tokens, client: stage.client });
           await writeFile(eventPath, JSON.stringify({ event, context: lambdaContext() }));
           const modulePath = variants[variant] ?? empty;
           samples.get(variant)?.push(await runOnce(modulePath, eventPath, runner));

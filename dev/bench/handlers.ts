@@ -1,6 +1,8 @@
 /** The real handlers, imported after benchStage() has set their environment. */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { TOKEN_PATH } from '../../lib/clients/metadata.ts';
 import { lambdaContext, loginEvent } from '../../tests/fixtures/events.ts';
+import type { BenchClient } from './stage.ts';
 
 export type HttpHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = typeof import('../../functions/authorizer.ts')['handler'];
@@ -9,6 +11,8 @@ export const importLogin = async () => (await import('../../functions/login.ts')
 export const importLoginExtended = async () =>
   (await import('../../functions/login-extended.ts')).handler as HttpHandler;
 export const importRefresh = async () => (await import('../../functions/refresh.ts')).handler as HttpHandler;
+export const importOAuthToken = async () =>
+  (await import('../../functions/oauth-token.ts')).handler as HttpHandler;
 
 /**
  * The authorizer, evaluated afresh under `instance` (a query string gives the module its own
@@ -29,4 +33,36 @@ export async function call200(handler: HttpHandler, body: string): Promise<Recor
   if (response.statusCode !== 200)
     throw new Error(`expected 200, got ${response.statusCode}: ${response.body}`);
   return JSON.parse(response.body) as Record<string, unknown>;
+}
+
+/**
+ * A client credentials grant as an OAuth library sends it (RFC 6749 section 4.4.2): the form
+ * body, the client's id and secret by HTTP Basic (each form-urlencoded first, section 2.3.1).
+ */
+export function tokenRequestEvent(client: BenchClient): APIGatewayProxyEvent {
+  const credentials = `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.secret)}`;
+  const headers = {
+    'Content-Type': 'application/x-www-form-urlencoded',
+    Authorization: `Basic ${Buffer.from(credentials).toString('base64')}`,
+  };
+  const event = loginEvent('grant_type=client_credentials', headers);
+  return {
+    ...event,
+    resource: TOKEN_PATH,
+    path: TOKEN_PATH,
+    multiValueHeaders: {
+      ...event.multiValueHeaders,
+      ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    },
+    requestContext: { ...event.requestContext, resourcePath: TOKEN_PATH, path: `/prod${TOKEN_PATH}` },
+  };
+}
+
+/** Calls the token handler with a fresh grant for `client`; throws unless it answers 200 with a token. */
+export async function grant200(handler: HttpHandler, client: BenchClient): Promise<string> {
+  const response = await handler(tokenRequestEvent(client), lambdaContext());
+  const body = JSON.parse(response.body) as Record<string, unknown>;
+  if (response.statusCode !== 200 || typeof body.access_token !== 'string')
+    throw new Error(`expected 200 with a token, got ${response.statusCode}: ${response.body}`);
+  return body.access_token;
 }

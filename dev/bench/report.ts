@@ -9,6 +9,7 @@ import {
   CLIENT_PER_STORE,
   type ColdStartResult,
   type FloorBundle,
+  type GrantResult,
   type ImportBenchResult,
   type LoadResult,
   type LoginResult,
@@ -31,6 +32,7 @@ export interface BenchResults {
   readonly machine: Machine;
   readonly authorizer: readonly AuthorizerResult[];
   readonly login: readonly LoginResult[];
+  readonly grant: GrantResult;
   readonly roundTrips: RoundTripsResult;
   readonly bundles: readonly Bundle[];
   readonly floors: readonly FloorBundle[];
@@ -79,6 +81,8 @@ interface Target {
 
 const us = (value: number) => `${value.toFixed(1)} µs`;
 const ms = (value: number) => `${(value / 1000).toFixed(2)} ms`;
+/** µs below a millisecond, ms above: the grant's parts span three orders of magnitude. */
+const duration = (value: number) => (Math.abs(value) < 1000 ? us(value) : ms(value));
 const times = (value: number) => `${value.toFixed(2)}×`;
 /** Three decimals where a verdict hangs on it: 1.104× must not read as a failing 1.10×. */
 const exactTimes = (value: number) => `${value.toFixed(3)}×`;
@@ -170,6 +174,16 @@ export function floorRows(results: BenchResults): FloorRow[] {
       });
     }
   }
+  const { grant, floor: grantFloor } = results.grant.samples;
+  rows.push({
+    label: 'client credentials grant, warm',
+    what: 'per call',
+    floorLabel: 'SHA-256 + sign + two DynamoDB steps',
+    value: grant.medianUs,
+    floor: grantFloor.medianUs,
+    format: duration,
+    limit: limitOf('grantRatio'),
+  });
   const bulk = results.bulkImport;
   rows.push({
     label: `admin import, ${bulk.users} users`,
@@ -223,6 +237,9 @@ function measured(results: BenchResults): Map<string, number> {
       set('loginOverheadBeyondCompare4', login.medianUs - compare.medianUs);
     }
   }
+  const { grant, secretCheck, getItem, sign, floor: grantFloor } = results.grant.samples;
+  set('grantRatio', grant.medianUs / grantFloor.medianUs);
+  set('grantOverBareWork', grant.medianUs / (secretCheck.medianUs + getItem.medianUs + sign.medianUs));
   set(
     'loginExtendedSteps',
     results.roundTrips.operations.find((op) => op.operation === 'login-extended')?.sequential,
@@ -444,6 +461,47 @@ function loginSection(results: readonly LoginResult[], requests: number | undefi
     '## 2. Login and login-extended, warm (embedded DynamoDB on loopback)',
     '',
     ...parts.flatMap((part) => [part, '']),
+  ].join('\n');
+}
+
+function grantSection(result: GrantResult): string {
+  const { grant, secretCheck, getItem, sign, floor } = result.samples;
+  const row = (variant: string, sample: Sample) => [
+    variant,
+    duration(sample.medianUs),
+    spread(sample, duration),
+    plan(sample),
+  ];
+  const bare = secretCheck.medianUs + getItem.medianUs + sign.medianUs;
+  const derived = [
+    ['Grant ÷ floor', times(grant.medianUs / floor.medianUs)],
+    ['Grant − floor (own work)', ms(grant.medianUs - floor.medianUs)],
+    ['Grant ÷ (secret check + one GetItem + sign)', times(grant.medianUs / bare)],
+    // The counters' requests are conditional writes, dearer on the embedded DynamoDB than a read.
+    [
+      "Floor − (secret check + one GetItem + sign): the throttle's four UpdateItems",
+      ms(floor.medianUs - bare),
+    ],
+  ];
+  return [
+    '## 9. Client credentials grant, warm (embedded DynamoDB on loopback)',
+    '',
+    '`POST /api/v1/oauth/token` with the client’s id and secret by HTTP Basic, against the same work',
+    'made bare: [how it is measured](performance-design.md#the-client-credentials-grant).',
+    '',
+    table(
+      ['Variant', 'Median per call', 'Round means p25 – p75', 'Rounds × calls'],
+      [
+        row('Token handler, client credentials grant (form body, HTTP Basic)', grant),
+        row('Secret check alone: SHA-256 and `timingSafeEqual` with two stored digests', secretCheck),
+        row('One consistent GetItem of the client on loopback (same client settings)', getItem),
+        row('One jose sign of the same token (same key)', sign),
+        row('Floor: the secret check between the grant’s two DynamoDB steps made bare, then the sign', floor),
+      ],
+    ),
+    '',
+    table(['Derived from the medians', 'Value'], derived),
+    '',
   ].join('\n');
 }
 
@@ -712,6 +770,7 @@ export function renderReport(results: BenchResults): string {
     loadSection(results.load),
     sizingSection(results),
     importSection(results.bulkImport),
+    grantSection(results.grant),
     '## How to reproduce',
     '',
     '```sh',

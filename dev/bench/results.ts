@@ -32,6 +32,22 @@ export interface LoginResult {
   };
 }
 
+/** The warm client credentials grant (functions/oauth-token.ts). */
+export interface GrantResult {
+  readonly part: 'grant';
+  readonly samples: {
+    readonly grant: Sample;
+    /** matchSecret: SHA-256 of the presented secret, compared with two stored digests. */
+    readonly secretCheck: Sample;
+    /** One consistent GetItem of the client item, as the grant reads it. */
+    readonly getItem: Sample;
+    /** One jose sign of a token with the grant's header and claims, same key. */
+    readonly sign: Sample;
+    /** The grant's floor: the secret check between its two DynamoDB steps made bare (same five requests), then the sign. */
+    readonly floor: Sample;
+  };
+}
+
 /** The DynamoDB requests one operation made, as counted at the wire. */
 export interface RoundTrips {
   readonly operation: string;
@@ -124,6 +140,7 @@ export interface ImportBenchResult {
 export type PartResult =
   | AuthorizerResult
   | LoginResult
+  | GrantResult
   | RoundTripsResult
   | ColdStartResult
   | LoadResult

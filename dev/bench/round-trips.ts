@@ -10,9 +10,11 @@ import { type Exchange, startDynamoProxy } from '../local/dynamodb-proxy.ts';
 import {
   type AuthorizerHandler,
   call200,
+  grant200,
   importAuthorizer,
   importLogin,
   importLoginExtended,
+  importOAuthToken,
   importRefresh,
 } from './handlers.ts';
 import type { RoundTrips, RoundTripsResult } from './results.ts';
@@ -66,6 +68,7 @@ export async function roundTripsPart(options: { endpoint: string }): Promise<Rou
     const login = await importLogin();
     const loginExtended = await importLoginExtended();
     const refresh = await importRefresh();
+    const oauthToken = await importOAuthToken();
     const authorizerUncached = await importAuthorizer('revocation-cache-0s');
     process.env.REVOCATION_CACHE_TTL = '30s';
     const authorizerCached = await importAuthorizer('revocation-cache-30s');
@@ -95,6 +98,7 @@ export async function roundTripsPart(options: { endpoint: string }): Promise<Rou
 
     await count('login', 3, () => call200(login, body));
     await count('login-extended', 3, () => call200(loginExtended, body));
+    await count('client credentials grant', 3, () => grant200(oauthToken, stage.client));
     let { refreshToken } = await call200(login, body);
     await count('refresh', 3, async () => {
       ({ refreshToken } = await call200(refresh, JSON.stringify({ refreshToken })));

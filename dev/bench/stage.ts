@@ -1,12 +1,16 @@
 /**
  * The environment a benchmark child runs the real handlers in: a stage of its own (tables)
  * in the embedded DynamoDB the parent started, the users of the in-process handler suites,
- * and the functions' environment from serverless.yml (dev/local/handler-env.ts) with the production
- * values where they matter to cost. Handlers read their configuration once at import, so
- * this runs before any handler is imported.
+ * an API client, and the functions' environment from serverless.yml (dev/local/handler-env.ts)
+ * with the production values where they matter to cost. Handlers read their configuration
+ * once at import, so this runs before any handler is imported.
  */
 import { randomUUID } from 'node:crypto';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ALL_SCOPES } from '../../lib/auth/scopes.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { localDynamoClient } from '../local/dynalite.ts';
 import { functionEnv, stageEnv } from '../local/handler-env.ts';
@@ -29,6 +33,27 @@ const PRODUCTION = Object.fromEntries(
   ),
 );
 
+/** An API client's credentials, as its integrator holds them. */
+export interface BenchClient {
+  readonly clientId: string;
+  readonly secret: string;
+}
+
+/**
+ * A client of alice's customer with every scope and two live secrets, as during a rotation:
+ * the grant's secret check then compares the presented secret with two stored digests. It
+ * presents the second.
+ */
+async function seedClient(client: DynamoDBDocumentClient, tableName: string): Promise<BenchClient> {
+  const clients = createDynamoClientRepository({ client, tableName });
+  const clientId = newClientId();
+  const first = newClientSecret(new Date());
+  await clients.createClient({ clientId, customerId: 'C-1001', scopes: ALL_SCOPES, secret: first.stored });
+  const second = newClientSecret(new Date());
+  await clients.addClientSecret(clientId, second.stored);
+  return { clientId, secret: second.secret };
+}
+
 export async function benchStage(options: {
   /** The embedded DynamoDB, for setting up and seeding. */
   readonly endpoint: string;
@@ -43,6 +68,7 @@ export async function benchStage(options: {
   const documentClient = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
   const tables = tableNames(stage);
   const accounts = await seedHandlerUsers({ documentClient, tables }, PASSWORD);
+  const client = await seedClient(documentClient, tables.accounts);
   const { env, cleanup } = await functionEnv({
     endpoint: options.handlerEndpoint ?? options.endpoint,
     tables,
@@ -52,7 +78,9 @@ export async function benchStage(options: {
   return {
     name: stage,
     accounts,
+    client,
     jwksFile: (env.VERIFICATION_KEYS ?? '').slice('file:'.length),
+    keyringFile: (env.SIGNING_KEYRING ?? '').slice('file:'.length),
     async close() {
       documentClient.destroy();
       await cleanup();

@@ -79,6 +79,7 @@ describe('npm run bench -- --quick', () => {
       '## 6. Local stack under load',
       '## 7. Lambda memory for the login functions',
       '## 8. Bulk import',
+      '## 9. Client credentials grant, warm',
       '## How to reproduce',
       '## How to read',
     ]) {
@@ -91,9 +92,17 @@ describe('npm run bench -- --quick', () => {
   it('gives every target a number and a verdict', () => {
     const targets = rowsAfter('## Targets');
     // The authorizer against its floors (warm, bundle, cold start), the login functions
-    // against theirs (two at cost 10, two at cost 4), 8 functions' bundled ÷ unbundled
-    // import, the load test's errors, the bulk import's throughput.
-    expect(targets).toHaveLength(17);
+    // against theirs (two at cost 10, two at cost 4), the client credentials grant against
+    // its floor, 10 functions' bundled ÷ unbundled import, the load test's errors, the bulk
+    // import's throughput.
+    expect(targets).toHaveLength(20);
+    expect(targets.map(([name]) => name)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^Client credentials grant warm ÷ its floor/),
+        'oauthToken: bundled import time ÷ unbundled',
+        'oauthMetadata: bundled import time ÷ unbundled',
+      ]),
+    );
     for (const [name, measured, , result] of targets) {
       // A smoke run's own work beyond a floor can come out below zero.
       expect(measured, name).toMatch(/^-?\d+(\.\d+)?( ?×| ms| KiB)?$/);
@@ -124,12 +133,38 @@ describe('npm run bench -- --quick', () => {
     for (const value of derived(login)) expect(value).toMatch(/^-?\d+\.\d\d(×| ms)$/);
   });
 
+  it('times the client credentials grant against its floor, the secret check, one GetItem and the sign', () => {
+    const rows = rowsAfter('## 9. Client credentials grant');
+    const timed = rows.filter((row) => row.length === 4);
+    expect(timed.map(([variant]) => variant)).toEqual([
+      expect.stringMatching(/^Token handler/),
+      expect.stringMatching(/^Secret check alone/),
+      expect.stringMatching(/^One consistent GetItem/),
+      expect.stringMatching(/^One jose sign/),
+      expect.stringMatching(/^Floor: /),
+    ]);
+    for (const [variant, median, spread, plan] of timed) {
+      expect(median, variant).toMatch(/^\d+\.\d+ (µs|ms)$/);
+      expect(spread, variant).toMatch(/^\d+\.\d+ (µs|ms) – \d+\.\d+ (µs|ms)$/);
+      expect(plan, variant).toMatch(/^\d+ × \d+$/);
+    }
+    const derived = rows.filter((row) => row.length === 2);
+    // Against the floor, its own work, against the bare work, and what the throttle adds to it.
+    expect(derived.map(([name]) => name)).toEqual([
+      'Grant ÷ floor',
+      'Grant − floor (own work)',
+      'Grant ÷ (secret check + one GetItem + sign)',
+      expect.stringMatching(/^Floor − \(secret check \+ one GetItem \+ sign\): the throttle/),
+    ]);
+    for (const [name, value] of derived) expect(value, name).toMatch(/^-?\d+\.\d\d(×| ms)$/);
+  });
+
   it('counts round trips of every operation and sizes every function’s artifact', () => {
     const trips = rowsAfter('## 3. DynamoDB round trips');
     expect(trips.map(([operation]) => operation)).toEqual(
-      expect.arrayContaining(['login', 'login-extended', 'refresh']),
+      expect.arrayContaining(['login', 'login-extended', 'client credentials grant', 'refresh']),
     );
-    expect(trips.length).toBeGreaterThanOrEqual(6);
+    expect(trips.length).toBeGreaterThanOrEqual(7);
     for (const [operation, total, sequential] of trips) {
       expect(total, operation).toMatch(/^\d+$/);
       expect(sequential, operation).toMatch(/^\d+$/);
@@ -137,6 +172,8 @@ describe('npm run bench -- --quick', () => {
     // As the fault matrix names their call sites (docs/FAULTS.md): the counting proxy counts them all.
     const row = (operation: string) => trips.find(([name]) => name === operation)?.slice(0, 3);
     expect(row('login')).toEqual(['login', '6', '2']);
+    // As login's: the client read beside the two counters' reservations, then the counters settled.
+    expect(row('client credentials grant')).toEqual(['client credentials grant', '5', '2']);
     expect(row('refresh')).toEqual(['refresh', '2', '2']);
     expect(row('authorizer, revocation cache 30s, cached')).toEqual([
       'authorizer, revocation cache 30s, cached',
@@ -145,7 +182,7 @@ describe('npm run bench -- --quick', () => {
     ]);
     const bundles = rowsAfter('## 4. Bundles');
     expect(bundles.map(([name]) => name)).toEqual(
-      expect.arrayContaining(['authorizer', 'login', 'loginExtended']),
+      expect.arrayContaining(['authorizer', 'login', 'loginExtended', 'oauthToken', 'oauthMetadata']),
     );
     expect(bundles.map(([name]) => name)).toEqual(
       expect.arrayContaining([
@@ -169,8 +206,13 @@ describe('npm run bench -- --quick', () => {
         'login, bundled, a DynamoDB client per store',
       ]),
     );
-    for (const fn of ['authorizer', 'login', 'loginExtended', 'refresh', 'logout', 'jwks', 'trackShipment']) {
-      const names = rows.map(([name]) => name);
+    // Every function serverless.yml packages (section 4 lists what `serverless package` built).
+    const functions = rowsAfter('## 4. Bundles')
+      .map(([name = '']) => name)
+      .filter((name) => !name.includes('floor'));
+    expect(functions).toEqual(expect.arrayContaining(['oauthToken', 'oauthMetadata']));
+    const names = rows.map(([name]) => name);
+    for (const fn of functions) {
       expect(names).toEqual(
         expect.arrayContaining([`${fn} (empty handler)`, `${fn}, bundled`, `${fn}, unbundled`]),
       );
@@ -214,6 +256,7 @@ describe('npm run bench -- --quick', () => {
       expect.stringMatching(/^Login-extended: one DynamoDB round trip/),
       expect.stringMatching(/^Authorizer warm ≤ 1\.10× a bare jose jwtVerify/),
       expect.stringMatching(/^Authorizer artifact ≤ 20 KiB/),
+      expect.stringMatching(/^Client credentials grant against the secret check, one GetItem/),
     ]);
     for (const [target, measured, tradedFor] of rows) {
       expect(measured, target).toMatch(/\d/);
@@ -251,11 +294,12 @@ describe('npm run bench -- --quick', () => {
       'login, warm, cost 10',
       'login-extended, warm, cost 10',
       'admin import, 500 users',
+      'client credentials grant, warm',
     ]) {
       expect(chart).toContain(`>${label}<`);
     }
     // One floor bar and one measured bar per row.
-    expect(chart.match(/<rect /g)?.length).toBe(1 + 2 * 7);
+    expect(chart.match(/<rect /g)?.length).toBe(1 + 2 * 8);
   });
 
   it('leaves the committed docs/PERFORMANCE.md and its chart alone', async () => {
