@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unzip } from '../../dev/bench/bundles.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
+import { createDynamoClientStatusReader } from '../../lib/clients/dynamodb.ts';
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES, problemResponse } from '../../lib/http.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
@@ -98,6 +99,8 @@ describe('the prod CloudFormation template', () => {
       'LoginExtendedLambdaFunction',
       'LoginLambdaFunction',
       'LogoutLambdaFunction',
+      'OauthMetadataLambdaFunction',
+      'OauthTokenLambdaFunction',
       'RefreshLambdaFunction',
       'TrackShipmentLambdaFunction',
     ]);
@@ -133,10 +136,11 @@ describe('the prod CloudFormation template', () => {
     const methods = ofType('AWS::ApiGateway::Method').filter(
       ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
     );
-    expect(methods).toHaveLength(7);
+    expect(methods).toHaveLength(9);
     for (const [id, method] of methods) {
-      // login, login-extended, token/refresh, logout and the key set are public.
-      const isPublic = /Login|Token|Logout|Jwks/.test(id);
+      // login, login-extended, token/refresh, logout, the key set, the OAuth token endpoint and
+      // its metadata are public.
+      const isPublic = /Login|Token|Logout|Jwks|Oauth/.test(id);
       expect(method.Properties.AuthorizationType, id).toBe(isPublic ? 'NONE' : 'CUSTOM');
       if (!isPublic) expect(method.Properties.AuthorizerId, id).toEqual({ Ref: authorizer?.[0] });
     }
@@ -188,6 +192,7 @@ describe('the prod CloudFormation template', () => {
         login('~1api~1v1~1login'),
         login('~1api~1v1~1login-extended'),
         login('~1api~1v1~1token~1refresh'),
+        login('~1api~1v1~1oauth~1token'),
       ],
     });
   });
@@ -222,6 +227,8 @@ describe('the prod CloudFormation template', () => {
         AuthorizerLambdaFunction: 'AuthorizerRole',
         CreateShipmentLambdaFunction: 'CreateShipmentRole',
         TrackShipmentLambdaFunction: 'TrackShipmentRole',
+        OauthTokenLambdaFunction: 'OAuthTokenRole',
+        OauthMetadataLambdaFunction: 'OAuthMetadataRole',
       });
     });
 
@@ -253,6 +260,8 @@ describe('the prod CloudFormation template', () => {
       expect(logGroups('LoginRole')).toEqual(['Login', 'LoginExtended']);
       expect(logGroups('AuthorizerRole')).toEqual(['Authorizer']);
       expect(logGroups('TrackShipmentRole')).toEqual(['TrackShipment']);
+      expect(logGroups('OAuthTokenRole')).toEqual(['OauthToken']);
+      expect(logGroups('OAuthMetadataRole')).toEqual(['OauthMetadata']);
     });
 
     it('grants each function the actions its code makes, on its own tables and parameters', () => {
@@ -289,19 +298,44 @@ describe('the prod CloudFormation template', () => {
         'dynamodb:GetItem on AccountsTable',
         `ssm:GetParameter on ${jwks}`,
       ]);
+      expect(grants('OAuthTokenRole')).toEqual(
+        [
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:GetItem on LoginThrottleTable',
+          'dynamodb:PutItem on LoginThrottleTable',
+          'dynamodb:UpdateItem on LoginThrottleTable',
+          `ssm:GetParameter on ${keyring}`,
+        ].sort(),
+      );
+      expect(grants('OAuthMetadataRole')).toEqual([]);
+      // The token endpoint reads client items only.
+      expect(
+        statementsOf(resources, 'OAuthTokenRole').find((statement) =>
+          JSON.stringify(statement.Resource).includes('"AccountsTable"'),
+        )?.Condition,
+      ).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } });
       expect(grants('CreateShipmentRole')).toEqual([
         'dynamodb:GetItem on ShipmentsTable',
         'dynamodb:PutItem on ShipmentsTable',
       ]);
-      // The authorizer reads user items only, and only the attributes it projects: never a hash.
+      // The authorizer reads user and client items only, and only the attributes it projects: never a hash.
       const read = statementsOf(resources, 'AuthorizerRole').find((statement) =>
         statement.Action.includes('dynamodb:GetItem'),
       );
       expect(read).toMatchObject({
         Condition: {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*', 'CLIENT#*'] },
           'ForAllValues:StringEquals': {
-            'dynamodb:Attributes': ['pk', 'sk', 'username', 'enabled', 'revokedBefore', 'revokedSessions'],
+            'dynamodb:Attributes': [
+              'pk',
+              'sk',
+              'username',
+              'clientId',
+              'enabled',
+              'revokedBefore',
+              'revokedSessions',
+              'secrets',
+            ],
           },
           StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
         },
@@ -326,8 +360,12 @@ describe('the prod CloudFormation template', () => {
         expect(requests.length, roleId).toBeGreaterThan(0);
         for (const request of requests) {
           expect(request.TableName).toBe(tableName);
-          expect(String((request.Key as { pk: string }).pk)).toMatch(/^USER#/);
-          expect(condition['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(['USER#*']);
+          const leading = condition['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[];
+          const pk = String((request.Key as { pk: string }).pk);
+          expect(
+            leading.some((pattern) => pk.startsWith(pattern.replace(/\*$/, ''))),
+            `${roleId} ${pk}`,
+          ).toBe(true);
           const allowed = condition['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as string[];
           expect(allowed, `${roleId} ${action}`).toEqual(expect.arrayContaining(attributesOf(request)));
           const returnValues = condition.StringEqualsIfExists?.['dynamodb:ReturnValues'] as
@@ -349,6 +387,13 @@ describe('the prod CloudFormation template', () => {
       );
       expectAllowed(
         await requestsOf(() => createDynamoStatusReader({ client, tableName }).findStatus('Alice')),
+        'AuthorizerRole',
+        'dynamodb:GetItem',
+      );
+      expectAllowed(
+        await requestsOf(() =>
+          createDynamoClientStatusReader({ client, tableName }).findClientStatus('pcl_0123456789abcdef0123'),
+        ),
         'AuthorizerRole',
         'dynamodb:GetItem',
       );
@@ -386,7 +431,7 @@ describe('the prod CloudFormation template', () => {
   it('keeps every function’s logs and the access log for the stage’s retention', () => {
     const groups = ofType('AWS::Logs::LogGroup');
     expect(groups.map(([id]) => id)).toContain('ApiAccessLogGroup');
-    expect(groups).toHaveLength(9);
+    expect(groups).toHaveLength(11);
     for (const [id, group] of groups) expect(group.Properties.RetentionInDays, id).toBe(365);
   });
 
@@ -490,7 +535,7 @@ describe('the prod CloudFormation template', () => {
       expect(
         Object.fromEntries(usage.map((statement) => [principalsOf(statement).join(' '), statement.Action])),
       ).toEqual({
-        '<LoginRole.Arn> <RefreshRole.Arn>': ['kms:Decrypt'],
+        '<LoginRole.Arn> <OAuthTokenRole.Arn> <RefreshRole.Arn>': ['kms:Decrypt'],
         'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/parcel-auth-operator': [
           'kms:Encrypt',
           'kms:Decrypt',
@@ -552,7 +597,7 @@ describe('the prod CloudFormation template', () => {
       const path = pathOf(resources, method.Properties.ResourceId).replace(/\{[^}]+\}/g, '*');
       expected[fn] = `${api}/prod/${String(method.Properties.HttpMethod)}${path}`;
     }
-    expect(Object.keys(expected)).toHaveLength(8);
+    expect(Object.keys(expected)).toHaveLength(10);
     expect(
       Object.fromEntries(Object.entries(permissions).map(([fn, p]) => [fn, joined(p.SourceArn)])),
     ).toEqual(expected);
@@ -724,6 +769,8 @@ describe('the prod CloudFormation template', () => {
       '"PasswordField"',
       '"/password"',
       '"passwordHash"',
+      // The attribute of a client item holding its secrets' ids and digests, which the authorizer may read.
+      '"secrets"',
       ...metricNames.flatMap((n) => [n, n[0]?.toLowerCase() + n.slice(1)]),
     ];
     const withoutNames = names.reduce((text, name) => text.replaceAll(name, ''), templateText);
@@ -915,7 +962,7 @@ describe('the prod web application firewall', () => {
     });
   });
 
-  it('limits requests per source address on the login, login-extended and refresh routes only', () => {
+  it('limits requests per source address on the login, login-extended, refresh and OAuth token routes only', () => {
     const rate = rules().find((rule) => rule.Name === 'LoginRateLimit');
     const statement = rate?.Statement.RateBasedStatement as Record<string, unknown>;
     expect(statement).toMatchObject({ Limit: 1000, AggregateKeyType: 'IP', EvaluationWindowSec: 300 });
@@ -926,7 +973,7 @@ describe('the prod web application firewall', () => {
       MethodSettings: { ResourcePath: string }[];
     };
     const loginRoutes = settings.MethodSettings.map((m) => m.ResourcePath.replaceAll('~1', '/'));
-    expect(loginRoutes).toHaveLength(3);
+    expect(loginRoutes).toHaveLength(4);
     for (const route of loginRoutes) {
       expect(matchesPath(scope, route), route).toBe(true);
       expect(matchesPath(scope, `/prod${route}`), route).toBe(true);
@@ -1097,7 +1144,7 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
       .flatMap((policy) => policy.PolicyDocument.Statement)
       .filter((statement) => statement.Action.some((action) => action.startsWith('kms:')));
 
-  it('lets exactly the two roles that read the keyring decrypt with exactly that key, through SSM only', () => {
+  it('lets exactly the three roles that read the keyring decrypt with exactly that key, through SSM only', () => {
     const decrypt = {
       Effect: 'Allow',
       Action: ['kms:Decrypt'],
@@ -1117,13 +1164,15 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
       AuthorizerRole: [],
       CreateShipmentRole: [],
       TrackShipmentRole: [],
+      OAuthTokenRole: [decrypt],
+      OAuthMetadataRole: [],
     });
   });
 
   it('encrypts the alarm topic and every log group with that key', () => {
     expect(customized.resources.AlarmTopic?.Properties.KmsMasterKeyId).toBe(KMS_KEY);
     const groups = of('AWS::Logs::LogGroup');
-    expect(groups).toHaveLength(9);
+    expect(groups).toHaveLength(11);
     for (const [id, group] of groups) expect(group.Properties.KmsKeyId, id).toBe(KMS_KEY);
   });
 
