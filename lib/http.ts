@@ -376,15 +376,18 @@ const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/;
 
 /**
  * The URL the caller reached the API under, for documents that name our own endpoints: the
- * Host header (checked, never echoed otherwise), API Gateway's X-Forwarded-Proto, and the stage
- * or custom domain base path, which `requestContext.path` has before the route's own path.
+ * domain API Gateway says it was invoked on (`requestContext.domainName`, which a caller cannot
+ * choose), else the Host header (the local stack's), checked and never echoed otherwise; API
+ * Gateway's X-Forwarded-Proto; and the stage or custom domain base path, which
+ * `requestContext.path` has before the route's own path.
  */
 export function publicBaseUrl(
   event: Pick<APIGatewayProxyEvent, 'headers' | 'path' | 'requestContext'>,
 ): string {
   const header = (wanted: string) =>
     Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === wanted)?.[1];
-  const host = header('host') ?? '';
+  const domain = event.requestContext?.domainName;
+  const host = domain !== undefined && HOST.test(domain) ? domain : (header('host') ?? '');
   if (!HOST.test(host))
     throw new AppError('VALIDATION_FAILED', { detail: 'The Host header is not a host name.' });
   const proto = header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https' ? 'https' : 'http';

@@ -259,7 +259,11 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       resource: '/.well-known/oauth-authorization-server',
       headers: { Host: 'abc123.execute-api.eu-central-1.amazonaws.com', 'X-Forwarded-Proto': 'https' },
     };
-    event.requestContext = { ...event.requestContext, path: '/prod/.well-known/oauth-authorization-server' };
+    event.requestContext = {
+      ...event.requestContext,
+      domainName: 'abc123.execute-api.eu-central-1.amazonaws.com',
+      path: '/prod/.well-known/oauth-authorization-server',
+    };
     const response = await call(metadata, event);
     expect(response.statusCode).toBe(200);
     expect(bodyOf(response)).toEqual({
@@ -273,12 +277,25 @@ describe('GET /.well-known/oauth-authorization-server', () => {
     });
   });
 
-  it('refuses a Host header that is not a host name, rather than echo it into the document', async () => {
+  it('names API Gateway’s domain, not a Host header the caller chose', async () => {
+    const event = {
+      ...trackingEvent(),
+      path: '/.well-known/oauth-authorization-server',
+      headers: { Host: 'attacker.example', 'X-Forwarded-Proto': 'https' },
+    };
+    event.requestContext = { ...event.requestContext, path: '/prod/.well-known/oauth-authorization-server' };
+    expect(bodyOf(await call(metadata, event)).token_endpoint).toBe(
+      'https://a1b2c3d4e5.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/token',
+    );
+  });
+
+  it('refuses a Host header that is not a host name where it is all there is (the local stack)', async () => {
     const event = {
       ...trackingEvent(),
       path: '/.well-known/oauth-authorization-server',
       headers: { Host: 'evil"><x' },
     };
+    event.requestContext = { ...event.requestContext, domainName: 'offlineContext_domainName' };
     expect((await call(metadata, event)).statusCode).toBe(400);
   });
 });
