@@ -30,11 +30,10 @@ export function createEmfMetrics(options: {
   // Per invocation: one entry per metric and dimension values, with how often it happened.
   const pending = new Map<string, { event: MetricEvent; count: number }>();
   // Counted here and handed to Powertools only at publish: an event counted twice is one
-  // value of 2, and an invocation that counted nothing publishes nothing (Powertools itself
-  // would warn "No application metrics to publish" on every such invocation).
+  // value of 2. Powertools warns "No application metrics to publish" whenever its own buffer
+  // is empty at publish, so it is asked to publish only when that buffer holds something.
   const PendingMetrics = class extends Metrics {
     override publishStoredMetrics(): this {
-      if (pending.size === 0 && !this.hasStoredMetrics()) return this;
       const events = [...pending.values()];
       pending.clear();
       try {
@@ -50,7 +49,8 @@ export function createEmfMetrics(options: {
           for (const [name, value] of dimensions) single.addDimension(name, value);
           single.addMetric(event.name, MetricUnit.Count, count);
         }
-        super.publishStoredMetrics();
+        // Empty when nothing was counted, or when every metric had a dimension of its own.
+        if (this.hasStoredMetrics()) super.publishStoredMetrics();
       } catch (error) {
         // Metrics never cost a request its answer.
         options.logger.warn('metrics not published', { error: describeError(error) });
