@@ -13,8 +13,20 @@ import { allowedMethodArns, scopeString } from './scopes.ts';
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
-/** The one error API Gateway (and serverless-offline) maps to 401; a Deny policy would be a 403. */
-const unauthorized = () => new Error('Unauthorized');
+/**
+ * The one error API Gateway (and serverless-offline) maps to 401; a Deny policy would be a 403.
+ * Made without stack frames: a refusal is ordinary traffic, and whatever runs the function
+ * logs a thrown error's stack (the Lambda runtime's `Invoke Error` line).
+ */
+function unauthorized(): Error {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new Error('Unauthorized');
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
 
 /** arn:aws:execute-api:region:account:apiId/stage/METHOD/path → arn:aws:execute-api:region:account:apiId/stage */
 export function stagePrefix(methodArn: string): string {
