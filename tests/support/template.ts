@@ -29,24 +29,36 @@ const esbuildFolder = (name: string) => `.esbuild/package-${process.pid}-${name}
  */
 export async function packageStage(name: string, stage = 'prod', args: string[] = []): Promise<Packaged> {
   const dir = await mkdtemp(join(tmpdir(), `parcel-auth-package-${name}-`));
+  // serverless-esbuild zips each function from a folder under TMPDIR that it fails to remove
+  // (a non-recursive remove of a full folder): that TMPDIR is ours, and removed here.
+  const scratch = await mkdtemp(join(tmpdir(), `parcel-auth-package-${name}-tmp-`));
   // No credentials anywhere: the package step must not need an AWS account.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AWS_')));
-  await promisify(execFile)(
-    process.execPath,
-    [serverless, 'package', '--stage', stage, '--package', dir, ...args],
-    {
-      cwd: ROOT,
-      env: {
-        ...env,
-        AWS_CONFIG_FILE: '/nonexistent',
-        AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-        ESBUILD_WORK_FOLDER: esbuildFolder(name),
+  try {
+    await promisify(execFile)(
+      process.execPath,
+      [serverless, 'package', '--stage', stage, '--package', dir, ...args],
+      {
+        cwd: ROOT,
+        env: {
+          ...env,
+          AWS_CONFIG_FILE: '/nonexistent',
+          AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+          ESBUILD_WORK_FOLDER: esbuildFolder(name),
+          TMPDIR: scratch,
+        },
       },
-    },
-  );
-  const templateText = await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8');
-  const template = JSON.parse(templateText) as Template;
-  return { dir, templateText, template, resources: deployedResources(template) };
+    );
+    const templateText = await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8');
+    const template = JSON.parse(templateText) as Template;
+    return { dir, templateText, template, resources: deployedResources(template) };
+  } catch (error) {
+    // The caller never gets `dir` to remove.
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
 }
 
 /** Removes what `packageStage(name)` left: its artifacts' folder (if made) and its esbuild folder. */
