@@ -7,7 +7,9 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 
@@ -102,16 +104,26 @@ async function run(commands: readonly string[], env: NodeJS.ProcessEnv, stdin: s
 describe('README and docs/admin.md examples, run as written against the local stack', () => {
   let stack: LocalStack;
   let env: NodeJS.ProcessEnv;
+  // The examples' TMPDIR (docs/admin.md writes "${TMPDIR:-/tmp}/accounts.jsonl"), removed after.
+  let scratch: string | undefined;
   beforeAll(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'parcel-auth-examples-'));
     stack = await startLocalStack();
     env = {
       ...process.env,
       PORT: String(stack.ports.http),
       DYNAMODB_PORT: String(stack.ports.dynamodb),
       DATA_DIR: stack.dataDir,
+      TMPDIR: scratch,
     };
   });
-  afterAll(() => stack?.stop());
+  afterAll(async () => {
+    try {
+      await stack?.stop();
+    } finally {
+      if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+    }
+  });
 
   const sections = [
     { file: 'README.md', heading: '## Using the API (curl)', stdin: '' },
