@@ -179,6 +179,12 @@ const describeErrors = (validate: ValidateFunction, name: string, root = '') =>
     return `${name}${error.instancePath.slice(root.length)} ${error.message ?? 'is invalid'}${extra}`;
   });
 
+/** What in `value` a schema of the document (its `$ref`s to components followed) does not allow. */
+export function schemaViolations(schema: object, value: unknown): string[] {
+  const validate = bodyValidator(schema);
+  return validate(value) ? [] : describeErrors(validate, 'value');
+}
+
 const mediaTypeOf = (contentType: string | null) => contentType?.split(';')[0]?.trim().toLowerCase() ?? null;
 
 function headerViolations(response: ResponseObject, observed: ObservedResponse): string[] {

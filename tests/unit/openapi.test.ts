@@ -6,27 +6,36 @@
  * check that can fail.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { decodeJwt } from 'jose';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { readStageParams } from '../../infra/stage-params.ts';
 import { LoginRequestSchema } from '../../lib/auth/login.ts';
 import { PROTECTED_ROUTES, SCOPES } from '../../lib/auth/scopes.ts';
 import { TOKEN_PATH } from '../../lib/clients/metadata.ts';
+import { parseTokenRequest } from '../../lib/clients/token-request.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
-import { oauthErrorResponse, problemResponse, validate } from '../../lib/http.ts';
-import { TrackingParamsSchema } from '../../lib/shipments/shipments.ts';
+import { oauthErrorResponse, problemResponse, publicBaseUrl, validate } from '../../lib/http.ts';
+import { RefreshRequestSchema } from '../../lib/sessions/sessions.ts';
+import { ShipmentRequestSchema, TrackingParamsSchema } from '../../lib/shipments/shipments.ts';
+import { importVerificationKeys, parseJwks } from '../../lib/tokens/keys.ts';
+import { createAccessTokenVerifier, createRefreshTokenVerifier } from '../../lib/tokens/tokens.ts';
+import { trackingEvent } from '../fixtures/events.ts';
 import {
   assertDocumented,
   contractViolations,
   documentedRoutes,
   type ObservedResponse,
   OPENAPI_PATH,
+  schemaViolations,
 } from '../support/openapi.ts';
 import { readServerlessYml } from '../support/serverless-yml.ts';
 
@@ -327,6 +336,214 @@ describe('docs/openapi.yaml', () => {
   ])('documents what lib/http.ts answers to %s on %s', (_case, route, answer) => {
     const [method = '', path = ''] = route.split(' ');
     expect(contractViolations(observedProblem(method, path, answer()))).toEqual([]);
+  });
+});
+
+/** An example of the document, the schema it must satisfy and, in a body, its media type. */
+interface DocumentExample {
+  readonly where: string;
+  readonly schema: object;
+  readonly value: unknown;
+  readonly mediaType: string | undefined;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Every example of `node`: a media type's `example` and named `examples` (Swagger UI shows
+ * them as the body), and a schema's `examples` (Swagger UI builds a body from them).
+ */
+function examplesOf(node: unknown, path: readonly string[] = []): DocumentExample[] {
+  if (Array.isArray(node)) return node.flatMap((item, index) => examplesOf(item, [...path, String(index)]));
+  if (!isRecord(node)) return [];
+  const where = path.join(' > ');
+  const found: DocumentExample[] = [];
+  if (isRecord(node.schema)) {
+    const mediaType = path.at(-2) === 'content' ? path.at(-1) : undefined;
+    if ('example' in node) found.push({ where, schema: node.schema, value: node.example, mediaType });
+    for (const [name, named] of Object.entries(isRecord(node.examples) ? node.examples : {})) {
+      const value = isRecord(named) ? named.value : undefined;
+      found.push({ where: `${where} > ${name}`, schema: node.schema, value, mediaType });
+    }
+  }
+  if (Array.isArray(node.examples)) {
+    for (const [index, value] of node.examples.entries())
+      found.push({ where: `${where} > examples > ${index}`, schema: node, value, mediaType: undefined });
+  }
+  const inner = Object.entries(node).filter(([key]) => key !== 'example' && key !== 'examples');
+  return [...found, ...inner.flatMap(([key, value]) => examplesOf(value, [...path, key]))];
+}
+
+/** Every body of an answer the document gives (`responses > … > content > <media type>`), by where it is. */
+function responseContents(node: unknown, path: readonly string[] = []): [string, Record<string, unknown>][] {
+  if (!isRecord(node)) return [];
+  const own =
+    path.includes('responses') && isRecord(node.content)
+      ? Object.entries(node.content).flatMap(([mediaType, content]): [string, Record<string, unknown>][] =>
+          isRecord(content) ? [[`${path.join(' > ')} > ${mediaType}`, content]] : [],
+        )
+      : [];
+  return [...own, ...Object.entries(node).flatMap(([key, value]) => responseContents(value, [...path, key]))];
+}
+
+const isErrorBody = (value: unknown) =>
+  isRecord(value) &&
+  ((typeof value.type === 'string' && value.type.startsWith('urn:parcel-auth:problem:')) ||
+    typeof value.error === 'string');
+
+/** The AppError `act` throws. */
+function thrown(act: () => unknown): AppError {
+  try {
+    act();
+  } catch (error) {
+    if (error instanceof AppError) return error;
+  }
+  throw new Error('expected an AppError');
+}
+
+/**
+ * Every error body the service and API Gateway give: each code's problem and RFC 6749 error
+ * (lib/http.ts), a validation failure of each request schema, and the gateway responses of
+ * infra/gateway-responses.yml with a fixed body.
+ */
+async function errorBodies(): Promise<unknown[]> {
+  const bodyOf = (result: APIGatewayProxyResult): unknown => JSON.parse(result.body);
+  const gateway = parse(await readFile(join(ROOT, 'infra/gateway-responses.yml'), 'utf8')) as {
+    Resources: Record<string, { Properties: GatewayResponse }>;
+  };
+  const templates = Object.values(gateway.Resources).flatMap(({ Properties }) => {
+    try {
+      return [JSON.parse(Properties.ResponseTemplates['application/json'] ?? '') as unknown];
+    } catch {
+      return []; // A template with API Gateway variables in it (DEFAULT_4XX): no fixed body.
+    }
+  });
+  const event = trackingEvent();
+  const badHost = {
+    ...event,
+    headers: { Host: 'not a host' },
+    requestContext: { ...event.requestContext, domainName: '' },
+  };
+  return [
+    ...ERROR_CODES.map((code) => bodyOf(problemOf(code))),
+    ...ERROR_CODES.map((code) => bodyOf(oauthErrorResponse(new AppError(code)))),
+    bodyOf(validationProblem(LoginRequestSchema, { username: 'demo' }, 'body')),
+    bodyOf(validationProblem(RefreshRequestSchema, {}, 'body')),
+    bodyOf(validationProblem(ShipmentRequestSchema, [], 'body')),
+    bodyOf(validationProblem(TrackingParamsSchema, { parcelNumber: '1' }, 'path')),
+    bodyOf(problemResponse(thrown(() => publicBaseUrl(badHost)))),
+    bodyOf(oauthErrorResponse(thrown(() => parseTokenRequest({}, [])))),
+    ...templates,
+  ];
+}
+
+/** The parts of the document the token examples are read from. */
+const TokenExamplesSchema = v.object({
+  components: v.object({
+    schemas: v.object({
+      Jwks: v.object({ examples: v.tuple([v.unknown()]) }),
+      AccessToken: v.object({ examples: v.tuple([v.string()]) }),
+      RefreshToken: v.object({ examples: v.tuple([v.string()]) }),
+      ExpireAt: v.object({ examples: v.tuple([v.string()]) }),
+      LoginExtendedResponse: v.object({
+        properties: v.object({ userName: v.object({ examples: v.tuple([v.string()]) }) }),
+      }),
+      TokenResponse: v.object({
+        properties: v.object({
+          access_token: v.object({ examples: v.tuple([v.string()]) }),
+          expires_in: v.object({ examples: v.tuple([v.number()]) }),
+          scope: v.object({ examples: v.tuple([v.string()]) }),
+        }),
+      }),
+      AuthorizationServerMetadata: v.object({ examples: v.tuple([v.object({ issuer: v.string() })]) }),
+    }),
+    requestBodies: v.object({
+      RefreshToken: v.object({
+        content: v.object({
+          'application/json': v.object({ example: v.object({ refreshToken: v.string() }) }),
+        }),
+      }),
+    }),
+  }),
+});
+
+describe('the examples of docs/openapi.yaml, which the API reference page shows', () => {
+  const document: unknown = parse(readFileSync(OPENAPI_PATH, 'utf8'));
+  const examples = examplesOf(document);
+
+  it('each satisfy the schema they illustrate', () => {
+    expect(examples.length).toBeGreaterThan(40);
+    for (const example of examples)
+      expect(schemaViolations(example.schema, example.value), example.where).toEqual([]);
+  });
+
+  it('give every error answer an example, so that the page makes none up from the Problem schema', () => {
+    const errorContents = responseContents(document).filter(
+      ([where, content]) =>
+        where.endsWith('application/problem+json') || JSON.stringify(content.schema).includes('OAuthError'),
+    );
+    expect(errorContents.length).toBeGreaterThan(20);
+    for (const [where, content] of errorContents)
+      expect('example' in content || 'examples' in content, where).toBe(true);
+  });
+
+  it('show only error bodies the service or API Gateway sends, invalidParams only in a failed validation', async () => {
+    const sent = await errorBodies();
+    const errors = examples.filter(({ mediaType, value }) => mediaType !== undefined && isErrorBody(value));
+    expect(errors.length).toBeGreaterThan(20);
+    for (const { where, value } of errors) {
+      expect(sent, where).toContainEqual(value);
+      if (isRecord(value) && 'invalidParams' in value)
+        expect(value.type, where).toBe('urn:parcel-auth:problem:validation-failed');
+    }
+  });
+
+  it('show tokens the service’s own verifiers accept from the example key set, with prod’s issuer, audience and lifetimes', async () => {
+    const { schemas, requestBodies } = v.parse(TokenExamplesSchema, document).components;
+    const [accessToken] = schemas.AccessToken.examples;
+    const [refreshToken] = schemas.RefreshToken.examples;
+    const [clientToken] = schemas.TokenResponse.properties.access_token.examples;
+    const params = v.parse(
+      v.object({
+        params: v.object({ default: v.object({ tokenIssuer: v.string(), tokenAudience: v.string() }) }),
+      }),
+      readServerlessYml(),
+    ).params.default;
+    const prod = readStageParams('prod');
+    const forProd = (value: string) => value.replaceAll(/\$\{sls:stage\}/g, 'prod');
+    const settings = {
+      issuer: forProd(params.tokenIssuer),
+      audience: forProd(params.tokenAudience),
+      accessTtlSeconds: prod.accessTokenTtlSeconds,
+      clientAccessTtlSeconds: schemas.TokenResponse.properties.expires_in.examples[0],
+      refreshTtlSeconds: prod.refreshTokenTtlSeconds,
+    };
+    const keys = await importVerificationKeys(parseJwks(JSON.stringify(schemas.Jwks.examples[0])));
+    // The examples were issued at one instant; they are verified a minute after it.
+    const issuedAt = decodeJwt(accessToken).iat ?? 0;
+    const deps = { keys: async () => keys, settings, clock: () => new Date((issuedAt + 60) * 1000) };
+    const accessVerifier = createAccessTokenVerifier(deps);
+
+    const user = await accessVerifier.verify(accessToken);
+    const client = await accessVerifier.verify(clientToken);
+    const refresh = await createRefreshTokenVerifier(deps).verify(refreshToken);
+
+    expect(user).toMatchObject({
+      kind: 'user',
+      username: schemas.LoginExtendedResponse.properties.userName.examples[0],
+    });
+    expect(new Date(user.expiresAt * 1000).toISOString()).toBe(schemas.ExpireAt.examples[0]);
+    expect(client).toMatchObject({
+      kind: 'client',
+      scopes: schemas.TokenResponse.properties.scope.examples[0].split(' '),
+    });
+    expect(refresh).toMatchObject({
+      username: user.kind === 'user' ? user.username : '',
+      sessionId: user.kind === 'user' ? user.sessionId : '',
+    });
+    expect(schemas.AuthorizationServerMetadata.examples[0].issuer).toBe(settings.issuer);
+    expect(requestBodies.RefreshToken.content['application/json'].example.refreshToken).toBe(refreshToken);
   });
 });
 
