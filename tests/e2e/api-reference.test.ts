@@ -3,9 +3,9 @@
  * Debian's Chromium, driven by playwright-core, against the local stack started as `npm start`
  * does. Through the page alone: log in as the demo user with try-it-out, Authorize with the
  * access token, register a shipment and track it; or Authorize as an API client with its id
- * and secret (the oauth2 scheme's client credentials flow) and do the same. The test reads
- * what the page shows. A screenshot of the tracked shipment is kept under the system's temp
- * directory.
+ * and secret (the oauth2 scheme's client credentials flow) and do the same; log in with the
+ * login example as the page gives it, the demo login. The test reads what the page shows. A
+ * screenshot of the tracked shipment is kept under the system's temp directory.
  *
  * Skipped, with the reason in its title, only where Chromium is not installed
  * (`apt-get install chromium`; .ci/run installs it when run as root).
@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReferenceServer } from '../../dev/local/reference.ts';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { runScript } from '../support/run-script.ts';
 
@@ -176,6 +177,36 @@ describe.skipIf(SKIP_REASON !== undefined)(
       expect(JSON.parse(tracked.body)).toMatchObject({ parcelNumber, status: 'registered' });
       await fresh.close();
     }, 90_000);
+
+    it('logs in with the login example as the page gives it, the demo login: Try it out, Execute, 200', async () => {
+      // The reference page of dev/local/reference.ts given the stack's demo login, beside the stack.
+      const reference = await startReferenceServer({
+        port: 0,
+        apiOrigin: new URL(stack.baseUrl).origin,
+        demo: stack.demo,
+      });
+      const fresh = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      fresh.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      fresh.on('request', (request) => {
+        if (!request.url().startsWith('http://127.0.0.1:')) elsewhere.push(request.url());
+      });
+      try {
+        await fresh.goto(reference.url);
+        for (const operation of ['authentication-login', 'authentication-loginExtended']) {
+          const block = await tryOut(fresh, operation);
+          const example = await block.locator('textarea.body-param__text').inputValue();
+          expect(JSON.parse(example), operation).toEqual(stack.demo);
+
+          const loggedIn = await execute(block);
+
+          expect(loggedIn.status, operation).toBe('200');
+          expect(JSON.parse(loggedIn.body).token, operation).toMatch(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/);
+        }
+      } finally {
+        await fresh.close();
+        await reference.close();
+      }
+    }, 60_000);
 
     it('loaded nothing from outside this machine and showed no script error', () => {
       expect(elsewhere).toEqual([]);

@@ -1,7 +1,7 @@
 /**
  * The local API reference server on its own (the browser test, tests/e2e/api-reference.test.ts,
  * drives the page): the fixed set of paths it serves, the document it serves with the running
- * API as its first server, and everything else refused.
+ * API as its first server and the demo login as its login example, and everything else refused.
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -12,10 +12,11 @@ import { type ReferenceServer, startReferenceServer } from '../../dev/local/refe
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const API_ORIGIN = 'http://127.0.0.1:43123';
+const DEMO = { username: 'demo', password: 'a-demo-password-of-this-data-dir' };
 
 let server: ReferenceServer;
 beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, apiOrigin: API_ORIGIN });
+  server = await startReferenceServer({ port: 0, apiOrigin: API_ORIGIN, demo: DEMO });
 });
 afterAll(() => server?.close());
 
@@ -23,10 +24,12 @@ afterAll(() => server?.close());
 function get(
   path: string,
   method = 'GET',
+  headers: Record<string, string> = {},
+  to: ReferenceServer = server,
 ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  const { port } = new URL(server.url);
+  const { port } = new URL(to.url);
   return new Promise((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, path, method }, (response) => {
+    const req = request({ host: '127.0.0.1', port, path, method, headers }, (response) => {
       let body = '';
       response.setEncoding('utf8').on('data', (chunk: string) => {
         body += chunk;
@@ -76,7 +79,50 @@ describe('the local API reference server', () => {
     );
     expect(served.servers.slice(1).length).toBeGreaterThan(0);
     expect(served.paths).toEqual(file.paths);
-    expect(served.components).toEqual(file.components);
+    const { requestBodies, ...components } = served.components;
+    const { requestBodies: fileBodies, ...fileComponents } = file.components;
+    expect(components).toEqual(fileComponents);
+    expect(Object.keys(requestBodies)).toEqual(Object.keys(fileBodies));
+    expect(requestBodies.RefreshToken).toEqual(fileBodies.RefreshToken);
+  });
+
+  it('serves the demo login as the example of the login request body, which the file never holds', async () => {
+    const file = parse(readFileSync(resolve(ROOT, 'docs/openapi.yaml'), 'utf8'));
+    const fileLogin = file.components.requestBodies.Login;
+
+    const login = JSON.parse((await get('/openapi.json')).body).components.requestBodies.Login;
+
+    expect(login.content['application/json'].example).toEqual(DEMO);
+    expect(login.content['application/json'].schema).toEqual(fileLogin.content['application/json'].schema);
+    expect(login.description).toBe(fileLogin.description);
+    expect(fileLogin.content['application/json'].example.password).not.toBe(DEMO.password);
+    // Both login operations take this body, so try-it-out of either sends the demo login.
+    for (const operation of [file.paths['/api/v1/login'].post, file.paths['/api/v1/login-extended'].post])
+      expect(operation.requestBody).toEqual({ $ref: '#/components/requestBodies/Login' });
+  });
+
+  it('serves the file’s own login example when there is no demo login', async () => {
+    const plain = await startReferenceServer({ port: 0, apiOrigin: API_ORIGIN, demo: null });
+    try {
+      const file = parse(readFileSync(resolve(ROOT, 'docs/openapi.yaml'), 'utf8'));
+
+      const served = JSON.parse((await get('/openapi.json', 'GET', {}, plain)).body);
+
+      expect(served.components).toEqual(file.components);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('answers only requests addressed to 127.0.0.1 or localhost, so a rebound name cannot read the demo login', async () => {
+    const { port } = new URL(server.url);
+
+    expect((await get('/openapi.json', 'GET', { host: `localhost:${port}` })).status).toBe(200);
+    for (const host of ['attacker.example', `attacker.example:${port}`, '127.0.0.1:1']) {
+      const answer = await get('/openapi.json', 'GET', { host });
+      expect(answer.status, host).toBe(421);
+      expect(answer.body, host).not.toContain(DEMO.password);
+    }
   });
 
   it('serves the oauth2 scheme with a token URL that resolves, against the first server, to the running API’s token endpoint', async () => {
