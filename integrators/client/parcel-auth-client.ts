@@ -342,9 +342,6 @@ export class ParcelClient {
   }
 }
 
-/** The same client as `new ParcelClient(options)`. */
-export const createParcelClient = (options: ParcelClientOptions) => new ParcelClient(options);
-
 /**
  * How long a token lives from `sentAt`, in this client's clock. From the JWT's `exp - iat`
  * when it has both, so a skewed local clock does not matter; else from `expireAt` or `exp`.
