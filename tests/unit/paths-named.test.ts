@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const TOP = ['functions', 'lib', 'infra', 'ops', 'dev', 'tests', 'docs'];
+const TOP = ['functions', 'lib', 'infra', 'ops', 'dev', 'integrators', 'tests', 'docs'];
 /** A path from the top of the repository, as prose and comments write them. */
 const NAMED = new RegExp(`(?<![\\w./-])((?:${TOP.join('|')})/[\\w./-]*\\w)`, 'g');
 
