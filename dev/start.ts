@@ -4,7 +4,9 @@
  * 1. the embedded DynamoDB (dynalite) on 127.0.0.1:DYNAMODB_PORT, data under DATA_DIR, or
  *    the DynamoDB at DYNAMODB_ENDPOINT when it is set (left running on stop);
  * 2. the tables of infra/tables.yml where missing, the local signing key, and demo data when empty;
- * 3. serverless-offline (stage `local`) with the API at http://127.0.0.1:PORT/api/v1;
+ * 3. serverless-offline (stage `local`) on an internal port, behind the gateway front
+ *    (dev/local/gateway.ts) that serves the API at http://127.0.0.1:PORT/api/v1 with API
+ *    Gateway's gateway responses;
  * 4. the API reference page (Swagger UI on docs/openapi.yaml) at http://127.0.0.1:DOCS_PORT/.
  *
  * Checks first that its four ports are free, and stops with one line naming the port and its
@@ -16,6 +18,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import * as v from 'valibot';
 import { LocalStackEnvSchema } from '../infra/local-stage.ts';
 import { readStageParams } from '../infra/stage-params.ts';
@@ -24,7 +27,8 @@ import { createDocumentClient } from '../lib/aws/dynamodb.ts';
 import { tableNames } from '../lib/stage.ts';
 import { ensureLocalKeys } from '../ops/keys/local.ts';
 import { localDynamoClient, startDynalite } from './local/dynalite.ts';
-import { portProblem } from './local/ports.ts';
+import { type GatewayFront, startGatewayFront } from './local/gateway.ts';
+import { freePort, portProblem } from './local/ports.ts';
 import { type ReferenceServer, startReferenceServer } from './local/reference.ts';
 import { seedDemo } from './local/seed.ts';
 import { ensureTables } from './local/tables.ts';
@@ -52,6 +56,8 @@ if (problem !== undefined) {
   console.error(`npm start: ${problem}`);
   process.exit(1);
 }
+// serverless-offline's own HTTP port: only the gateway front connects to it.
+const offlinePort = await freePort();
 
 await mkdir(dataDir, { recursive: true, mode: 0o700 });
 const dynamo =
@@ -65,6 +71,7 @@ const dynamo =
       )
     : { endpoint: external, client: () => localDynamoClient(external), close: async () => {} };
 let offline: ChildProcess | undefined;
+let front: GatewayFront | undefined;
 let reference: ReferenceServer | undefined;
 let stopping = false;
 
@@ -79,6 +86,7 @@ async function stop(code: number) {
     await exited;
     clearTimeout(timer);
   }
+  await front?.close();
   await reference?.close();
   await dynamo.close();
   process.exit(code);
@@ -91,6 +99,20 @@ const parent = process.ppid;
 setInterval(() => {
   if (process.ppid !== parent) void stop(0);
 }, 250).unref();
+
+/**
+ * serverless-offline's output line with the API's port where it names its internal one, the
+ * right border of its route table kept in place.
+ */
+function publicLine(line: string): string {
+  const internal = `127.0.0.1:${offlinePort}`;
+  if (!line.includes(internal)) return line;
+  const replaced = line.replaceAll(internal, `127.0.0.1:${env.PORT}`);
+  const border = / *│$/.exec(replaced);
+  if (border === null) return replaced;
+  const padding = Math.max(1, border[0].length - 1 - (replaced.length - line.length));
+  return `${replaced.slice(0, border.index)}${' '.repeat(padding)}│`;
+}
 
 try {
   const lowLevel = dynamo.client();
@@ -116,6 +138,12 @@ try {
     },
   );
   const referenceUrl = reference.url;
+  front = await startGatewayFront({ port: env.PORT, upstreamPort: offlinePort }).catch(
+    (error: NodeJS.ErrnoException) => {
+      // Taken in the moment since the check above.
+      throw new Error(`PORT ${env.PORT}: ${error.code ?? error.message}`);
+    },
+  );
 
   const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
   offline = spawn(process.execPath, [serverless, 'offline', 'start', '--stage', STAGE], {
@@ -124,7 +152,7 @@ try {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
-      PORT: String(env.PORT),
+      PORT: String(offlinePort),
       LAMBDA_PORT: String(env.LAMBDA_PORT),
       DYNAMODB_ENDPOINT: dynamo.endpoint,
       ACCESS_TOKEN_TTL: env.ACCESS_TOKEN_TTL,
@@ -134,16 +162,19 @@ try {
   });
   // serverless-offline reports through the framework's log, on stderr.
   let announced = false;
-  const relay = (target: NodeJS.WriteStream) => (chunk: Buffer) => {
-    target.write(chunk);
-    if (!announced && chunk.toString().includes('Server ready')) {
-      announced = true;
-      console.log(`API reference ${referenceUrl} (try the API from the browser: log in, then Authorize)`);
-      console.log(`ready ${baseUrl}`);
-    }
+  const relay = (from: NodeJS.ReadableStream | null, to: NodeJS.WriteStream) => {
+    if (from === null) return;
+    createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
+      to.write(`${publicLine(line)}\n`);
+      if (!announced && line.includes('Server ready')) {
+        announced = true;
+        console.log(`API reference ${referenceUrl} (try the API from the browser: log in, then Authorize)`);
+        console.log(`ready ${baseUrl}`);
+      }
+    });
   };
-  offline.stdout?.on('data', relay(process.stdout));
-  offline.stderr?.on('data', relay(process.stderr));
+  relay(offline.stdout, process.stdout);
+  relay(offline.stderr, process.stderr);
   offline.once('exit', (code) => {
     if (!stopping) {
       console.error(`serverless-offline exited (${code ?? 'signal'}); stopping`);

@@ -36,3 +36,19 @@ export async function portProblem(ports: readonly NamedPort[]): Promise<string |
   }
   return undefined;
 }
+
+/** A port that was free on 127.0.0.1 a moment ago, for a server nobody but the stack connects to. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host: '127.0.0.1' }, () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address !== null
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
+    });
+  });
+}

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
-import { freePort } from '../../tests/support/ports.ts';
+import { freePort } from './ports.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 

@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { ALL_SCOPES, type Scope } from '../../lib/auth/scopes.ts';
 import { newClientId } from '../../lib/clients/clients.ts';
+import { statedGatewayResponse } from '../support/gateway-responses.ts';
 import { type Answer, bearer, send } from '../support/http.ts';
 import { emfLines, summarise } from '../support/metrics-capture.ts';
 import { assertDocumented, type ObservedResponse } from '../support/openapi.ts';
@@ -250,10 +251,20 @@ describe('a client token without the route’s scope', () => {
     token = await tokenOf(reader);
   });
 
-  /** Refused by the authorizer's policy, before the function ran: serverless-offline's own 403 body. */
+  /**
+   * Refused by the authorizer's policy, before the function ran: the ACCESS_DENIED gateway
+   * response, which unlike the function's own 403 (lib/http.ts) sends no Pragma.
+   */
   const expectRefusedByPolicy = (answer: Answer) => {
-    expect(answer.status).toBe(403);
-    expect(answer.json).toMatchObject({ statusCode: 403, error: 'Forbidden' });
+    const stated = statedGatewayResponse(
+      'ACCESS_DENIED',
+      403,
+      'User is not authorized to access this resource',
+    );
+    expect(answer.status).toBe(stated.status);
+    expect(answer.text).toBe(stated.body);
+    expect(answer.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope"');
+    expect(answer.headers.get('pragma')).toBeNull();
   };
 
   it('is refused 403 on POST /api/v1/shipments on its first call', async () => {

@@ -1,0 +1,145 @@
+/**
+ * The local stack answers API Gateway's own errors as AWS does, with the gateway responses of
+ * infra/gateway-responses.yml (dev/local/gateway.ts in front of serverless-offline): the
+ * real authorizer's refusals, a token without the route's scope, a path with no route. The
+ * failures the stack cannot be made to give: tests/integration/gateway-front.test.ts.
+ */
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import * as v from 'valibot';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
+import { type StatedAnswer, statedGatewayResponse } from '../support/gateway-responses.ts';
+import { type Answer, bearer, send } from '../support/http.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const PARCEL = '12345678901234';
+
+let stack: LocalStack;
+beforeAll(async () => {
+  stack = await startLocalStack();
+});
+afterAll(() => stack?.stop());
+
+/** `npm run admin -- …` against the stack, as an operator runs it: its stdout. */
+function admin(args: readonly string[]): Promise<string> {
+  const child = spawn('npm', ['run', '--silent', 'admin', '--', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: stack.dataDir, DYNAMODB_PORT: String(stack.ports.dynamodb) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  return new Promise((done, fail) =>
+    child.once('close', (code) =>
+      code === 0 ? done(stdout) : fail(new Error(`admin ${args.join(' ')} exited ${code}:\n${stderr}`)),
+    ),
+  );
+}
+
+/** Exactly the stated status and body, and every header it states. */
+function expectGatewayAnswer(answer: Pick<Answer, 'status' | 'headers' | 'text'>, stated: StatedAnswer) {
+  expect(answer.status).toBe(stated.status);
+  expect(answer.text).toBe(stated.body);
+  for (const [name, value] of Object.entries(stated.headers))
+    expect(answer.headers.get(name), name).toBe(value);
+}
+
+const UNAUTHORIZED = statedGatewayResponse('UNAUTHORIZED', 401, 'Unauthorized');
+
+describe('the authorizer’s refusal: UNAUTHORIZED, 401 with WWW-Authenticate: Bearer', () => {
+  it('answers a request without a token', async () => {
+    const answer = await send(stack, 'GET', `/tracking/${PARCEL}`);
+    expectGatewayAnswer(answer, UNAUTHORIZED);
+    expect(answer.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('answers an invalid token', async () => {
+    expectGatewayAnswer(
+      await send(stack, 'GET', `/tracking/${PARCEL}`, { headers: bearer('garbage') }),
+      UNAUTHORIZED,
+    );
+    expectGatewayAnswer(
+      await send(stack, 'POST', '/shipments', { body: {}, headers: bearer('eyJhbGciOiJub25lIn0.e30.') }),
+      UNAUTHORIZED,
+    );
+  });
+});
+
+describe('a token without the route’s scope: ACCESS_DENIED, 403 insufficient_scope', () => {
+  it('answers a tracking:read client creating a shipment', async () => {
+    const added = await admin(['client', 'add', 'C-1', '--scope', 'tracking:read']);
+    const clientId = /^client id: +(\S+)$/m.exec(added)?.[1];
+    const secret = /^secret: +(\S+)$/m.exec(added)?.[1];
+    expect(clientId && secret, added).toBeTruthy();
+    const granted = await fetch(`${stack.baseUrl}/oauth/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${btoa(`${clientId}:${secret}`)}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials',
+    });
+    expect(granted.status).toBe(200);
+    const { access_token: token } = v.parse(v.object({ access_token: v.string() }), await granted.json());
+
+    const answer = await send(stack, 'POST', '/shipments', {
+      body: { recipient: { name: 'Jan Novák', city: 'Brno' }, parcels: [{ weightKg: 1 }] },
+      headers: bearer(token),
+    });
+
+    expectGatewayAnswer(
+      answer,
+      statedGatewayResponse('ACCESS_DENIED', 403, 'User is not authorized to access this resource'),
+    );
+    expect(answer.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope"');
+    // The scope it has still calls its route.
+    expect((await send(stack, 'GET', `/tracking/${PARCEL}`, { headers: bearer(token) })).status).toBe(404);
+  });
+});
+
+describe('a path or method without a route: 403 Missing Authentication Token, as DEFAULT_4XX', () => {
+  const stated = statedGatewayResponse('DEFAULT_4XX', 403, 'Missing Authentication Token');
+  it.each([
+    ['GET', '/api/v1/no-such-route'],
+    ['GET', '/api/v1/login'],
+    ['DELETE', '/api/v1/tracking/12345678901234'],
+  ])('answers %s %s', async (method, path) => {
+    const response = await fetch(`http://127.0.0.1:${stack.ports.http}${path}`, { method });
+    expectGatewayAnswer(
+      { status: response.status, headers: response.headers, text: await response.text() },
+      stated,
+    );
+  });
+});
+
+describe('the functions’ own answers pass unchanged', () => {
+  it('keeps the token endpoint’s RFC 6749 invalid_client, JSON with its Basic challenge', async () => {
+    const response = await fetch(`${stack.baseUrl}/oauth/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${btoa('no-such-client:secret')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials',
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(/^Basic /);
+    expect(await response.json()).toMatchObject({ error: 'invalid_client' });
+  });
+
+  it('keeps a login’s invalid-credentials problem', async () => {
+    const answer = await send(stack, 'POST', '/login', {
+      body: { username: 'demo', password: 'wrong-password' },
+    });
+    expect(answer.status).toBe(401);
+    expect(answer.json.type).toBe('urn:parcel-auth:problem:invalid-credentials');
+    expect(answer.headers.get('www-authenticate')).toBeNull();
+  });
+});
