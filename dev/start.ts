@@ -12,7 +12,8 @@
  * Checks first that its four ports are free, and stops with one line naming the port and its
  * variable if not, before anything is written. Prints `API reference <page URL>` and then
  * `ready <base URL>` once the API serves.
- * SIGINT or SIGTERM, to it or to the `npm start` that runs it, stops everything it started.
+ * SIGINT, SIGTERM or SIGHUP, to it or to the `npm start` that runs it, stops everything it
+ * started (dev/local/stop-requests.ts); it prints `stopped` when it has.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
@@ -31,6 +32,7 @@ import { type GatewayFront, startGatewayFront } from './local/gateway.ts';
 import { freePort, portProblem } from './local/ports.ts';
 import { type ReferenceServer, startReferenceServer } from './local/reference.ts';
 import { seedDemo } from './local/seed.ts';
+import { onStopRequest } from './local/stop-requests.ts';
 import { ensureTables } from './local/tables.ts';
 
 const STAGE = 'local';
@@ -75,30 +77,36 @@ let front: GatewayFront | undefined;
 let reference: ReferenceServer | undefined;
 let stopping = false;
 
+/** Signals serverless-offline and every process it started: it leads its own process group. */
+function signalOffline(signal: NodeJS.Signals) {
+  if (offline?.pid === undefined || offline.exitCode !== null || offline.signalCode !== null) return;
+  try {
+    process.kill(-offline.pid, signal);
+  } catch {
+    // Gone in the meantime.
+  }
+}
+
 async function stop(code: number) {
   if (stopping) return;
   stopping = true;
-  if (offline?.pid !== undefined && offline.exitCode === null) {
+  // Whatever hangs, nothing of the stack outlives this process.
+  setTimeout(() => {
+    signalOffline('SIGKILL');
+    process.exit(code);
+  }, 10_000).unref();
+  if (offline !== undefined && offline.exitCode === null && offline.signalCode === null) {
     const exited = new Promise((done) => offline?.once('exit', done));
-    // The child leads its own process group: this reaches every process it started.
-    process.kill(-offline.pid, 'SIGTERM');
-    const timer = setTimeout(() => offline?.pid !== undefined && process.kill(-offline.pid, 'SIGKILL'), 5000);
+    signalOffline('SIGTERM');
+    const timer = setTimeout(() => signalOffline('SIGKILL'), 5000);
     await exited;
     clearTimeout(timer);
   }
-  await front?.close();
-  await reference?.close();
-  await dynamo.close();
+  await Promise.all([front?.close(), reference?.close(), dynamo.close()]);
+  console.log('stopped');
   process.exit(code);
 }
-process.once('SIGINT', () => void stop(0));
-process.once('SIGTERM', () => void stop(0));
-// `npm start` runs this under a shell that dies of a SIGTERM without passing it on (npm
-// forwards the signal to the shell only): when our parent is gone, stop as if signalled.
-const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) void stop(0);
-}, 250).unref();
+onStopRequest(() => void stop(0));
 
 /**
  * serverless-offline's output line with the API's port where it names its internal one, the
@@ -144,6 +152,8 @@ try {
       throw new Error(`PORT ${env.PORT}: ${error.code ?? error.message}`);
     },
   );
+  // Stopped while starting: spawn nothing stop() would not see.
+  if (stopping) throw new Error('stopped while starting');
 
   const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
   offline = spawn(process.execPath, [serverless, 'offline', 'start', '--stage', STAGE], {
@@ -182,6 +192,6 @@ try {
     }
   });
 } catch (error) {
-  console.error(`npm start failed: ${error instanceof Error ? error.message : String(error)}`);
+  if (!stopping) console.error(`npm start failed: ${error instanceof Error ? error.message : String(error)}`);
   await stop(1);
 }

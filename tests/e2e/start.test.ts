@@ -1,6 +1,7 @@
 /**
- * `npm start` as a process manager or a CI step treats it: a SIGTERM to the `npm start`
- * process alone stops the whole stack, and a taken port is refused before anything starts.
+ * `npm start` as a process manager, an IDE or a CI step treats it: a SIGTERM or SIGINT to the
+ * `npm start` process alone stops the whole stack, and a taken port is refused before
+ * anything starts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -84,47 +85,81 @@ async function stackEnv() {
   };
 }
 
+/**
+ * `npm start` in its own process group, as under a process manager or an IDE: a signal sent
+ * to the npm process reaches npm alone.
+ */
+async function startNpm(env: NodeJS.ProcessEnv) {
+  const npm: ChildProcess = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pid = npm.pid ?? 0;
+  let started: number[] = [];
+  cleanups.push(() => {
+    for (const target of [pid, ...started]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // Already gone, as it should be.
+      }
+    }
+  });
+  let output = '';
+  await new Promise<void>((ready, fail) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/^ready /m.test(output)) ready();
+    };
+    npm.stdout?.on('data', onData);
+    npm.stderr?.on('data', onData);
+    npm.once('exit', (code) => fail(new Error(`npm start exited (${code}) before ready:\n${output}`)));
+  });
+  started = descendants(pid);
+  // npm, the script's node, serverless-offline, esbuild (and a shell between npm and node).
+  expect(started.length).toBeGreaterThanOrEqual(3);
+  return { pid, started, output: () => output };
+}
+
+/** Every process `npm start` started has ended, its ports are free, and it said `stopped`. */
+async function expectStopped(
+  run: Awaited<ReturnType<typeof startNpm>>,
+  ports: Record<string, number>,
+): Promise<void> {
+  const stopped = await until(() => run.started.every((child) => !alive(child)), 10_000);
+  expect(run.started.filter(alive), `still running:\n${run.output()}`).toEqual([]);
+  expect(stopped).toBe(true);
+  for (const port of Object.values(ports)) expect(await probePort(port), `port ${port}`).toBeUndefined();
+  expect(run.output()).toMatch(/^stopped$/m);
+}
+
 describe('npm start', () => {
   it('stops every process of the stack and frees its ports when only npm start gets SIGTERM', async () => {
     const { ports, env } = await stackEnv();
-    // Its own process group, as under a process manager: the signal reaches npm alone.
-    const npm: ChildProcess = spawn('npm', ['start'], {
-      cwd: ROOT,
-      env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const pid = npm.pid ?? 0;
-    let started: number[] = [];
-    cleanups.push(() => {
-      for (const target of [pid, ...started]) {
-        try {
-          process.kill(target, 'SIGKILL');
-        } catch {
-          // Already gone, as it should be.
-        }
-      }
-    });
-    let output = '';
-    await new Promise<void>((ready, fail) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (/^ready /m.test(output)) ready();
-      };
-      npm.stdout?.on('data', onData);
-      npm.stderr?.on('data', onData);
-      npm.once('exit', (code) => fail(new Error(`npm start exited (${code}) before ready:\n${output}`)));
-    });
-    started = descendants(pid);
-    // npm, the script's node, serverless-offline, esbuild (and a shell between npm and node).
-    expect(started.length).toBeGreaterThanOrEqual(3);
+    const run = await startNpm(env);
 
-    process.kill(pid, 'SIGTERM');
+    process.kill(run.pid, 'SIGTERM');
 
-    const stopped = await until(() => started.every((child) => !alive(child)), 10_000);
-    expect(started.filter(alive), `still running:\n${output}`).toEqual([]);
-    expect(stopped).toBe(true);
-    for (const port of Object.values(ports)) expect(await probePort(port), `port ${port}`).toBeUndefined();
+    await expectStopped(run, ports);
+  }, 90_000);
+
+  it('stops every process of the stack and frees its ports when only npm start gets SIGINT, as from an IDE’s stop button', async () => {
+    const { ports, env } = await stackEnv();
+    const run = await startNpm(env);
+    // Suspended and resumed (Ctrl-Z, fg) is no request to stop. SIGSTOP, as SIGTSTP to a
+    // process group without a terminal stops nothing.
+    process.kill(-run.pid, 'SIGSTOP');
+    await sleep(500);
+    process.kill(-run.pid, 'SIGCONT');
+    await sleep(2000);
+    expect(run.output()).not.toMatch(/^stopped$/m);
+    expect((await fetch(`http://127.0.0.1:${ports.PORT}/api/v1/no-such-route`)).status).toBe(403);
+
+    process.kill(run.pid, 'SIGINT');
+
+    await expectStopped(run, ports);
   }, 90_000);
 
   for (const variable of ['PORT', 'LAMBDA_PORT', 'DYNAMODB_PORT', 'DOCS_PORT'] as const) {
