@@ -18,9 +18,9 @@ import {
   createTokenIssuer,
   type IssuedTokens,
 } from '../../lib/tokens/tokens.ts';
-import { memoryClients } from '../support/memory-clients.ts';
 import { codeOf } from '../support/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
+import { memoryClients } from '../support/memory-clients.ts';
 import { noMetrics } from '../support/memory-metrics.ts';
 import { respellings } from '../support/spellings.ts';
 import {
@@ -116,7 +116,12 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     if (user === null) throw new Error('user not created');
     const other = await startSession(deps(), user, now);
     const second = await refresh(tokens);
-    const revocation = createRevocationCheck({ clients: memoryClients(), metrics: noMetrics, users: accounts, cacheTtlMs: 0 });
+    const revocation = createRevocationCheck({
+      clients: memoryClients(),
+      metrics: noMetrics,
+      users: accounts,
+      cacheTtlMs: 0,
+    });
     const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
     const revoked = async (token: string) => revocation.isRevoked(await access.verify(token));
     expect(await revoked(second.accessToken)).toBe(false);
@@ -236,7 +241,12 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
       },
     };
     const raced = await refreshSession({ ...deps(), users: racing }, tokens.refreshToken);
-    const check = createRevocationCheck({ clients: memoryClients(), metrics: noMetrics, users: accounts, cacheTtlMs: 0 });
+    const check = createRevocationCheck({
+      clients: memoryClients(),
+      metrics: noMetrics,
+      users: accounts,
+      cacheTtlMs: 0,
+    });
     const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
     expect(await check.isRevoked(await access.verify(raced.accessToken))).toBe(true);
     expect(await codeOf(refresh(raced))).toBe('INVALID_REFRESH_TOKEN');
@@ -324,7 +334,12 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
 
   it('revokes earlier access tokens at the authorizer check, and not later ones', async () => {
     const { username, tokens } = await loggedIn();
-    const check = createRevocationCheck({ clients: memoryClients(), metrics: noMetrics, users: accounts, cacheTtlMs: 0 });
+    const check = createRevocationCheck({
+      clients: memoryClients(),
+      metrics: noMetrics,
+      users: accounts,
+      cacheTtlMs: 0,
+    });
     const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
     const claims = await access.verify(tokens.accessToken);
     expect(await check.isRevoked(claims)).toBe(false);
@@ -339,7 +354,12 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
 
   it('revokes the tokens of a removed user even when the name is created again', async () => {
     const { username, tokens } = await loggedIn();
-    const check = createRevocationCheck({ clients: memoryClients(), metrics: noMetrics, users: accounts, cacheTtlMs: 0 });
+    const check = createRevocationCheck({
+      clients: memoryClients(),
+      metrics: noMetrics,
+      users: accounts,
+      cacheTtlMs: 0,
+    });
     const claims = await createAccessTokenVerifier({
       keys: keys.verifiers,
       settings: TOKEN_SETTINGS,

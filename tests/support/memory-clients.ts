@@ -1,9 +1,5 @@
 /** An in-memory ClientRepository for unit tests, with the DynamoDB store's rules (tests/support/stores.ts checks both alike). */
-import {
-  type ClientRecord,
-  type ClientRepository,
-  MAX_LIVE_SECRETS,
-} from '../../lib/clients/clients.ts';
+import { type ClientRecord, type ClientRepository, MAX_LIVE_SECRETS } from '../../lib/clients/clients.ts';
 import { AppError } from '../../lib/errors.ts';
 import { revocationCutoff } from '../../lib/revocation/revocation.ts';
 import { type Clock, systemClock } from '../../lib/time.ts';
@@ -49,7 +45,8 @@ export function memoryClients(options: { clock?: Clock; failFor?: string } = {})
           };
     },
     async createClient({ clientId, customerId, scopes, secret }) {
-      if (records.has(clientId)) throw new AppError('ALREADY_EXISTS', { detail: 'a client with this id exists' });
+      if (records.has(clientId))
+        throw new AppError('ALREADY_EXISTS', { detail: 'a client with this id exists' });
       const at = clock().toISOString();
       records.set(clientId, {
         clientId,

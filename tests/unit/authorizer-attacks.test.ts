@@ -30,8 +30,8 @@ import {
   createTokenIssuer,
 } from '../../lib/tokens/tokens.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
-import { memoryClients } from '../support/memory-clients.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
+import { memoryClients } from '../support/memory-clients.ts';
 import { noMetrics } from '../support/memory-metrics.ts';
 import { memoryStatuses } from '../support/memory-statuses.ts';
 import { respellings } from '../support/spellings.ts';
@@ -56,7 +56,12 @@ const logger = createLogger('debug', (line) => logLines.push(line));
 
 const users = memoryStatuses();
 const { statuses } = users;
-const revocation = createRevocationCheck({ clients: memoryClients(), metrics: noMetrics, users: users.reader, cacheTtlMs: 0 });
+const revocation = createRevocationCheck({
+  clients: memoryClients(),
+  metrics: noMetrics,
+  users: users.reader,
+  cacheTtlMs: 0,
+});
 
 /** No key is ever fetched: not for `jku`, `x5u` or an unknown `kid`. */
 const fetchSpy = vi.spyOn(globalThis, 'fetch');

@@ -46,7 +46,12 @@ const expiredToken = () =>
 /** The users the revocation check reads, by exact username; tests change them. */
 const users = memoryStatuses({ failFor: 'broken' });
 const { statuses } = users;
-const revocation = createRevocationCheck({ clients: memoryClients(), metrics: noMetrics, users: users.reader, cacheTtlMs: 0 });
+const revocation = createRevocationCheck({
+  clients: memoryClients(),
+  metrics: noMetrics,
+  users: users.reader,
+  cacheTtlMs: 0,
+});
 
 beforeEach(() => {
   statuses.clear();
@@ -373,7 +378,12 @@ describe('authorizer log lines', () => {
 describe('authorizer metrics', () => {
   const counted = async (authorization: string | string[], cacheTtlMs = 0) => {
     const metrics = createMemoryMetrics();
-    const check = createRevocationCheck({ clients: memoryClients(), users: users.reader, cacheTtlMs, metrics });
+    const check = createRevocationCheck({
+      clients: memoryClients(),
+      users: users.reader,
+      cacheTtlMs,
+      metrics,
+    });
     await authorize({ verifier, revocation: check, logger, metrics }, authorizerEvent(authorization)).catch(
       () => undefined,
     );
@@ -416,7 +426,12 @@ describe('authorizer metrics', () => {
 
   it('counts a check answered from the revocation cache as a hit', async () => {
     const metrics = createMemoryMetrics();
-    const check = createRevocationCheck({ clients: memoryClients(), users: users.reader, cacheTtlMs: 30_000, metrics });
+    const check = createRevocationCheck({
+      clients: memoryClients(),
+      users: users.reader,
+      cacheTtlMs: 30_000,
+      metrics,
+    });
     const deps = { verifier, revocation: check, logger, metrics };
     const readsBefore = users.reads();
     for (let call = 0; call < 3; call++)

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '../../lib/auth/scopes.ts';
 import type { AppError } from '../../lib/errors.ts';
-import type { Caller } from '../../lib/tokens/tokens.ts';
 import {
   createShipment,
   randomParcelNumber,
@@ -9,6 +8,7 @@ import {
   type ShipmentRepository,
   trackShipment,
 } from '../../lib/shipments/shipments.ts';
+import type { Caller } from '../../lib/tokens/tokens.ts';
 
 const NOW = new Date('2026-11-24T10:00:00Z');
 /** A user's caller, allowed every route. */
@@ -75,14 +75,12 @@ describe('shipments', () => {
         (error: AppError) => error.code,
       );
 
-    expect(await code(createShipment({ shipments }, userCaller('solo', null), {}))).toBe(
-      'CONTEXT_MISSING',
+    expect(await code(createShipment({ shipments }, userCaller('solo', null), {}))).toBe('CONTEXT_MISSING');
+    expect(await code(trackShipment({ shipments }, userCaller('bob', 'C-2'), created.parcelNumber))).toBe(
+      'NOT_FOUND',
     );
-    expect(
-      await code(trackShipment({ shipments }, userCaller('bob', 'C-2'), created.parcelNumber)),
-    ).toBe('NOT_FOUND');
-    expect(
-      await trackShipment({ shipments }, userCaller('carol', 'C-1'), created.parcelNumber),
-    ).toEqual(created);
+    expect(await trackShipment({ shipments }, userCaller('carol', 'C-1'), created.parcelNumber)).toEqual(
+      created,
+    );
   });
 });
