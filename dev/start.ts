@@ -139,7 +139,7 @@ try {
     bcryptCost: readStageParams(STAGE).bcryptCost,
   });
   if (demo !== null) console.log(`Demo login: username "${demo.username}", password "${demo.password}"`);
-  reference = await startReferenceServer({ port: env.DOCS_PORT, apiOrigin }).catch(
+  reference = await startReferenceServer({ port: env.DOCS_PORT, apiOrigin, demo }).catch(
     (error: NodeJS.ErrnoException) => {
       // Taken in the moment since the check above.
       throw new Error(`DOCS_PORT ${env.DOCS_PORT}: ${error.code ?? error.message}`);
@@ -178,7 +178,9 @@ try {
       to.write(`${publicLine(line)}\n`);
       if (!announced && line.includes('Server ready')) {
         announced = true;
-        console.log(`API reference ${referenceUrl} (try the API from the browser: log in, then Authorize)`);
+        console.log(
+          `API reference ${referenceUrl} (try the API from the browser: its login example is the demo login)`,
+        );
         console.log(`ready ${baseUrl}`);
       }
     });

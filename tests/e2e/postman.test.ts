@@ -191,20 +191,14 @@ describe('the Postman collection run by newman against the local stack', () => {
         // Not JSON: the contract check sees the raw text.
       }
       const headers = new Headers(response?.headers.all().map(({ key, value }) => [key, value]) ?? []);
-      // serverless-offline's own refusal of the authorizer, held to the document by its status
-      // only, as tests/support/http.ts explains.
-      const offlineRefusal = typeof body === 'object' && body !== null && 'statusCode' in body;
-      assertDocumented(
-        {
-          method: request.method,
-          path: request.url.getPath(),
-          status: response?.code ?? 0,
-          contentType: headers.get('content-type'),
-          body,
-          headers,
-        },
-        { statusOnly: offlineRefusal },
-      );
+      assertDocumented({
+        method: request.method,
+        path: request.url.getPath(),
+        status: response?.code ?? 0,
+        contentType: headers.get('content-type'),
+        body,
+        headers,
+      });
       return { name: item.name, status: response?.code, tests: assertions?.length ?? 0 };
     });
   }
