@@ -181,6 +181,7 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
       customerId: 'C-fresh',
       depotCode: null,
       revokedBefore: Math.floor(at.getTime() / 1000) + 1,
+      scopes: null,
       createdAt: at.toISOString(),
       updatedAt: at.toISOString(),
     });
