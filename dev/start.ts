@@ -174,7 +174,21 @@ try {
   let announced = false;
   const relay = (from: NodeJS.ReadableStream | null, to: NodeJS.WriteStream) => {
     if (from === null) return;
+    // serverless-offline reports the authorizer's refusal, an `Error('Unauthorized')`, as an
+    // unhandled exception in two lines, then as "Authorization function returned an error
+    // response": those two lines are dropped, any other exception is printed.
+    let held: string | undefined;
     createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
+      if (held !== undefined) {
+        const refusal = /\[Error: Unauthorized\]$/.test(line);
+        if (!refusal) to.write(`${publicLine(held)}\n`);
+        held = undefined;
+        if (refusal) return;
+      }
+      if (/Unhandled exception in handler 'authorizer'\.$/.test(line)) {
+        held = line;
+        return;
+      }
       to.write(`${publicLine(line)}\n`);
       if (!announced && line.includes('Server ready')) {
         announced = true;

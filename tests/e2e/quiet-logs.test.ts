@@ -12,15 +12,6 @@ const STACK_FRAME = /^\s+at \S/;
 /** A warning: the functions' JSON lines (Powertools) and Node.js's process warnings. */
 const WARNING = /"level":"WARN"|\(node:\d+\) \w*Warning|^\W{0,2}\s*warn(ing)?\b/i;
 const FUNCTION_ERROR = /"level":"(ERROR|CRITICAL)"/;
-/**
- * serverless-offline reports every error a handler throws (HandlerRunner.run), so each refusal
- * by the authorizer, which must throw exactly `Unauthorized` to get API Gateway's 401, prints
- * these two lines: the local form of the Lambda runtime's `Invoke Error` line, and as there
- * without a stack. Any other unhandled exception is one too many.
- */
-const REFUSAL_REPORT =
-  /^\W{0,2}\s*Unhandled exception in handler 'authorizer'\.\n\W{0,2}\s*\[Error: Unauthorized\]$/gm;
-
 let stack: LocalStack;
 let output = '';
 
@@ -88,10 +79,10 @@ describe('the terminal of npm start, after the README walk-through with its refu
     expect(linesMatching(FUNCTION_ERROR)).toEqual([]);
   });
 
-  it('reports no unhandled exception but the authorizer’s frameless refusals', () => {
-    const refusals = output.match(REFUSAL_REPORT) ?? [];
-    // The bad token and the refresh token reach the authorizer; no token is refused before it.
-    expect(refusals.length).toBeLessThanOrEqual(2);
-    expect(output.replace(REFUSAL_REPORT, '')).not.toContain('Unhandled exception');
+  it('reports no unhandled exception: npm start drops serverless-offline’s report of the authorizer’s refusal', () => {
+    // The authorizer must throw exactly `Unauthorized` for API Gateway's 401; serverless-offline
+    // reports any throw as an unhandled exception, which dev/start.ts leaves out.
+    expect(output).not.toContain('Unhandled exception');
+    expect(output).not.toContain('[Error: Unauthorized]');
   });
 });
