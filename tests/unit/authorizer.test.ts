@@ -143,6 +143,12 @@ describe('authorizer', () => {
     await expect(decide(`BEARER ${tokens.accessToken}`)).resolves.toMatchObject({ principalId: 'alice' });
   });
 
+  it('refuses with an error that carries no stack frames: a refusal is no crash, in no log', async () => {
+    const error = await decide('Bearer not.a.jwt').catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).stack).toBe('Error: Unauthorized');
+  });
+
   it.each([
     ['an empty header', ''],
     ['no scheme', 'TOKEN'],

@@ -29,6 +29,14 @@ describe('EMF metrics', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('warns nothing for an invocation whose every metric has a dimension of its own (a refusal)', () => {
+    const metrics = createEmfMetrics({ stage: 'prod', logger });
+    metrics.count({ name: 'LoginFailed', reason: 'BadPassword' });
+    metrics.flush();
+    expect(captured.summary()).toEqual(['LoginFailed{reason=BadPassword}=1']);
+    expect(warnings).toEqual([]);
+  });
+
   it('adds up an event counted several times, and writes a metric with its own dimension on its own line', () => {
     const metrics = createEmfMetrics({ stage: 'prod', logger });
     metrics.count({ name: 'LoginFailed', reason: 'UnknownUser' });
