@@ -479,6 +479,13 @@ interface OAuthErrorDefinition {
 }
 
 const INVALID_REQUEST = { status: 400, error: 'invalid_request' } as const;
+// Section 5.2: 401 and a WWW-Authenticate challenge for the Basic scheme, however the client authenticated.
+const INVALID_CLIENT: OAuthErrorDefinition = {
+  status: 401,
+  error: 'invalid_client',
+  description: 'Client authentication failed.',
+  headers: { 'WWW-Authenticate': 'Basic realm="parcel-auth", charset="UTF-8"' },
+};
 
 /**
  * Error code → the token endpoint's answer (RFC 6749 section 5.2), beside PROBLEMS: the one
@@ -496,25 +503,9 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
     error: 'invalid_request',
     description: `The request body exceeds ${MAX_BODY_BYTES} bytes.`,
   },
-  // Section 5.2: 401 and a WWW-Authenticate challenge for the Basic scheme, however the client authenticated.
-  INVALID_CLIENT: {
-    status: 401,
-    error: 'invalid_client',
-    description: 'Client authentication failed.',
-    headers: { 'WWW-Authenticate': 'Basic realm="parcel-auth", charset="UTF-8"' },
-  },
-  INVALID_CREDENTIALS: {
-    status: 401,
-    error: 'invalid_client',
-    description: 'Client authentication failed.',
-    headers: { 'WWW-Authenticate': 'Basic realm="parcel-auth", charset="UTF-8"' },
-  },
-  UNAUTHORIZED: {
-    status: 401,
-    error: 'invalid_client',
-    description: 'Client authentication failed.',
-    headers: { 'WWW-Authenticate': 'Basic realm="parcel-auth", charset="UTF-8"' },
-  },
+  INVALID_CLIENT,
+  INVALID_CREDENTIALS: INVALID_CLIENT,
+  UNAUTHORIZED: INVALID_CLIENT,
   INVALID_REFRESH_TOKEN: { status: 400, error: 'invalid_grant' },
   INVALID_SCOPE: {
     status: 400,

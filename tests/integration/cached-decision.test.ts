@@ -18,15 +18,15 @@ import { functionEnv } from '../../dev/local/handler-env.ts';
 import { seedHandlerUsers } from '../../dev/local/handler-users.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
-import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import {
   authorizerEvent,
   gatewayAuthorizerContext,
+  grantEvent,
   lambdaContext,
   loginEvent,
   trackingEvent,
 } from '../fixtures/events.ts';
+import { createTestClient } from '../support/clients.ts';
 import { startTestDynamo } from '../support/dynamo.ts';
 import { captureServiceLogs } from '../support/log-capture.ts';
 import { readServerlessYml } from '../support/serverless-yml.ts';
@@ -252,28 +252,13 @@ describe('a decision cached for one route, reused on another (the scopes of an A
     `${STAGE}/${route.method}/${route.path.replace('{parcelNumber}', '99999999999999')}`;
 
   async function clientDecision(scopes: ('tracking:read' | 'shipments:write')[], decidedFor: ProtectedRoute) {
-    const clientId = newClientId();
-    const { secret, stored } = newClientSecret(new Date());
-    await createDynamoClientRepository({
-      client: dynamo.documentClient,
-      tableName: dynamo.tables.accounts,
-    }).createClient({
-      clientId,
-      customerId: 'C-1001',
+    const client = await createTestClient(
+      { client: dynamo.documentClient, tableName: dynamo.tables.accounts },
+      'C-1001',
       scopes,
-      secret: stored,
-    });
-    const token = (await import('../../functions/oauth-token.ts')).handler as Handler;
-    const granted = await token(
-      {
-        ...loginEvent('grant_type=client_credentials', {
-          'Content-Type': 'application/x-www-form-urlencoded',
-          Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
-        }),
-        path: '/api/v1/oauth/token',
-      },
-      lambdaContext(),
     );
+    const token = (await import('../../functions/oauth-token.ts')).handler as Handler;
+    const granted = await token(grantEvent(client), lambdaContext());
     const accessToken = (JSON.parse(granted.body) as { access_token: string }).access_token;
     const decision = await authorizer({
       ...authorizerEvent(`Bearer ${accessToken}`),

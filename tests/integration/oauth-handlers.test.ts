@@ -7,16 +7,20 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { functionEnv } from '../../dev/local/handler-env.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { newClientId } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import {
   authorizerEvent,
+  basicCredentials,
   createShipmentEvent,
   gatewayAuthorizerContext,
+  grantEvent,
   lambdaContext,
   loginEvent,
+  tokenEvent,
   trackingEvent,
 } from '../fixtures/events.ts';
+import { createTestClient } from '../support/clients.ts';
 import { startTestDynamo } from '../support/dynamo.ts';
 import { captureServiceLogs } from '../support/log-capture.ts';
 
@@ -62,35 +66,14 @@ const call = (handler: Handler, event: APIGatewayProxyEvent) => handler(event, l
 const bodyOf = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, unknown>;
 
 /** A client of `customerId` with `scopes`, and its secret. */
-async function newClient(customerId: string, scopes: ('tracking:read' | 'shipments:write')[]) {
-  const clientId = newClientId();
-  const { secret, stored } = newClientSecret(new Date());
-  await clients.createClient({ clientId, customerId, scopes, secret: stored });
-  return { clientId, secret, secretId: stored.id };
-}
+const newClient = (customerId: string, scopes: ('tracking:read' | 'shipments:write')[]) =>
+  createTestClient({ client: dynamo.documentClient, tableName: dynamo.tables.accounts }, customerId, scopes);
 
-const basic = (id: string, secret: string) =>
-  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+/** The access token of a client credentials grant of `client`. */
+const grant = async (client: { clientId: string; secret: string }) =>
+  String(bodyOf(await call(token, grantEvent(client))).access_token);
 
-/** POST /api/v1/oauth/token with a form body, from a source address of its own. */
-function tokenEvent(
-  form: Record<string, string>,
-  headers: Record<string, string> = {},
-): APIGatewayProxyEvent {
-  const event = loginEvent(new URLSearchParams(form).toString(), {
-    'Content-Type': 'application/x-www-form-urlencoded',
-    ...headers,
-  });
-  return {
-    ...event,
-    path: '/api/v1/oauth/token',
-    resource: '/api/v1/oauth/token',
-    requestContext: {
-      ...event.requestContext,
-      identity: { ...event.requestContext.identity, sourceIp: '203.0.113.9' },
-    },
-  };
-}
+const basic = basicCredentials;
 
 /** The protected function behind the real authorizer, given the decision API Gateway would pass on. */
 async function throughAuthorizer(
@@ -304,18 +287,6 @@ describe('a client’s token on the protected routes', () => {
   it('lets a tracking:read client track its customer’s shipments and refuses it shipment creation with 403 insufficient_scope', async () => {
     const writer = await newClient('C-OA5', ['shipments:write']);
     const reader = await newClient('C-OA5', ['tracking:read']);
-    const grant = async (client: { clientId: string; secret: string }) =>
-      String(
-        bodyOf(
-          await call(
-            token,
-            tokenEvent(
-              { grant_type: 'client_credentials' },
-              { Authorization: basic(client.clientId, client.secret) },
-            ),
-          ),
-        ).access_token,
-      );
     const writerToken = await grant(writer);
     const readerToken = await grant(reader);
 
@@ -367,18 +338,6 @@ describe('a client’s token on the protected routes', () => {
   it('hides another customer’s shipment from a client as not found', async () => {
     const writer = await newClient('C-OA6', ['shipments:write']);
     const stranger = await newClient('C-OA7', ['tracking:read']);
-    const grant = async (client: { clientId: string; secret: string }) =>
-      String(
-        bodyOf(
-          await call(
-            token,
-            tokenEvent(
-              { grant_type: 'client_credentials' },
-              { Authorization: basic(client.clientId, client.secret) },
-            ),
-          ),
-        ).access_token,
-      );
     const made = await throughAuthorizer(
       createShipment,
       createShipmentEvent('{}'),
@@ -397,32 +356,14 @@ describe('a client’s token on the protected routes', () => {
 
   it('refuses a client’s token at the refresh endpoint: it is no refresh token', async () => {
     const client = await newClient('C-OA8', ['tracking:read']);
-    const body = bodyOf(
-      await call(
-        token,
-        tokenEvent(
-          { grant_type: 'client_credentials' },
-          { Authorization: basic(client.clientId, client.secret) },
-        ),
-      ),
-    );
+    const body = bodyOf(await call(token, grantEvent(client)));
     const response = await call(refresh, loginEvent(JSON.stringify({ refreshToken: body.access_token })));
     expect(response.statusCode).toBe(401);
   });
 
   it('stops a client’s token at the authorizer once its secret is removed or the client disabled', async () => {
     const client = await newClient('C-OA9', ['tracking:read']);
-    const bearer = String(
-      bodyOf(
-        await call(
-          token,
-          tokenEvent(
-            { grant_type: 'client_credentials' },
-            { Authorization: basic(client.clientId, client.secret) },
-          ),
-        ),
-      ).access_token,
-    );
+    const bearer = await grant(client);
     const decide = () =>
       authorizer(
         { ...authorizerEvent(`Bearer ${bearer}`), methodArn: `${ARN}/GET/api/v1/tracking/1` },

@@ -13,8 +13,6 @@ import { functionEnv } from '../../../dev/local/handler-env.ts';
 import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../../lib/accounts/repository.ts';
 import { hashPassword } from '../../../lib/auth/passwords.ts';
-import { newClientId, newClientSecret } from '../../../lib/clients/clients.ts';
-import { createDynamoClientRepository } from '../../../lib/clients/dynamodb.ts';
 import { readLoginConfig } from '../../../lib/config.ts';
 import { createDynamoSessionStore } from '../../../lib/sessions/dynamodb.ts';
 import type { SessionStore } from '../../../lib/sessions/repository.ts';
@@ -31,10 +29,12 @@ import {
 import {
   authorizerEvent,
   callerContext,
+  grantEvent,
   lambdaContext,
   loginEvent,
   trackingEvent,
 } from '../../fixtures/events.ts';
+import { createTestClient } from '../../support/clients.ts';
 import { startTestDynamo, type TestDynamo } from '../../support/dynamo.ts';
 import { describeMatrix, FAULT_DYNAMO, type FaultKind, faultPlan, staysDown } from '../../support/faults.ts';
 import { captureServiceLogs } from '../../support/log-capture.ts';
@@ -427,40 +427,16 @@ let clients = 0;
 /** A new API client of a new customer, its secret, and an address of its own. */
 async function newClient() {
   clients += 1;
-  const clientId = newClientId();
-  const { secret, stored } = newClientSecret(new Date());
-  await createDynamoClientRepository({
-    client: dynamo.documentClient,
-    tableName: dynamo.tables.accounts,
-  }).createClient({
-    clientId,
-    customerId: `C-FC${clients}`,
-    scopes: ['tracking:read'],
-    secret: stored,
-  });
-  return { clientId, secret, sourceIp: `10.1.${Math.floor(clients / 250)}.${(clients % 250) + 1}` };
+  const client = await createTestClient(
+    { client: dynamo.documentClient, tableName: dynamo.tables.accounts },
+    `C-FC${clients}`,
+    ['tracking:read'],
+  );
+  return { ...client, sourceIp: `10.1.${Math.floor(clients / 250)}.${(clients % 250) + 1}` };
 }
 
 /** POST /api/v1/oauth/token with the client's Basic credentials, from its address. */
-function grantRequest({
-  clientId,
-  secret,
-  sourceIp,
-}: {
-  clientId: string;
-  secret: string;
-  sourceIp: string;
-}) {
-  const event = loginEvent('grant_type=client_credentials', {
-    'Content-Type': 'application/x-www-form-urlencoded',
-    Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
-  });
-  return {
-    ...event,
-    path: '/api/v1/oauth/token',
-    requestContext: { ...event.requestContext, identity: { ...event.requestContext.identity, sourceIp } },
-  };
-}
+const grantRequest = (client: Awaited<ReturnType<typeof newClient>>) => grantEvent(client, client.sourceIp);
 
 const clientGrant: Operation<Awaited<ReturnType<typeof newClient>>> = {
   name: 'client credentials grant',
