@@ -18,7 +18,7 @@ import { type Browser, chromium, type Locator, type Page } from 'playwright-core
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../dev/local/reference.ts';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
-import { runScript } from '../support/run-script.ts';
+import { addStackClient } from '../support/stack-admin.ts';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
   (path): path is string => path !== undefined && path !== '' && existsSync(path),
@@ -47,16 +47,8 @@ async function execute(block: Locator): Promise<{ status: string; body: string }
 }
 
 /** `client add` for the demo customer with both scopes, as an operator runs it: the id and secret it prints. */
-async function addDemoClient(stack: LocalStack) {
-  const run = await runScript(
-    'ops/admin.ts',
-    ['client', 'add', 'DEMO-CUSTOMER', '--scope', 'tracking:read', '--scope', 'shipments:write'],
-    { env: { ...process.env, DATA_DIR: stack.dataDir, DYNAMODB_PORT: String(stack.ports.dynamodb) } },
-  );
-  const printed = (name: string) => new RegExp(`^${name}: +(\\S+)$`, 'm').exec(run.stdout)?.[1] ?? '';
-  expect(run.code, run.stderr).toBe(0);
-  return { clientId: printed('client id'), clientSecret: printed('secret') };
-}
+const addDemoClient = (stack: LocalStack) =>
+  addStackClient(stack, 'DEMO-CUSTOMER', ['tracking:read', 'shipments:write']);
 
 describe.skipIf(SKIP_REASON !== undefined)(
   `the API reference page in Chromium${SKIP_REASON === undefined ? '' : ` (skipped: ${SKIP_REASON})`}`,

@@ -14,7 +14,7 @@ import {
   ParcelClient,
   type PasswordCredentials,
 } from '../../integrators/client/parcel-auth-client.ts';
-import { runScript } from '../support/run-script.ts';
+import { printedValue, stackAdmin } from '../support/stack-admin.ts';
 
 /**
  * A user's token lives 6 s: a round of calls may outlive it, which a login count does not
@@ -98,13 +98,7 @@ const loginsLogged = () =>
     .filter((line) => line.includes('login succeeded')).length;
 
 /** `npm run admin -- …` against this stack: its stdout. */
-async function admin(args: readonly string[]): Promise<string> {
-  const run = await runScript('ops/admin.ts', args, {
-    env: { ...process.env, DATA_DIR: stack.dataDir, DYNAMODB_PORT: String(stack.ports.dynamodb) },
-  });
-  if (run.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${run.code}:\n${run.stderr}`);
-  return run.stdout;
-}
+const admin = (args: readonly string[]) => stackAdmin(stack, args);
 
 /** `client add`: an API client of the demo customer, with its id and secret as printed once. */
 async function addClient(...scopes: string[]): Promise<ClientCredentials> {
@@ -114,12 +108,11 @@ async function addClient(...scopes: string[]): Promise<ClientCredentials> {
     'DEMO-CUSTOMER',
     ...scopes.flatMap((scope) => ['--scope', scope]),
   ]);
-  const printed = (name: string) => {
-    const value = new RegExp(`^${name}: +(\\S+)$`, 'm').exec(stdout)?.[1];
-    if (value === undefined) throw new Error(`the CLI printed no ${name}:\n${stdout}`);
-    return value;
+  return {
+    kind: 'client_credentials',
+    clientId: printedValue(stdout, 'client id'),
+    clientSecret: printedValue(stdout, 'secret'),
   };
-  return { kind: 'client_credentials', clientId: printed('client id'), clientSecret: printed('secret') };
 }
 
 describe('a password login', () => {

@@ -4,15 +4,13 @@
  * real authorizer's refusals, a token without the route's scope, a path with no route. The
  * failures the stack cannot be made to give: tests/integration/gateway-front.test.ts.
  */
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { type StatedAnswer, statedGatewayResponse } from '../support/gateway-responses.ts';
 import { type Answer, bearer, send } from '../support/http.ts';
+import { stackAdmin } from '../support/stack-admin.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const PARCEL = '12345678901234';
 
 let stack: LocalStack;
@@ -22,26 +20,7 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 /** `npm run admin -- …` against the stack, as an operator runs it: its stdout. */
-function admin(args: readonly string[]): Promise<string> {
-  const child = spawn('npm', ['run', '--silent', 'admin', '--', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATA_DIR: stack.dataDir, DYNAMODB_PORT: String(stack.ports.dynamodb) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  return new Promise((done, fail) =>
-    child.once('close', (code) =>
-      code === 0 ? done(stdout) : fail(new Error(`admin ${args.join(' ')} exited ${code}:\n${stderr}`)),
-    ),
-  );
-}
+const admin = (args: readonly string[]) => stackAdmin(stack, args);
 
 /** Exactly the stated status and body, and every header it states. */
 function expectGatewayAnswer(answer: Pick<Answer, 'status' | 'headers' | 'text'>, stated: StatedAnswer) {

@@ -18,7 +18,7 @@ import { statedGatewayResponse } from '../support/gateway-responses.ts';
 import { type Answer, bearer, send } from '../support/http.ts';
 import { emfLines, summarise } from '../support/metrics-capture.ts';
 import { assertDocumented, type ObservedResponse } from '../support/openapi.ts';
-import { runScript } from '../support/run-script.ts';
+import { addStackClient, printedValue, stackAdmin } from '../support/stack-admin.ts';
 
 const CUSTOMER = 'C-OAUTH-1';
 const OTHER_CUSTOMER = 'C-OAUTH-2';
@@ -88,27 +88,11 @@ const lastAnswer = () => {
 };
 
 /** The admin CLI against this stack, as an operator runs `npm run admin -- …`: its stdout. */
-async function admin(args: readonly string[], stdin?: string): Promise<string> {
-  const run = await runScript('ops/admin.ts', args, {
-    env: { ...process.env, DATA_DIR: stack.dataDir, DYNAMODB_PORT: String(stack.ports.dynamodb) },
-    ...(stdin !== undefined && { stdin }),
-  });
-  if (run.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${run.code}:\n${run.stderr}`);
-  return run.stdout;
-}
-
-/** The value of a `name:  value` line the CLI printed. */
-function printed(stdout: string, name: string): string {
-  const value = new RegExp(`^${name}: +(\\S+)$`, 'm').exec(stdout)?.[1];
-  if (value === undefined) throw new Error(`the CLI printed no ${name}:\n${stdout}`);
-  return value;
-}
+const admin = (args: readonly string[], stdin?: string) => stackAdmin(stack, args, stdin);
+const printed = printedValue;
 
 /** `client add`: a client of `customerId` with `scopes`, its id and its secret as printed once. */
-async function addClient(customerId: string, scopes: readonly Scope[]) {
-  const stdout = await admin(['client', 'add', customerId, ...scopes.flatMap((scope) => ['--scope', scope])]);
-  return { clientId: printed(stdout, 'client id'), clientSecret: printed(stdout, 'secret') };
-}
+const addClient = (customerId: string, scopes: readonly Scope[]) => addStackClient(stack, customerId, scopes);
 
 type Credentials = Awaited<ReturnType<typeof addClient>>;
 

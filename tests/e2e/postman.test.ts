@@ -15,7 +15,7 @@ import { DEMO_CUSTOMER, DEMO_USERNAME } from '../../dev/local/seed.ts';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { LocalStackEnvSchema } from '../../infra/local-stage.ts';
 import { assertDocumented } from '../support/openapi.ts';
-import { runScript } from '../support/run-script.ts';
+import { addStackClient } from '../support/stack-admin.ts';
 
 const FOLDER = resolve(import.meta.dirname, '../../integrators/postman');
 const COLLECTION = resolve(FOLDER, 'parcel-auth.postman_collection.json');
@@ -103,14 +103,7 @@ const requestsOf = (items: readonly CollectionItem[]): CollectionItem[] =>
   items.flatMap((item) => (item.item === undefined ? [item] : requestsOf(item.item)));
 
 /** The id and secret `client add` prints once, for a client of the demo customer with tracking:read. */
-async function addDemoClient(stack: LocalStack) {
-  const run = await runScript('ops/admin.ts', ['client', 'add', DEMO_CUSTOMER, '--scope', 'tracking:read'], {
-    env: { ...process.env, DATA_DIR: stack.dataDir, DYNAMODB_PORT: String(stack.ports.dynamodb) },
-  });
-  const printed = (name: string) => new RegExp(`^${name}: +(\\S+)$`, 'm').exec(run.stdout)?.[1] ?? '';
-  expect(run.code, run.stderr).toBe(0);
-  return { clientId: printed('client id'), clientSecret: printed('secret') };
-}
+const addDemoClient = (stack: LocalStack) => addStackClient(stack, DEMO_CUSTOMER, ['tracking:read']);
 
 describe('the Postman collection and environment as committed', () => {
   it('are a v2.1 collection with the access token as its Bearer auth, and an environment for npm start’s defaults', async () => {

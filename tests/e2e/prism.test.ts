@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CUSTOMER } from '../../dev/local/seed.ts';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { freePort } from '../support/ports.ts';
-import { runScript } from '../support/run-script.ts';
+import { printedValue, stackAdmin } from '../support/stack-admin.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SHIPMENT = { recipient: { name: 'Jan Novák', city: 'Brno' }, parcels: [{ weightKg: 1.5 }] };
@@ -157,13 +157,7 @@ let strict: Prism;
 let reporting: Prism;
 
 /** The admin CLI against this stack, as `npm run admin -- …` runs it: its stdout. */
-async function admin(args: readonly string[]): Promise<string> {
-  const run = await runScript('ops/admin.ts', args, {
-    env: { ...process.env, DATA_DIR: stack.dataDir, DYNAMODB_PORT: String(stack.ports.dynamodb) },
-  });
-  if (run.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${run.code}:\n${run.stderr}`);
-  return run.stdout;
-}
+const admin = (args: readonly string[]) => stackAdmin(stack, args);
 
 beforeAll(async () => {
   stack = await startLocalStack();
@@ -243,12 +237,7 @@ describe('the README’s flow through Prism with --errors: no violation', () => 
       '--scope',
       'shipments:write',
     ]);
-    const printed = (name: string) => {
-      const value = new RegExp(`^${name}: +(\\S+)$`, 'm').exec(stdout)?.[1];
-      if (value === undefined) throw new Error(`the CLI printed no ${name}:\n${stdout}`);
-      return value;
-    };
-    client = { id: printed('client id'), secret: printed('secret') };
+    client = { id: printedValue(stdout, 'client id'), secret: printedValue(stdout, 'secret') };
 
     const granted = await through(strict, 'POST', '/api/v1/oauth/token', {
       form: { grant_type: 'client_credentials' },
