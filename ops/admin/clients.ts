@@ -5,6 +5,7 @@
  */
 import { type ClientRecord, newClientId, newClientSecret } from '../../lib/clients/clients.ts';
 import { isAppError } from '../../lib/errors.ts';
+import { clientCounterKey } from '../../lib/throttle/throttle.ts';
 import type { CommandContext } from './context.ts';
 import { failure } from './errors.ts';
 import type { Command } from './parse.ts';
@@ -65,7 +66,12 @@ const cellText = (column: string, value: unknown) => {
   return String(value);
 };
 
-export async function runClientCommand(command: ClientCommand, context: CommandContext): Promise<void> {
+/** `counterSecret`: the secret the stage keys its failed-login counters with (client unlock's). */
+export async function runClientCommand(
+  command: ClientCommand,
+  context: CommandContext,
+  counterSecret: () => Promise<Uint8Array>,
+): Promise<void> {
   const clients = context.clients();
   switch (command.name) {
     case 'client add': {
@@ -115,6 +121,14 @@ export async function runClientCommand(command: ClientCommand, context: CommandC
       );
       context.print(`removed client ${command.clientId}; its access tokens stop ${WITHIN_BOUND}`);
       return;
+    case 'client unlock': {
+      // Only the client's counter: a source address's counter stays, and only decays.
+      if ((await clients.findClient(command.clientId)) === null) throw failure(notFound(command.clientId));
+      const secret = await counterSecret();
+      await context.loginFailures().clear(clientCounterKey(command.clientId, secret));
+      context.print(`cleared the failed authentications of client ${command.clientId}`);
+      return;
+    }
     case 'client secret add': {
       const { secret, stored } = newClientSecret(context.now());
       await onClient(

@@ -249,9 +249,10 @@ export async function runCommand(command: Command, context: CommandContext): Pro
     case 'client disable':
     case 'client enable':
     case 'client remove':
+    case 'client unlock':
     case 'client secret add':
     case 'client secret remove':
-      await runClientCommand(command, context);
+      await runClientCommand(command, context, () => counterSecret(context));
       return;
     case 'keys rotate': {
       const location = keyLocation(context);

@@ -51,7 +51,12 @@ export type Command =
   | { readonly name: 'client add'; readonly customerId: string; readonly scopes: readonly Scope[] }
   | { readonly name: 'client list'; readonly customerId: string | undefined }
   | {
-      readonly name: 'client disable' | 'client enable' | 'client remove' | 'client secret add';
+      readonly name:
+        | 'client disable'
+        | 'client enable'
+        | 'client remove'
+        | 'client unlock'
+        | 'client secret add';
       readonly clientId: string;
     }
   | { readonly name: 'client secret remove'; readonly clientId: string; readonly secretId: string };
@@ -123,6 +128,7 @@ const COMMANDS: Record<CommandName, CommandSpec> = {
   'client disable': { args: ['clientId'], options: [] },
   'client enable': { args: ['clientId'], options: [] },
   'client remove': { args: ['clientId'], options: [] },
+  'client unlock': { args: ['clientId'], options: [] },
   'client secret add': { args: ['clientId'], options: [] },
   'client secret remove': { args: ['clientId', 'secretId'], options: [] },
 };
@@ -338,6 +344,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       case 'client disable':
       case 'client enable':
       case 'client remove':
+      case 'client unlock':
       case 'client secret add':
         return { name, clientId: check(ClientIdSchema, first, 'clientId') };
       case 'client secret remove':

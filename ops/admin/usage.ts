@@ -48,6 +48,9 @@ a <scope> is one of ${ALL_SCOPES.join(', ')}
                            stage's revocation bound (revocationCacheTtl + authorizerCacheTtl)
   client enable <clientId> allow its grants again (revoked tokens stay revoked)
   client remove <clientId> delete the client; its access tokens stop as with disable
+  client unlock <clientId> clear the failed authentications of the client id, ending its lock
+                           (anyone who knows a client id can lock it, as a username); the
+                           counters of source addresses are not touched
   client secret add <clientId>
                            a second live secret, printed once as with client add; refused
                            when the client has two (remove one first)

@@ -9,9 +9,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '../../../lib/auth/scopes.ts';
 import { matchSecret } from '../../../lib/clients/clients.ts';
+import { createLogger } from '../../../lib/log.ts';
 import { revocationCutoff } from '../../../lib/revocation/revocation.ts';
+import { clientCounterKey, createLoginThrottle, sourceIpCounterKey } from '../../../lib/throttle/throttle.ts';
 import { type AdminRun, lines, unique, useAdminCli } from '../../support/admin-cli.ts';
 import { captureServiceLogs } from '../../support/log-capture.ts';
+import { noMetrics } from '../../support/memory-metrics.ts';
 
 const cli = useAdminCli();
 const { admin, adminOk, spawnAdmin } = cli;
@@ -559,5 +562,39 @@ describe('admin CLI: clients in export and import', () => {
       'error: 4 invalid records; nothing was written (fix them, or add --skip-invalid to import the valid records)',
     ]);
     expect(await cli.clients.findClient(clientId)).toBeNull();
+  });
+});
+
+describe('admin CLI: client unlock', () => {
+  const POLICY = { limit: 3, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
+
+  it('clears the client id’s failed authentications and ends its lock, leaving the source address’s counter', async () => {
+    const { clientId } = await newClient();
+    const throttle = createLoginThrottle({
+      metrics: noMetrics,
+      store: cli.throttleStore,
+      settings: { username: POLICY, sourceIp: { ...POLICY, limit: 100 } },
+      counterSecret: await cli.counterSecret(),
+      logger: createLogger('error', () => {}),
+    });
+    const attempt = { username: clientId, sourceIp: '198.51.100.23', client: true } as const;
+    for (let i = 0; i < POLICY.limit; i++) {
+      await throttle.failed(attempt, 'bad secret', await throttle.begin(attempt));
+    }
+    await expect(throttle.begin(attempt)).rejects.toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
+
+    const run = await admin(['client', 'unlock', clientId]);
+
+    expect(run).toMatchObject({ code: 0, stderr: [] });
+    expect(lines(run.stdout)).toEqual([`cleared the failed authentications of client ${clientId}`]);
+    const key = clientCounterKey(clientId, await cli.counterSecret());
+    expect((await cli.throttleStore.read([key])).has(key)).toBe(false);
+    expect((await cli.throttleStore.read([sourceIpCounterKey(attempt.sourceIp)])).size).toBe(1);
+    await expect(throttle.begin(attempt)).resolves.toBeDefined();
+  });
+
+  it('refuses a client that does not exist with exit 1, clearing nothing', async () => {
+    const run = await admin(['client', 'unlock', NO_SUCH_CLIENT]);
+    expect(run).toMatchObject({ code: 1, stderr: [`error: client ${NO_SUCH_CLIENT} not found`] });
   });
 });
