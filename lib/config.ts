@@ -207,7 +207,10 @@ const LogoutConfigSchema = v.pipe(
 );
 
 /** The lifetime of an API client's access token (the client credentials grant). */
-const ClientTokenEnv = { CLIENT_TOKEN_TTL: DurationSchema };
+const ClientTokenEnv = {
+  // Short, as a client asks again with its secret: a stolen token is bounded by it.
+  CLIENT_TOKEN_TTL: v.pipe(DurationSchema, v.maxValue(86_400, 'must be at most 24h')),
+};
 
 const AuthorizerConfigSchema = v.pipe(
   v.object({

@@ -236,7 +236,8 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
       const added = await update(
         clientId,
         'SET secrets.#id = :secret, updatedAt = :now',
-        `size(secrets) < :max`,
+        // A new id: never a live secret's, whose digest the write would replace.
+        'size(secrets) < :max AND attribute_not_exists(secrets.#id)',
         {
           ':secret': { digest: secret.digest, createdAt: secret.createdAt },
           ':now': now(),

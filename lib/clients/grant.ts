@@ -72,7 +72,8 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
   }
   await deps.throttle.succeeded(reservation);
   const scopes = grantedScopes(client, request.scopes);
-  if (scopes === null) {
+  // No scope at all (every one the client held since retired): a token that could call nothing.
+  if (scopes === null || scopes.length === 0) {
     logger.info('client token refused', { reason: 'scope beyond the client', clientId: client.clientId });
     metrics.count({ name: 'ClientTokenRefused', reason: 'InvalidScope' });
     throw new AppError('INVALID_SCOPE');

@@ -351,9 +351,12 @@ function createVerifier<TClaims>(
   return { verify: async (token) => toClaims(await verifyToken(token, options, expected)) };
 }
 
-/** The scopes of a `scope` claim: the ones this service knows (a retired scope allows nothing). */
-function scopesOf(claim: unknown): Scope[] {
-  if (typeof claim !== 'string' || claim === '')
+/**
+ * The scopes of a `scope` claim: the ones this service knows (a retired scope allows nothing).
+ * A user narrowed to scopes since retired has an empty one, which allows no route (a 403).
+ */
+function scopesOf(claim: unknown, emptyAllowed: boolean): Scope[] {
+  if (typeof claim !== 'string' || (claim === '' && !emptyAllowed))
     throw new TokenError('ERR_TOKEN_SCOPE', 'scope is not a string');
   return sortScopes(claim.split(' ').filter(isScope));
 }
@@ -395,7 +398,7 @@ export const createAccessTokenVerifier = (
           clientId: payload.sub,
           secretId,
           customerId,
-          scopes: scopesOf(payload[SCOPE_CLAIM]),
+          scopes: scopesOf(payload[SCOPE_CLAIM], false),
           ...times,
         };
       }
@@ -408,7 +411,7 @@ export const createAccessTokenVerifier = (
         kind: 'user',
         username: payload.sub,
         customerId: customerId ?? null,
-        scopes: scope === undefined ? ALL_SCOPES : scopesOf(scope),
+        scopes: scope === undefined ? ALL_SCOPES : scopesOf(scope, true),
         sessionId,
         ...times,
       };

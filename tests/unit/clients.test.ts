@@ -291,6 +291,14 @@ describe('client credentials grant', () => {
     expect(metrics.names()).toContain('ClientAuthFailed{reason=Locked}');
   });
 
+  it('refuses a client whose every scope was since retired: invalid_scope, no token that could call nothing', async () => {
+    const { ask, clients, clientId } = await setUp();
+    const record = clients.records.get(clientId);
+    if (record === undefined) throw new Error('no client');
+    clients.records.set(clientId, { ...record, scopes: [] });
+    await expect(ask()).rejects.toMatchObject({ code: 'INVALID_SCOPE' });
+  });
+
   it('counts a client id apart from a username of the same text', async () => {
     const { store, clientId, ask } = await setUp();
     await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
@@ -420,10 +428,13 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
     await expect(decide(await clientToken())).rejects.toThrow('Unauthorized');
   });
 
-  it('denies the whole stage to a token whose scopes allow no route (a scope since retired)', async () => {
+  it.each([
+    ['a scope since retired', 'parcels:legacy'],
+    ['an empty scope, a user narrowed to scopes since retired', ''],
+  ])('denies the whole stage to a user token whose scopes allow no route: %s', async (_name, scope) => {
     users.statuses.set('narrow', { enabled: true, revokedBefore: 0 });
     const at = Math.floor(Date.now() / 1000);
-    const token = await new SignJWT({ scope: 'parcels:legacy' })
+    const token = await new SignJWT({ scope })
       .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.signingKey.kid })
       .setIssuer(TOKEN_SETTINGS.issuer)
       .setAudience(TOKEN_SETTINGS.audience)

@@ -148,6 +148,9 @@ describe('configuration', () => {
     });
     expect(config.loginThrottleTable).toBe('parcel-auth-prod-login-throttle');
     expect(() => readOAuthTokenConfig({ ...loginEnv, CLIENT_TOKEN_TTL: '0s' })).toThrow(/CLIENT_TOKEN_TTL/);
+    expect(() => readOAuthTokenConfig({ ...loginEnv, CLIENT_TOKEN_TTL: '25h' })).toThrow(
+      /CLIENT_TOKEN_TTL must be at most 24h/,
+    );
   });
 
   it('reads the key set source of the JWKS endpoint', () => {
