@@ -429,7 +429,13 @@ function problemOf(body: unknown): Problem | undefined {
 
 async function readJson(response: Response): Promise<unknown> {
   const text = await response.text();
-  return text === '' ? undefined : JSON.parse(text);
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the text near the fault: it could be part of a token.
+    throw new SyntaxError('the answer is not valid JSON');
+  }
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

@@ -615,6 +615,15 @@ describe('what the client keeps to itself', () => {
         for (const secret of secrets()) expect(text).not.toContain(secret);
   });
 
+  it('quotes nothing of an answer that is not JSON: a broken login answer may hold a token', async () => {
+    // V8 quotes a short text whole in its SyntaxError: `Unexpected token 'e', "{"token":eyJ…}"`.
+    api.script.push((response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"token":eyJbroken-token}'),
+    );
+    const error = await rejection(clientOf(PASSWORD).json(PARCEL));
+    for (const text of renderings(error)) expect(text).not.toContain('eyJbroken');
+  });
+
   it('shows no token or password when the client itself is printed or serialised', async () => {
     const client = clientOf(PASSWORD);
     await client.fetch(PARCEL);
