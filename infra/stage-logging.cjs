@@ -12,7 +12,7 @@
  * - `AccessLogSetting`: one JSON line per request to the log group `ApiAccessLogGroup`
  *   (infra/api-logs.yml: the stage's retention, the stage's KMS key), with the request id,
  *   the caller's address, the route (never the concrete path: it may hold a parcel number),
- *   status, latencies and the authorizer's principal (the username). API Gateway's access
+ *   status, latencies and the authorizer's principal (a username, or client:<id>). API Gateway's access
  *   log has no variable for request headers or bodies: the Authorization header, a token or
  *   a password cannot reach it.
  * - `TracingEnabled`: `custom.stageLogging.tracing` (the stage parameter `tracing`).

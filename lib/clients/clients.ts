@@ -27,7 +27,7 @@ export interface ClientRecord {
   readonly scopes: readonly Scope[];
   readonly enabled: boolean;
   readonly secrets: readonly ClientSecret[];
-  /** Epoch seconds: tokens with an earlier `iat` are revoked (set on creation and on disabling). */
+  /** Epoch seconds: tokens with an earlier `iat` are revoked (0 for a new id, which has none; moved on disabling). */
   readonly revokedBefore: number;
   readonly createdAt: string;
   readonly updatedAt: string;

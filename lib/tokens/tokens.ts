@@ -328,7 +328,7 @@ async function verifyToken(
   if ((exp as number) - (iat as number) > lifetime)
     throw new TokenError('ERR_TOKEN_LIFETIME', 'exp too far after iat');
   if (typeof sub !== 'string' || sub === '')
-    throw new TokenError('ERR_TOKEN_SUBJECT', 'sub is not a username');
+    throw new TokenError('ERR_TOKEN_SUBJECT', 'sub is not a non-empty string');
   if (typeof jti !== 'string' || jti === '') throw new TokenError('ERR_TOKEN_JTI', 'jti is not a string');
   return { ...payload, sub, jti, iat: iat as number };
 }

@@ -357,8 +357,8 @@ describe('why a token is refused: a stable code and a message for the log', () =
   });
 
   it.each([
-    ['an empty sub', { sub: '' }, 'ERR_TOKEN_SUBJECT', 'sub is not a username'],
-    ['a numeric sub', { sub: 42 }, 'ERR_TOKEN_SUBJECT', 'sub is not a username'],
+    ['an empty sub', { sub: '' }, 'ERR_TOKEN_SUBJECT', 'sub is not a non-empty string'],
+    ['a numeric sub', { sub: 42 }, 'ERR_TOKEN_SUBJECT', 'sub is not a non-empty string'],
     ['an empty jti', { jti: '' }, 'ERR_TOKEN_JTI', 'jti is not a string'],
     ['a numeric jti', { jti: 42 }, 'ERR_TOKEN_JTI', 'jti is not a string'],
     [
