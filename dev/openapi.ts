@@ -16,9 +16,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { type ConversionConfig, type JsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema';
 import { parse, stringify } from 'yaml';
 import { LoginRequestSchema } from '../lib/auth/login.ts';
-import { PROTECTED_ROUTES, type ProtectedFunction, SCOPES, ScopeListSchema } from '../lib/auth/scopes.ts';
 import { ClientIdSchema } from '../lib/clients/clients.ts';
 import { TOKEN_PATH } from '../lib/clients/metadata.ts';
+import { PROTECTED_ROUTES, type ProtectedFunction, SCOPES, ScopeListSchema } from '../lib/scopes.ts';
 import { RefreshRequestSchema } from '../lib/sessions/sessions.ts';
 import { ShipmentRequestSchema, TrackingParamsSchema } from '../lib/shipments/shipments.ts';
 
@@ -41,7 +41,7 @@ const SOURCES = {
     from: 'TrackingParamsSchema.parcelNumber in lib/shipments/shipments.ts',
   },
   ClientId: { schema: ClientIdSchema, from: 'ClientIdSchema in lib/clients/clients.ts' },
-  ScopeList: { schema: ScopeListSchema, from: 'ScopeListSchema in lib/auth/scopes.ts' },
+  ScopeList: { schema: ScopeListSchema, from: 'ScopeListSchema in lib/scopes.ts' },
 } as const;
 
 export type GeneratedSchemaName = keyof typeof SOURCES;

@@ -13,11 +13,11 @@ import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as v from 'valibot';
-import { ALL_SCOPES, type ProtectedFunction, scopeOf } from './auth/scopes.ts';
 import { AppError, type ErrorCode, type InvalidParam, isAppError } from './errors.ts';
 import limits from './limits.json' with { type: 'json' };
 import { logger as defaultLogger, describeError, type LambdaLogger, type Logger } from './log.ts';
 import type { FlushingMetrics } from './metrics/powertools.ts';
+import { ALL_SCOPES, type ProtectedFunction, scopeOf } from './scopes.ts';
 import { type Clock, hasExpired, systemClock } from './time.ts';
 import type { Caller } from './tokens/tokens.ts';
 

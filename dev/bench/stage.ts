@@ -7,10 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ALL_SCOPES } from '../../lib/auth/scopes.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { ALL_SCOPES } from '../../lib/scopes.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { localDynamoClient } from '../local/dynalite.ts';
 import { functionEnv, stageEnv } from '../local/handler-env.ts';

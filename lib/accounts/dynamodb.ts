@@ -25,7 +25,6 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { isScope, sortScopes } from '../auth/scopes.ts';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { AppError } from '../errors.ts';
 import {
@@ -34,6 +33,7 @@ import {
   moveRevocationCutoff,
 } from '../revocation/dynamodb.ts';
 import { revocationCutoff, type UserStatusReader } from '../revocation/revocation.ts';
+import { isScope, sortScopes } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
 import {
   type AccountRepository,

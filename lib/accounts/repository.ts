@@ -1,7 +1,7 @@
 /** The account store's port and the username rule (docs/behaviour.md, "Usernames"). */
 import * as v from 'valibot';
-import type { Scope } from '../auth/scopes.ts';
 import type { SessionTokenRevoker, UserStatusReader } from '../revocation/revocation.ts';
+import type { Scope } from '../scopes.ts';
 
 export interface UserRecord {
   readonly username: string;

@@ -7,8 +7,8 @@ import { authorizationHeaders } from '../http.ts';
 import { describeError, type Logger } from '../log.ts';
 import type { AuthorizerDenyReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { RevocationCheck } from '../revocation/revocation.ts';
+import { allowedMethodArns, scopeString } from '../scopes.ts';
 import type { AccessClaims, AccessTokenVerifier } from '../tokens/tokens.ts';
-import { allowedMethodArns, scopeString } from './scopes.ts';
 
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;

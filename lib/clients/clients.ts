@@ -6,7 +6,8 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
-import { type Scope, sortScopes } from '../auth/scopes.ts';
+import type { ClientStatusReader } from '../revocation/revocation.ts';
+import { type Scope, sortScopes } from '../scopes.ts';
 
 /** Live secrets a client may hold at once: the one in use and its successor. */
 export const MAX_LIVE_SECRETS = 2;
@@ -43,17 +44,6 @@ export interface NewClient {
 /** What the token endpoint needs: one read by client id. */
 export interface ClientReader {
   findClient(clientId: string): Promise<ClientRecord | null>;
-}
-
-/** What the authorizer needs to honour a disabled or removed client or a removed secret. */
-export interface ClientStatus {
-  readonly enabled: boolean;
-  readonly revokedBefore: number;
-  readonly secretIds: ReadonlySet<string>;
-}
-
-export interface ClientStatusReader {
-  findClientStatus(clientId: string): Promise<ClientStatus | null>;
 }
 
 /** What operators need (the admin CLI). Every method throws `AppError` NOT_FOUND, ALREADY_EXISTS or VALIDATION_FAILED. */

@@ -16,16 +16,16 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { isScope, type Scope, sortScopes } from '../auth/scopes.ts';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { AppError } from '../errors.ts';
 import { moveRevocationCutoff } from '../revocation/dynamodb.ts';
+import type { ClientStatusReader } from '../revocation/revocation.ts';
+import { isScope, type Scope, sortScopes } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
 import {
   type ClientRecord,
   type ClientRepository,
   type ClientSecret,
-  type ClientStatusReader,
   MAX_LIVE_SECRETS,
   type NewClient,
 } from './clients.ts';

@@ -4,11 +4,12 @@
  * wrong secret, disabled client) is the same INVALID_CLIENT after the same work, counted by the
  * login throttle on the client id and the source address like a failed login.
  */
-import type { Scope } from '../auth/scopes.ts';
+
 import { AppError, isAppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { ClientAuthFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
+import type { Scope } from '../scopes.ts';
 import type { FailureReason, LoginThrottle } from '../throttle/throttle.ts';
 import { type Clock, systemClock } from '../time.ts';
 import type { ClientTokenIssuer, IssuedClientToken } from '../tokens/tokens.ts';

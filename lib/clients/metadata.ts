@@ -2,7 +2,7 @@
  * The authorization server metadata (RFC 8414): where OAuth client libraries learn the token
  * endpoint, the grant, the client authentication methods, the scopes and the key set.
  */
-import { ALL_SCOPES } from '../auth/scopes.ts';
+import { ALL_SCOPES } from '../scopes.ts';
 import { CLIENT_CREDENTIALS } from './token-request.ts';
 
 export const TOKEN_PATH = '/api/v1/oauth/token';

@@ -4,8 +4,8 @@
  * here is checked before any read or secret comparison: a malformed request costs nothing.
  */
 import * as v from 'valibot';
-import { type Scope, ScopeListSchema } from '../auth/scopes.ts';
 import { AppError } from '../errors.ts';
+import { type Scope, ScopeListSchema } from '../scopes.ts';
 import { ClientIdSchema } from './clients.ts';
 
 export const CLIENT_CREDENTIALS = 'client_credentials';

@@ -3,7 +3,6 @@
  * authorizer's check. How late a revocation takes effect: docs/tokens-and-sessions.md.
  */
 import { expiringCache } from '../cache.ts';
-import type { ClientStatus, ClientStatusReader } from '../clients/clients.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
 import { type Clock, epochSeconds } from '../time.ts';
 import type { AccessClaims } from '../tokens/tokens.ts';
@@ -24,6 +23,17 @@ export interface SessionTokenRevoker {
    * on the way. Idempotent; does nothing for a user that does not exist.
    */
   revokeSessionTokens(username: string, sessionId: string, until: number): Promise<void>;
+}
+
+/** What the authorizer needs to honour a disabled or removed client or a removed secret. */
+export interface ClientStatus {
+  readonly enabled: boolean;
+  readonly revokedBefore: number;
+  readonly secretIds: ReadonlySet<string>;
+}
+
+export interface ClientStatusReader {
+  findClientStatus(clientId: string): Promise<ClientStatus | null>;
 }
 
 export interface UserStatusReader {

@@ -6,7 +6,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { errors, type JWTHeaderParameters, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import { ALL_SCOPES, isScope, type Scope, scopeString, sortScopes } from '../auth/scopes.ts';
+import { ALL_SCOPES, isScope, type Scope, scopeString, sortScopes } from '../scopes.ts';
 import { type Clock, hasExpired, systemClock } from '../time.ts';
 import { SIGNING_ALGORITHM, type SigningKey, type VerificationKeys } from './keys.ts';
 

@@ -24,13 +24,13 @@ import {
   UsernameSchema,
 } from '../../lib/accounts/repository.ts';
 import { BCRYPT_HASH, bcryptCostOf, newPasswordProblem } from '../../lib/auth/passwords.ts';
-import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../../lib/auth/scopes.ts';
 import {
   ClientIdSchema,
   type ClientRecord,
   MAX_LIVE_SECRETS,
   SecretIdSchema,
 } from '../../lib/clients/clients.ts';
+import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../../lib/scopes.ts';
 
 const IsoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time'));
 

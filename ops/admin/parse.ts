@@ -9,8 +9,8 @@
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
 import { CustomerIdSchema, DepotCodeSchema, UsernameSchema } from '../../lib/accounts/repository.ts';
-import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../../lib/auth/scopes.ts';
 import { ClientIdSchema, SecretIdSchema } from '../../lib/clients/clients.ts';
+import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../../lib/scopes.ts';
 import { usageError } from './errors.ts';
 
 export type Command =

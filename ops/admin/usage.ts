@@ -1,4 +1,4 @@
-import { ALL_SCOPES } from '../../lib/auth/scopes.ts';
+import { ALL_SCOPES } from '../../lib/scopes.ts';
 
 export const USAGE = `Usage: npm run admin -- <command> [options]
 

@@ -6,7 +6,6 @@ import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import * as v from 'valibot';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorize } from '../../lib/auth/authorizer.ts';
-import { ALL_SCOPES, allowedMethodArns, type Scope, ScopeListSchema } from '../../lib/auth/scopes.ts';
 import {
   type ClientRecord,
   grantedScopes,
@@ -20,6 +19,7 @@ import { parseTokenRequest, toTokenResponse } from '../../lib/clients/token-requ
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
+import { ALL_SCOPES, allowedMethodArns, type Scope, ScopeListSchema } from '../../lib/scopes.ts';
 import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
 import {
   type AccessTokenVerifier,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ALL_SCOPES } from '../../lib/auth/scopes.ts';
 import type { AppError } from '../../lib/errors.ts';
+import { ALL_SCOPES } from '../../lib/scopes.ts';
 import {
   createShipment,
   randomParcelNumber,

@@ -2,7 +2,7 @@ import { createHmac, generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { base64url, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ALL_SCOPES } from '../../lib/auth/scopes.ts';
+import { ALL_SCOPES } from '../../lib/scopes.ts';
 import { importSigningKey } from '../../lib/tokens/keys.ts';
 import {
   ACCESS_TOKEN_TYPE,

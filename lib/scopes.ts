@@ -5,7 +5,7 @@
  * says why these scopes.
  */
 import * as v from 'valibot';
-import declaration from '../scopes.json' with { type: 'json' };
+import declaration from './scopes.json' with { type: 'json' };
 
 export type Scope = keyof typeof declaration.scopes;
 export type ProtectedFunction = keyof typeof declaration.routes;
@@ -27,6 +27,12 @@ export const PROTECTED_ROUTES = Object.freeze(
 );
 
 export const isScope = (value: string): value is Scope => Object.hasOwn(SCOPES, value);
+
+// A route naming a scope that is not declared would be unreachable for every token: refused at init.
+for (const [fn, route] of Object.entries(declaration.routes)) {
+  if (!isScope(route.scope))
+    throw new Error(`lib/scopes.json: route ${fn} needs the undeclared scope ${route.scope}`);
+}
 
 /** The scope a protected function's route needs. */
 export const scopeOf = (fn: ProtectedFunction): Scope => PROTECTED_ROUTES[fn].scope;
