@@ -89,8 +89,6 @@ export async function authorizerPart(options: {
       options.plan,
     );
     const { handler, jose, joseMetrics, floor } = samples;
-    if (handler === undefined || jose === undefined || joseMetrics === undefined || floor === undefined)
-      throw new Error('missing sample');
     return {
       part: 'authorizer',
       revocationCacheTtl: options.revocationCacheTtl,

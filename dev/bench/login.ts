@@ -23,7 +23,11 @@ import type { LoginResult } from './results.ts';
 import { benchStage, PASSWORD } from './stage.ts';
 
 /** A handler on fresh copies of one successful login event (the body parser replaces `body`). */
-function handlerVariant(name: string, handler: HttpHandler, body: string): Variant {
+function handlerVariant<TName extends string>(
+  name: TName,
+  handler: HttpHandler,
+  body: string,
+): Variant<TName> {
   const template = loginEvent(body);
   const context = lambdaContext();
   let events: APIGatewayProxyEvent[] = [];
@@ -126,15 +130,6 @@ export async function loginPart(options: {
       getItem,
       floor: floorSample,
     } = samples;
-    if (
-      loginSample === undefined ||
-      extendedSample === undefined ||
-      compare === undefined ||
-      getItem === undefined ||
-      floorSample === undefined
-    ) {
-      throw new Error('missing sample');
-    }
     client.destroy();
     return {
       part: 'login',

@@ -7,8 +7,8 @@
  */
 import { performance } from 'node:perf_hooks';
 
-export interface Variant {
-  readonly name: string;
+export interface Variant<TName extends string = string> {
+  readonly name: TName;
   /** Untimed, before each batch of `calls` calls: e.g. fresh copies of an event a handler changes. */
   readonly prepare?: (calls: number) => void;
   /** One call; `index` counts within the batch. */
@@ -54,12 +54,15 @@ async function batch(variant: Variant, calls: number): Promise<number> {
 }
 
 /** Runs `variants` interleaved under `plan`; resolves with each one's Sample by name. */
-export async function interleaved(variants: readonly Variant[], plan: Plan): Promise<Record<string, Sample>> {
+export async function interleaved<TName extends string>(
+  variants: readonly Variant<TName>[],
+  plan: Plan,
+): Promise<Record<TName, Sample>> {
   for (const variant of variants) {
     variant.prepare?.(plan.warmup);
     for (let index = 0; index < plan.warmup; index++) await variant.run(index);
   }
-  const means = new Map<string, number[]>(variants.map((variant) => [variant.name, []]));
+  const means = new Map<TName, number[]>(variants.map((variant) => [variant.name, []]));
   for (let round = 0; round < plan.rounds; round++) {
     for (let offset = 0; offset < variants.length; offset++) {
       const variant = variants[(round + offset) % variants.length];
@@ -67,8 +70,9 @@ export async function interleaved(variants: readonly Variant[], plan: Plan): Pro
       means.get(variant.name)?.push(await batch(variant, plan.calls));
     }
   }
+  // Every variant's name has its entry: `means` was made from them.
   return Object.fromEntries(
-    [...means].map(([name, values]) => [
+    [...means].map(([name, values]): [TName, Sample] => [
       name,
       {
         medianUs: median(values),
@@ -78,5 +82,5 @@ export async function interleaved(variants: readonly Variant[], plan: Plan): Pro
         callsPerRound: plan.calls,
       },
     ]),
-  );
+  ) as Record<TName, Sample>;
 }
