@@ -333,7 +333,8 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
     verifier = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS });
   });
 
-  beforeEach(async () => {
+  /** The tracking:read client of C-1001 with one secret, afresh. */
+  const freshClient = async () => {
     clients.records.clear();
     await clients.createClient({
       clientId,
@@ -341,7 +342,9 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
       scopes: ['tracking:read'],
       secret: secret.stored,
     });
-  });
+  };
+
+  beforeEach(freshClient);
 
   const clientToken = async (scopes: readonly Scope[] = ['tracking:read']) =>
     (
@@ -407,13 +410,7 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
     await clients.addClientSecret(clientId, next.stored);
     await clients.removeClientSecret(clientId, secret.stored.id);
     await expect(decide(token)).rejects.toThrow('Unauthorized');
-    clients.records.clear();
-    await clients.createClient({
-      clientId,
-      customerId: 'C-1001',
-      scopes: ['tracking:read'],
-      secret: secret.stored,
-    });
+    await freshClient();
     await clients.setClientEnabled(clientId, false);
     await expect(decide(token)).rejects.toThrow('Unauthorized');
     await clients.setClientEnabled(clientId, true);
