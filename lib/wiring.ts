@@ -12,7 +12,7 @@ import type { LoginDeps } from './auth/login.ts';
 import { createPasswordVerifier } from './auth/passwords.ts';
 import { createDocumentClient, type DataSettings } from './aws/dynamodb.ts';
 import { type Reloading, reloading } from './cache.ts';
-import { createDynamoClientRepository, createDynamoClientStatusReader } from './clients/dynamodb.ts';
+import { createDynamoClientReader, createDynamoClientStatusReader } from './clients/dynamodb.ts';
 import type { GrantDeps } from './clients/grant.ts';
 import type {
   AuthorizerConfig,
@@ -169,7 +169,7 @@ export async function oauthTokenDeps(config: OAuthTokenConfig): Promise<GrantDep
   const metrics = emfMetrics(config.stage);
   const keyring = await signingKeyring(config.keys, config.data.region);
   return {
-    clients: createDynamoClientRepository({
+    clients: createDynamoClientReader({
       client: documentClient(config.data),
       tableName: config.accountsTable,
     }),

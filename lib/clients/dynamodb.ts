@@ -23,6 +23,7 @@ import type { ClientStatusReader } from '../revocation/revocation.ts';
 import { isScope, type Scope, sortScopes } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
 import {
+  type ClientReader,
   type ClientRecord,
   type ClientRepository,
   type ClientSecret,
@@ -101,18 +102,26 @@ export function createDynamoClientStatusReader(deps: Table): ClientStatusReader 
   };
 }
 
+/** The token endpoint's read: consistent, so a client or secret just added or removed is seen at once. */
+export function createDynamoClientReader(deps: Table): ClientReader {
+  const { client, tableName: TableName } = deps;
+  return {
+    async findClient(clientId) {
+      const { Item } = await dynamo(() =>
+        client.send(new GetCommand({ TableName, Key: clientKey(clientId), ConsistentRead: true })),
+      );
+      return Item !== undefined && Item.clientId === clientId ? toClient(Item) : null;
+    },
+  };
+}
+
 export function createDynamoClientRepository(deps: Table & { readonly clock?: Clock }): ClientRepository {
   const { client, tableName: TableName } = deps;
   const clock = deps.clock ?? systemClock;
   const now = () => clock().toISOString();
   const noSuchClient = () => new AppError('NOT_FOUND', { detail: 'no such client' });
 
-  const read = async (clientId: string) => {
-    const { Item } = await dynamo(() =>
-      client.send(new GetCommand({ TableName, Key: clientKey(clientId), ConsistentRead: true })),
-    );
-    return Item !== undefined && Item.clientId === clientId ? toClient(Item) : null;
-  };
+  const read = createDynamoClientReader(deps).findClient;
 
   const scan = async (customerId?: string) => {
     const clients: ClientRecord[] = [];
