@@ -5,7 +5,8 @@
  * How to use it, and the rules it follows: docs/integrators.md.
  *
  * It never logs. Tokens, the password and the client secret live in private fields only; no
- * error it throws carries them in its message, its fields or its cause.
+ * error it throws carries them in its message, its fields or its cause. It follows no redirect
+ * (a redirected POST would carry the password or refresh token on) and reads no body past a cap.
  */
 
 /** A user's username and password: `/login` (or `/login-extended`), then `/token/refresh`. */
@@ -36,6 +37,8 @@ export interface ParcelClientOptions {
   readonly maxAttempts?: number;
   /** The longest Retry-After the client waits for; a longer one is returned to the caller. Default 30 000 ms. */
   readonly maxRetryAfterMs?: number;
+  /** The longest answer body `json` reads, in bytes; a longer one rejects unread. Default 1 MiB. */
+  readonly maxResponseBytes?: number;
   /** Default: the global fetch. */
   readonly fetch?: typeof fetch;
   /** The clock token lifetimes are measured with, epoch milliseconds. Default: Date.now. */
@@ -57,6 +60,11 @@ export interface ParcelRequestInit extends Omit<RequestInit, 'body' | 'signal'> 
    * true for GET, HEAD, OPTIONS, PUT and DELETE. A 429 is always retried: nothing was done.
    */
   readonly idempotent?: boolean;
+}
+
+export interface ParcelJsonInit extends ParcelRequestInit {
+  /** The longest body this call reads, in bytes, instead of the client's `maxResponseBytes`. */
+  readonly maxResponseBytes?: number;
 }
 
 /** An RFC 9457 problem, as the service answers its errors. */
@@ -116,6 +124,9 @@ interface Held {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+/** Token and error answers are a few hundred bytes; a server sending more is broken or hostile. */
+const MAX_SMALL_ANSWER_BYTES = 64 * 1024;
+const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 /** Waited for a 429 or 503 without Retry-After. */
 const DEFAULT_RETRY_MS = 1000;
@@ -128,6 +139,7 @@ export class ParcelClient {
   readonly #timeoutMs: number;
   readonly #maxAttempts: number;
   readonly #maxRetryAfterMs: number;
+  readonly #maxResponseBytes: number;
   #held: Held | undefined;
   #renewal: Promise<Held> | undefined;
 
@@ -146,13 +158,15 @@ export class ParcelClient {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 3);
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
+    this.#maxResponseBytes = byteCount(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES);
   }
 
   /**
    * Calls `path` (under baseUrl, e.g. `/tracking/12345678901234`) with the access token, as
-   * fetch does: any status resolves. A 401 renews the token and retries once; a 429 or 503
-   * is retried after its Retry-After, up to maxAttempts. Rejects with a ParcelApiError when
-   * no token can be had, and with the signal's reason on abort or timeout.
+   * fetch does: any status resolves but a redirect. A 401 renews the token and retries once; a
+   * 429 or 503 is retried after its Retry-After, up to maxAttempts. Rejects with a
+   * ParcelApiError on a 3xx (but 304) and when no token can be had, and with the signal's
+   * reason on abort or timeout. `init.redirect` is ignored: no redirect is ever followed.
    */
   async fetch(path: string, init: ParcelRequestInit = {}): Promise<Response> {
     const url = this.#url(path);
@@ -169,7 +183,7 @@ export class ParcelClient {
     const send = async () => {
       used = await this.#accessToken(signal);
       headers.set('authorization', `Bearer ${used}`);
-      return this.#fetch(url, { ...rest, method, headers, body: body ?? null, signal });
+      return this.#send('request', url, { ...rest, method, headers, body: body ?? null, signal });
     };
     const retry503 = idempotent ?? IDEMPOTENT.has(method);
     const first = await this.#withRetries(send, signal, deadline, retry503);
@@ -182,17 +196,19 @@ export class ParcelClient {
   /**
    * `fetch`, then the body as JSON (undefined if empty); a status outside 2xx rejects with a
    * ParcelApiError carrying the problem. Give `parse` to check the body and type the result.
+   * A body longer than `maxResponseBytes` (this call's, else the client's) rejects unread.
    */
-  json(path: string, init?: ParcelRequestInit): Promise<unknown>;
-  json<T>(path: string, init: ParcelRequestInit & { readonly parse: (body: unknown) => T }): Promise<T>;
+  json(path: string, init?: ParcelJsonInit): Promise<unknown>;
+  json<T>(path: string, init: ParcelJsonInit & { readonly parse: (body: unknown) => T }): Promise<T>;
   async json<T>(
     path: string,
-    init: ParcelRequestInit & { readonly parse?: (body: unknown) => T } = {},
+    init: ParcelJsonInit & { readonly parse?: (body: unknown) => T } = {},
   ): Promise<unknown> {
-    const { parse, ...request } = init;
+    const { parse, maxResponseBytes, ...request } = init;
+    const maxBytes = byteCount(maxResponseBytes, this.#maxResponseBytes);
     const response = await this.fetch(path, request);
     if (!response.ok) throw await errorOf('request', response);
-    const body = await readJson(response);
+    const body = await readJson('request', response, maxBytes);
     return parse === undefined ? body : parse(body);
   }
 
@@ -210,7 +226,12 @@ export class ParcelClient {
     const held = this.#held;
     this.#held = undefined;
     if (held?.refreshToken === undefined) return;
-    const response = await this.#post('/logout', jsonBody({ refreshToken: held.refreshToken }), signal);
+    const response = await this.#post(
+      'logout',
+      '/logout',
+      jsonBody({ refreshToken: held.refreshToken }),
+      signal,
+    );
     if (!response.ok) throw await errorOf('logout', response);
     await discard(response);
   }
@@ -251,18 +272,19 @@ export class ParcelClient {
     const sentAt = this.#now();
     const route = credentials.loginRoute ?? 'login';
     const body = jsonBody({ username: credentials.username, password: credentials.password });
-    return this.#keep('login', await this.#post(`/${route}`, body), sentAt);
+    return this.#keep('login', await this.#post('login', `/${route}`, body), sentAt);
   }
 
   async #refresh(refreshToken: string): Promise<Held> {
     const sentAt = this.#now();
-    return this.#keep('refresh', await this.#post('/token/refresh', jsonBody({ refreshToken })), sentAt);
+    const response = await this.#post('refresh', '/token/refresh', jsonBody({ refreshToken }));
+    return this.#keep('refresh', response, sentAt);
   }
 
   /** A login or refresh answer: the access token and, as refresh tokens rotate, always the newest refresh token. */
   async #keep(operation: 'login' | 'refresh', response: Response, sentAt: number): Promise<Held> {
     if (!response.ok) throw await errorOf(operation, response);
-    const body = await readJson(response);
+    const body = await readJson(operation, response, MAX_SMALL_ANSWER_BYTES);
     if (!isRecord(body) || typeof body.token !== 'string' || typeof body.refreshToken !== 'string')
       throw new ParcelApiError({
         operation,
@@ -280,12 +302,12 @@ export class ParcelClient {
     const form = new URLSearchParams({ grant_type: 'client_credentials' });
     if (credentials.scope !== undefined) form.set('scope', credentials.scope.join(' '));
     const basic = btoa(`${formEncode(credentials.clientId)}:${formEncode(credentials.clientSecret)}`);
-    const response = await this.#post('/oauth/token', {
+    const response = await this.#post('client-credentials', '/oauth/token', {
       headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
       body: form.toString(),
     });
     if (!response.ok) throw await errorOf('client-credentials', response);
-    const body = await readJson(response);
+    const body = await readJson('client-credentials', response, MAX_SMALL_ANSWER_BYTES);
     if (
       !isRecord(body) ||
       typeof body.access_token !== 'string' ||
@@ -306,11 +328,16 @@ export class ParcelClient {
   }
 
   /** A POST to an authentication route, retried on 429 and 503 like any call; under its own time limit unless given one. */
-  #post(path: string, init: { headers: Record<string, string>; body: string }, signal?: AbortSignal) {
+  #post(
+    operation: Exclude<Operation, 'request'>,
+    path: string,
+    init: { headers: Record<string, string>; body: string },
+    signal?: AbortSignal,
+  ) {
     const limited = withTimeout(signal, this.#timeoutMs);
     const deadline = Date.now() + this.#timeoutMs;
     const url = this.#url(path);
-    const send = () => this.#fetch(url, { method: 'POST', ...init, signal: limited });
+    const send = () => this.#send(operation, url, { method: 'POST', ...init, signal: limited });
     // A refresh whose answer was lost to a 503 and is sent again counts as reuse: the 401
     // that follows makes #obtain log in again, which is what the caller wants anyway.
     return this.#withRetries(send, limited, deadline, true);
@@ -331,6 +358,31 @@ export class ParcelClient {
       await discard(response);
       await sleep(waitMs, signal);
     }
+  }
+
+  /**
+   * Every request leaves through here, to a URL from #url (the API's origin). No redirect is
+   * followed: a 307 or 308 would resend the login body or refresh token wherever it points,
+   * https to plain http included. So any 3xx but 304 is refused, its body unread.
+   */
+  async #send(operation: Operation, url: URL, init: RequestInit): Promise<Response> {
+    const response = await this.#fetch(url, { ...init, redirect: 'manual' });
+    // A `fetch` option that follows anyway: its answer comes from elsewhere, so it is refused too.
+    const target = response.redirected
+      ? originOf(response.url)
+      : response.type === 'opaqueredirect'
+        ? 'an origin the platform hides'
+        : response.status >= 300 && response.status < 400 && response.status !== 304
+          ? originOf(response.headers.get('location'), url)
+          : undefined;
+    if (target === undefined) return response;
+    await discard(response);
+    // The target's origin only: its path or query may carry something.
+    throw new ParcelApiError({
+      operation,
+      status: response.status,
+      message: `${operation} refused a redirect: ${response.status} to ${target}`,
+    });
   }
 
   #url(path: string): URL {
@@ -396,11 +448,20 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | u
 }
 
 async function errorOf(operation: Operation, response: Response): Promise<ParcelApiError> {
-  const body = await readJson(response).catch(() => undefined);
+  const text = await readText(response, MAX_SMALL_ANSWER_BYTES).catch(() => '');
+  let body: unknown;
+  try {
+    body = text === undefined ? undefined : parseJson(text);
+  } catch {
+    // Not JSON: the status alone says what happened.
+  }
   const retryAfter = retryAfterMs(response.headers.get('retry-after'));
   return new ParcelApiError({
     operation,
     status: response.status,
+    ...(text === undefined && {
+      message: `${operation} failed: ${response.status}, its answer longer than ${MAX_SMALL_ANSWER_BYTES} bytes (not read)`,
+    }),
     problem: problemOf(body),
     oauthError: isRecord(body) && typeof body.error === 'string' ? body.error : undefined,
     oauthErrorDescription:
@@ -427,8 +488,19 @@ function problemOf(body: unknown): Problem | undefined {
   };
 }
 
-async function readJson(response: Response): Promise<unknown> {
-  const text = await response.text();
+/** The body as JSON (undefined if empty); a ParcelApiError, unread, if longer than `maxBytes`. */
+async function readJson(operation: Operation, response: Response, maxBytes: number): Promise<unknown> {
+  const text = await readText(response, maxBytes);
+  if (text === undefined)
+    throw new ParcelApiError({
+      operation,
+      status: response.status,
+      message: `${operation}: its ${response.status} answer is longer than ${maxBytes} bytes (not read)`,
+    });
+  return parseJson(text);
+}
+
+function parseJson(text: string): unknown {
   if (text === '') return undefined;
   try {
     return JSON.parse(text);
@@ -436,6 +508,52 @@ async function readJson(response: Response): Promise<unknown> {
     // JSON.parse's message quotes the text near the fault: it could be part of a token.
     throw new SyntaxError('the answer is not valid JSON');
   }
+}
+
+/**
+ * The body as text, or undefined when it is longer than `maxBytes`: refused on its
+ * Content-Length before any of it is read, else cut where it passes the cap. A hostile server
+ * could otherwise send gigabytes for the client to hold.
+ */
+async function readText(response: Response, maxBytes: number): Promise<string | undefined> {
+  const declared = Number.parseInt(response.headers.get('content-length') ?? '', 10);
+  if (declared > maxBytes) {
+    await discard(response);
+    return undefined;
+  }
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    length += value.byteLength;
+    if (length > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+/** The origin of a Location, resolved as fetch would; never its path or query. */
+function originOf(location: string | null, base?: URL): string {
+  if (location === null) return 'no Location';
+  try {
+    return new URL(location, base).origin;
+  } catch {
+    return 'an unreadable Location';
+  }
+}
+
+/** A byte cap given as an option: a whole number, or the default when not given. */
+function byteCount(value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new TypeError('maxResponseBytes must be a whole number of bytes');
+  return value;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
