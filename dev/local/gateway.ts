@@ -3,10 +3,12 @@
  * does not emulate: a small HTTP server on the API's port that passes every request to
  * serverless-offline on an internal port and every answer back, except serverless-offline's
  * own error answers, which it replaces by the gateway response of infra/gateway-responses.yml
- * that API Gateway gives on AWS. A function's answer is passed on as it is.
+ * that API Gateway gives on AWS. A function's answer is passed on as it is. Like API Gateway,
+ * it forwards its own Host and X-Forwarded-Proto, never a caller's.
  * docs/local-stack.md says what still differs.
  */
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as v from 'valibot';
 import { type GatewayError, type GatewayResponses, readGatewayResponses } from './gateway-responses.ts';
 
@@ -89,6 +91,8 @@ function rawHeaders(raw: readonly string[], keep: (name: string) => boolean): st
   return kept;
 }
 const endToEnd = (name: string) => !HOP_BY_HOP.has(name);
+/** Set by the front itself, as API Gateway sets them: a caller's own are dropped. */
+const OWN = new Set(['host', 'x-forwarded-proto']);
 /** What a replaced answer keeps of serverless-offline's: its CORS headers (docs/local-stack.md). */
 const cors = (name: string) => name.startsWith('access-control-') || name === 'vary';
 
@@ -131,6 +135,7 @@ export async function startGatewayFront(options: {
     });
   };
 
+  let ownHost = `127.0.0.1:${options.port}`;
   const server = createServer((req, res) => {
     // One connection per request: no kept-alive socket that serverless-offline may close
     // just as a request is sent on it.
@@ -140,7 +145,12 @@ export async function startGatewayFront(options: {
         port: options.upstreamPort,
         method: req.method,
         path: req.url,
-        headers: rawHeaders(req.rawHeaders, endToEnd),
+        // API Gateway answers only on its own domain and sets X-Forwarded-Proto itself; the
+        // front does the same, so what names our URLs (the OAuth metadata) is the stack's own.
+        headers: [
+          ...rawHeaders(req.rawHeaders, (name) => endToEnd(name) && !OWN.has(name)),
+          ...['Host', ownHost, 'X-Forwarded-Proto', 'http'],
+        ],
         agent: false,
       },
       (answer) => {
@@ -156,6 +166,7 @@ export async function startGatewayFront(options: {
     server.once('error', fail);
     server.listen({ port: options.port, host: '127.0.0.1', exclusive: true }, () => listening());
   });
+  ownHost = `127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     close: () =>
       new Promise<void>((closed) => {

@@ -8,6 +8,7 @@ import { CLIENT_CREDENTIALS } from './token-request.ts';
 export const TOKEN_PATH = '/api/v1/oauth/token';
 export const JWKS_PATH = '/.well-known/jwks.json';
 
+/** `baseUrl`: where the API was reached, never from a header a caller chooses (a shared cache keeps it). */
 export const authorizationServerMetadata = (issuer: string, baseUrl: string) => ({
   issuer,
   token_endpoint: `${baseUrl}${TOKEN_PATH}`,

@@ -7,6 +7,7 @@
  * operator does.
  */
 
+import { request } from 'node:http';
 import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
 import * as v from 'valibot';
@@ -160,6 +161,22 @@ describe('the authorization server metadata (RFC 8414)', () => {
       response_types_supported: [],
     });
     expect(lastAnswer().headers.get('cache-control')).toMatch(/^public, max-age=\d+$/);
+  });
+
+  it('names the stack’s own URLs whatever Host and X-Forwarded-Proto a caller sends, so a shared cache may keep it', async () => {
+    const forged = await new Promise<{ status: number; body: string }>((done, fail) => {
+      const headers = { Host: 'attacker.example', 'X-Forwarded-Proto': 'https' };
+      const sent = request(`${origin}/.well-known/oauth-authorization-server`, { headers }, (response) => {
+        let body = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.once('end', () => done({ status: response.statusCode ?? 0, body }));
+      });
+      sent.once('error', fail).end();
+    });
+    expect(forged.status).toBe(200);
+    expect(v.parse(MetadataSchema, JSON.parse(forged.body))).toEqual(metadata);
   });
 });
 

@@ -232,7 +232,7 @@ describe('the gateway front passes every other answer on as it is', () => {
       expect(got.headers.get(name), name).toBe([value].flat().join(', '));
   });
 
-  it('forwards the request as sent: method, path and query, body, Host, and repeated Authorization headers', async () => {
+  it('forwards the request as sent: method, path and query, body, and repeated Authorization headers', async () => {
     canned = { status: 204, body: '' };
     const port = new URL(base).port;
     await new Promise<void>((done, fail) => {
@@ -261,6 +261,33 @@ describe('the gateway front passes every other answer on as it is', () => {
     expect(received?.headers.host).toBe(`127.0.0.1:${port}`);
     const authorization = received?.rawHeaders.filter((_, index, raw) => raw[index - 1] === 'Authorization');
     expect(authorization).toEqual(['Bearer one', 'Bearer two']);
+  });
+});
+
+describe('the gateway front stands in for API Gateway’s own domain', () => {
+  it('forwards its own Host and X-Forwarded-Proto, whatever the caller sent: documents that name our URLs cannot be steered', async () => {
+    canned = { status: 204, body: '' };
+    const port = new URL(base).port;
+    await new Promise<void>((done, fail) => {
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.end(
+          [
+            'GET /.well-known/oauth-authorization-server HTTP/1.1',
+            'Host: attacker.example',
+            'X-Forwarded-Proto: https',
+            'Connection: close',
+            '',
+            '',
+          ].join('\r\n'),
+        ),
+      );
+      socket.once('error', fail);
+      socket.once('close', () => done());
+      socket.resume();
+    });
+    expect(received?.headers.host).toBe(`127.0.0.1:${port}`);
+    expect(received?.headers['x-forwarded-proto']).toBe('http');
+    expect(received?.rawHeaders.filter((name) => /^(host|x-forwarded-proto)$/i.test(name))).toHaveLength(2);
   });
 });
 
