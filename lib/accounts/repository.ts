@@ -125,8 +125,8 @@ const isSingleScript = (name: string) => {
 };
 
 /**
- * Usernames an operator may create. The script is checked on the NFKC form too, where a
- * Common-script look-alike (𝐚, Ⓐ) has become the letter it imitates.
+ * Usernames an operator may create. The script and the colon are checked on the NFKC form
+ * too, where a Common-script look-alike (𝐚, Ⓐ, ：) has become the character it imitates.
  */
 export const UsernameSchema = v.pipe(
   v.string(),
@@ -134,6 +134,12 @@ export const UsernameSchema = v.pipe(
   v.maxLength(128, 'must be at most 128 characters'),
   v.regex(/^[^\p{Cc}\p{Cf}\p{Z}]+$/u, 'must not contain spaces or control characters'),
   v.check((name) => name === name.normalize('NFC'), 'must be in Unicode NFC form'),
+  // The access log's principal is a username or `client:<id>`: no user may pass for a client
+  // (nor for a principal kind added later). NFKC catches the fullwidth and small colons.
+  v.check(
+    (name) => !name.normalize('NFKC').includes(':'),
+    'must not contain a colon (the access log names API clients client:<id>)',
+  ),
   v.check(
     (name) => isSingleScript(name) && isSingleScript(name.normalize('NFKC')),
     'must not mix scripts (e.g. Latin and Cyrillic letters)',

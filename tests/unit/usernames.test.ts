@@ -118,3 +118,26 @@ describe('UsernameSchema: one script', () => {
     expect(v.is(LoginRequestSchema, { username: 'pаypal', password: 'a-password' })).toBe(true);
   });
 });
+
+describe('UsernameSchema: no colon', () => {
+  const NO_COLON = 'must not contain a colon (the access log names API clients client:<id>)';
+
+  it.each([
+    ['an API client’s principal', 'client:abc'],
+    ['the prefix in another case', 'Client:abc'],
+    ['a colon anywhere', 'eshop:brno'],
+    ['a fullwidth colon, which NFKC makes a colon', 'client\uFF1Aabc'],
+    ['a small colon, which NFKC makes a colon', 'client\uFE55abc'],
+  ])('refuses %s', (_, name) => {
+    expect(refusals(name)).toEqual([NO_COLON]);
+  });
+
+  it('accepts a name that only begins like a client’s principal', () => {
+    expect(refusals('client-abc')).toEqual([]);
+    expect(refusals('clientabc')).toEqual([]);
+  });
+
+  it('leaves login to answer such a name as any unknown one: no 400 that tells it apart', () => {
+    expect(v.is(LoginRequestSchema, { username: 'client:abc', password: 'a-password' })).toBe(true);
+  });
+});
