@@ -10,16 +10,28 @@ export const SIGNING_ALGORITHM = 'EdDSA';
 
 const Base64Url = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]+$/));
 
-const PublicJwkSchema = v.object({
+const Kid = v.pipe(v.string(), v.nonEmpty());
+
+const Ed25519Jwk = {
   kty: v.literal('OKP'),
   crv: v.literal('Ed25519'),
   x: Base64Url,
-  kid: v.pipe(v.string(), v.nonEmpty()),
+  kid: Kid,
   alg: v.optional(v.literal(SIGNING_ALGORITHM)),
   use: v.optional(v.literal('sig')),
+};
+
+const PublicJwkSchema = v.object({
+  ...Ed25519Jwk,
+  /**
+   * On a retired key only: the latest `iat` (epoch seconds) a token it signed can carry, its
+   * retirement plus the reload interval. Not a registered JWK member: other verifiers ignore it
+   * (RFC 7517 §4); ours refuse a later `iat` (docs/tokens-and-sessions.md "Signing keys").
+   */
+  signed_until: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
 });
 
-export const PrivateJwkSchema = v.object({ ...PublicJwkSchema.entries, d: Base64Url });
+export const PrivateJwkSchema = v.object({ ...Ed25519Jwk, d: Base64Url });
 
 const JwksSchema = v.object({ keys: v.pipe(v.array(PublicJwkSchema), v.minLength(1)) });
 
@@ -28,7 +40,15 @@ const Timestamp = v.pipe(v.string(), v.isoTimestamp());
 const KeyringSchema = v.object({
   active: PrivateJwkSchema,
   next: PrivateJwkSchema,
-  retired: v.array(v.object({ kid: v.pipe(v.string(), v.nonEmpty()), retiredAt: Timestamp })),
+  retired: v.array(
+    v.object({
+      kid: Kid,
+      retiredAt: Timestamp,
+      // The key that was next beside it, and became active when it retired: the two shared
+      // every copy of the keyring in between. Absent in keyrings written before it was kept.
+      successor: v.optional(Kid),
+    }),
+  ),
   rotatedAt: Timestamp,
   // Optional only for keyrings written before it existed: keys rotate adds it.
   counterSecret: v.optional(v.pipe(Base64Url, v.minLength(43))),
@@ -47,8 +67,13 @@ export interface SigningKey {
   readonly key: CryptoKey;
 }
 
-/** The known verification keys by `kid`: any other `kid` is rejected, never fetched. */
-export type VerificationKeys = ReadonlyMap<string, CryptoKey>;
+/**
+ * The known verification keys by `kid`: any other `kid` is rejected, never fetched. A retired
+ * key's `signedUntil` is the latest `iat` it may have signed (its published `signed_until`).
+ */
+export interface VerificationKeys extends ReadonlyMap<string, CryptoKey> {
+  readonly signedUntil: ReadonlyMap<string, number>;
+}
 
 /** Where key material lives: a file (local stage) or an SSM parameter (AWS stages). */
 export type KeySource =
@@ -114,5 +139,8 @@ export async function importVerificationKeys(jwks: Jwks): Promise<VerificationKe
       return [jwk.kid, key] as const;
     }),
   );
-  return new Map(entries);
+  const signedUntil = jwks.keys.flatMap(({ kid, signed_until }) =>
+    signed_until === undefined ? [] : [[kid, signed_until] as const],
+  );
+  return Object.assign(new Map(entries), { signedUntil: new Map(signedUntil) });
 }

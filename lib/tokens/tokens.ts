@@ -242,6 +242,7 @@ interface VerifyOptions {
 export type TokenErrorCode =
   | 'ERR_TOKEN_NOT_CANONICAL'
   | 'ERR_TOKEN_UNKNOWN_KID'
+  | 'ERR_TOKEN_KEY_RETIRED'
   | 'ERR_TOKEN_LIFETIME'
   | 'ERR_TOKEN_SUBJECT'
   | 'ERR_TOKEN_JTI'
@@ -306,7 +307,7 @@ async function verifyToken(
     if (key === undefined) throw new TokenError('ERR_TOKEN_UNKNOWN_KID', 'unknown kid');
     return key;
   };
-  const { payload } = await jwtVerify(token, getKey, {
+  const { payload, protectedHeader } = await jwtVerify(token, getKey, {
     algorithms: [SIGNING_ALGORITHM],
     issuer,
     audience: expected.audience,
@@ -318,6 +319,11 @@ async function verifyToken(
     ...(clock && { currentDate: clock() }),
   });
   const { sub, jti, iat, exp } = payload;
+  // A retired key's private half may have leaked with the keyring: whatever it signs after its
+  // retirement (and the containers' reload) is forged (docs/tokens-and-sessions.md "Signing keys").
+  const signedUntil = known.signedUntil.get(protectedHeader.kid ?? '');
+  if (signedUntil !== undefined && (iat as number) > signedUntil + CLOCK_TOLERANCE_SECONDS)
+    throw new TokenError('ERR_TOKEN_KEY_RETIRED', 'iat after the key retired');
   // jose applied the tolerance to exp as well; the contract allows none there.
   if (hasExpired(exp as number, (clock ?? systemClock)())) {
     throw new errors.JWTExpired('"exp" claim timestamp check failed', payload, 'exp', 'check_failed');

@@ -25,6 +25,7 @@ import {
   listKeys,
   localKeyLocation,
   readCounterSecret,
+  revokeAllKeys,
   revokeKeys,
   rotateKeys,
   showDuration,
@@ -216,7 +217,10 @@ export async function runCommand(command: Command, context: CommandContext): Pro
     case 'keys revoke': {
       const location = keyLocation(context);
       const params = context.stageParams();
-      const revoked = await revokeKeys(location, command.kid, context.now());
+      const revoked =
+        'all' in command
+          ? await revokeAllKeys(location, context.now())
+          : await revokeKeys(location, command.kid, context.now());
       for (const kid of revoked.revoked)
         context.print(`revoked ${kid}: no longer published, nor in the keyring`);
       if (revoked.replaced) {

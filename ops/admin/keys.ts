@@ -1,6 +1,6 @@
 /**
- * `keys init | list | rotate`: a stage's keyring (private: the active key that signs, the
- * next key, the retired kids) and its public key set (JWKS), the two pieces of key material
+ * `keys init | list | rotate | revoke`: a stage's keyring (private: the active key that signs,
+ * the next key, the retired kids) and its public key set (JWKS), the two pieces of key material
  * the stage's functions read and re-read every `keyReloadInterval`.
  *
  * Local stage: files under DATA_DIR/keys (the keyring readable by its owner only).
@@ -25,7 +25,9 @@ import {
   generateKeyring,
   nextKeyPublished,
   publishedKeys,
+  type Revocation,
   retentionSeconds,
+  revokeAll,
   revokeKey,
   rotateKeyring,
 } from '../keys/keyring.ts';
@@ -253,37 +255,61 @@ export interface KeyEntry {
   readonly role: 'active' | 'next' | 'retired' | 'unknown';
   /** When it became active (the last rotation) or retired. */
   readonly since: string | undefined;
+  /** A retired key's successor, the key it shared the keyring with; undefined if not recorded. */
+  readonly successor?: string | undefined;
   readonly published: boolean;
+  /** The published `signed_until`: verifiers refuse its tokens issued later. */
+  readonly signedUntil?: number | undefined;
 }
 
 /** Every key of the keyring, then every published key the keyring does not know. */
 export function keyEntries({ keyring, jwks }: KeyMaterial): KeyEntry[] {
-  const published = new Set(jwks.keys.map((key) => key.kid));
+  const published = new Map(jwks.keys.map((key) => [key.kid, key]));
   const entries: KeyEntry[] = [
     { kid: keyring.active.kid, role: 'active' as const, since: keyring.rotatedAt },
     { kid: keyring.next.kid, role: 'next' as const, since: undefined },
-    ...keyring.retired.map(({ kid, retiredAt }) => ({ kid, role: 'retired' as const, since: retiredAt })),
-  ].map((entry) => ({ ...entry, published: published.has(entry.kid) }));
+    ...keyring.retired.map(({ kid, retiredAt, successor }) => ({
+      kid,
+      role: 'retired' as const,
+      since: retiredAt,
+      successor,
+    })),
+  ].map((entry) => ({
+    ...entry,
+    published: published.has(entry.kid),
+    signedUntil: published.get(entry.kid)?.signed_until,
+  }));
   const known = new Set(entries.map(({ kid }) => kid));
-  for (const { kid } of jwks.keys) {
-    if (!known.has(kid)) entries.push({ kid, role: 'unknown', since: undefined, published: true });
+  for (const { kid, signed_until } of jwks.keys) {
+    if (!known.has(kid))
+      entries.push({ kid, role: 'unknown', since: undefined, published: true, signedUntil: signed_until });
   }
   return entries;
 }
 
-const describeState = ({ role, since }: KeyEntry) => {
+const describeState = ({ role, since, successor }: KeyEntry) => {
   if (role === 'unknown') return 'not in the keyring';
-  return since === undefined ? role : `${role} since ${since}`;
+  const state = since === undefined ? role : `${role} since ${since}`;
+  if (role !== 'retired') return state;
+  return `${state}, succeeded by ${successor === undefined ? '(not recorded)' : showKid(successor)}`;
 };
 
-/** One aligned line per key: kid, state, whether the key set holds it. */
+const describePublished = ({ published, signedUntil }: KeyEntry) => {
+  if (!published) return 'NOT PUBLISHED';
+  if (signedUntil === undefined) return 'published';
+  return `published, signed until ${new Date(signedUntil * 1000).toISOString()}`;
+};
+
+/**
+ * One aligned line per key: kid, state (a retired key's with its successor, so the chain of
+ * keys that shared a keyring can be followed), whether the key set holds it and until when it signed.
+ */
 export function formatKeyEntries(entries: readonly KeyEntry[]): string[] {
   const rows = entries.map((entry) => ({ ...entry, kid: showKid(entry.kid), state: describeState(entry) }));
   const kidWidth = Math.max(...rows.map(({ kid }) => kid.length));
   const stateWidth = Math.max(...rows.map(({ state }) => state.length));
   return rows.map(
-    ({ kid, state, published }) =>
-      `${kid.padEnd(kidWidth)}  ${state.padEnd(stateWidth)}  ${published ? 'published' : 'NOT PUBLISHED'}`,
+    (row) => `${row.kid.padEnd(kidWidth)}  ${row.state.padEnd(stateWidth)}  ${describePublished(row)}`,
   );
 }
 
@@ -399,30 +425,17 @@ export interface RevokeResult {
 }
 
 /**
- * `keys revoke <kid>`: a leaked key leaves the key set and the keyring at once (lib/tokens/keys.ts
- * revokeKey says which keys go and what replaces them). Never refused for timing, unlike a
- * rotation: an attacker's key is worse than containers that must reload to know the new one.
- * The key set is written first, so the revoked key stops verifying even if the keyring write
- * fails; the message then says how to finish.
+ * Writes a revocation, the key set first, so the revoked keys stop verifying even if the
+ * keyring write fails; `again` is the command that finishes it then.
  */
-export async function revokeKeys(location: KeyLocation, kid: string, now: Date): Promise<RevokeResult> {
-  const { keyring, jwks } = await loadKeys(location);
-  let revocation: Awaited<ReturnType<typeof revokeKey>>;
-  try {
-    revocation = await revokeKey({ keyring, jwks, kid, now });
-  } catch (error) {
-    throw failure(
-      `${error instanceof Error ? error.message : String(error)} of stage ${location.stage} ${location.where} (see keys list${location.stageOption})`,
-    );
-  }
-  // Unpublished even if the keyring write fails; the old keyring then still signs with the
+async function writeRevocation(location: KeyLocation, revocation: Revocation, again: string) {
+  // Unpublished even if the keyring write fails; the old keyring then still signs with a
   // revoked key, so every new token is refused too until it is written.
   await writeKeys(location, revocation, {
     overwrite: true,
     onKeyringFailure: (reason) =>
       `unpublished ${revocation.revoked.map(showKid).join(' and ')} but could not write the keyring ` +
-      `(${reason}); until it is written no new token verifies: run keys revoke${location.stageOption} -- ` +
-      `${showKid(kid)} again to finish`,
+      `(${reason}); until it is written no new token verifies: run ${again} again to finish`,
   });
   return {
     revoked: revocation.revoked.map(showKid),
@@ -430,6 +443,39 @@ export async function revokeKeys(location: KeyLocation, kid: string, now: Date):
     active: showKid(revocation.keyring.active.kid),
     next: showKid(revocation.keyring.next.kid),
   };
+}
+
+/**
+ * `keys revoke <kid>`: a leaked key leaves the key set and the keyring at once, with every key
+ * it shared a keyring with (ops/keys/keyring.ts revokeKey says which keys go and what replaces
+ * them). Never refused for timing, unlike a rotation: an attacker's key is worse than
+ * containers that must reload to know the new one.
+ */
+export async function revokeKeys(location: KeyLocation, kid: string, now: Date): Promise<RevokeResult> {
+  const { keyring, jwks } = await loadKeys(location);
+  let revocation: Revocation;
+  try {
+    revocation = await revokeKey({ keyring, jwks, kid, now });
+  } catch (error) {
+    throw failure(
+      `${error instanceof Error ? error.message : String(error)} of stage ${location.stage} ${location.where} (see keys list${location.stageOption})`,
+    );
+  }
+  return writeRevocation(location, revocation, `keys revoke${location.stageOption} -- ${showKid(kid)}`);
+}
+
+/**
+ * `keys revoke --all`: for a leak whose date is unknown, every key goes (a fresh active and
+ * next key, nothing retired, nothing else published); the counter secret is kept, as by
+ * `keys revoke`. Never refused for timing either.
+ */
+export async function revokeAllKeys(location: KeyLocation, now: Date): Promise<RevokeResult> {
+  const { keyring, jwks } = await loadKeys(location);
+  return writeRevocation(
+    location,
+    await revokeAll({ keyring, jwks, now }),
+    `keys revoke${location.stageOption} --all`,
+  );
 }
 
 export interface RotateResult {
@@ -480,13 +526,21 @@ export async function rotateKeys(input: {
     tokenLifetimeSeconds: Math.max(params.accessTokenTtlSeconds, params.refreshTokenTtlSeconds),
     reloadIntervalSeconds: params.keyReloadIntervalSeconds,
   });
-  const rotation = await rotateKeyring({ keyring, jwks, now: started, retentionSeconds: retention });
+  const rotation = await rotateKeyring({
+    keyring,
+    jwks,
+    now: started,
+    retentionSeconds: retention,
+    reloadIntervalSeconds: interval,
+  });
   // The next rotation must wait a reload interval from when the new next key was published,
   // not from when this one started: a container may have read the old key set until then.
   const rotated: Keyring = { ...rotation.keyring, rotatedAt: now().toISOString() };
   // Half-way (key set written, keyring not): the old keyring's active key still signs and is
-  // published (as retired), its next key is published (as active), so every token verifies;
-  // the new next key is in no keyring, and running keys rotate again finishes with another.
+  // published, as retired with its signed_until; its next key is published (as active). Every
+  // token verifies until that bound; running keys rotate again finishes with another next key
+  // and bounds the retired key from then (the tokens refused in between verify again).
+  const signedUntil = rotation.jwks.keys.find(({ kid }) => kid === keyring.active.kid)?.signed_until ?? 0;
   await writeKeys(
     location,
     { keyring: rotated, jwks: rotation.jwks },
@@ -494,7 +548,8 @@ export async function rotateKeys(input: {
       overwrite: true,
       onKeyringFailure: (reason) =>
         `published the new key set but could not write the keyring ${location.keyring} (${reason}); ` +
-        `nothing signs with a new key yet and every token still verifies: run keys rotate` +
+        `nothing signs with a new key yet and every token verifies, but tokens the active key signs after ` +
+        `${new Date(signedUntil * 1000).toISOString()} will not: run keys rotate` +
         `${location.stageOption}${forceOption} again to finish`,
     },
   );

@@ -31,6 +31,7 @@ export type Command =
   | { readonly name: 'keys init' | 'keys rotate'; readonly force: boolean }
   | { readonly name: 'keys list' }
   | { readonly name: 'keys revoke'; readonly kid: string }
+  | { readonly name: 'keys revoke'; readonly all: true }
   | {
       readonly name: 'import';
       readonly file: string;
@@ -116,7 +117,7 @@ const COMMANDS: Record<CommandName, CommandSpec> = {
   'keys init': { args: [], options: ['force'] },
   'keys list': { args: [], options: [] },
   'keys rotate': { args: [], options: ['force'] },
-  'keys revoke': { args: ['kid'], options: [] },
+  'keys revoke': { args: ['kid'], options: ['all'] },
   import: { args: ['file'], options: ['dry-run', 'skip-invalid'] },
   export: { args: [], options: ['include-password-hashes'] },
   'user list': { args: [], options: ['customer', 'disabled', 'locked'] },
@@ -244,7 +245,10 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       throw usageError(`option --${option} does not apply to ${name}`);
     }
   }
-  if (args.length !== spec.args.length) {
+  // `keys revoke --all` names no kid: every key goes.
+  const revokeAll = name === 'keys revoke' && given.has('all');
+  if (revokeAll && args.length > 0) throw usageError('keys revoke takes either <kid> or --all');
+  if (!revokeAll && args.length !== spec.args.length) {
     const expected = spec.args.length === 0 ? 'no arguments' : spec.args.map((arg) => `<${arg}>`).join(' ');
     const passwordHint =
       name === 'user add' || name === 'user passwd' ? '; the password is read from stdin' : '';
@@ -295,7 +299,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       case 'keys list':
         return { name };
       case 'keys revoke':
-        return { name, kid: check(KidSchema, first, 'kid') };
+        return revokeAll ? { name, all: true } : { name, kid: check(KidSchema, first, 'kid') };
       case 'import':
         return {
           name,

@@ -91,10 +91,14 @@ retired keys stay published until the tokens they signed have expired)
                            retires; refused within keyReloadInterval of the last rotation
                            (--force rotates anyway). Prints kids only, never key material
   keys revoke -- <kid>     a key leaked: it leaves the key set and the keyring at once, with
-                           no retention; revoking the active or the next key replaces both
-                           (they share one secret). Every token it signed is refused within
-                           keyReloadInterval plus the authorizer's cache (docs/deploying.md).
+                           no retention, and so does every key that shared the keyring with
+                           it (the one it succeeded, the one that succeeded it); revoking the
+                           active or the next key replaces both (they share one secret).
+                           Every token they signed is refused within keyReloadInterval plus
+                           the authorizer's cache (docs/deploying.md).
                            The kid goes after --, since a kid may begin with -
+  keys revoke --all        a leak of unknown date: every key goes, retired ones included, and
+                           a fresh active and next key replace them (counter secret kept)
 
 Options
   --stage <name>           a deployed stage: its tables, credentials from the AWS chain

@@ -2,10 +2,12 @@
  * The keyring's rules as an operator applies them: a new stage's keys, what to publish,
  * rotation (the next key signs, a new next key is published, the active key retires and
  * stays published until every token it signed has expired) and revocation (a leaked key goes
- * at once). The functions only read what these write (lib/tokens/keys.ts).
+ * at once, with every key it shared a keyring with). The functions only read what these
+ * write (lib/tokens/keys.ts).
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import * as v from 'valibot';
+import { epochSeconds } from '../../lib/time.ts';
 import {
   type Jwks,
   type Keyring,
@@ -57,12 +59,6 @@ export interface Rotation {
 }
 
 /**
- * Rotates a keyring: the next key becomes active, a new next key is made, the active key
- * retires. Retired keys stay published for `retentionSeconds` after they stopped signing
- * (the longest a token they signed can live, plus the time a container may keep signing
- * with a key it loaded before the rotation); older ones are dropped from the key set.
- */
-/**
  * How long a retired key stays published: every token it signed must keep verifying until
  * it expires, including tokens signed by containers that had not yet reloaded the keyring
  * (up to a reload interval after the rotation), with the verifiers' clock tolerance.
@@ -82,16 +78,43 @@ export const earliestRotation = (keyring: Keyring, reloadIntervalSeconds: number
 export const nextKeyPublished = (keyring: Keyring, jwks: Jwks) =>
   jwks.keys.some(({ kid }) => kid === keyring.next.kid);
 
+/**
+ * The latest `iat` a key retired at `retiredAt` can have signed: containers keep signing with
+ * it until they reload the keyring. Published as the key's `signed_until`.
+ */
+const signedUntil = (retiredAt: Date, reloadIntervalSeconds: number) =>
+  epochSeconds(retiredAt) + reloadIntervalSeconds;
+
+/**
+ * Rotates a keyring: the next key becomes active, a new next key is made, the active key
+ * retires, recording its successor (the chain `revokeKey` follows) and published with its
+ * `signed_until`, as is every retired key of an older key set that lacks one. Retired keys
+ * stay published for `retentionSeconds` after they stopped signing (the longest a token they
+ * signed can live, plus the time a container may keep signing with a key it loaded before
+ * the rotation); older ones are dropped from the key set.
+ */
 export async function rotateKeyring(input: {
   readonly keyring: Keyring;
   readonly jwks: Jwks;
   readonly now: Date;
   readonly retentionSeconds: number;
+  readonly reloadIntervalSeconds: number;
 }): Promise<Rotation> {
-  const { keyring, jwks, now, retentionSeconds } = input;
+  const { keyring, jwks, now, retentionSeconds, reloadIntervalSeconds } = input;
   const cutoff = now.getTime() - retentionSeconds * 1000;
-  const retired = [{ kid: keyring.active.kid, retiredAt: now.toISOString() }, ...keyring.retired];
+  const retired = [
+    { kid: keyring.active.kid, retiredAt: now.toISOString(), successor: keyring.next.kid },
+    ...keyring.retired,
+  ];
   const kept = retired.filter(({ retiredAt }) => Date.parse(retiredAt) > cutoff);
+  const retirements = new Map(retired.map((key) => [key.kid, new Date(key.retiredAt)]));
+  // The retiring key is bounded from now even if a rotation cut short stamped it already.
+  const bounded = (key: PublicJwk): PublicJwk => {
+    const at = retirements.get(key.kid);
+    return at === undefined || (key.signed_until !== undefined && key.kid !== keyring.active.kid)
+      ? key
+      : { ...key, signed_until: signedUntil(at, reloadIntervalSeconds) };
+  };
   const rotated: Keyring = {
     active: keyring.next,
     next: await generateSigningJwk(),
@@ -102,7 +125,7 @@ export async function rotateKeyring(input: {
   };
   return {
     keyring: rotated,
-    jwks: publishedKeys(rotated, { keys: [...jwks.keys, toPublicJwk(keyring.active)] }),
+    jwks: publishedKeys(rotated, { keys: [...jwks.keys, toPublicJwk(keyring.active)].map(bounded) }),
     dropped: retired.filter((key) => !kept.includes(key)).map(({ kid }) => kid),
   };
 }
@@ -110,20 +133,48 @@ export async function rotateKeyring(input: {
 export interface Revocation {
   readonly keyring: Keyring;
   readonly jwks: Jwks;
-  /** The kids no longer published nor kept: the revoked one, and its keyring companion. */
+  /** The kids no longer published nor kept: the revoked one, and the keys it shared a keyring with. */
   readonly revoked: readonly string[];
   /** Whether the active and next keys were replaced. */
   readonly replaced: boolean;
 }
 
 /**
- * Revokes a key at once, for a key that leaked: it leaves the key set and the keyring with
- * no retention, so every token it signed is refused once verifiers reload. The active and
- * next keys live in one secret: if either is revoked, both are taken as leaked and a fresh
- * active and next key replace them, published together (verifiers that have not reloaded
- * refuse the new tokens until they do; an emergency accepts that). A retired key's private
- * half is no longer kept, so revoking one replaces nothing. Throws for a kid that is
- * neither in the keyring nor published.
+ * The pairs of kids that were together in the keyring at some time: the active and the next
+ * key, and each retired key with its successor. A retired entry written before successors were
+ * recorded is paired with the key listed before it (the next newer retired key, or the active
+ * key for the newest): every true pair is among those, since rotations only prepend.
+ */
+function sharedKeyrings(keyring: Keyring): [string, string][] {
+  const newer = [keyring.active.kid, ...keyring.retired.map(({ kid }) => kid)];
+  return [
+    [keyring.active.kid, keyring.next.kid],
+    ...keyring.retired.map(({ kid, successor }, index): [string, string] => [
+      kid,
+      successor ?? newer[index] ?? keyring.active.kid,
+    ]),
+  ];
+}
+
+/** Replaces the active and the next key; the counter secret is kept (a new one would clear every lock). */
+async function replacePair(keyring: Keyring, retired: Keyring['retired'], now: Date): Promise<Keyring> {
+  return {
+    ...(await generateKeyring(now)),
+    retired,
+    counterSecret: keyring.counterSecret ?? generateCounterSecret(),
+  };
+}
+
+/**
+ * Revokes a key at once, for a key that leaked, with every key that shared a keyring with
+ * it (its neighbours in the chain: the key it succeeded and the key that succeeded it, or
+ * the next key for the active one): a copy of the keyring holds one such pair, so whoever
+ * holds `kid` may hold them too. They leave the key set and the keyring with no retention,
+ * so every token they signed is refused once verifiers reload. The active and next keys
+ * live in one secret: if either is revoked, both are taken as leaked and a fresh active and
+ * next key replace them, published together (verifiers that have not reloaded refuse the
+ * new tokens until they do; an emergency accepts that). Throws for a kid that is neither in
+ * the keyring nor published.
  */
 export async function revokeKey(input: {
   readonly keyring: Keyring;
@@ -136,16 +187,29 @@ export async function revokeKey(input: {
   if (!inKeyring.includes(kid) && !jwks.keys.some((key) => key.kid === kid)) {
     throw new Error(`no key ${kid} in the keyring or the key set`);
   }
-  const replaced = kid === keyring.active.kid || kid === keyring.next.kid;
-  const revoked = replaced ? [keyring.active.kid, keyring.next.kid] : [kid];
-  const kept = keyring.retired.filter((key) => !revoked.includes(key.kid));
-  const next: Keyring = replaced
-    ? {
-        ...(await generateKeyring(now)),
-        retired: kept,
-        counterSecret: keyring.counterSecret ?? generateCounterSecret(),
-      }
-    : { ...keyring, retired: kept };
-  const previous = { keys: jwks.keys.filter((key) => !revoked.includes(key.kid)) };
+  const leaked = new Set([kid]);
+  for (const pair of sharedKeyrings(keyring)) if (pair.includes(kid)) for (const one of pair) leaked.add(one);
+  const replaced = leaked.has(keyring.active.kid) || leaked.has(keyring.next.kid);
+  if (replaced) for (const one of [keyring.active.kid, keyring.next.kid]) leaked.add(one);
+  const revoked = [...new Set([...inKeyring, kid])].filter((one) => leaked.has(one));
+  const kept = keyring.retired.filter((key) => !leaked.has(key.kid));
+  const next = replaced ? await replacePair(keyring, kept, now) : { ...keyring, retired: kept };
+  const previous = { keys: jwks.keys.filter((key) => !leaked.has(key.kid)) };
   return { keyring: next, jwks: publishedKeys(next, previous), revoked, replaced };
+}
+
+/**
+ * Revokes every key, for a leak whose date is unknown (any past copy of the keyring may be
+ * out): a fresh active and next key, nothing retired, and only those two published.
+ */
+export async function revokeAll(input: {
+  readonly keyring: Keyring;
+  readonly jwks: Jwks;
+  readonly now: Date;
+}): Promise<Revocation> {
+  const { keyring, jwks, now } = input;
+  const known = [keyring.active.kid, keyring.next.kid, ...keyring.retired.map(({ kid }) => kid)];
+  const revoked = [...new Set([...known, ...jwks.keys.map(({ kid }) => kid)])];
+  const next = await replacePair(keyring, [], now);
+  return { keyring: next, jwks: publishedKeys(next), revoked, replaced: true };
 }

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { base64url, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '../../lib/scopes.ts';
-import { importSigningKey } from '../../lib/tokens/keys.ts';
+import { importSigningKey, importVerificationKeys } from '../../lib/tokens/keys.ts';
 import {
   ACCESS_TOKEN_TYPE,
   type AccessTokenVerifier,
@@ -15,7 +15,7 @@ import {
   REFRESH_TOKEN_TYPE,
   type TokenIssuer,
 } from '../../lib/tokens/tokens.ts';
-import { generateSigningJwk } from '../../ops/keys/keyring.ts';
+import { generateSigningJwk, toPublicJwk } from '../../ops/keys/keyring.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
 import { respellings } from '../support/spellings.ts';
 
@@ -538,5 +538,59 @@ describe('one spelling per token', () => {
         expect(isCanonicalBase64url(Buffer.from(bytes).toString('base64url'))).toBe(true);
       }),
     );
+  });
+});
+
+describe('a retired key signs nothing after its retirement', () => {
+  /** A key set with the stage's key and one key retired so that it signed until `signedUntil`. */
+  const withRetiredKey = async (signedUntil: number) => {
+    const retired = await generateSigningJwk();
+    const jwks = {
+      keys: [...keys.jwks.keys, { ...toPublicJwk(retired), signed_until: signedUntil }],
+    };
+    const verificationKeys = await importVerificationKeys(jwks);
+    const deps = { keys: async () => verificationKeys, settings: TOKEN_SETTINGS, clock: () => NOW };
+    return {
+      access: createAccessTokenVerifier(deps),
+      refresh: createRefreshTokenVerifier(deps),
+      signer: createTokenIssuer({
+        signingKey: async () => importSigningKey(retired),
+        settings: TOKEN_SETTINGS,
+      }),
+    };
+  };
+  const issuedAt = (seconds: number) => tokenRequest(alice, new Date(seconds * 1000));
+
+  it('refuses its access and refresh tokens with an iat later than its signed_until plus the clock tolerance', async () => {
+    const signedUntil = NOW_SECONDS - 60;
+    const { access, refresh, signer } = await withRetiredKey(signedUntil);
+
+    const late = await signer.issue(issuedAt(signedUntil + CLOCK_TOLERANCE_SECONDS + 1));
+
+    const refusal = {
+      name: 'TokenError',
+      code: 'ERR_TOKEN_KEY_RETIRED',
+      message: 'iat after the key retired',
+    };
+    await expect(access.verify(late.accessToken)).rejects.toMatchObject(refusal);
+    await expect(refresh.verify(late.refreshToken)).rejects.toMatchObject(refusal);
+  });
+
+  it('accepts its tokens issued up to its signed_until plus the clock tolerance, until they expire', async () => {
+    const signedUntil = NOW_SECONDS - 60;
+    const { access, refresh, signer } = await withRetiredKey(signedUntil);
+
+    const last = await signer.issue(issuedAt(signedUntil + CLOCK_TOLERANCE_SECONDS));
+
+    await expect(access.verify(last.accessToken)).resolves.toMatchObject({ kind: 'user', username: 'alice' });
+    await expect(refresh.verify(last.refreshToken)).resolves.toMatchObject({ username: 'alice' });
+  });
+
+  it('bounds only the retired key: the other keys of the set verify tokens issued now', async () => {
+    const { access } = await withRetiredKey(NOW_SECONDS - 60);
+
+    const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
+
+    await expect(access.verify(accessToken)).resolves.toEqual(verifiedAlice);
   });
 });

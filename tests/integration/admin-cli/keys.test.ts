@@ -275,25 +275,31 @@ describe('admin CLI: keys', () => {
     expect(kids(replaced.jwks)).toEqual([replaced.keyring.active.kid, replaced.keyring.next.kid]);
   });
 
-  it('keys list prints each key with its state and whether it is published', () =>
+  it('keys list prints each key with its state, a retired key’s successor, and whether and until when it is published', () =>
     withDataDir(async (dir) => {
-      const retired = await generateSigningJwk();
+      const [older, retired] = await Promise.all([generateSigningJwk(), generateSigningJwk()]);
       const base = await keyringFrom(2);
       const keyring: Keyring = {
         ...base,
-        retired: [{ kid: retired.kid, retiredAt: '2025-06-01T08:00:00.000Z' }],
+        retired: [
+          { kid: retired.kid, retiredAt: '2025-06-01T08:00:00.000Z', successor: base.active.kid },
+          { kid: older.kid, retiredAt: '2025-05-01T08:00:00.000Z' },
+        ],
       };
-      await writeLocalKeys(dir, keyring, publishedKeys(keyring, { keys: [toPublicJwk(retired)] }));
+      const bounded = { ...toPublicJwk(retired), signed_until: Date.parse('2025-06-01T08:05:00Z') / 1000 };
+      await writeLocalKeys(dir, keyring, publishedKeys(keyring, { keys: [bounded, toPublicJwk(older)] }));
 
       const listed = await admin(['keys', 'list'], { env: { DATA_DIR: dir } });
 
       expect(listed).toMatchObject({ code: 0, stderr: [] });
       // States are padded to the longest, here the retired key's.
-      const pad = (state: string) => state.padEnd('retired since 2025-06-01T08:00:00.000Z'.length);
+      const retiredState = `retired since 2025-06-01T08:00:00.000Z, succeeded by ${base.active.kid}`;
+      const pad = (state: string) => state.padEnd(retiredState.length);
       expect(lines(listed.stdout)).toEqual([
         `${keyring.active.kid}  ${pad(`active since ${keyring.rotatedAt}`)}  published`,
         `${keyring.next.kid}  ${pad('next')}  published`,
-        `${retired.kid}  ${pad('retired since 2025-06-01T08:00:00.000Z')}  published`,
+        `${retired.kid}  ${retiredState}  published, signed until 2025-06-01T08:05:00.000Z`,
+        `${older.kid}  ${pad('retired since 2025-05-01T08:00:00.000Z, succeeded by (not recorded)')}  published`,
       ]);
       expect(listed.stdout).not.toContain(keyring.active.d);
     }));
@@ -337,8 +343,14 @@ describe('admin CLI: keys', () => {
       const after = await readLocalKeys(dir);
       expect(after.keyring.active).toEqual(before.next);
       expect([before.active.kid, before.next.kid]).not.toContain(after.keyring.next.kid);
-      expect(after.keyring.retired).toEqual([{ kid: before.active.kid, retiredAt: expect.any(String) }]);
+      expect(after.keyring.retired).toEqual([
+        { kid: before.active.kid, retiredAt: expect.any(String), successor: before.next.kid },
+      ]);
       expect(kids(after.jwks)).toEqual([after.keyring.active.kid, after.keyring.next.kid, before.active.kid]);
+      // Containers sign with it until they reload: for keyReloadInterval (10m) after the rotation.
+      expect(after.jwks.keys[2]?.signed_until).toBe(
+        epochSeconds(new Date(after.keyring.retired[0]?.retiredAt ?? '')) + 600,
+      );
       expect((await stat(keyFiles(dir).keyring)).mode & 0o077).toBe(0);
       expect(await verifyWith(after.jwks, token)).toBe('rotation-user');
       expect(await verifyWith(after.jwks, await signWith(after.keyring))).toBe('rotation-user');
@@ -437,7 +449,8 @@ describe('admin CLI: keys', () => {
       expect.stringMatching(
         new RegExp(
           `^error: published the new key set but could not write the keyring ${names.signingKeyring} .*AccessDenied.*` +
-            `every token still verifies: run keys rotate --stage ${OTHER_STAGE} again to finish$`,
+            `every token verifies, but tokens the active key signs after \\S+Z will not: ` +
+            `run keys rotate --stage ${OTHER_STAGE} again to finish$`,
         ),
       ),
     ]);
@@ -500,9 +513,10 @@ describe('keys revoke', () => {
     return { names, stored, writes, store, keyring, retired };
   }
 
-  it('revoking the active key unpublishes it and the next key at once and replaces both, keeping the counter secret', async () => {
+  it('revoking the active key unpublishes it, the next key and the retired key it succeeded at once and replaces the pair, keeping the counter secret', async () => {
     const { names, stored, writes, store, keyring, retired } = await stageWithRetiredKey();
     const forged = await signWith(keyring);
+    const forgedRetired = await signWith({ ...keyring, active: retired });
 
     const run = await admin(['keys', 'revoke', '--stage', OTHER_STAGE, '--', keyring.active.kid], {
       parameters: store,
@@ -513,16 +527,19 @@ describe('keys revoke', () => {
     expect(writes).toEqual([names.jwks, names.signingKeyring]);
     expect(stored.get(names.signingKeyring)).toMatchObject({ secure: true, kmsKeyId: KMS_KEY });
     const after = storedKeys(stored, OTHER_STAGE);
-    expect(kids(after.jwks)).toEqual([after.keyring.active.kid, after.keyring.next.kid, retired.kid]);
+    expect(kids(after.jwks)).toEqual([after.keyring.active.kid, after.keyring.next.kid]);
     expect([after.keyring.active.kid, after.keyring.next.kid]).not.toContain(keyring.active.kid);
     expect([after.keyring.active.kid, after.keyring.next.kid]).not.toContain(keyring.next.kid);
-    expect(after.keyring.retired).toEqual(keyring.retired);
+    // The keyring did not record the retired key's successor: it may be the active key.
+    expect(after.keyring.retired).toEqual([]);
     expect(after.keyring.counterSecret).toBe(keyring.counterSecret);
     await expect(verifyWith(after.jwks, forged)).rejects.toThrow();
+    await expect(verifyWith(after.jwks, forgedRetired)).rejects.toThrow();
     expect(await verifyWith(after.jwks, await signWith(after.keyring))).toBe('rotation-user');
     expect(lines(run.stdout)).toEqual([
       `revoked ${keyring.active.kid}: no longer published, nor in the keyring`,
       `revoked ${keyring.next.kid}: no longer published, nor in the keyring`,
+      `revoked ${retired.kid}: no longer published, nor in the keyring`,
       `active  ${after.keyring.active.kid} (new: signs as soon as a function reloads)`,
       `next    ${after.keyring.next.kid} (new)`,
       'the functions load the change within 5m; tokens signed by a revoked key are refused from then ' +
@@ -531,9 +548,17 @@ describe('keys revoke', () => {
     expect(run.stdout).not.toContain('"d"');
   });
 
-  it('revoking a retired key drops only it, even within a reload interval of the last rotation', async () => {
+  it('revoking a retired key drops it with the keys it shared the keyring with, even within a reload interval of the last rotation', async () => {
     const { stored, store, keyring, retired } = await stageWithRetiredKey();
-    const recent = { ...keyring, rotatedAt: new Date().toISOString() };
+    const successor = await generateSigningJwk();
+    const recent: Keyring = {
+      ...keyring,
+      rotatedAt: new Date().toISOString(),
+      retired: [
+        { kid: successor.kid, retiredAt: new Date().toISOString(), successor: 'a-revoked-kid' },
+        { kid: retired.kid, retiredAt: new Date().toISOString(), successor: successor.kid },
+      ],
+    };
     await store.put(keyParameterNames(OTHER_STAGE).signingKeyring, JSON.stringify(recent), {
       secure: true,
       overwrite: true,
@@ -547,6 +572,34 @@ describe('keys revoke', () => {
     const after = storedKeys(stored, OTHER_STAGE);
     expect(kids(after.jwks)).toEqual([keyring.active.kid, keyring.next.kid]);
     expect(after.keyring).toEqual({ ...recent, retired: [] });
+    expect(lines(run.stdout).slice(0, 2)).toEqual([
+      `revoked ${successor.kid}: no longer published, nor in the keyring`,
+      `revoked ${retired.kid}: no longer published, nor in the keyring`,
+    ]);
+  });
+
+  it('keys revoke --all revokes every key of the stage, retired and unknown ones too, and keeps the counter secret', async () => {
+    const { names, stored, writes, store, keyring, retired } = await stageWithRetiredKey();
+    const forged = [await signWith(keyring), await signWith({ ...keyring, active: retired })];
+
+    const run = await admin(['keys', 'revoke', '--stage', OTHER_STAGE, '--all'], { parameters: store });
+
+    expect(run.code).toBe(0);
+    expect(writes).toEqual([names.jwks, names.signingKeyring]);
+    const after = storedKeys(stored, OTHER_STAGE);
+    expect(kids(after.jwks)).toEqual([after.keyring.active.kid, after.keyring.next.kid]);
+    expect(after.keyring.retired).toEqual([]);
+    expect(after.keyring.counterSecret).toBe(keyring.counterSecret);
+    for (const token of forged) await expect(verifyWith(after.jwks, token)).rejects.toThrow();
+    for (const kid of [keyring.active.kid, keyring.next.kid, retired.kid])
+      expect(lines(run.stdout)).toContain(`revoked ${kid}: no longer published, nor in the keyring`);
+  });
+
+  it('keys revoke takes a kid or --all, not both', async () => {
+    const run = await admin(['keys', 'revoke', '--all', '--', 'a'.repeat(43)]);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toEqual(['error: keys revoke takes either <kid> or --all']);
   });
 
   it('refuses a kid the stage does not know, changing nothing', async () => {
