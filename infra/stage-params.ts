@@ -1,8 +1,9 @@
 /**
  * Reads the stage parameters the operator tools need from serverless.yml (`params.<stage>`
  * over `params.default`), so the admin CLI hashes passwords at the stage's bcrypt cost,
- * keeps retired keys as long as the stage's tokens live and encrypts the keyring with the
- * KMS key the stage's template puts it under, without a second copy of a value. (A `--param`
+ * imports hashes up to the cost the stage's login can afford, keeps retired keys as long as
+ * the stage's tokens live and encrypts the keyring with the KMS key the stage's template puts
+ * it under, without a second copy of a value. (A `--param`
  * given to `serverless deploy` is not seen here: set a stage's values in its `params` block.)
  *
  * A parameter may be a literal or use `${env:NAME}` / `${env:NAME, 'default'}`, resolved as
@@ -34,8 +35,14 @@ export const KmsKeyArnSchema = v.union([
   ),
 ]);
 
+const BcryptCostSchema = v.pipe(v.number(), v.integer(), v.minValue(4), v.maxValue(15));
+
 const ParamsSchema = v.object({
-  bcryptCost: v.pipe(v.number(), v.integer(), v.minValue(4), v.maxValue(15)),
+  bcryptCost: BcryptCostSchema,
+  // At most 15, as bcryptCost: the last cost whose compare (about 6 s at 512 MB) ends inside
+  // the login's 10 s timeout. At least bcryptCost (checked below): a stage's export imports back.
+  importBcryptMaxCost: BcryptCostSchema,
+  loginMemorySize: v.pipe(v.number(), v.integer(), v.minValue(128), v.maxValue(10_240)),
   accessTokenTtl: DurationSchema,
   refreshTokenTtl: DurationSchema,
   keyReloadInterval: DurationSchema,
@@ -55,6 +62,10 @@ const ParamsSchema = v.object({
 
 export interface StageParams {
   readonly bcryptCost: number;
+  /** The highest bcrypt cost an imported hash may have: docs/import-format.md. */
+  readonly importBcryptMaxCost: number;
+  /** The login functions' memory (MB), which sets their CPU share and so a compare's time. */
+  readonly loginMemorySize: number;
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly keyReloadIntervalSeconds: number;
@@ -103,12 +114,21 @@ function resolveValue(name: string, value: unknown, stage: string, env: Env): un
   return resolved;
 }
 
-/** The parameters of `stage`; `env` resolves `${env:…}` variables (default: this process's). */
-export function readStageParams(stage: string, env: Env = process.env): StageParams {
-  const doc = parse(readFileSync(SERVERLESS_FILE, 'utf8'), { logLevel: 'silent' }) as {
-    params?: Record<string, Record<string, unknown> | null>;
-  };
-  const merged: Record<string, unknown> = { ...doc.params?.default, ...doc.params?.[stage] };
+type ParamBlocks = Readonly<Record<string, Record<string, unknown> | null>>;
+
+const serverlessParams = (): ParamBlocks | undefined =>
+  (parse(readFileSync(SERVERLESS_FILE, 'utf8'), { logLevel: 'silent' }) as { params?: ParamBlocks }).params;
+
+/**
+ * The parameters of `stage`; `env` resolves `${env:…}` variables (default: this process's);
+ * `blocks`: the `params:` blocks (default: serverless.yml's).
+ */
+export function readStageParams(
+  stage: string,
+  env: Env = process.env,
+  blocks: ParamBlocks | undefined = serverlessParams(),
+): StageParams {
+  const merged: Record<string, unknown> = { ...blocks?.default, ...blocks?.[stage] };
   const wanted = Object.fromEntries(
     Object.keys(ParamsSchema.entries).map((name) => [name, resolveValue(name, merged[name], stage, env)]),
   );
@@ -118,8 +138,16 @@ export function readStageParams(stage: string, env: Env = process.env): StagePar
     throw new Error(`serverless.yml params of stage ${stage}: ${problems.join('; ')}`);
   }
   const params = result.output;
+  if (params.importBcryptMaxCost < params.bcryptCost) {
+    throw new Error(
+      `serverless.yml params of stage ${stage}: importBcryptMaxCost must be at least bcryptCost ` +
+        `(${params.bcryptCost}): the stage's own hashes must import back`,
+    );
+  }
   return {
     bcryptCost: params.bcryptCost,
+    importBcryptMaxCost: params.importBcryptMaxCost,
+    loginMemorySize: params.loginMemorySize,
     accessTokenTtlSeconds: params.accessTokenTtl,
     refreshTokenTtlSeconds: params.refreshTokenTtl,
     keyReloadIntervalSeconds: params.keyReloadInterval,

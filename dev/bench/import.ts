@@ -151,7 +151,7 @@ export async function importPart(options: { endpoint: string; users: number }): 
             input: createReadStream(file, { encoding: 'utf8' }),
             crlfDelay: Number.POSITIVE_INFINITY,
           }),
-        bcryptCost: 4, // the cost of the bench's hash
+        importBcryptMaxCost: 4, // the cost of the bench's hash
         hashPassword: async () => {
           throw new Error('the bench imports hashes only');
         },

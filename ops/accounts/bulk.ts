@@ -119,11 +119,11 @@ export interface LineProblem extends Problem {
 /** What the rules of a record depend on: the stage's settings. */
 export interface RecordRules {
   /**
-   * The stage's bcrypt cost, the highest an imported hash may have: a compare at a higher
-   * cost would make that user's logins slower than an unknown username's (at cost 17 and
-   * above, slower than the login timeout); a lower one is re-hashed at the first login.
+   * The stage's `importBcryptMaxCost`, the highest cost an imported hash may have: what a
+   * login's compare affords well inside its timeout. Any other cost than the stage's is
+   * re-hashed at the first login; until then the user's logins take that cost's time.
    */
-  readonly bcryptCost: number;
+  readonly importBcryptMaxCost: number;
 }
 
 /** A line parsed and checked on its own, or why not. */
@@ -170,11 +170,11 @@ export function parseRecord(
   }
   if (record.type === 'user' && record.passwordHash !== undefined) {
     const cost = bcryptCostOf(record.passwordHash);
-    if (cost > rules.bcryptCost) {
+    if (cost > rules.importBcryptMaxCost) {
       return {
         problem: {
           field: ['passwordHash'],
-          message: `has cost ${cost}, above the stage's bcrypt cost (${rules.bcryptCost}), the most an import accepts`,
+          message: `has cost ${cost}, above the stage's importBcryptMaxCost (${rules.importBcryptMaxCost}), the most an import accepts`,
         },
       };
     }

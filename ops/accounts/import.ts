@@ -2,8 +2,8 @@
  * Runs an import (the rules are in bulk.ts): validation, then customers, then users, then
  * API clients (only when the file holds any), each in batches of 100 records, eight batches under way while the store keeps four DynamoDB calls
  * in flight. Everything it needs is passed in:
- * the lines of the file (read anew for each pass), the bulk store, bcrypt and the stage's
- * bcrypt cost, a clock, and a progress callback.
+ * the lines of the file (read anew for each pass), the bulk store, bcrypt and the highest
+ * cost the stage imports, a clock, and a progress callback.
  */
 
 import { accountItems } from '../../lib/accounts/dynamodb.ts';
@@ -74,7 +74,7 @@ interface Numbered<T> {
 }
 
 export async function importFile(deps: ImportDeps, options: ImportOptions): Promise<ImportResult> {
-  const rules: RecordRules = { bcryptCost: deps.bcryptCost };
+  const rules: RecordRules = { importBcryptMaxCost: deps.importBcryptMaxCost };
   const validation = await validateFile(deps.lines, { exists: (id) => deps.store.customerExists(id) }, rules);
   const summary = emptySummary();
   const problems: LineProblem[] = [...validation.problems];

@@ -22,7 +22,7 @@ type CommandOf<TName extends Command['name']> = Extract<Command, { name: TName }
 const MAX_PROBLEM_LINES = 1000;
 
 export async function importCommand(command: CommandOf<'import'>, context: CommandContext): Promise<void> {
-  const cost = context.stageParams().bcryptCost;
+  const { bcryptCost: cost, importBcryptMaxCost } = context.stageParams();
   const progress = context.progress(command.dryRun ? 'checking' : 'importing');
   let result: Awaited<ReturnType<typeof importFile>>;
   try {
@@ -30,7 +30,7 @@ export async function importCommand(command: CommandOf<'import'>, context: Comma
       {
         store: context.bulk(),
         lines: context.fileLines(command.file),
-        bcryptCost: cost,
+        importBcryptMaxCost,
         hashPassword: (password) => hashPassword(password, cost),
         comparePassword: (password, hash) => bcrypt.compare(password, hash),
         clock: () => context.now(),

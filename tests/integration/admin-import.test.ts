@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables } from '../../dev/local/tables.ts';
-import { readStageParams } from '../../infra/stage-params.ts';
+import { readStageParams, type StageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { tableNames } from '../../lib/stage.ts';
@@ -22,8 +22,9 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLE = resolve(ROOT, 'docs/import-example.jsonl');
 const EXAMPLE_CSV = resolve(ROOT, 'docs/import-example.csv');
 const LEGACY_PASSWORD = 'legacy-password-1';
-/** The cost of the stage the CLI targets here (the local one): the most an import accepts. */
+/** The cost of the stage the CLI targets here (the local one), and the most its import accepts. */
 const STAGE_COST = readStageParams('local', {}).bcryptCost;
+const IMPORT_MAX = readStageParams('local', {}).importBcryptMaxCost;
 /** A well-formed hash at `cost`, two digits as bcrypt writes it. */
 const atCost = (hash: string, cost: number) =>
   hash.replace(/^(\$2[aby]\$)\d\d\$/, `$1${String(cost).padStart(2, '0')}$`);
@@ -55,11 +56,15 @@ describeEachDynamo('admin import and export', (kind) => {
     readonly err: string[];
   }
 
-  /** The CLI on `stage`'s tables; `bulk` may wrap the real bulk store (to inject a fault). */
+  /**
+   * The CLI on `stage`'s tables; `bulk` may wrap the real bulk store (to inject a fault);
+   * `params`: another stage's parameters than the local one's.
+   */
   async function admin(
     stage: Stage,
     args: string[],
     wrap: (bulk: BulkAccountStore) => BulkAccountStore = (bulk) => bulk,
+    params?: StageParams,
   ): Promise<Run> {
     const out: string[] = [];
     const err: string[] = [];
@@ -70,6 +75,7 @@ describeEachDynamo('admin import and export', (kind) => {
       stdout: (text) => out.push(text),
       stderr: (text) => err.push(text),
       readPassword: async () => '',
+      ...(params !== undefined && { stageParams: () => params }),
       openStores: () => ({
         accounts: createDynamoAccountRepository({ client, tableName: stage.tables.accounts }),
         loginFailures: createDynamoThrottleStore({ client, tableName: stage.tables.loginThrottle }),
@@ -280,43 +286,81 @@ describeEachDynamo('admin import and export', (kind) => {
     expect(await itemCount(stage)).toBe(before);
   });
 
-  it('refuses a hash above the stage’s bcrypt cost, naming the line, the field and the most accepted, and writes nothing', async () => {
+  it('refuses a hash above the stage’s importBcryptMaxCost, naming the line, the field and the most accepted, and writes nothing', async () => {
     const stage = await freshStage();
     const hash = bcrypt.hashSync('a-long-password-1', 4);
     const path = await file('costs.jsonl', [
       { type: 'user', username: 'cheap', passwordHash: hash },
-      { type: 'user', username: 'at-stage', passwordHash: atCost(hash, STAGE_COST) },
-      { type: 'user', username: 'above', passwordHash: atCost(hash, STAGE_COST + 1) },
+      { type: 'user', username: 'at-most', passwordHash: atCost(hash, IMPORT_MAX) },
+      { type: 'user', username: 'above', passwordHash: atCost(hash, IMPORT_MAX + 1) },
       { type: 'user', username: 'php-max', passwordHash: atCost(hash, 31).replace('$2b$', '$2y$') },
     ]);
 
     const run = await admin(stage, ['import', path]);
 
     expect(run.code).toBe(1);
-    const most = `above the stage's bcrypt cost (${STAGE_COST}), the most an import accepts`;
+    const most = `above the stage's importBcryptMaxCost (${IMPORT_MAX}), the most an import accepts`;
     expect(run.out).toEqual([
-      `line 3: passwordHash has cost ${STAGE_COST + 1}, ${most}`,
+      `line 3: passwordHash has cost ${IMPORT_MAX + 1}, ${most}`,
       `line 4: passwordHash has cost 31, ${most}`,
     ]);
     expect(await itemCount(stage)).toBe(0);
   });
 
-  it('accepts a hash at or below the stage’s bcrypt cost as it is', async () => {
+  it('accepts a hash of any cost up to the stage’s importBcryptMaxCost as it is', async () => {
     const stage = await freshStage();
     const cheap = bcrypt.hashSync('a-long-password-1', 4);
     const atStage = bcrypt.hashSync('a-long-password-2', STAGE_COST);
+    // Well-formed at the most: into an empty table the import never compares it.
+    const atMost = atCost(cheap, IMPORT_MAX);
 
     const run = await admin(stage, [
       'import',
       await file('accepted.jsonl', [
         { type: 'user', username: 'cheap', passwordHash: cheap },
         { type: 'user', username: 'at-stage', passwordHash: atStage },
+        { type: 'user', username: 'at-most', passwordHash: atMost },
       ]),
     ]);
 
-    expect(run).toMatchObject({ code: 0, out: ['created 2, unchanged 0, updated 0, skipped 0, failed 0'] });
+    expect(run).toMatchObject({ code: 0, out: ['created 3, unchanged 0, updated 0, skipped 0, failed 0'] });
     expect((await accounts(stage).findByUsername('cheap'))?.passwordHash).toBe(cheap);
     expect((await accounts(stage).findByUsername('at-stage'))?.passwordHash).toBe(atStage);
+    expect((await accounts(stage).findByUsername('at-most'))?.passwordHash).toBe(atMost);
+  });
+
+  it('imports a cost-10 hash, bcrypt’s common default, into the local stage, whose own cost is lower', async () => {
+    const stage = await freshStage();
+    expect(STAGE_COST).toBeLessThan(10);
+    const legacy = atCost(bcrypt.hashSync('a-long-password-1', 4), 10);
+
+    const run = await admin(stage, [
+      'import',
+      await file('cost-10.jsonl', [{ type: 'user', username: 'legacy-10', passwordHash: legacy }]),
+    ]);
+
+    expect(run).toMatchObject({ code: 0, out: ['created 1, unchanged 0, updated 0, skipped 0, failed 0'] });
+    expect((await accounts(stage).findByUsername('legacy-10'))?.passwordHash).toBe(legacy);
+  });
+
+  it('imports a cost-12 hash, the default of Rails, Django and Laravel, with prod’s stage parameters', async () => {
+    const stage = await freshStage();
+    const prod = readStageParams('prod', {});
+    expect(prod.bcryptCost).toBeLessThan(12);
+    const legacy = atCost(bcrypt.hashSync('a-long-password-1', 4), 12).replace('$2b$', '$2y$');
+
+    const run = await admin(
+      stage,
+      [
+        'import',
+        await file('cost-12.jsonl', [{ type: 'user', username: 'legacy-12', passwordHash: legacy }]),
+      ],
+      undefined,
+      prod,
+    );
+
+    expect(run).toMatchObject({ code: 0, out: ['created 1, unchanged 0, updated 0, skipped 0, failed 0'] });
+    expect((await accounts(stage).findByUsername('legacy-12'))?.passwordHash).toBe(legacy);
   });
 
   it('shows a field name from the file escaped: no terminal escape or line break reaches the screen', async () => {

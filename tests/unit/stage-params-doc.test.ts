@@ -76,6 +76,7 @@ describe('docs/stages.md stage parameter table', () => {
       'accessTokenTtl',
       'refreshTokenTtl',
       'bcryptCost',
+      'importBcryptMaxCost',
       'logLevel',
       'authorizerCacheTtl',
       'apiRateLimit',

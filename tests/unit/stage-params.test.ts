@@ -1,9 +1,12 @@
 /**
  * The stage parameters the admin CLI reads from serverless.yml (infra/stage-params.ts):
- * here the KMS key a stage's signing keyring is written with.
+ * the KMS key a stage's signing keyring is written with, and the highest bcrypt cost an
+ * import accepts.
  */
+import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { KmsKeyArnSchema, keyringKmsKey, readStageParams } from '../../infra/stage-params.ts';
 
 describe('stage parameter kmsKeyArn', () => {
@@ -49,5 +52,41 @@ describe('stage parameter kmsKeyArn', () => {
   it('prefers the stage parameter kmsKeyArn over the stack’s own key, as the template does', () => {
     const key = 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
     expect(keyringKmsKey('prod', { kmsKeyArn: key, createKeyringKey: 'true' })).toBe(key);
+  });
+});
+
+describe('stage parameter importBcryptMaxCost', () => {
+  const serverless = () =>
+    parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8')).params as Record<
+      string,
+      Record<string, unknown>
+    >;
+  /** serverless.yml's params with `prod`'s block changed. */
+  const withProd = (changes: Record<string, unknown>) => {
+    const params = serverless();
+    return { ...params, prod: { ...params.prod, ...changes } };
+  };
+
+  it('accepts at least cost 12 (Rails’, Django’s and Laravel’s default) on every stage, a stage of another name too', () => {
+    for (const stage of ['local', 'dev', 'prod', 'qa']) {
+      const params = readStageParams(stage, {});
+      expect(params.importBcryptMaxCost, stage).toBeGreaterThanOrEqual(12);
+      expect(params.importBcryptMaxCost, stage).toBeGreaterThanOrEqual(params.bcryptCost);
+    }
+  });
+
+  it('is read from the stage’s own block', () => {
+    expect(readStageParams('prod', {}, withProd({ importBcryptMaxCost: 14 })).importBcryptMaxCost).toBe(14);
+  });
+
+  it.each([
+    [
+      'below the stage’s own bcryptCost (an export of the stage would not import back)',
+      { bcryptCost: 12, importBcryptMaxCost: 11 },
+    ],
+    ['above 15 (a compare at a smaller login memory nears the timeout)', { importBcryptMaxCost: 16 }],
+    ['not a whole number', { importBcryptMaxCost: 12.5 }],
+  ])('refuses one %s, naming it', (_name, changes) => {
+    expect(() => readStageParams('prod', {}, withProd(changes))).toThrow(/importBcryptMaxCost/);
   });
 });
