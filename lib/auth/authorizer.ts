@@ -7,7 +7,7 @@ import { authorizationHeaders } from '../http.ts';
 import { describeError, type Logger } from '../log.ts';
 import type { AuthorizerDenyReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { RevocationCheck } from '../revocation/revocation.ts';
-import { allowedMethodArns, scopeString } from '../scopes.ts';
+import { allowedMethodArns, type Scope, scopeString } from '../scopes.ts';
 import type { AccessClaims, AccessTokenVerifier } from '../tokens/tokens.ts';
 
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
@@ -53,11 +53,12 @@ export type AuthorizerContext = {
   readonly exp: number;
 };
 
-export const authorizerContext = (subject: AccessClaims): AuthorizerContext => ({
+/** `scope` is the token's scopes as `scopeString` spells them (`decisionFor` has it built). */
+export const authorizerContext = (subject: AccessClaims, scope: string): AuthorizerContext => ({
   username: subject.kind === 'user' ? subject.username : '',
   clientId: subject.kind === 'client' ? subject.clientId : '',
   customerId: subject.customerId ?? '',
-  scope: scopeString(subject.scopes),
+  scope,
   iat: subject.issuedAt,
   exp: subject.expiresAt,
 });
@@ -83,13 +84,54 @@ export function scopedPolicy(
 }
 
 /**
- * Whether one of our policy resources covers a method ARN: segment by segment, `*` standing for
- * one path parameter's value (which never holds a `/`). For the metrics only: API Gateway decides.
+ * Whether one of our policy resources covers a method ARN, both split at `/`: segment by segment,
+ * `*` standing for one path parameter's value (which never holds a `/`). For the metrics only:
+ * API Gateway decides.
  */
-export function matchesMethodArn(resource: string, methodArn: string): boolean {
-  const wanted = resource.split('/');
-  const called = methodArn.split('/');
-  return wanted.length === called.length && wanted.every((part, i) => part === '*' || part === called[i]);
+const matchesMethodArn = (resource: readonly string[], methodArn: readonly string[]) =>
+  resource.length === methodArn.length && resource.every((part, i) => part === '*' || part === methodArn[i]);
+
+/** Freezes `value` and all it holds: a shared answer that no caller may change for the next. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** What an allowed decision for one scope set under one stage carries beyond the token's own claims. */
+interface ScopedDecision {
+  /** Frozen: one object answers every request with these scopes under this stage. */
+  readonly policyDocument: APIGatewayAuthorizerResult['policyDocument'];
+  /** The policy's resources split at `/`, for `matchesMethodArn`. */
+  readonly resources: readonly (readonly string[])[];
+  /** The context's `scope`. */
+  readonly scope: string;
+}
+
+// A few scope sets under one stage or two; bounded all the same, since the stage comes from the event.
+const MAX_DECISIONS = 64;
+const decisions = new Map<string, ScopedDecision>();
+
+/**
+ * The policy, its resources and the scope string for `scopes` under `prefix`, built at the first
+ * request with them and reused by the container: they depend on nothing else of the token.
+ */
+function decisionFor(prefix: string, scopes: readonly Scope[]): ScopedDecision {
+  // Scope names hold no newline: the key splits one way only.
+  const key = `${scopes.join(' ')}\n${prefix}`;
+  const cached = decisions.get(key);
+  if (cached !== undefined) return cached;
+  const allowed = allowedMethodArns(prefix, scopes);
+  const decision: ScopedDecision = {
+    policyDocument: deepFreeze(scopedPolicy(prefix, allowed)),
+    resources: allowed.map((resource) => resource.split('/')),
+    scope: scopeString(scopes),
+  };
+  if (decisions.size >= MAX_DECISIONS) decisions.delete(decisions.keys().next().value ?? key);
+  decisions.set(key, decision);
+  return decision;
 }
 
 export interface AuthorizerDeps {
@@ -144,15 +186,15 @@ export async function authorize(
     throw new Error('revocation check unavailable');
   }
   if (revoked) throw deny('Revoked', 'revoked');
-  const prefix = stagePrefix(event.methodArn);
-  const allowed = allowedMethodArns(prefix, subject.scopes);
-  const allowsThisRoute = allowed.some((resource) => matchesMethodArn(resource, event.methodArn));
+  const decision = decisionFor(stagePrefix(event.methodArn), subject.scopes);
+  const called = event.methodArn.split('/');
+  const allowsThisRoute = decision.resources.some((resource) => matchesMethodArn(resource, called));
   metrics.count({ name: allowsThisRoute ? 'AuthorizerAllow' : 'AuthorizerInsufficientScope' });
   if (!allowsThisRoute)
     deps.logger.info('authorizer allowed other routes only', { reason: 'insufficient scope' });
   return {
     principalId: subject.kind === 'user' ? subject.username : `client:${subject.clientId}`,
-    policyDocument: scopedPolicy(prefix, allowed),
-    context: authorizerContext(subject),
+    policyDocument: decision.policyDocument,
+    context: authorizerContext(subject, decision.scope),
   };
 }

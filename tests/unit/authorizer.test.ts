@@ -264,6 +264,59 @@ describe('authorizer', () => {
   });
 });
 
+describe('authorizer policy per scope set and stage', () => {
+  const STAGE = 'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5';
+  const tokenOf = async (username: string, scopes?: ('tracking:read' | 'shipments:write')[]) => {
+    statuses.set(username, { enabled: true, revokedBefore: 0 });
+    const issued = await createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }).issue(
+      tokenRequest({ username, customerId: null, scopes }, new Date()),
+    );
+    return issued.accessToken;
+  };
+  /** Whether no request's code can change what the next request is answered. */
+  const frozenThroughout = (value: unknown): boolean =>
+    typeof value !== 'object' ||
+    value === null ||
+    (Object.isFrozen(value) && Object.values(value).every(frozenThroughout));
+  const decideOn = async (token: string, methodArn: string) =>
+    authorize(
+      { metrics: noMetrics, verifier, revocation, logger },
+      { ...authorizerEvent(`Bearer ${token}`), methodArn },
+    );
+
+  it('answers every token with the same scopes on one stage with one frozen policy, built once per container', async () => {
+    const first = await decideOn(await tokenOf('alice'), `${STAGE}/prod/GET/api/v1/tracking/1`);
+    const second = await decideOn(await tokenOf('solo'), `${STAGE}/prod/POST/api/v1/shipments`);
+    expect(second.policyDocument).toBe(first.policyDocument);
+    expect(frozenThroughout(first.policyDocument)).toBe(true);
+  });
+
+  it('gives a narrowed user only the routes of their scopes after a token with every scope on the same stage', async () => {
+    await decideOn(await tokenOf('alice'), `${STAGE}/prod/GET/api/v1/tracking/1`);
+    const narrowed = await decideOn(
+      await tokenOf('narrow', ['tracking:read']),
+      `${STAGE}/prod/GET/api/v1/tracking/1`,
+    );
+    expect(narrowed.policyDocument.Statement).toEqual([
+      { Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [`${STAGE}/prod/GET/api/v1/tracking/*`] },
+    ]);
+    expect(narrowed.context).toMatchObject({ scope: 'tracking:read' });
+  });
+
+  it('gives the same scopes on another stage that stage’s method ARNs', async () => {
+    const token = await tokenOf('alice');
+    await decideOn(token, `${STAGE}/prod/GET/api/v1/tracking/1`);
+    const other = await decideOn(token, `${STAGE}/dev/GET/api/v1/tracking/1`);
+    expect(other.policyDocument.Statement).toEqual([
+      {
+        Action: 'execute-api:Invoke',
+        Effect: 'Allow',
+        Resource: [`${STAGE}/dev/GET/api/v1/tracking/*`, `${STAGE}/dev/POST/api/v1/shipments`],
+      },
+    ]);
+  });
+});
+
 describe('authorizer reading single-value headers (an event without multiValueHeaders)', () => {
   it.each(['Authorization', 'authorization', 'AUTHORIZATION'])(
     'reads the token from a header named %s',
