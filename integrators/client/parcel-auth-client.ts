@@ -338,8 +338,9 @@ export class ParcelClient {
     const deadline = Date.now() + this.#timeoutMs;
     const url = this.#url(path);
     const send = () => this.#send(operation, url, { method: 'POST', ...init, signal: limited });
-    // A refresh whose answer was lost to a 503 and is sent again counts as reuse: the 401
-    // that follows makes #obtain log in again, which is what the caller wants anyway.
+    // A refresh that rotated but answered 503, sent again within the stage's grace window
+    // (30 s), gets the session's current tokens; later it is reuse, and the 401 that follows
+    // makes #obtain log in again, which is what the caller wants anyway.
     return this.#withRetries(send, limited, deadline, true);
   }
 

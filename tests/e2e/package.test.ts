@@ -733,7 +733,7 @@ describe('the prod CloudFormation template', () => {
   it('gives the session settings to the functions that use them', () => {
     expect(variablesOf('RefreshLambdaFunction')).toMatchObject({
       SESSION_MAX_LIFETIME: '90d',
-      REFRESH_REUSE_GRACE: '0s',
+      REFRESH_REUSE_GRACE: '30s',
       SESSIONS_TABLE: 'parcel-auth-prod-sessions',
     });
     expect(variablesOf('AuthorizerLambdaFunction')).toMatchObject({

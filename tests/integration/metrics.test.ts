@@ -135,15 +135,20 @@ describe('login metrics', () => {
 });
 
 describe('session metrics', () => {
-  it('counts a refresh, the reuse of a spent refresh token, and a logout', async () => {
+  it('counts each refresh, the reuse of a refresh token spent two refreshes ago, and a logout', async () => {
     const { refreshToken } = tokensOf(await call(login, { username: 'alice', password: PASSWORD }));
     const refreshed = await call(refresh, { refreshToken });
+    const again = await call(refresh, { refreshToken: tokensOf(refreshed).refreshToken });
+    // Two generations back: reuse even within the grace window, which covers only the last one.
     const reused = await call(refresh, { refreshToken });
-    const loggedOut = await call(logout, { refreshToken: tokensOf(refreshed).refreshToken });
+    const loggedOut = await call(logout, { refreshToken: tokensOf(again).refreshToken });
 
-    expect([refreshed.statusCode, reused.statusCode, loggedOut.statusCode]).toEqual([200, 401, 204]);
+    expect([refreshed, again, reused, loggedOut].map((response) => response.statusCode)).toEqual([
+      200, 200, 401, 204,
+    ]);
     expect(metrics.summary()).toEqual([
       'LoginSucceeded=1',
+      'Refresh=1',
       'Refresh=1',
       'RefreshReuseDetected=1',
       'Logout=1',
