@@ -19,6 +19,7 @@ import { clientKey } from '../../lib/clients/dynamodb.ts';
 import { readOAuthTokenConfig } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import { counterPeriod } from '../../lib/throttle/throttle.ts';
 import { importSigningKey, parseKeyring, SIGNING_ALGORITHM } from '../../lib/tokens/keys.ts';
 import {
   ACCESS_TOKEN_TYPE,
@@ -112,7 +113,11 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
       ]);
       const secretId = matchSecret(secret, storedSecrets(read.Item));
       if (secretId === null) throw new Error('secret check failed');
-      await Promise.all([counters.reset('FLOOR#CLIENT'), counters.release('FLOOR#IP', attempt)]);
+      const period = counterPeriod(now, now - 86_400_000);
+      await Promise.all([
+        counters.reset('FLOOR#CLIENT', period),
+        counters.release('FLOOR#IP', attempt, period),
+      ]);
       await sign(secretId);
     };
 

@@ -16,6 +16,7 @@ import { createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import { counterPeriod } from '../../lib/throttle/throttle.ts';
 import { lambdaContext, loginEvent } from '../../tests/fixtures/events.ts';
 import { call200, credentialsBody, type HttpHandler, importLogin, importLoginExtended } from './handlers.ts';
 import { interleaved, type Plan, type Variant } from './measure.ts';
@@ -98,8 +99,8 @@ export async function loginPart(options: {
             Item: { sessionId: randomUUID(), username: 'alice', createdAt: now, expiresAt: now + 86_400 },
           }),
         ),
-        counters.reset('FLOOR#USER'),
-        counters.release('FLOOR#IP', randomUUID()),
+        counters.reset('FLOOR#USER', counterPeriod(nowMs, nowMs - 86_400_000)),
+        counters.release('FLOOR#IP', randomUUID(), counterPeriod(nowMs, nowMs - 86_400_000)),
       ]);
     };
     const samples = await interleaved(

@@ -80,7 +80,7 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
   const { metrics } = deps;
   const attempt = { username: request.username, sourceIp: request.sourceIp };
   const readAt = (deps.sessions.clock ?? systemClock)();
-  const [reservation, user] = await Promise.all([
+  const [begun, found] = await Promise.allSettled([
     deps.throttle.begin(attempt).catch((error: unknown) => {
       if (isAppError(error) && error.code === 'TOO_MANY_ATTEMPTS') {
         deps.logger.info('login failed', { reason: 'locked', sourceIp: request.sourceIp });
@@ -90,6 +90,14 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
     }),
     deps.users.findByUsername(request.username),
   ]);
+  if (begun.status === 'rejected') throw begun.reason;
+  const reservation = begun.value;
+  if (found.status === 'rejected') {
+    // No password was checked: the attempt is given back, or an outage would lock users out.
+    await deps.throttle.undecided(reservation);
+    throw found.reason;
+  }
+  const user = found.value;
   const matches = await deps.passwords.verify(request.password, user?.passwordHash ?? null);
   if (user === null || !matches || !user.enabled) {
     const reason: UserFailure = user === null ? 'unknown user' : !matches ? 'bad password' : 'disabled';

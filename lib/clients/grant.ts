@@ -47,7 +47,7 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
   const { metrics, logger } = deps;
   const attempt = { username: request.clientId, sourceIp: request.sourceIp, client: true } as const;
   const readAt = (deps.clock ?? systemClock)();
-  const [reservation, client] = await Promise.all([
+  const [begun, found] = await Promise.allSettled([
     deps.throttle.begin(attempt).catch((error: unknown) => {
       if (isAppError(error) && error.code === 'TOO_MANY_ATTEMPTS') {
         logger.info('client authentication failed', { reason: 'locked', sourceIp: request.sourceIp });
@@ -57,6 +57,14 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
     }),
     deps.clients.findClient(request.clientId),
   ]);
+  if (begun.status === 'rejected') throw begun.reason;
+  const reservation = begun.value;
+  if (found.status === 'rejected') {
+    // No secret was checked: the attempt is given back, as a login's is (docs/behaviour.md).
+    await deps.throttle.undecided(reservation);
+    throw found.reason;
+  }
+  const client = found.value;
   const secretId = matchSecret(request.clientSecret, client?.secrets ?? []);
   if (client === null || secretId === null || !client.enabled) {
     const reason: FailureReason =

@@ -2,27 +2,24 @@
  * Login-attempt counters on the `login-throttle` table: one item per username (hashed) or
  * source address, with `expiresAt` (epoch seconds) as the table's TTL attribute so idle
  * counters disappear. Every change is one conditional write, so concurrent logins count
- * exactly; windows and locks are decided by the code, TTL deletion is only clean-up.
+ * exactly; periods and locks are decided by the code, TTL deletion is only clean-up.
  */
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
-import type { ThrottleCounter, ThrottleStore } from './throttle.ts';
+import { counterPeriod, type ThrottleCounter, type ThrottleStore } from './throttle.ts';
+
+/** The attribute holding a counter's attempts in `period`: a period of no attempts starts it again. */
+const countIn = (period: number) => `failures${period}`;
 
 const toRecord = (item: Record<string, unknown>): ThrottleCounter => ({
-  failures: Number(item.failures ?? 0),
+  failures: Number(item[countIn(Number(item.period))] ?? 0),
   lastAttemptAt: Number(item.lastAttemptAt ?? 0),
   lockedUntil: Number(item.lockedUntil ?? 0),
-  lockedAt: Number(item.lockedAt ?? 0),
+  retryAfterLock: item.retryAfterLock === 1,
 });
 
-/** A fresh counter or a stale one is started again this many times before giving up. */
-const RESTARTS = 3;
+/** A counter that changes under concurrent logins is counted again this many times before giving up. */
+const ROUNDS = 3;
 
 export function createDynamoThrottleStore(deps: {
   readonly client: DynamoDBDocumentClient;
@@ -46,28 +43,39 @@ export function createDynamoThrottleStore(deps: {
     },
 
     async reserve(counterKey, { now, windowStart, limit, heldSince, expiresAt, attempt }) {
-      for (let round = 0; round < RESTARTS; round += 1) {
-        // One write whether the counter exists or not (if_not_exists), so the time a first
-        // attempt takes does not tell whether the name was tried within the window.
+      const period = counterPeriod(now, windowStart);
+      for (let round = 0; round < ROUNDS; round += 1) {
+        // One write whether the counter is new, counted on within its window or idle past it:
+        // the count is kept in its period's attribute and carried to the next period's, so a
+        // counter with neither (no attempt this period or the last) starts again through
+        // if_not_exists, and a probe's latency tells nothing of when the name was last tried.
         const counted = await conditional(() =>
           client.send(
             new UpdateCommand({
               TableName,
               Key: { counterKey },
               UpdateExpression:
-                'SET lastAttemptAt = :now, expiresAt = :expiresAt, lockedUntil = if_not_exists(lockedUntil, :zero), ' +
-                'lockedAt = if_not_exists(lockedAt, :zero), attempt = :attempt ADD failures :one',
+                'SET #count = if_not_exists(#count, :zero) + :one, #next = if_not_exists(#count, :zero) + :one, ' +
+                'period = :period, lastAttemptAt = :now, expiresAt = :expiresAt, ' +
+                'lockedUntil = if_not_exists(lockedUntil, :zero), retryAfterLock = :zero, attempt = :attempt ' +
+                'REMOVE #previous',
               // `attempt`: the SDK sends a write again when its answer was lost; it must not count twice.
               ConditionExpression:
-                '(attribute_not_exists(counterKey) OR (lastAttemptAt >= :windowStart AND lockedUntil <= :now ' +
-                'AND (failures < :limit OR failures = lockedAt OR lastAttemptAt < :heldSince))) ' +
+                '(attribute_not_exists(lockedUntil) OR lockedUntil <= :now) ' +
+                'AND (attribute_not_exists(#count) OR #count < :limit OR retryAfterLock = :one ' +
+                'OR lastAttemptAt < :heldSince) ' +
                 'AND (attribute_not_exists(attempt) OR attempt <> :attempt)',
+              ExpressionAttributeNames: {
+                '#count': countIn(period),
+                '#next': countIn(period + 1),
+                '#previous': countIn(period - 1),
+              },
               ExpressionAttributeValues: {
                 ':now': now,
                 ':expiresAt': expiresAt,
                 ':zero': 0,
                 ':one': 1,
-                ':windowStart': windowStart,
+                ':period': period,
                 ':limit': limit,
                 ':heldSince': heldSince,
                 ':attempt': attempt,
@@ -83,72 +91,66 @@ export function createDynamoThrottleStore(deps: {
         const record = toRecord(item);
         // Counted already: this write's first sending was applied and its answer lost.
         if (item.attempt === attempt) return { granted: true, record };
-        if (record.lastAttemptAt >= windowStart) {
-          const refused =
-            record.lockedUntil > now ||
-            (record.failures >= limit &&
-              record.failures !== record.lockedAt &&
-              record.lastAttemptAt >= heldSince);
-          if (refused) return { granted: false, record };
-          // The counter changed (a concurrent login settled) since the write: count again.
-          continue;
-        }
-        // Idle since before the window: start it again at one, unless a concurrent login did
-        // so first (then count on the counter it made).
-        const fresh: ThrottleCounter = { failures: 1, lastAttemptAt: now, lockedUntil: 0, lockedAt: 0 };
-        const started = await conditional(() =>
-          client.send(
-            new PutCommand({
-              TableName,
-              Item: { counterKey, ...fresh, expiresAt, attempt },
-              ConditionExpression: 'lastAttemptAt < :windowStart',
-              ExpressionAttributeValues: { ':windowStart': windowStart },
-            }),
-          ),
-        );
-        if (started !== undefined) return { granted: true, record: fresh };
+        const count = item[countIn(period)];
+        const refused =
+          record.lockedUntil > now ||
+          (count !== undefined &&
+            Number(count) >= limit &&
+            !record.retryAfterLock &&
+            record.lastAttemptAt >= heldSince);
+        if (refused) return { granted: false, record };
+        // The counter changed (a concurrent login settled) since the write: count again.
       }
       throw new Error(`login counter ${counterKey} kept changing under concurrent logins`);
     },
 
-    async release(counterKey, attempt) {
+    async release(counterKey, attempt, period) {
+      // Only within the attempt's period: a later period's attempt has moved the count on.
       await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
             Key: { counterKey },
-            UpdateExpression: 'SET released = :attempt ADD failures :minusOne',
+            UpdateExpression: 'SET released = :attempt ADD #count :minusOne, #next :minusOne',
             ConditionExpression:
-              'failures > :zero AND (attribute_not_exists(released) OR released <> :attempt)',
-            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0, ':attempt': attempt },
+              'period = :period AND #count > :zero AND (attribute_not_exists(released) OR released <> :attempt)',
+            ExpressionAttributeNames: { '#count': countIn(period), '#next': countIn(period + 1) },
+            ExpressionAttributeValues: {
+              ':minusOne': -1,
+              ':zero': 0,
+              ':attempt': attempt,
+              ':period': period,
+            },
           }),
         ),
       );
     },
 
-    async lock(counterKey, { lockedUntil, lockedAt, expiresAt }) {
+    async lock(counterKey, { lockedUntil, expiresAt }) {
       // Only lengthens a lock, and only on a counter that exists (a success may have cleared it).
       await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
             Key: { counterKey },
-            UpdateExpression: 'SET lockedUntil = :until, lockedAt = :at, expiresAt = :expiresAt',
+            UpdateExpression: 'SET lockedUntil = :until, retryAfterLock = :one, expiresAt = :expiresAt',
             ConditionExpression: 'attribute_exists(counterKey) AND lockedUntil < :until',
-            ExpressionAttributeValues: { ':until': lockedUntil, ':at': lockedAt, ':expiresAt': expiresAt },
+            ExpressionAttributeValues: { ':until': lockedUntil, ':one': 1, ':expiresAt': expiresAt },
           }),
         ),
       );
     },
 
-    async reset(counterKey) {
+    async reset(counterKey, period) {
       await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
             Key: { counterKey },
-            UpdateExpression: 'SET failures = :zero, lockedUntil = :zero, lockedAt = :zero',
+            UpdateExpression:
+              'SET #count = :zero, #next = :zero, lockedUntil = :zero, retryAfterLock = :zero',
             ConditionExpression: 'attribute_exists(counterKey)',
+            ExpressionAttributeNames: { '#count': countIn(period), '#next': countIn(period + 1) },
             ExpressionAttributeValues: { ':zero': 0 },
           }),
         ),

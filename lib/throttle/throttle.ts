@@ -7,7 +7,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { foldUsername } from '../accounts/repository.ts';
 import { AppError } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import { describeError, type Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { Clock } from '../time.ts';
 
@@ -15,7 +15,10 @@ import type { Clock } from '../time.ts';
 export interface ThrottlePolicy {
   /** Failures before the first lock; 0 turns this counter off. */
   readonly limit: number;
-  /** A counter idle this long starts again from zero. */
+  /**
+   * The length of a counter's periods (counted from the epoch): a counter with no attempt in
+   * the current period or the one before starts again from zero.
+   */
   readonly windowSeconds: number;
   /** The first lock; each further failure doubles it. */
   readonly baseLockSeconds: number;
@@ -29,18 +32,19 @@ export interface ThrottleSettings {
 
 /** A counter as stored. Times are epoch milliseconds. */
 export interface ThrottleCounter {
-  /** Attempts since the last success: failures, and attempts still being checked. */
+  /** Attempts since the last success, as of the last attempt: failures, and attempts still being checked. */
   readonly failures: number;
   /** The last attempt, failed or not (a success also sets it before it releases its count). */
   readonly lastAttemptAt: number;
-  /** 0 when not locked. */
+  /** 0 when never locked; a lock runs its course even on a counter that starts again. */
   readonly lockedUntil: number;
-  /** `failures` when the last lock was set: one more attempt is allowed once it ends. */
-  readonly lockedAt: number;
+  /** A lock was set since the last attempt counted: one more attempt is allowed once it ends. */
+  readonly retryAfterLock: boolean;
 }
 
 export interface Reserve {
   readonly now: number;
+  /** `now` less the window: the window's length also sets the periods counts are kept in. */
   readonly windowStart: number;
   readonly limit: number;
   /** Attempts counted before this and still unsettled are given up on: they hold no longer. */
@@ -55,20 +59,22 @@ export interface ThrottleStore {
   /** The counters under `keys` that exist (a consistent read). */
   read(keys: readonly string[]): Promise<ReadonlyMap<string, ThrottleCounter>>;
   /**
-   * Counts one attempt in one conditional write, existing counter or not, if it is not locked
-   * at `now` and holds fewer than `limit` attempts, or has served the lock set at its count,
-   * or was last tried before `heldSince`; one idle since before `windowStart` starts again.
+   * Counts one attempt in one conditional write, whether the counter is new, counted on or
+   * idle, if it is not locked at `now` and holds fewer than `limit` attempts, or has served
+   * its last lock, or was last tried before `heldSince`; one with no attempt in this period
+   * or the one before starts again.
    */
   reserve(key: string, reserve: Reserve): Promise<{ granted: boolean; record: ThrottleCounter }>;
   /**
-   * Takes back the counted `attempt` (one that succeeded, on a counter a success does not
-   * clear); sent again after its answer was lost, it takes back nothing more.
+   * Takes back the `attempt` counted in `period` (counterPeriod), unless a later period's
+   * attempt has moved the count on; sent again after its answer was lost, it takes back
+   * nothing more.
    */
-  release(key: string, attempt: string): Promise<void>;
+  release(key: string, attempt: string, period: number): Promise<void>;
   /** Locks the counter until `lockedUntil`, unless it is locked longer already. */
-  lock(key: string, lock: { lockedUntil: number; lockedAt: number; expiresAt: number }): Promise<void>;
-  /** Sets an existing counter back to zero attempts and no lock (a success); keeps its item. */
-  reset(key: string): Promise<void>;
+  lock(key: string, lock: { lockedUntil: number; expiresAt: number }): Promise<void>;
+  /** Sets an existing counter back to zero attempts from `period` on, and no lock (a success); keeps its item. */
+  reset(key: string, period: number): Promise<void>;
   /** Removes the counter (an operator's unlock). */
   clear(key: string): Promise<void>;
 }
@@ -99,6 +105,8 @@ export interface Reservation {
     readonly key: string;
     readonly kind: CounterKind;
     readonly failures: number;
+    /** The period the attempt was counted in (counterPeriod). */
+    readonly period: number;
   }[];
 }
 
@@ -111,6 +119,12 @@ export interface LoginThrottle {
   failed(attempt: LoginAttempt, reason: FailureReason, reservation: Reservation): Promise<void>;
   /** The attempt succeeded: resets the username's counter, takes the attempt back from the address's. */
   succeeded(reservation: Reservation): Promise<void>;
+  /**
+   * The attempt was never decided (a dependency failed before the password was checked): takes
+   * it back from every counter, so an outage refuses no one afterwards. Never throws: an attempt
+   * it cannot take back holds as one whose function died does, `holdSeconds` at most.
+   */
+  undecided(reservation: Reservation): Promise<void>;
 }
 
 /**
@@ -142,6 +156,10 @@ function ipv6Groups(address: string): string[] {
   return groups.map((group) => group.padStart(4, '0'));
 }
 
+/** The period (`now - windowStart` long, counted from the epoch) a counter counts `now` in. */
+export const counterPeriod = (now: number, windowStart: number) =>
+  Math.floor(now / Math.max(1, now - windowStart));
+
 /** The longest an attempt can run: API Gateway ends every integration within 29 seconds. */
 export const ATTEMPT_MAX_SECONDS = 30;
 
@@ -153,9 +171,9 @@ export const holdSeconds = (policy: ThrottlePolicy) => Math.min(ATTEMPT_MAX_SECO
  * operators see as "locked" is exactly what refuses a login.
  */
 export function refusedUntil(counter: ThrottleCounter, policy: ThrottlePolicy, now: number): number {
-  if (policy.limit === 0 || counter.lastAttemptAt < now - policy.windowSeconds * 1000) return 0;
+  if (policy.limit === 0) return 0;
   const held =
-    counter.failures >= policy.limit && counter.failures !== counter.lockedAt
+    counter.failures >= policy.limit && !counter.retryAfterLock
       ? counter.lastAttemptAt + holdSeconds(policy) * 1000
       : 0;
   const until = Math.max(counter.lockedUntil, held);
@@ -202,33 +220,64 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
         : [{ key: sourceIpCounterKey(attempt.sourceIp), kind: 'source address' as const }]),
     ].filter(({ kind }) => policyOf(kind).limit > 0);
 
+  /** Takes the attempt back from `counted`; what fails stays counted, and is logged. */
+  const giveBack = async (counted: readonly { key: string; period: number }[], id: string) => {
+    const released = await Promise.allSettled(
+      counted.map(({ key, period }) => store.release(key, id, period)),
+    );
+    for (const result of released) {
+      if (result.status === 'rejected') {
+        logger.warn('login attempt not given back', { error: describeError(result.reason) });
+      }
+    }
+  };
+
   return {
     async begin(attempt) {
       const at = now();
       const id = randomUUID();
-      const results = await Promise.all(
+      const settled = await Promise.allSettled(
         counters(attempt).map(async ({ key, kind }) => {
           const policy = policyOf(kind);
+          const windowStart = at - policy.windowSeconds * 1000;
+          const period = counterPeriod(at, windowStart);
           const { granted, record } = await store.reserve(key, {
             now: at,
-            windowStart: at - policy.windowSeconds * 1000,
+            windowStart,
             limit: policy.limit,
             heldSince: at - holdSeconds(policy) * 1000,
             expiresAt: expiresAt(policy, at),
             attempt: id,
           });
-          return { key, kind, granted, record, policy };
+          return { key, kind, period, granted, record, policy };
         }),
       );
+      const results = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+      const failed = settled.find((result) => result.status === 'rejected');
+      if (failed !== undefined) {
+        // Undecided (a counter's write failed): take the attempt back where it was counted.
+        await giveBack(
+          results.filter(({ granted }) => granted),
+          id,
+        );
+        throw failed.reason;
+      }
       const refused = results.filter(({ granted }) => !granted);
       if (refused.length === 0) {
         return {
           attempt: id,
-          counted: results.map(({ key, kind, record }) => ({ key, kind, failures: record.failures })),
+          counted: results.map(({ key, kind, period, record }) => ({
+            key,
+            kind,
+            period,
+            failures: record.failures,
+          })),
         };
       }
       // Not trying after all: take the attempt back where it was counted.
-      await Promise.all(results.filter(({ granted }) => granted).map(({ key }) => store.release(key, id)));
+      await Promise.all(
+        results.filter(({ granted }) => granted).map(({ key, period }) => store.release(key, id, period)),
+      );
       const waits = refused.map(({ record, policy }) =>
         Math.ceil((refusedUntil(record, policy, at) - at) / 1000),
       );
@@ -242,11 +291,7 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
           const policy = policyOf(kind);
           const seconds = lockSeconds(policy, failures);
           if (seconds === 0) return;
-          await store.lock(key, {
-            lockedUntil: at + seconds * 1000,
-            lockedAt: failures,
-            expiresAt: expiresAt(policy, at),
-          });
+          await store.lock(key, { lockedUntil: at + seconds * 1000, expiresAt: expiresAt(policy, at) });
           logger.warn('lockout started', {
             counter: kind === 'username' && attempt.client === true ? 'client' : kind,
             failures,
@@ -265,12 +310,15 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
 
     async succeeded(reservation) {
       await Promise.all(
-        // Reset, not deleted: the next login then counts with one conditional write, instead
-        // of finding no counter and starting one.
-        reservation.counted.map(({ key, kind }) =>
-          kind === 'username' ? store.reset(key) : store.release(key, reservation.attempt),
+        // Reset, not deleted: the login role may not delete a counter (only `user unlock` does).
+        reservation.counted.map(({ key, kind, period }) =>
+          kind === 'username' ? store.reset(key, period) : store.release(key, reservation.attempt, period),
         ),
       );
+    },
+
+    async undecided(reservation) {
+      await giveBack(reservation.counted, reservation.attempt);
     },
   };
 }

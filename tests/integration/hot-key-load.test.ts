@@ -13,7 +13,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import autocannon from 'autocannon';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -21,6 +21,7 @@ import { startDynamoProxy } from '../../dev/local/dynamodb-proxy.ts';
 import { functionEnv } from '../../dev/local/handler-env.ts';
 import { seedHandlerUsers } from '../../dev/local/handler-users.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import { sourceIpCounterKey, usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import { lambdaContext, loginEvent } from '../fixtures/events.ts';
 import { startTestDynamo } from '../support/dynamo.ts';
@@ -156,15 +157,13 @@ afterAll(async () => {
 
 captureServiceLogs();
 
+/** A counter's attempts, read through the store (its item keeps them per period). */
 const counter = async (key: string) => {
-  const { Item } = await dynamo.documentClient.send(
-    new GetCommand({
-      TableName: dynamo.tables.loginThrottle,
-      Key: { counterKey: key },
-      ConsistentRead: true,
-    }),
-  );
-  return Number(Item?.failures ?? 0);
+  const store = createDynamoThrottleStore({
+    client: dynamo.documentClient,
+    tableName: dynamo.tables.loginThrottle,
+  });
+  return (await store.read([key])).get(key)?.failures ?? 0;
 };
 const sessionsOf = async (username: string) => {
   const { Items = [] } = await dynamo.documentClient.send(

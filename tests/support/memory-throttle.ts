@@ -1,8 +1,10 @@
 /** An in-memory ThrottleStore for domain unit tests, with the conditions of the DynamoDB one. */
-import type { ThrottleCounter, ThrottleStore } from '../../lib/throttle/throttle.ts';
+import { counterPeriod, type ThrottleCounter, type ThrottleStore } from '../../lib/throttle/throttle.ts';
 
 export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<string, ThrottleCounter> } {
   const all = new Map<string, ThrottleCounter>();
+  /** The period each counter last counted in. */
+  const periods = new Map<string, number>();
   /** The last attempt counted and the last released, per counter: a write sent twice applies once. */
   const attempts = new Map<string, { counted?: string; released?: string }>();
   return {
@@ -16,44 +18,50 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
       const current = all.get(key);
       const ids = attempts.get(key) ?? {};
       if (current !== undefined && ids.counted === attempt) return { granted: true, record: current };
-      attempts.set(key, { ...ids, counted: attempt });
-      if (current === undefined || current.lastAttemptAt < windowStart) {
-        const fresh = { failures: 1, lastAttemptAt: now, lockedUntil: 0, lockedAt: 0 };
-        all.set(key, fresh);
-        return { granted: true, record: fresh };
-      }
+      const period = counterPeriod(now, windowStart);
+      // No attempt in this period or the one before: the count starts again (a lock runs on).
+      const live = current !== undefined && (periods.get(key) ?? Number.NEGATIVE_INFINITY) >= period - 1;
       const allowed =
-        current.lockedUntil <= now &&
-        (current.failures < limit ||
-          current.failures === current.lockedAt ||
-          current.lastAttemptAt < heldSince);
-      if (!allowed) {
-        attempts.set(key, ids);
-        return { granted: false, record: current };
-      }
-      const next = { ...current, failures: current.failures + 1, lastAttemptAt: now };
+        (current?.lockedUntil ?? 0) <= now &&
+        (!live || current.failures < limit || current.retryAfterLock || current.lastAttemptAt < heldSince);
+      if (!allowed) return { granted: false, record: current as ThrottleCounter };
+      const next = {
+        failures: (live ? current.failures : 0) + 1,
+        lastAttemptAt: now,
+        lockedUntil: current?.lockedUntil ?? 0,
+        retryAfterLock: false,
+      };
       all.set(key, next);
+      periods.set(key, period);
+      attempts.set(key, { ...ids, counted: attempt });
       return { granted: true, record: next };
     },
-    async release(key, attempt) {
+    async release(key, attempt, period) {
       const current = all.get(key);
       const ids = attempts.get(key) ?? {};
-      if (current !== undefined && current.failures > 0 && ids.released !== attempt) {
+      if (
+        current !== undefined &&
+        periods.get(key) === period &&
+        current.failures > 0 &&
+        ids.released !== attempt
+      ) {
         all.set(key, { ...current, failures: current.failures - 1 });
         attempts.set(key, { ...ids, released: attempt });
       }
     },
-    async lock(key, { lockedUntil, lockedAt }) {
+    async lock(key, { lockedUntil }) {
       const current = all.get(key);
       if (current !== undefined && current.lockedUntil < lockedUntil)
-        all.set(key, { ...current, lockedUntil, lockedAt });
+        all.set(key, { ...current, lockedUntil, retryAfterLock: true });
     },
     async reset(key) {
       const current = all.get(key);
-      if (current !== undefined) all.set(key, { ...current, failures: 0, lockedUntil: 0, lockedAt: 0 });
+      if (current !== undefined)
+        all.set(key, { ...current, failures: 0, lockedUntil: 0, retryAfterLock: false });
     },
     async clear(key) {
       all.delete(key);
+      periods.delete(key);
       attempts.delete(key);
     },
   };

@@ -8,6 +8,7 @@ import {
   holdSeconds,
   type LoginAttempt,
   lockSeconds,
+  type Reserve,
   refusedUntil,
   sourceIpCounterKey,
   usernameCounterKey,
@@ -121,13 +122,13 @@ describe('login throttle', () => {
   });
 
   it('sees a counter as refusing exactly while a lock or a hold refuses', () => {
-    const counter = { failures: 5, lastAttemptAt: T0, lockedUntil: 0, lockedAt: 0 };
+    const counter = { failures: 5, lastAttemptAt: T0, lockedUntil: 0, retryAfterLock: false };
     expect(refusedUntil(counter, POLICY, T0 + 1000)).toBe(T0 + 30_000);
     expect(refusedUntil(counter, POLICY, T0 + 30_000)).toBe(0);
-    expect(refusedUntil({ ...counter, lockedAt: 5 }, POLICY, T0 + 1000)).toBe(0);
-    expect(refusedUntil({ ...counter, lockedAt: 5, lockedUntil: T0 + 60_000 }, POLICY, T0 + 1000)).toBe(
-      T0 + 60_000,
-    );
+    expect(refusedUntil({ ...counter, retryAfterLock: true }, POLICY, T0 + 1000)).toBe(0);
+    expect(
+      refusedUntil({ ...counter, retryAfterLock: true, lockedUntil: T0 + 60_000 }, POLICY, T0 + 1000),
+    ).toBe(T0 + 60_000);
     expect(refusedUntil({ ...counter, failures: 4 }, POLICY, T0 + 1000)).toBe(0);
     expect(refusedUntil(counter, OFF, T0 + 1000)).toBe(0);
   });
@@ -154,12 +155,17 @@ describe('login throttle', () => {
     expect(await retryAfter(throttle.begin(attempt))).toBe(60);
   });
 
-  it('forgets attempts older than the window', async () => {
+  it('forgets attempts once a whole window-long period passed without one, and not before', async () => {
     const { store, fail, advance } = setup();
-    for (let i = 0; i < 4; i += 1) await fail(attempt);
+    const failures = () => store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures;
+    for (let i = 0; i < 3; i += 1) await fail(attempt);
+    // T0 is 10:00 UTC: a day later is the next period, which carries the count on.
     advance(86_400_001);
     await fail(attempt);
-    expect(store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures).toBe(1);
+    expect(failures()).toBe(4);
+    advance(2 * 86_400_000);
+    await fail(attempt);
+    expect(failures()).toBe(1);
   });
 
   it('resets the username counter on success and takes the attempt back from the address', async () => {
@@ -178,6 +184,57 @@ describe('login throttle', () => {
     for (let i = 0; i < 20; i += 1) await fail(attempt);
     await expect(throttle.begin(attempt)).resolves.toMatchObject({ counted: [] });
     expect(store.all.size).toBe(0);
+  });
+
+  it('gives an undecided attempt back to both counters, so attempts cut short by an outage lock no one', async () => {
+    const { store, throttle } = setup({ username: POLICY, sourceIp: POLICY });
+    for (let i = 0; i < 6; i += 1) await throttle.undecided(await throttle.begin(attempt));
+
+    expect(store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures).toBe(0);
+    expect(store.all.get(sourceIpCounterKey(attempt.sourceIp))?.failures).toBe(0);
+    await expect(throttle.begin(attempt)).resolves.toMatchObject({
+      counted: [{ failures: 1 }, { failures: 1 }],
+    });
+  });
+
+  it('gives the attempt back where it was counted when another counter’s write fails', async () => {
+    const memory = memoryThrottleStore();
+    const ipKey = sourceIpCounterKey(attempt.sourceIp);
+    const store = {
+      ...memory,
+      reserve: async (key: string, reserve: Reserve) => {
+        if (key === ipKey) throw new Error('DynamoDB is down');
+        return memory.reserve(key, reserve);
+      },
+    };
+    const throttle = createLoginThrottle({
+      metrics: noMetrics,
+      store,
+      settings: { username: POLICY, sourceIp: POLICY },
+      counterSecret: COUNTER_SECRET,
+      clock: () => new Date(T0),
+      logger: createLogger('error', () => {}),
+    });
+
+    await expect(throttle.begin(attempt)).rejects.toThrow('DynamoDB is down');
+
+    expect(memory.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures).toBe(0);
+  });
+
+  it('never throws when an undecided attempt cannot be given back: it stays held, as one whose function died', async () => {
+    const { store, throttle } = setup();
+    const reservation = await throttle.begin(attempt);
+    const down = createLoginThrottle({
+      metrics: noMetrics,
+      store: { ...store, release: () => Promise.reject(new Error('DynamoDB is down')) },
+      settings: { username: POLICY, sourceIp: OFF },
+      counterSecret: COUNTER_SECRET,
+      clock: () => new Date(T0),
+      logger: createLogger('error', () => {}),
+    });
+
+    await expect(down.undecided(reservation)).resolves.toBeUndefined();
+    expect(store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures).toBe(1);
   });
 
   it('answers TOO_MANY_ATTEMPTS while the source address is locked, for any username, counting nothing for it', async () => {

@@ -7,8 +7,13 @@
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
-import { type DynamoProxy, startDynamoProxy } from '../../../dev/local/dynamodb-proxy.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  type DynamoProxy,
+  type DynamoRequest,
+  startDynamoProxy,
+  type Verdict,
+} from '../../../dev/local/dynamodb-proxy.ts';
 import { functionEnv } from '../../../dev/local/handler-env.ts';
 import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../../lib/accounts/repository.ts';
@@ -172,8 +177,10 @@ interface Operation<C> {
   arrange(): Promise<C>;
   /** The client's request, against a handler in the container `handler` gives. */
   act(context: C, handler: (name: FunctionName) => Promise<unknown>): Promise<Answer>;
-  /** The status of a successful answer. */
+  /** The status of a successful answer (after recovery, with `accountsDown`). */
   readonly success: number;
+  /** The accounts table's reads fail throughout the request, beside the planted fault: the answer is 503. */
+  readonly accountsDown?: boolean;
   /**
    * An answer other than `success` a retry may get, and why (docs/FAULTS.md lists them):
    * undefined when there is none for this run.
@@ -182,6 +189,10 @@ interface Operation<C> {
   /** The invariants on the tables after the run (and on what the client got). */
   check(context: C, run: Run, site: string | undefined): Promise<void>;
 }
+
+/** A read of the accounts table (a user or a client): what an outage of that table fails. */
+const accountsRead = (request: DynamoRequest) =>
+  request.action === 'GetItem' && request.body.TableName === dynamo.tables.accounts;
 
 const tokenIn = (answer: Answer) => /eyJ[\w-]+\.[\w-]+\./.test(answer.body);
 
@@ -461,6 +472,26 @@ const clientGrant: Operation<Awaited<ReturnType<typeof newClient>>> = {
   },
 };
 
+/**
+ * A login while the accounts table's reads fail: nothing is decided, so the attempt is given
+ * back (the give-backs are call sites of their own); after recovery the login goes through.
+ */
+const loginAccountsDown: Operation<{ username: string }> = {
+  ...loginOperation('login'),
+  name: 'login, accounts table down',
+  accountsDown: true,
+  async check({ username }, run) {
+    await sessionsStored([run.retry]);
+    await noLockLeft(username, 1);
+  },
+};
+
+const grantAccountsDown: Operation<Awaited<ReturnType<typeof newClient>>> = {
+  ...clientGrant,
+  name: 'client credentials grant, accounts table down',
+  accountsDown: true,
+};
+
 const clientAuthorizer: Operation<{ token: string }> = {
   name: 'authorizer, client token',
   function: 'authorizer',
@@ -488,6 +519,8 @@ const OPERATIONS: Operation<any>[] = [
   shipmentCreation,
   clientGrant,
   clientAuthorizer,
+  loginAccountsDown,
+  grantAccountsDown,
 ];
 
 beforeAll(async () => {
@@ -537,10 +570,15 @@ async function run(operation: Operation<any>, site?: string, kind?: FaultKind) {
   };
   // The container starts before the fault: a cold start reads no table.
   await handler(operation.function);
-  proxy.decide(plan.verdict);
+  proxy.decide(
+    operation.accountsDown === true
+      ? (request) => (accountsRead(request) ? 'error' : plan.verdict(request))
+      : plan.verdict,
+  );
   const first = await operation.act(context, handler);
   proxy.decide(() => 'forward');
-  const dependencyFailed = plan.planted && kind !== undefined && staysDown(kind);
+  const dependencyFailed =
+    operation.accountsDown === true || (plan.planted && kind !== undefined && staysDown(kind));
   const retry = first.status === 503 ? await operation.act(context, handler) : undefined;
   const result: Run = { kind, planted: plan.planted, first, retry };
 
@@ -570,4 +608,63 @@ async function run(operation: Operation<any>, site?: string, kind?: FaultKind) {
 
 describe('the fault matrix of the API', () => {
   describeMatrix('api', OPERATIONS, run);
+});
+
+/** The proxy's verdict while the accounts table's reads fail and every other request gets through. */
+const accountsReadsFail = (): ((request: DynamoRequest) => Verdict) => (request) =>
+  accountsRead(request) ? 'error' : 'forward';
+
+describe('an outage of the accounts table', () => {
+  const limit = () => readLoginConfig().throttle.username.limit;
+
+  it('answers 503 while user reads fail, then lets the right password in at once', async () => {
+    const { username } = await newUser();
+    const login = await freshHandler('login');
+    proxy.decide(accountsReadsFail());
+    for (let attempt = 0; attempt < limit(); attempt += 1) {
+      const answer = await call(login, loginRequest(username, PASSWORD));
+      expect(answer.status, 'while the accounts table fails').toBe(503);
+      expect(answer.headers['Retry-After']).toBeDefined();
+    }
+    proxy.decide(() => 'forward');
+
+    const after = await call(login, loginRequest(username, PASSWORD));
+
+    expect(after.status, 'the right password after recovery').toBe(200);
+    await noLockLeft(username, 0);
+  });
+
+  it('still counts wrong passwords after an outage, and locks the username at its limit', async () => {
+    const { username } = await newUser();
+    const login = await freshHandler('login');
+    proxy.decide(accountsReadsFail());
+    for (let attempt = 0; attempt < limit(); attempt += 1) {
+      expect((await call(login, loginRequest(username, 'not-the-password'))).status).toBe(503);
+    }
+    proxy.decide(() => 'forward');
+
+    const wrong = [];
+    for (let attempt = 0; attempt < limit(); attempt += 1) {
+      wrong.push((await call(login, loginRequest(username, 'not-the-password'))).status);
+    }
+    const locked = await call(login, loginRequest(username, PASSWORD));
+
+    expect(wrong).toEqual(Array(limit()).fill(401));
+    expect(locked.status, 'the right password once locked').toBe(429);
+    expect(Number(locked.headers['Retry-After'])).toBeGreaterThan(0);
+  });
+
+  it('lets a client with the right secret in at once after client reads failed', async () => {
+    const client = await newClient();
+    const grant = await freshHandler('oauth-token');
+    proxy.decide(accountsReadsFail());
+    for (let attempt = 0; attempt < limit(); attempt += 1) {
+      expect((await call(grant, grantRequest(client))).status, 'while the accounts table fails').toBe(503);
+    }
+    proxy.decide(() => 'forward');
+
+    const after = await call(grant, grantRequest(client));
+
+    expect(after.status, 'the right secret after recovery').toBe(200);
+  });
 });
