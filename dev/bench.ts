@@ -11,7 +11,7 @@
  *   node dev/bench.ts --out FILE       the report to FILE instead, the chart beside it
  *
  * The parent starts the embedded DynamoDB and runs each timed part in a child process of its
- * own (`--part authorizer|login|grant|round-trips|cold-start|load|import`), which prints its
+ * own (`--part authorizer|login|compare|grant|round-trips|cold-start|load|import`), which prints its
  * result as one JSON line. The cold-start part runs the bundles `serverless package` built, so
  * it comes after.
  */
@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { authorizerPart } from './bench/authorizer.ts';
 import { buildAuthorizerFloors, measureBundles } from './bench/bundles.ts';
 import { coldStartPart } from './bench/cold-start.ts';
+import { comparePart } from './bench/compare.ts';
 import { grantPart } from './bench/grant.ts';
 import { importPart } from './bench/import.ts';
 import { loadPart } from './bench/load.ts';
@@ -33,6 +34,7 @@ import { type BenchResults, CHART_FILE, type Machine, renderChart, renderReport 
 import {
   type AuthorizerResult,
   type ColdStartResult,
+  type CompareResult,
   type GrantResult,
   type ImportBenchResult,
   type LoadResult,
@@ -54,6 +56,8 @@ const PLANS = {
     authorizerUncached: { warmup: 200, rounds: 51, calls: 60 },
     login4: { warmup: 30, rounds: 41, calls: 15 },
     login10: { warmup: 3, rounds: 41, calls: 3 },
+    // A round of one compare per cost takes about 1.8 s (cost 14 alone 0.9 s).
+    compare: { warmup: 1, rounds: 7, calls: 1 },
     grant: { warmup: 50, rounds: 41, calls: 20 },
     coldStartRuns: 21,
     loadSeconds: 10,
@@ -64,6 +68,7 @@ const PLANS = {
     authorizerUncached: { warmup: 5, rounds: 3, calls: 5 },
     login4: { warmup: 2, rounds: 3, calls: 2 },
     login10: { warmup: 1, rounds: 2, calls: 1 },
+    compare: { warmup: 0, rounds: 1, calls: 1 },
     grant: { warmup: 2, rounds: 3, calls: 2 },
     coldStartRuns: 1,
     loadSeconds: 1,
@@ -97,6 +102,8 @@ async function runPart(part: string, endpoint: string): Promise<PartResult> {
       const cost = Number(args.cost ?? '10');
       return loginPart({ endpoint, cost, plan: cost >= 10 ? plans.login10 : plans.login4 });
     }
+    case 'compare':
+      return comparePart({ plan: plans.compare });
     case 'grant':
       return grantPart({ endpoint, plan: plans.grant });
     case 'round-trips':
@@ -203,6 +210,7 @@ async function main() {
       ['--part', 'authorizer', '--revocation-cache', '0s'],
       ['--part', 'login', '--cost', '4'],
       ['--part', 'login', '--cost', '10'],
+      ['--part', 'compare'],
       ['--part', 'grant'],
       ['--part', 'round-trips'],
     ];
@@ -257,6 +265,7 @@ async function main() {
     machine: machine(),
     authorizer: parts.filter((part): part is AuthorizerResult => part.part === 'authorizer'),
     login: parts.filter((part): part is LoginResult => part.part === 'login'),
+    compare: only<CompareResult>(parts, 'compare'),
     grant: only<GrantResult>(parts, 'grant'),
     roundTrips,
     bundles,

@@ -8,6 +8,7 @@ import {
   type Bundle,
   CLIENT_PER_STORE,
   type ColdStartResult,
+  type CompareResult,
   type FloorBundle,
   type GrantResult,
   type ImportBenchResult,
@@ -32,6 +33,7 @@ export interface BenchResults {
   readonly machine: Machine;
   readonly authorizer: readonly AuthorizerResult[];
   readonly login: readonly LoginResult[];
+  readonly compare: CompareResult;
   readonly grant: GrantResult;
   readonly roundTrips: RoundTripsResult;
   readonly bundles: readonly Bundle[];
@@ -505,6 +507,70 @@ function grantSection(result: GrantResult): string {
   ].join('\n');
 }
 
+/**
+ * The most a compare at a stage's importBcryptMaxCost may take at its login memory: a tenth of
+ * the login's 10 s timeout, which must also hold a cold start and two DynamoDB steps of up to
+ * 3.5 s each in retries (lib/aws/requests.ts).
+ */
+const IMPORT_COMPARE_BUDGET_MS = 1000;
+
+function compareSection(result: CompareResult): string {
+  const share = (memoryMb: number) => Math.min(1, memoryMb / LAMBDA_FULL_VCPU_MB);
+  const memories = [...new Set(result.stages.map((stage) => stage.loginMemorySize))].sort((a, b) => a - b);
+  const at10 = result.costs.find(({ cost }) => cost === 10)?.sample.medianUs ?? Number.NaN;
+  const rows = result.costs.map(({ cost, sample }) => [
+    String(cost),
+    ms(sample.medianUs),
+    spread(sample, ms),
+    plan(sample),
+    times(sample.medianUs / at10),
+    ...memories.map((memoryMb) => ms(sample.medianUs / share(memoryMb))),
+  ]);
+  const stages = result.stages.map(({ stage, importBcryptMaxCost, loginMemorySize }) => {
+    const sample = result.costs.find(({ cost }) => cost === importBcryptMaxCost)?.sample;
+    const there = sample === undefined ? Number.NaN : sample.medianUs / share(loginMemorySize);
+    return [
+      stage,
+      String(importBcryptMaxCost),
+      `${loginMemorySize} MB`,
+      sample === undefined ? 'not measured' : ms(there),
+      verdict(sample === undefined ? undefined : there / 1000 <= IMPORT_COMPARE_BUDGET_MS),
+    ];
+  });
+  return [
+    '## 10. bcrypt compare per cost (imported hashes)',
+    '',
+    'A bare bcryptjs `compare` of the same password at each cost an import may bring: a user imported',
+    'at another cost than the stage’s `bcryptCost` logs in at that cost until the first login re-hashes',
+    'the password ([import-format.md](import-format.md#hashes-above-the-stages-cost)). The memory columns',
+    'scale one core of this machine to the login memory’s vCPU share, as section 7 does.',
+    '',
+    table(
+      [
+        'Cost',
+        'Median per call',
+        'Round means p25 – p75',
+        'Rounds × calls',
+        '÷ cost 10',
+        ...memories.map((memoryMb) => `At ${memoryMb} MB (${share(memoryMb).toFixed(2)} vCPU)`),
+      ],
+      rows,
+    ),
+    '',
+    table(
+      [
+        'Stage',
+        '`importBcryptMaxCost`',
+        'Login memory',
+        'Compare at that cost there',
+        `Within ${IMPORT_COMPARE_BUDGET_MS / 1000} s`,
+      ],
+      stages,
+    ),
+    '',
+  ].join('\n');
+}
+
 function roundTripsSection(result: RoundTripsResult): string {
   const rows = result.operations.map((op) => [
     op.operation,
@@ -771,6 +837,7 @@ export function renderReport(results: BenchResults): string {
     sizingSection(results),
     importSection(results.bulkImport),
     grantSection(results.grant),
+    compareSection(results.compare),
     '## How to reproduce',
     '',
     '```sh',

@@ -137,8 +137,21 @@ export interface ImportBenchResult {
   readonly peakRssMiB: number;
 }
 
+/** A bare bcryptjs compare per cost, and the cost each AWS stage imports up to. */
+export interface CompareResult {
+  readonly part: 'compare';
+  readonly costs: readonly { readonly cost: number; readonly sample: Sample }[];
+  /** From serverless.yml: the highest cost each stage imports, and its login memory (MB). */
+  readonly stages: readonly {
+    readonly stage: string;
+    readonly importBcryptMaxCost: number;
+    readonly loginMemorySize: number;
+  }[];
+}
+
 export type PartResult =
   | AuthorizerResult
+  | CompareResult
   | LoginResult
   | GrantResult
   | RoundTripsResult
