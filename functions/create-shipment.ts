@@ -1,5 +1,6 @@
 import { readShipmentsConfig } from '../lib/config.ts';
-import { created, endpoint } from '../lib/http.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { created } from '../lib/http/responses.ts';
 import { createShipment, ShipmentRequestSchema } from '../lib/shipments/shipments.ts';
 import { shipmentDeps } from '../lib/wiring.ts';
 

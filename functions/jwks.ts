@@ -1,5 +1,6 @@
 import { readJwksConfig } from '../lib/config.ts';
-import { cacheable, endpoint } from '../lib/http.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { cacheable } from '../lib/http/responses.ts';
 import { jwksDeps } from '../lib/wiring.ts';
 
 const deps = await jwksDeps(readJwksConfig());

@@ -1,5 +1,6 @@
 import { readLogoutConfig } from '../lib/config.ts';
-import { endpoint, noContent } from '../lib/http.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { noContent } from '../lib/http/responses.ts';
 import { endSession, RefreshRequestSchema } from '../lib/sessions/sessions.ts';
 import { logoutDeps } from '../lib/wiring.ts';
 

@@ -1,6 +1,7 @@
 import { authorizationServerMetadata } from '../lib/clients/metadata.ts';
 import { readOAuthMetadataConfig } from '../lib/config.ts';
-import { cacheable, endpoint } from '../lib/http.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { cacheable } from '../lib/http/responses.ts';
 
 const config = readOAuthMetadataConfig();
 

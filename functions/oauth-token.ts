@@ -1,7 +1,8 @@
 import { grantClientToken } from '../lib/clients/grant.ts';
 import { parseTokenRequest, toTokenResponse } from '../lib/clients/token-request.ts';
 import { readOAuthTokenConfig } from '../lib/config.ts';
-import { oauthEndpoint, ok } from '../lib/http.ts';
+import { oauthEndpoint } from '../lib/http/oauth-form.ts';
+import { ok } from '../lib/http/responses.ts';
 import { oauthTokenDeps } from '../lib/wiring.ts';
 
 const deps = await oauthTokenDeps(readOAuthTokenConfig());

@@ -1,5 +1,6 @@
 import { readRefreshConfig } from '../lib/config.ts';
-import { endpoint, ok } from '../lib/http.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { ok } from '../lib/http/responses.ts';
 import { RefreshRequestSchema, refreshSession, toRefreshResponse } from '../lib/sessions/sessions.ts';
 import { refreshDeps } from '../lib/wiring.ts';
 

@@ -1,5 +1,6 @@
 import { readShipmentsConfig } from '../lib/config.ts';
-import { endpoint, ok } from '../lib/http.ts';
+import { endpoint } from '../lib/http/endpoint.ts';
+import { ok } from '../lib/http/responses.ts';
 import { TrackingParamsSchema, trackShipment } from '../lib/shipments/shipments.ts';
 import { shipmentDeps } from '../lib/wiring.ts';
 

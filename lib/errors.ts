@@ -1,4 +1,4 @@
-/** The one error vocabulary: domain code throws `AppError`; only `lib/http.ts` maps codes to HTTP. */
+/** The one error vocabulary: domain code throws `AppError`; only `lib/http/problems.ts` maps codes to HTTP. */
 export type ErrorCode =
   /** The request body or a parameter failed validation. */
   | 'VALIDATION_FAILED'

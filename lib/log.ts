@@ -1,8 +1,8 @@
 /**
  * Structured logging on Powertools for AWS Lambda's Logger: one JSON line per event on stderr,
  * which Lambda ships to CloudWatch. Every line names the service (`parcel-auth`) and, inside
- * an invocation, carries its request id (`function_request_id`): lib/http.ts's middy chains
- * (`endpoint`, `authorizerHandler`) add Powertools' `injectLambdaContext` middleware.
+ * an invocation, carries its request id (`function_request_id`): lib/http/'s middy chains
+ * (`endpoint`, `oauthEndpoint`, `authorizerHandler`) add Powertools' `injectLambdaContext` middleware.
  *
  * Callers pass event names and reason codes, never request bodies, passwords or tokens; errors
  * are reduced to name, message and code so no payload rides along in a cause. Should a caller

@@ -2,13 +2,13 @@
  * The API Gateway REQUEST authorizer's decision (docs/tokens-and-sessions.md "The authorizer
  * and its cache"). REQUEST, not TOKEN: it sees every Authorization header, and refuses two.
  */
-import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { authorizationHeaders } from '../http.ts';
+import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { describeError, type Logger } from '../log.ts';
 import type { AuthorizerDenyReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { RevocationCheck } from '../revocation/revocation.ts';
 import { allowedMethodArns, type Scope, scopeString } from '../scopes.ts';
 import type { AccessClaims, AccessTokenVerifier } from '../tokens/tokens.ts';
+import type { AuthorizerContext } from './authorizer-context.ts';
 
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -37,23 +37,10 @@ export function stagePrefix(methodArn: string): string {
   return methodArn.slice(0, stageEnd);
 }
 
-/** What protected functions get in `requestContext.authorizer`, as strings; `lib/http.ts` reads them back. */
-export type AuthorizerContext = {
-  /** The user a login token speaks for; empty for an API client's token. */
-  readonly username: string;
-  /** The API client a client token speaks for; empty for a user's token. */
-  readonly clientId: string;
-  /** Empty when the login has no customer. */
-  readonly customerId: string;
-  /** The token's scopes, space-delimited: what the functions re-check behind a cached decision. */
-  readonly scope: string;
-  /** The token's `iat`, epoch seconds. */
-  readonly iat: number;
-  /** The token's `exp`, epoch seconds: protected functions refuse the request from then on. */
-  readonly exp: number;
-};
-
-/** `scope` is the token's scopes as `scopeString` spells them (`decisionFor` has it built). */
+/**
+ * What protected functions get in `requestContext.authorizer` (lib/auth/authorizer-context.ts);
+ * `scope` is the token's scopes as `scopeString` spells them (`decisionFor` has it built).
+ */
 export const authorizerContext = (subject: AccessClaims, scope: string): AuthorizerContext => ({
   username: subject.kind === 'user' ? subject.username : '',
   clientId: subject.kind === 'client' ? subject.clientId : '',
@@ -134,6 +121,14 @@ function decisionFor(prefix: string, scopes: readonly Scope[]): ScopedDecision {
   return decision;
 }
 
+/** What the decision reads of the REQUEST authorizer's event (lib/http/authorizer-handler.ts picks it out). */
+export interface AuthorizerRequest {
+  /** Every value of the Authorization header, in any letter case: more than one is refused. */
+  readonly authorization: readonly string[];
+  /** The method ARN of the route called. */
+  readonly methodArn: string;
+}
+
 export interface AuthorizerDeps {
   readonly verifier: AccessTokenVerifier;
   readonly revocation: RevocationCheck;
@@ -150,7 +145,7 @@ export interface AuthorizerDeps {
  */
 export async function authorize(
   deps: AuthorizerDeps,
-  event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders' | 'methodArn'>,
+  request: AuthorizerRequest,
 ): Promise<APIGatewayAuthorizerResult> {
   const { metrics } = deps;
   const deny = (reason: AuthorizerDenyReason, logged: string) => {
@@ -158,7 +153,7 @@ export async function authorize(
     metrics.count({ name: 'AuthorizerDeny', reason });
     return unauthorized();
   };
-  const values = authorizationHeaders(event);
+  const values = request.authorization;
   if (values.length !== 1) {
     throw deny(
       values.length === 0 ? 'MissingToken' : 'SeveralTokens',
@@ -186,8 +181,8 @@ export async function authorize(
     throw new Error('revocation check unavailable');
   }
   if (revoked) throw deny('Revoked', 'revoked');
-  const decision = decisionFor(stagePrefix(event.methodArn), subject.scopes);
-  const called = event.methodArn.split('/');
+  const decision = decisionFor(stagePrefix(request.methodArn), subject.scopes);
+  const called = request.methodArn.split('/');
   const allowsThisRoute = decision.resources.some((resource) => matchesMethodArn(resource, called));
   metrics.count({ name: allowsThisRoute ? 'AuthorizerAllow' : 'AuthorizerInsufficientScope' });
   if (!allowsThisRoute)

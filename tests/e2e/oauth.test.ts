@@ -254,7 +254,7 @@ describe('a client token without the route’s scope', () => {
 
   /**
    * Refused by the authorizer's policy, before the function ran: the ACCESS_DENIED gateway
-   * response, which unlike the function's own 403 (lib/http.ts) sends no Pragma.
+   * response, which unlike the function's own 403 (lib/http/problems.ts) sends no Pragma.
    */
   const expectRefusedByPolicy = (answer: Answer) => {
     const stated = statedGatewayResponse(

@@ -11,7 +11,8 @@ import { readStageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
 import { createDynamoClientStatusReader } from '../../lib/clients/dynamodb.ts';
 import { AppError } from '../../lib/errors.ts';
-import { MAX_BODY_BYTES, problemResponse } from '../../lib/http.ts';
+import { MAX_BODY_BYTES } from '../../lib/http/body.ts';
+import { problemResponse } from '../../lib/http/problems.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { tableNames } from '../../lib/stage.ts';
 import {

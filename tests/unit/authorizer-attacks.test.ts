@@ -20,7 +20,7 @@ import {
   SignJWT,
 } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { authorize } from '../../lib/auth/authorizer.ts';
+
 import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
 import {
@@ -30,6 +30,7 @@ import {
   createTokenIssuer,
 } from '../../lib/tokens/tokens.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
+import { authorizeEvent } from '../support/authorizer.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
 import { memoryClients } from '../support/memory-clients.ts';
 import { noMetrics } from '../support/memory-metrics.ts';
@@ -90,7 +91,7 @@ afterAll(() => {
 });
 
 const decide = (authorizationToken: string) =>
-  authorize({ metrics: noMetrics, verifier, revocation, logger }, authorizerEvent(authorizationToken));
+  authorizeEvent({ metrics: noMetrics, verifier, revocation, logger }, authorizerEvent(authorizationToken));
 
 /** The error the authorizer threw, or the policy it returned. */
 const outcome = (authorizationToken: string) =>

@@ -1,7 +1,7 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { decodeJwt, SignJWT } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { authorize, stagePrefix } from '../../lib/auth/authorizer.ts';
+import { stagePrefix } from '../../lib/auth/authorizer.ts';
 import { createLogger, type Logger, redact } from '../../lib/log.ts';
 
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
@@ -12,6 +12,7 @@ import {
   type IssuedTokens,
 } from '../../lib/tokens/tokens.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
+import { authorizeEvent } from '../support/authorizer.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
 import { memoryClients } from '../support/memory-clients.ts';
 import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
@@ -59,7 +60,7 @@ beforeEach(() => {
 });
 
 const decide = (authorizationToken: string) =>
-  authorize({ metrics: noMetrics, verifier, revocation, logger }, authorizerEvent(authorizationToken));
+  authorizeEvent({ metrics: noMetrics, verifier, revocation, logger }, authorizerEvent(authorizationToken));
 
 /** A REQUEST event carrying exactly these headers: API Gateway's fixture without its Authorization. */
 const eventWith = (
@@ -87,7 +88,7 @@ const linesLogged = async (
     warn: record('warn'),
     error: record('error'),
   };
-  await authorize({ metrics: noMetrics, verifier: tokenVerifier, revocation, logger: log }, event).catch(
+  await authorizeEvent({ metrics: noMetrics, verifier: tokenVerifier, revocation, logger: log }, event).catch(
     () => undefined,
   );
   return lines;
@@ -166,7 +167,7 @@ describe('authorizer', () => {
     ['the same valid token twice', () => [`Bearer ${tokens.accessToken}`, `Bearer ${tokens.accessToken}`]],
   ])('throws exactly Unauthorized for two Authorization headers: %s', async (_name, values) => {
     await expect(
-      authorize({ metrics: noMetrics, verifier, revocation, logger }, authorizerEvent(values())),
+      authorizeEvent({ metrics: noMetrics, verifier, revocation, logger }, authorizerEvent(values())),
     ).rejects.toThrow(new Error('Unauthorized'));
   });
 
@@ -176,7 +177,7 @@ describe('authorizer', () => {
       multiValueHeaders: { authorization: [`Bearer ${tokens.accessToken}`] },
     };
     await expect(
-      authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+      authorizeEvent({ metrics: noMetrics, verifier, revocation, logger }, event),
     ).resolves.toMatchObject({
       principalId: 'alice',
     });
@@ -279,7 +280,7 @@ describe('authorizer policy per scope set and stage', () => {
     value === null ||
     (Object.isFrozen(value) && Object.values(value).every(frozenThroughout));
   const decideOn = async (token: string, methodArn: string) =>
-    authorize(
+    authorizeEvent(
       { metrics: noMetrics, verifier, revocation, logger },
       { ...authorizerEvent(`Bearer ${token}`), methodArn },
     );
@@ -323,7 +324,7 @@ describe('authorizer reading single-value headers (an event without multiValueHe
     async (name) => {
       const event = eventWith({ Host: 'api.example', [name]: `Bearer ${tokens.accessToken}` });
       await expect(
-        authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+        authorizeEvent({ metrics: noMetrics, verifier, revocation, logger }, event),
       ).resolves.toMatchObject({
         principalId: 'alice',
       });
@@ -336,7 +337,7 @@ describe('authorizer reading single-value headers (an event without multiValueHe
       Authorization: `Bearer ${tokens.accessToken}`,
     });
     await expect(
-      authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+      authorizeEvent({ metrics: noMetrics, verifier, revocation, logger }, event),
     ).resolves.toMatchObject({
       principalId: 'alice',
     });
@@ -345,7 +346,7 @@ describe('authorizer reading single-value headers (an event without multiValueHe
   it('skips an Authorization header without a value', async () => {
     const event = eventWith({ authorization: undefined, Authorization: `Bearer ${tokens.accessToken}` });
     await expect(
-      authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+      authorizeEvent({ metrics: noMetrics, verifier, revocation, logger }, event),
     ).resolves.toMatchObject({
       principalId: 'alice',
     });
@@ -354,7 +355,7 @@ describe('authorizer reading single-value headers (an event without multiValueHe
   it('reads them when multiValueHeaders names Authorization without values', async () => {
     const event = eventWith({ Authorization: `Bearer ${tokens.accessToken}` }, { Authorization: undefined });
     await expect(
-      authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+      authorizeEvent({ metrics: noMetrics, verifier, revocation, logger }, event),
     ).resolves.toMatchObject({
       principalId: 'alice',
     });
@@ -362,7 +363,7 @@ describe('authorizer reading single-value headers (an event without multiValueHe
 
   it('throws exactly Unauthorized for an event without any headers', async () => {
     await expect(
-      authorize({ metrics: noMetrics, verifier, revocation, logger }, eventWith(null)),
+      authorizeEvent({ metrics: noMetrics, verifier, revocation, logger }, eventWith(null)),
     ).rejects.toThrow(new Error('Unauthorized'));
   });
 });
@@ -374,7 +375,7 @@ describe('authorizer multi-value headers', () => {
       Authorization: [`Bearer ${tokens.accessToken}`],
     });
     await expect(
-      authorize({ metrics: noMetrics, verifier, revocation, logger }, event),
+      authorizeEvent({ metrics: noMetrics, verifier, revocation, logger }, event),
     ).resolves.toMatchObject({
       principalId: 'alice',
     });
@@ -443,9 +444,10 @@ describe('authorizer metrics', () => {
       cacheTtlMs,
       metrics,
     });
-    await authorize({ verifier, revocation: check, logger, metrics }, authorizerEvent(authorization)).catch(
-      () => undefined,
-    );
+    await authorizeEvent(
+      { verifier, revocation: check, logger, metrics },
+      authorizerEvent(authorization),
+    ).catch(() => undefined);
     return metrics.names();
   };
 
@@ -470,7 +472,7 @@ describe('authorizer metrics', () => {
 
   it('counts a request without any headers as a missing token', async () => {
     const metrics = createMemoryMetrics();
-    await authorize({ verifier, revocation, logger, metrics }, eventWith(null)).catch(() => undefined);
+    await authorizeEvent({ verifier, revocation, logger, metrics }, eventWith(null)).catch(() => undefined);
     expect(metrics.names()).toEqual(['AuthorizerDeny{reason=MissingToken}']);
   });
 
@@ -494,7 +496,7 @@ describe('authorizer metrics', () => {
     const deps = { verifier, revocation: check, logger, metrics };
     const readsBefore = users.reads();
     for (let call = 0; call < 3; call++)
-      await authorize(deps, authorizerEvent(`Bearer ${tokens.accessToken}`));
+      await authorizeEvent(deps, authorizerEvent(`Bearer ${tokens.accessToken}`));
     expect(users.reads() - readsBefore).toBe(1);
     expect(metrics.names().filter((name) => name.startsWith('Revocation'))).toEqual([
       'RevocationCacheMiss',

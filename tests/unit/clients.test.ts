@@ -5,7 +5,7 @@
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import * as v from 'valibot';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { authorize } from '../../lib/auth/authorizer.ts';
+
 import {
   type ClientRecord,
   grantedScopes,
@@ -28,6 +28,7 @@ import {
   createTokenIssuer,
 } from '../../lib/tokens/tokens.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
+import { authorizeEvent } from '../support/authorizer.ts';
 import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
 import { memoryClients } from '../support/memory-clients.ts';
 import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
@@ -362,7 +363,7 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
     methodArn = `${prefix}/POST/api/v1/shipments`,
     metrics = createMemoryMetrics(),
   ) =>
-    authorize(
+    authorizeEvent(
       {
         metrics,
         verifier,

@@ -1,9 +1,10 @@
-/** lib/http.ts, the one place that knows HTTP: what an authorized endpoint lets through. */
+/** lib/http/endpoint.ts and lib/http/caller.ts: what an authorized endpoint lets through. */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/errors.ts';
-import { endpoint, ok } from '../../lib/http.ts';
+import { endpoint } from '../../lib/http/endpoint.ts';
+import { ok } from '../../lib/http/responses.ts';
 import { createLogger } from '../../lib/log.ts';
 import { callerContext, lambdaContext, trackingEvent } from '../fixtures/events.ts';
 

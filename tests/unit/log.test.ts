@@ -2,7 +2,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { AppError } from '../../lib/errors.ts';
-import { authorizerHandler, endpoint } from '../../lib/http.ts';
+import { authorizerHandler } from '../../lib/http/authorizer-handler.ts';
+import { endpoint } from '../../lib/http/endpoint.ts';
 import {
   createLogger,
   describeError,

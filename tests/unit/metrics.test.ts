@@ -1,6 +1,6 @@
 /** lib/metrics/powertools.ts: the domain's events as EMF lines, written once per invocation. */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { authorizerHandler } from '../../lib/http.ts';
+import { authorizerHandler } from '../../lib/http/authorizer-handler.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createEmfMetrics } from '../../lib/metrics/powertools.ts';
 import { lambdaContext } from '../fixtures/events.ts';

@@ -2,7 +2,7 @@
  * docs/openapi.yaml is the contract the end-to-end tests hold every answer to
  * (tests/support/http.ts). These tests keep the document itself honest: valid OpenAPI 3.1,
  * request schemas derived from the valibot schemas, scopes from lib/scopes.json, the routes
- * of serverless.yml, the problems and OAuth errors lib/http.ts really sends, and a contract
+ * of serverless.yml, the problems and OAuth errors lib/http/problems.ts really sends, and a contract
  * check that can fail.
  */
 import { execFile } from 'node:child_process';
@@ -22,7 +22,8 @@ import { LoginRequestSchema } from '../../lib/auth/login.ts';
 import { TOKEN_PATH } from '../../lib/clients/metadata.ts';
 import { parseTokenRequest } from '../../lib/clients/token-request.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
-import { oauthErrorResponse, problemResponse, publicBaseUrl, validate } from '../../lib/http.ts';
+import { publicBaseUrl, validate } from '../../lib/http/endpoint.ts';
+import { oauthErrorResponse, problemResponse } from '../../lib/http/problems.ts';
 import { PROTECTED_ROUTES, SCOPES } from '../../lib/scopes.ts';
 import { RefreshRequestSchema } from '../../lib/sessions/sessions.ts';
 import { ShipmentRequestSchema, TrackingParamsSchema } from '../../lib/shipments/shipments.ts';
@@ -119,7 +120,7 @@ function observedGateway(method: string, path: string, response: GatewayResponse
 
 /**
  * Every error code once: the token endpoint answers each in RFC 6749's shape
- * (lib/http.ts OAUTH_ERRORS). A code added to ErrorCode without a row here does not compile.
+ * (lib/http/problems.ts OAUTH_ERRORS). A code added to ErrorCode without a row here does not compile.
  */
 const ERROR_CODES = Object.keys({
   VALIDATION_FAILED: 0,
@@ -141,7 +142,7 @@ const ERROR_CODES = Object.keys({
   INTERNAL: 0,
 } satisfies Record<ErrorCode, 0>) as ErrorCode[];
 
-/** The token endpoint's answer to an error, as lib/http.ts gives it when the domain throws it. */
+/** The token endpoint's answer to an error, as lib/http/problems.ts gives it when the domain throws it. */
 const oauthErrorOf = (code: ErrorCode) =>
   oauthErrorResponse(
     new AppError(code, {
@@ -164,7 +165,7 @@ function observed(
   return { method, path, status, contentType, body, headers: new Headers(headers) };
 }
 
-/** lib/http.ts's answer, as `send` would observe it. */
+/** lib/http/problems.ts's answer, as `send` would observe it. */
 function observedProblem(method: string, path: string, result: APIGatewayProxyResult): ObservedResponse {
   const headers = new Headers(result.headers as Record<string, string>);
   return {
@@ -208,7 +209,7 @@ describe('docs/openapi.yaml', () => {
     expect(documented.sort(byRoute)).toEqual(serverlessRoutes().sort(byRoute));
   });
 
-  it('documents the answers lib/http.ts gives any route: 503; 400, 413 and 415 with a JSON body; 401 behind the authorizer', () => {
+  it('documents the answers lib/http/ gives any route: 503; 400, 413 and 415 with a JSON body; 401 behind the authorizer', () => {
     for (const { method, path, bearer, operation } of documentedRoutes) {
       const statuses = Object.keys(operation.responses);
       const route = `${method} ${path}`;
@@ -220,7 +221,7 @@ describe('docs/openapi.yaml', () => {
     }
   });
 
-  it('documents on the token endpoint every status lib/http.ts answers an error with there', () => {
+  it('documents on the token endpoint every status lib/http/ answers an error with there', () => {
     const operation = documentedRoutes.find((route) => route.path === TOKEN_PATH)?.operation;
     const statuses = new Set(ERROR_CODES.map((code) => String(oauthErrorOf(code).statusCode)));
     expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining([...statuses]));
@@ -333,7 +334,7 @@ describe('docs/openapi.yaml', () => {
       'GET /.well-known/oauth-authorization-server',
       () => problemOf('VALIDATION_FAILED', { detail: 'The Host header is not a host name.' }),
     ],
-  ])('documents what lib/http.ts answers to %s on %s', (_case, route, answer) => {
+  ])('documents what lib/http/ answers to %s on %s', (_case, route, answer) => {
     const [method = '', path = ''] = route.split(' ');
     expect(contractViolations(observedProblem(method, path, answer()))).toEqual([]);
   });
@@ -404,7 +405,7 @@ function thrown(act: () => unknown): AppError {
 
 /**
  * Every error body the service and API Gateway give: each code's problem and RFC 6749 error
- * (lib/http.ts), a validation failure of each request schema, and the gateway responses of
+ * (lib/http/problems.ts), a validation failure of each request schema, and the gateway responses of
  * infra/gateway-responses.yml with a fixed body.
  */
 async function errorBodies(): Promise<unknown[]> {

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { importJWK, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { stageEnv } from '../../../dev/local/handler-env.ts';
-import { authorize } from '../../../lib/auth/authorizer.ts';
+
 import { readAuthorizerConfig } from '../../../lib/config.ts';
 import { tableNames } from '../../../lib/stage.ts';
 import { epochSeconds } from '../../../lib/time.ts';
@@ -27,6 +27,7 @@ import { localKeyLocation, revokeAllKeys } from '../../../ops/admin/keys.ts';
 import { generateKeyring, publishedKeys } from '../../../ops/keys/keyring.ts';
 import { authorizerEvent } from '../../fixtures/events.ts';
 import { lines, unique, useAdminCli } from '../../support/admin-cli.ts';
+import { authorizeEvent } from '../../support/authorizer.ts';
 
 const cli = useAdminCli();
 const { adminOk } = cli;
@@ -72,7 +73,7 @@ async function authorizer(jwks: string) {
   const deps = await authorizerDeps(config);
   /** Whether the authorizer allows `token`: true, or the error it throws (`Unauthorized`). */
   const allows = (token: string) =>
-    authorize(deps, authorizerEvent(`Bearer ${token}`)).then(
+    authorizeEvent(deps, authorizerEvent(`Bearer ${token}`)).then(
       () => true,
       (error: Error) => error.message,
     );

@@ -1,0 +1,29 @@
+/** What is checked of a request body before anything parses it. */
+import type middy from '@middy/core';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { AppError } from '../errors.ts';
+import limits from '../limits.json' with { type: 'json' };
+import { header } from './headers.ts';
+
+/**
+ * Request bodies above this many bytes are refused (413) before they are parsed. Declared in
+ * limits.json, which serverless.yml reads too: the web ACL refuses the same bodies.
+ */
+export const MAX_BODY_BYTES: number = limits.maxBodyBytes;
+
+const bodyBytes = (body: string, base64: boolean) =>
+  base64 ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body, 'utf8');
+
+/**
+ * Size limit and a case-insensitive Content-Type, before anything parses the body: the header is
+ * passed on as `content-type`, the name @middy/http-json-body-parser reads.
+ */
+export const guardBody: middy.MiddlewareObj<APIGatewayProxyEvent> = {
+  before({ event }) {
+    if (typeof event.body === 'string' && bodyBytes(event.body, event.isBase64Encoded) > MAX_BODY_BYTES) {
+      throw new AppError('PAYLOAD_TOO_LARGE');
+    }
+    const headers = event.headers ?? {};
+    event.headers = { ...headers, 'content-type': header(headers, 'content-type') };
+  },
+};

@@ -1,0 +1,76 @@
+/**
+ * The token endpoint (RFC 6749 section 3.2): a form body, its errors in RFC 6749's shape, and
+ * every answer `no-store` (section 5.1).
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { AppError } from '../errors.ts';
+import { logger as defaultLogger, type LambdaLogger } from '../log.ts';
+import type { FlushingMetrics } from '../metrics/powertools.ts';
+import { guardBody } from './body.ts';
+import { header, headerValues } from './headers.ts';
+import { mapErrors, oauthErrorResponse } from './problems.ts';
+import { jsonResponse, type Reply } from './responses.ts';
+
+const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
+
+/**
+ * An `application/x-www-form-urlencoded` body (RFC 6749 section 3.2), as its parameters: a
+ * parameter sent twice is refused (section 3.2), as is any other media type.
+ */
+export function formParameters(
+  event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded' | 'headers'>,
+): Record<string, string> {
+  const contentType = header(event.headers, 'content-type');
+  if (contentType?.split(';')[0]?.trim().toLowerCase() !== FORM_MEDIA_TYPE)
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE');
+  const text = event.isBase64Encoded
+    ? Buffer.from(event.body ?? '', 'base64').toString('utf8')
+    : (event.body ?? '');
+  const parameters: Record<string, string> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (Object.hasOwn(parameters, name))
+      throw new AppError('VALIDATION_FAILED', {
+        detail: `The parameter ${safeName(name)} is sent more than once.`,
+      });
+    parameters[name] = value;
+  }
+  return parameters;
+}
+
+/** A parameter's name in a description: the names RFC 6749 defines are quoted, any other is not. */
+const safeName = (name: string) => (/^[a-z_]{1,32}$/.test(name) ? name : 'a parameter');
+
+export interface OAuthInput {
+  readonly form: Record<string, string>;
+  /** Every value of the Authorization header (a client's Basic credentials). */
+  readonly authorization: string[];
+  readonly sourceIp: string;
+}
+
+/**
+ * Builds the token endpoint's handler (RFC 6749 section 3.2): a form body, its errors in RFC
+ * 6749's shape (OAUTH_ERRORS), and every answer `no-store` (section 5.1).
+ */
+export function oauthEndpoint(spec: {
+  readonly logger?: LambdaLogger;
+  readonly metrics?: Pick<FlushingMetrics, 'powertools'>;
+  readonly handle: (input: OAuthInput) => Promise<Reply>;
+}) {
+  const log = spec.logger ?? defaultLogger;
+  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(injectLambdaContext(log.powertools, { logEvent: false }))
+    .use(mapErrors(log, oauthErrorResponse));
+  if (spec.metrics !== undefined) chain.use(logMetrics(spec.metrics.powertools));
+  chain.use(guardBody);
+  return chain.handler(async (event) => {
+    const reply = await spec.handle({
+      form: formParameters(event),
+      authorization: headerValues(event, 'authorization'),
+      sourceIp: event.requestContext?.identity?.sourceIp ?? '',
+    });
+    return jsonResponse(reply.status, 'application/json', reply.body, reply.headers);
+  });
+}

@@ -1,0 +1,247 @@
+/**
+ * The one place that maps the error vocabulary (lib/errors.ts) to HTTP: problem+json (RFC 9457)
+ * for every endpoint, RFC 6749's JSON for the token endpoint. Clients get fixed texts; the cause
+ * of a failure goes to the log only.
+ */
+import type middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { AppError, type ErrorCode, isAppError } from '../errors.ts';
+import { describeError, type Logger } from '../log.ts';
+import { MAX_BODY_BYTES } from './body.ts';
+import { jsonResponse } from './responses.ts';
+
+const PROBLEM_TYPE_PREFIX = 'urn:parcel-auth:problem:';
+
+interface ProblemDefinition {
+  readonly status: number;
+  readonly slug: string;
+  readonly title: string;
+  readonly detail?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** Error code → HTTP. Adding a code to `ErrorCode` without a row here does not compile. */
+const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
+  VALIDATION_FAILED: { status: 400, slug: 'validation-failed', title: 'Invalid request' },
+  MALFORMED_JSON: {
+    status: 400,
+    slug: 'malformed-json',
+    title: 'Malformed JSON',
+    detail: 'The request body is not a valid JSON document.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    slug: 'unsupported-media-type',
+    title: 'Unsupported media type',
+    detail: 'Send the request body as application/json.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    slug: 'payload-too-large',
+    title: 'Payload too large',
+    detail: `The request body exceeds ${MAX_BODY_BYTES} bytes.`,
+  },
+  INVALID_CREDENTIALS: {
+    status: 401,
+    slug: 'invalid-credentials',
+    title: 'Invalid credentials',
+    detail: 'The username or password is incorrect.',
+  },
+  // The status, type and title of a failed login: to a client both mean "log in again".
+  INVALID_REFRESH_TOKEN: {
+    status: 401,
+    slug: 'invalid-credentials',
+    title: 'Invalid credentials',
+    detail: 'The refresh token is invalid, expired or revoked. Log in again to get a new one.',
+  },
+  // The same type, title and detail as API Gateway's UNAUTHORIZED answer
+  // (infra/gateway-responses.yml), so a client cannot tell which of the two refused it.
+  UNAUTHORIZED: {
+    status: 401,
+    slug: 'unauthorized',
+    title: 'Unauthorized',
+    detail: 'A valid access token is required. Log in again to get one.',
+    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+  },
+  TOO_MANY_ATTEMPTS: {
+    status: 429,
+    slug: 'too-many-attempts',
+    title: 'Too many attempts',
+    detail: 'Too many failed logins. Try again after the time in Retry-After.',
+  },
+  // The same type, title and header as API Gateway's ACCESS_DENIED answer (infra/gateway-responses.yml),
+  // which a policy without the route gives: the function's re-check and the gateway answer alike.
+  INSUFFICIENT_SCOPE: {
+    status: 403,
+    slug: 'insufficient-scope',
+    title: 'Insufficient scope',
+    detail: 'The access token does not grant the scope this route needs.',
+    headers: { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
+  },
+  // The token endpoint answers these in RFC 6749's shape (OAUTH_ERRORS); as problems for completeness.
+  INVALID_CLIENT: {
+    status: 401,
+    slug: 'invalid-client',
+    title: 'Invalid client',
+    detail: 'The client id or secret is incorrect.',
+  },
+  INVALID_SCOPE: { status: 400, slug: 'invalid-scope', title: 'Invalid scope' },
+  UNSUPPORTED_GRANT_TYPE: { status: 400, slug: 'unsupported-grant-type', title: 'Unsupported grant type' },
+  CONTEXT_MISSING: {
+    status: 403,
+    slug: 'auto-login-context-missing',
+    title: 'Auto-login context missing',
+    detail: 'This login is not linked to a customer account.',
+  },
+  NOT_FOUND: { status: 404, slug: 'not-found', title: 'Not found' },
+  ALREADY_EXISTS: { status: 409, slug: 'already-exists', title: 'Already exists' },
+  DEPENDENCY_UNAVAILABLE: {
+    status: 503,
+    slug: 'service-unavailable',
+    title: 'Service unavailable',
+    detail: 'The service cannot answer right now. Try again later.',
+  },
+  // No detail: what went wrong is in the log, under the request id, and nowhere else.
+  INTERNAL: { status: 500, slug: 'internal-error', title: 'Internal error' },
+};
+
+/** The problem+json response for an error code. */
+export function problemResponse(error: AppError): APIGatewayProxyResult {
+  const problem = PROBLEMS[error.code];
+  return jsonResponse(
+    problem.status,
+    'application/problem+json',
+    {
+      type: `${PROBLEM_TYPE_PREFIX}${problem.slug}`,
+      title: problem.title,
+      status: problem.status,
+      ...((error.detail ?? problem.detail) !== undefined && { detail: error.detail ?? problem.detail }),
+      ...(error.invalidParams !== undefined && { invalidParams: error.invalidParams }),
+    },
+    {
+      ...problem.headers,
+      ...((problem.status === 503 || error.retryAfterSeconds !== undefined) && {
+        'Retry-After': String(error.retryAfterSeconds ?? 1),
+      }),
+    },
+  );
+}
+
+/** An RFC 6749 section 5.2 error: the token endpoint's only error shape. */
+interface OAuthErrorDefinition {
+  readonly status: number;
+  readonly error: string;
+  readonly description?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+const INVALID_REQUEST = { status: 400, error: 'invalid_request' } as const;
+// Section 5.2: 401 and a WWW-Authenticate challenge for the Basic scheme, however the client authenticated.
+const INVALID_CLIENT: OAuthErrorDefinition = {
+  status: 401,
+  error: 'invalid_client',
+  description: 'Client authentication failed.',
+  headers: { 'WWW-Authenticate': 'Basic realm="parcel-auth", charset="UTF-8"' },
+};
+
+/**
+ * Error code → the token endpoint's answer (RFC 6749 section 5.2), beside PROBLEMS: the one
+ * place that maps codes to HTTP. OAuth client libraries read `error`, so every code has one.
+ */
+const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
+  VALIDATION_FAILED: INVALID_REQUEST,
+  MALFORMED_JSON: INVALID_REQUEST,
+  UNSUPPORTED_MEDIA_TYPE: {
+    ...INVALID_REQUEST,
+    description: 'Send the parameters as application/x-www-form-urlencoded.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    error: 'invalid_request',
+    description: `The request body exceeds ${MAX_BODY_BYTES} bytes.`,
+  },
+  INVALID_CLIENT,
+  INVALID_CREDENTIALS: INVALID_CLIENT,
+  UNAUTHORIZED: INVALID_CLIENT,
+  INVALID_REFRESH_TOKEN: { status: 400, error: 'invalid_grant' },
+  INVALID_SCOPE: {
+    status: 400,
+    error: 'invalid_scope',
+    description: "The requested scope is unknown, malformed, or beyond the client's.",
+  },
+  INSUFFICIENT_SCOPE: { status: 400, error: 'invalid_scope' },
+  UNSUPPORTED_GRANT_TYPE: {
+    status: 400,
+    error: 'unsupported_grant_type',
+    description: 'This endpoint grants client_credentials only.',
+  },
+  // RFC 6749 names no error for a throttled client; `temporarily_unavailable` (section 4.1.2.1)
+  // is what libraries treat as "try again", and Retry-After says when.
+  TOO_MANY_ATTEMPTS: {
+    status: 429,
+    error: 'temporarily_unavailable',
+    description: 'Too many failed client authentications. Try again after the time in Retry-After.',
+  },
+  CONTEXT_MISSING: INVALID_REQUEST,
+  NOT_FOUND: INVALID_REQUEST,
+  ALREADY_EXISTS: INVALID_REQUEST,
+  DEPENDENCY_UNAVAILABLE: {
+    status: 503,
+    error: 'temporarily_unavailable',
+    description: 'The service cannot answer right now. Try again later.',
+  },
+  INTERNAL: { status: 500, error: 'server_error' },
+};
+
+/** The token endpoint's error answer: RFC 6749's JSON, never a stack trace or a token. */
+export function oauthErrorResponse(error: AppError): APIGatewayProxyResult {
+  const definition = OAUTH_ERRORS[error.code];
+  // A validation failure names the parameter, never its value (lib/clients/token-request.ts).
+  const description = error.code === 'VALIDATION_FAILED' ? error.detail : definition.description;
+  return jsonResponse(
+    definition.status,
+    'application/json',
+    { error: definition.error, ...(description !== undefined && { error_description: description }) },
+    {
+      ...definition.headers,
+      ...((definition.status === 503 || error.retryAfterSeconds !== undefined) && {
+        'Retry-After': String(error.retryAfterSeconds ?? 1),
+      }),
+    },
+  );
+}
+
+/**
+ * Turns anything thrown into a known error: middy's HTTP errors by status; anything else is
+ * our defect, 500 (a failed dependency arrives as DEPENDENCY_UNAVAILABLE already: lib/aws).
+ */
+function classify(error: unknown): AppError {
+  if (isAppError(error)) return error;
+  const statusCode = (error as { statusCode?: unknown } | null)?.statusCode;
+  if (statusCode === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', { cause: error });
+  // @middy/http-json-body-parser: unparseable JSON, or a `__proto__` / `constructor.prototype` key.
+  if (statusCode === 422) return new AppError('MALFORMED_JSON', { cause: error });
+  return new AppError('INTERNAL', { cause: error });
+}
+
+/**
+ * The answer for anything thrown (problem+json, or `respond`'s shape); an unexpected failure's
+ * cause goes to the log.
+ */
+export function mapErrors(
+  log: Logger,
+  respond: (error: AppError) => APIGatewayProxyResult = problemResponse,
+): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return {
+    onError(request) {
+      const error = classify(request.error);
+      if (error.code === 'DEPENDENCY_UNAVAILABLE') {
+        log.error('request failed', { reason: 'dependency unavailable', error: describeError(error) });
+      } else if (error.code === 'INTERNAL') {
+        log.error('request failed', { reason: 'internal error', error: describeError(error) });
+      }
+      request.response = respond(error);
+      return request.response;
+    },
+  };
+}

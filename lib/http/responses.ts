@@ -1,0 +1,32 @@
+/** The answers a handler returns, and the JSON response every answer is built as. */
+
+/** Every answer is `no-store` unless it says otherwise: they carry tokens or a customer's shipments. */
+export const BASE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
+
+export interface Reply {
+  readonly status: 200 | 201 | 204;
+  readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Seconds any cache may keep the answer; without it the answer is `no-store`. */
+  readonly publicMaxAge?: number;
+}
+
+export const ok = (body: unknown): Reply => ({ status: 200, body });
+/** A public document (such as the key set) that any cache may keep for `seconds`. */
+export const cacheable = (body: unknown, seconds: number): Reply => ({
+  status: 200,
+  body,
+  publicMaxAge: seconds,
+});
+export const noContent = (): Reply => ({ status: 204, body: undefined });
+export const created = (body: unknown, location: string): Reply => ({
+  status: 201,
+  body,
+  headers: { Location: location },
+});
+
+export const jsonResponse = (statusCode: number, contentType: string, body: unknown, headers = {}) => ({
+  statusCode,
+  headers: { 'Content-Type': contentType, ...BASE_HEADERS, ...headers },
+  body: JSON.stringify(body),
+});
