@@ -1,7 +1,7 @@
 /**
  * `npm run admin -- <command>`: the operator CLI (users, pickup addresses, API clients, keys,
  * import, export).
- * See ops/admin/usage.ts, or run `npm run admin -- help`.
+ * See ops/admin/program.ts, or run `npm run admin -- help`.
  */
 import { runAdmin } from './admin/main.ts';
 import { passwordReader } from './admin/stdin.ts';

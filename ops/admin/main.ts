@@ -9,14 +9,13 @@ import { createInterface } from 'node:readline';
 import { readStageParams, type StageParams } from '../../infra/stage-params.ts';
 import type { Env } from '../../lib/config.ts';
 import { ensureLocalKeys, localKeyFiles } from '../keys/local.ts';
+import { parseInvocation } from './cli.ts';
 import { runCommand } from './commands.ts';
 import { csvUserLines } from './csv.ts';
 import { CliError, describeFailure, failure, oneLine } from './errors.ts';
 import { createSsmParameterStore, type ParameterStore } from './keys.ts';
-import { parseInvocation } from './parse.ts';
 import { createProgress } from './progress.ts';
 import { type OpenedStores, openDynamoStores, resolveTarget, type Target } from './target.ts';
-import { USAGE } from './usage.ts';
 
 export interface AdminDeps {
   readonly env: Env;
@@ -64,9 +63,9 @@ export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promis
   let opened: OpenedStores | undefined;
   try {
     const invocation = parseInvocation(argv);
-    if (invocation.kind !== 'run') {
-      deps.stdout(USAGE);
-      return invocation.kind === 'help' ? 0 : 2;
+    if (invocation.kind === 'help') {
+      deps.stdout(invocation.text);
+      return invocation.exitCode;
     }
     const resolved = resolveTarget(invocation.target, deps.env, deps.cwd);
     target = resolved;

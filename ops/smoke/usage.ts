@@ -1,17 +1,16 @@
 /**
- * The smoke test's command line: `--base-url`, `--timeout`, `--help`. Credentials come from
- * the environment only; an argument is never echoed back in an error, since a mistaken
- * invocation may carry a password.
+ * The smoke test's command line, parsed by commander: `--base-url`, `--timeout`,
+ * `--allow-insecure-http`, `--help`. Credentials come from the environment only; commander's
+ * own messages are replaced by ours, since some repeat an argument and a mistaken invocation
+ * may carry a password.
  */
-import { parseArgs } from 'node:util';
+import { Command, type CommanderError } from 'commander';
 import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../lib/tokens/tokens.ts';
 import { MISSING_PARCEL_NUMBER } from './checks.ts';
 
 export const DEFAULT_TIMEOUT_SECONDS = 10;
 
-export const USAGE = `Usage: npm run smoke -- --base-url <url> [--timeout <seconds>] [--allow-insecure-http]
-
-A non-destructive smoke test of a deployed parcel-auth stage (or of npm start). It logs in as
+const CHECKS = `A non-destructive smoke test of a deployed parcel-auth stage (or of npm start). It logs in as
 a test user and runs these checks, in order:
   1 login                   POST /api/v1/login answers 200 with token and refreshToken: JWTs
                             whose header has alg EdDSA and typ ${ACCESS_TOKEN_TYPE}, ${REFRESH_TOKEN_TYPE}
@@ -22,19 +21,9 @@ a test user and runs these checks, in order:
                             numbers never start with 0: nothing is found, nothing is created)
   4 refresh token refused   the same call with the refresh token as Bearer token: 401
   5 tampered token refused  the same call with one character of the access token's signature
-                            changed: 401
+                            changed: 401`;
 
-Options
-  --base-url <url>          the stage's address, http or https: the API Gateway invoke URL with
-                            its stage (https://<id>.execute-api.<region>.amazonaws.com/<stage>),
-                            a custom domain, or http://127.0.0.1:3000 for npm start; a trailing
-                            /api/v1 and trailing slashes are accepted
-  --timeout <seconds>       the limit of each request (default ${DEFAULT_TIMEOUT_SECONDS})
-  --allow-insecure-http     send the credentials over plain http to a host that is not
-                            loopback; refused without it, since the password would cross
-                            the network unencrypted
-  -h, --help                this text
-
+const AFTER = `
 Environment (credentials are never arguments)
   SMOKE_USERNAME            the test user, exact case; it needs a customer with a depot code
                             (login-extended answers 403 without a customer)
@@ -74,59 +63,101 @@ export type Invocation =
   | { readonly kind: 'usage-error'; readonly message: string }
   | { readonly kind: 'run'; readonly settings: SmokeSettings };
 
-const OPTIONS = {
-  'base-url': { type: 'string' },
-  timeout: { type: 'string' },
-  'allow-insecure-http': { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
 const usageError = (message: string): Invocation => ({ kind: 'usage-error', message });
+
+/** Thrown from commander's exit: a usage error's message, or help shown (message ''). */
+class Stop extends Error {}
+
+/** A value option given once, not empty (commander keeps the last, and takes '' as a value). */
+const once = (name: string) => (value: string, previous: string | undefined) => {
+  if (value === '') throw new Stop(`--${name} needs a value`);
+  if (previous !== undefined) throw new Stop(`--${name} is given twice`);
+  return value;
+};
+
+/** Our message for commander's error, never repeating an argument. */
+function translate(error: CommanderError): never {
+  switch (error.code) {
+    case 'commander.helpDisplayed':
+      throw new Stop('');
+    case 'commander.excessArguments':
+      throw new Stop(
+        'unexpected argument; credentials go in SMOKE_USERNAME and SMOKE_PASSWORD, never in arguments',
+      );
+    case 'commander.optionMissingArgument':
+      throw new Stop(`${/--[a-z-]+/.exec(error.message)?.[0] ?? 'an option'} needs a value`);
+    case 'commander.unknownOption': {
+      const given = /^error: unknown option '(.*)'$/s.exec(error.message)?.[1] ?? '';
+      const name = given.split('=')[0] ?? '';
+      if (given.includes('=') && (name === '--help' || name === '--allow-insecure-http'))
+        throw new Stop(`${name} takes no value`);
+      throw new Stop(`unknown option ${/^-{1,2}[\w-]{1,40}$/.test(name) ? name : ''}`.trim());
+    }
+    default:
+      throw new Stop('the command line is not valid');
+  }
+}
+
+/** The smoke test's program: its options, and its help (USAGE). */
+function smokeProgram(write: (text: string) => void): Command {
+  return (
+    new Command('npm run smoke --')
+      .usage('--base-url <url> [--timeout <seconds>] [--allow-insecure-http]')
+      .description(CHECKS)
+      .option(
+        '--base-url <url>',
+        "the stage's address, http or https: the API Gateway invoke URL with its stage " +
+          '(https://<id>.execute-api.<region>.amazonaws.com/<stage>), a custom domain, or ' +
+          'http://127.0.0.1:3000 for npm start; a trailing /api/v1 and trailing slashes are accepted',
+        once('base-url'),
+      )
+      .option(
+        '--timeout <seconds>',
+        `the limit of each request (default ${DEFAULT_TIMEOUT_SECONDS})`,
+        once('timeout'),
+      )
+      .option(
+        '--allow-insecure-http',
+        'send the credentials over plain http to a host that is not loopback; refused without it, ' +
+          'since the password would cross the network unencrypted',
+      )
+      .helpOption('-h, --help', 'this text')
+      .addHelpText('after', AFTER)
+      // Our messages name the option alone (translate reads it from commander's, unsuggested).
+      .showSuggestionAfterError(false)
+      .configureHelp({ helpWidth: 100 })
+      .configureOutput({ writeOut: write, writeErr: write, outputError: () => {} })
+      .exitOverride(translate)
+  );
+}
+
+/** The help text. */
+export const USAGE: string = (() => {
+  let text = '';
+  const program = smokeProgram((out) => {
+    text += out;
+  });
+  program.outputHelp();
+  return text.trimEnd();
+})();
 
 /** Parses argv and the credentials from env; never puts an argument's value in a message. */
 export function parseInvocation(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): Invocation {
-  const { tokens } = parseArgs({
-    args: [...argv],
-    options: OPTIONS,
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  const values: Partial<Record<'base-url' | 'timeout', string>> = {};
-  let help = false;
-  let allowInsecureHttp = false;
-  for (const token of tokens) {
-    if (token.kind === 'positional') {
-      return usageError(
-        'unexpected argument; credentials go in SMOKE_USERNAME and SMOKE_PASSWORD, never in arguments',
-      );
-    }
-    if (token.kind === 'option-terminator') continue;
-    if (token.name === 'help') {
-      if (token.value !== undefined) return usageError('--help takes no value');
-      help = true;
-      continue;
-    }
-    if (token.name === 'allow-insecure-http') {
-      if (token.value !== undefined) return usageError('--allow-insecure-http takes no value');
-      allowInsecureHttp = true;
-      continue;
-    }
-    if (token.name !== 'base-url' && token.name !== 'timeout') {
-      const name = token.rawName.split('=')[0] ?? '';
-      return usageError(`unknown option ${/^-{1,2}[\w-]{1,40}$/.test(name) ? name : ''}`.trim());
-    }
-    if (token.value === undefined || token.value === '') return usageError(`--${token.name} needs a value`);
-    if (values[token.name] !== undefined) return usageError(`--${token.name} is given twice`);
-    values[token.name] = token.value;
+  const program = smokeProgram(() => {});
+  try {
+    program.parse([...argv], { from: 'user' });
+  } catch (error) {
+    if (!(error instanceof Stop)) throw error;
+    return error.message === '' ? { kind: 'help' } : usageError(error.message);
   }
-  if (help) return { kind: 'help' };
+  const values = program.opts<{ baseUrl?: string; timeout?: string; allowInsecureHttp?: boolean }>();
+  const allowInsecureHttp = values.allowInsecureHttp === true;
 
-  if (values['base-url'] === undefined) return usageError('--base-url is required');
-  const target = parseBaseUrl(values['base-url']);
+  if (values.baseUrl === undefined) return usageError('--base-url is required');
+  const target = parseBaseUrl(values.baseUrl);
   if (typeof target === 'string') return usageError(target);
   if (target.plainHttp && !allowInsecureHttp) {
     return usageError(

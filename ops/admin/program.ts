@@ -1,0 +1,275 @@
+/**
+ * The admin commands as a commander tree: each command's words, arguments, options, the check
+ * of every value (ops/admin/parse.ts) and its help. A command's action only records what to
+ * run; ops/admin/cli.ts runs the tree and ops/admin/commands.ts does the work.
+ */
+import { type Help, Command as Program } from 'commander';
+import { CustomerIdSchema, DepotCodeSchema, UsernameSchema } from '../../lib/accounts/repository.ts';
+import { ClientIdSchema, SecretIdSchema } from '../../lib/clients/clients.ts';
+import { ALL_SCOPES } from '../../lib/scopes.ts';
+import { usageError } from './errors.ts';
+import { AdminHelp, group, sub } from './help.ts';
+import {
+  type Command,
+  collect,
+  ExistingUsernameSchema,
+  FileSchema,
+  flagOnce,
+  once,
+  RegionSchema,
+  StageSchema,
+  scopesOf,
+  valid,
+} from './parse.ts';
+import { addKeyCommands } from './program-keys.ts';
+
+const username = valid(ExistingUsernameSchema, 'username');
+const customerId = valid(CustomerIdSchema, 'customerId');
+const clientId = valid(ClientIdSchema, 'clientId');
+const customerOption = once('customer', valid(CustomerIdSchema, '--customer'));
+
+const PASSWORDS = `Passwords are never arguments. Pipe them, or type them when prompted (not echoed):
+  printf '%s\\n' "$NEW_PASSWORD" | npm run --silent admin -- user add alice --customer C-1001
+A new password has at least 12 characters (Unicode code points) and at most 72 bytes in
+UTF-8 (bcrypt ignores the rest), is not the username in any letter case, and has no control
+characters and no U+FFFD (login refuses those).
+
+Exit status: 0 done, 1 the operation failed, 2 a usage error or an invalid value.`;
+
+/** Commander's Command, making its subcommands and help with the admin CLI's help layout. */
+class AdminProgram extends Program {
+  override createCommand(name?: string): Program {
+    return new AdminProgram(name);
+  }
+
+  override createHelp(): Help {
+    return Object.assign(new AdminHelp(), this.configureHelp());
+  }
+}
+
+/** The admin program without its commands: its global options (`--stage`, `--region`) and help. */
+export function rootProgram(): Program {
+  const program = new AdminProgram('npm run admin --')
+    .usage('<command> [options]')
+    .description(
+      'Operator commands of parcel-auth. Without --stage they act on the local stack (npm start):\n' +
+        'DynamoDB at 127.0.0.1:$DYNAMODB_PORT (default 8000) and key files under $DATA_DIR (default .data).',
+    )
+    .option(
+      '--stage <name>',
+      'a deployed stage: its tables, credentials from the AWS chain (AWS_PROFILE, AWS_ACCESS_KEY_ID, ...)',
+      once('stage', valid(StageSchema, '--stage')),
+    )
+    .option(
+      '--region <region>',
+      'with --stage; default $AWS_REGION, else eu-central-1',
+      once('region', valid(RegionSchema, '--region')),
+    )
+    .helpOption('-h, --help', 'this text')
+    .helpCommand(false)
+    // ops/admin/cli.ts reads the option from commander's message, unsuggested, for its own.
+    .showSuggestionAfterError(false)
+    .addHelpText('after', `\n${PASSWORDS}`);
+  return program;
+}
+
+/**
+ * Adds every command to `program`, which passes its output settings on to them. `run`
+ * receives the command an invocation names, every value checked.
+ */
+export function addCommands(program: Program, run: (command: Command) => void): void {
+  const USERS = 'Users';
+  const user = group(program, 'user', USERS, 'manage users');
+  sub(user, 'add', USERS, 'create a user, enabled; the password is the first line of stdin')
+    .argument('<username>', undefined, valid(UsernameSchema, 'username'))
+    .option('--customer <customerId>', 'the customer the user acts for', customerOption)
+    .action((name: string, options: { customer?: string }) =>
+      run({ name: 'user add', username: name, customerId: options.customer ?? null }),
+    );
+  const byName = (
+    action: 'passwd' | 'disable' | 'enable' | 'logout' | 'remove' | 'show' | 'unlock',
+    description: string,
+  ) =>
+    sub(user, action, USERS, description)
+      .argument('<username>', undefined, username)
+      .action((name: string) => run({ name: `user ${action}`, username: name }));
+  byName(
+    'passwd',
+    "set a new password, read from the first line of stdin; revokes the user's sessions and access tokens",
+  );
+  byName('disable', "refuse the user's logins; revokes its sessions and access tokens");
+  byName('enable', 'allow them again (revoked sessions stay revoked)');
+  byName('logout', 'revoke every session and access token the user has now');
+  byName('remove', 'delete the user; its sessions and access tokens stop verifying');
+  byName(
+    'show',
+    'print the user as JSON (never the password hash), with its scopes (null: every scope) and ' +
+      'failed logins: failures, lastAttemptAt, lockedUntil (null when not locked)',
+  );
+  byName(
+    'unlock',
+    'clear the failed logins of the username, ending its lock; the counters of source ' +
+      'addresses are not touched (they only decay)',
+  );
+  sub(user, 'list', USERS, 'every user (never a hash), as JSON Lines, or a table on a terminal')
+    .option('--customer <customerId>', "only the customer's users", customerOption)
+    .option('--disabled', 'only disabled users', flagOnce('disabled'))
+    .option('--locked', 'only users whose logins are locked now', flagOnce('locked'))
+    .action((options: { customer?: string; disabled?: boolean; locked?: boolean }) =>
+      run({
+        name: 'user list',
+        customerId: options.customer,
+        disabled: options.disabled === true,
+        locked: options.locked === true,
+      }),
+    );
+  sub(
+    user,
+    'scopes',
+    USERS,
+    "narrow the user's tokens to these scopes, or --all: every scope again (also any added " +
+      'later); either revokes its sessions and access tokens (it logs in again for tokens with ' +
+      'the new scopes)',
+  )
+    .argument('<username>', undefined, username)
+    .option('--scope <scope>', `one of ${ALL_SCOPES.join(', ')}; repeated for more`, collect)
+    .option('--all', 'every scope', flagOnce('all'))
+    .action((name: string, options: { scope?: string[]; all?: boolean }) => {
+      const scopes = options.scope ?? [];
+      if (options.all === true ? scopes.length > 0 : scopes.length === 0)
+        throw usageError('user scopes takes either --scope <scope> (one or more) or --all');
+      run({
+        name: 'user scopes',
+        username: name,
+        scopes: options.all === true ? null : scopesOf(scopes, 'user scopes'),
+      });
+    });
+  sub(
+    user,
+    'refold',
+    USERS,
+    'once per stage, before deploying a version that folds usernames in full: move each user ' +
+      '(and membership) stored under the key of the old folding to its new key; names that now ' +
+      'fold alike are listed, left as they are, and exit 1',
+  )
+    .option('--dry-run', 'write nothing', flagOnce('dry-run'))
+    .action((options: { dryRun?: boolean }) => run({ name: 'user refold', dryRun: options.dryRun === true }));
+
+  const customer = group(program, 'customer', 'Customers', 'list customers');
+  sub(customer, 'list', 'Customers', 'every customer with its number of addresses and depot code').action(
+    () => run({ name: 'customer list' }),
+  );
+
+  const CLIENTS = `API clients (OAuth 2.0 client credentials for an integrator's systems: docs/admin.md);\na <scope> is one of ${ALL_SCOPES.join(', ')}`;
+  const client = group(program, 'client', CLIENTS, 'manage API clients');
+  sub(
+    client,
+    'add',
+    CLIENTS,
+    'create a client acting for the customer with these scopes; prints its client id, secret id ' +
+      'and secret on stdout, the secret only this once (only its digest is stored)',
+  )
+    .argument('<customerId>', undefined, customerId)
+    .requiredOption('--scope <scope>', 'a scope of its tokens; repeated for more', collect)
+    .action((id: string, options: { scope: string[] }) =>
+      run({ name: 'client add', customerId: id, scopes: scopesOf(options.scope, 'client add') }),
+    );
+  sub(
+    client,
+    'list',
+    CLIENTS,
+    'every client: id, customer, scopes, enabled, live secrets (id and createdAt, never a ' +
+      'digest), as JSON Lines, or a table on a terminal',
+  )
+    .option('--customer <customerId>', "only the customer's clients", customerOption)
+    .action((options: { customer?: string }) => run({ name: 'client list', customerId: options.customer }));
+  const byClient = (
+    parent: Program,
+    action: 'disable' | 'enable' | 'remove' | 'unlock' | 'secret add',
+    description: string,
+  ) =>
+    sub(parent, action.split(' ').at(-1) ?? action, CLIENTS, description)
+      .argument('<clientId>', undefined, clientId)
+      .action((id: string) => run({ name: `client ${action}`, clientId: id }));
+  byClient(
+    client,
+    'disable',
+    "refuse the client's grants; its access tokens stop within the stage's revocation bound " +
+      '(revocationCacheTtl + authorizerCacheTtl)',
+  );
+  byClient(client, 'enable', 'allow its grants again (revoked tokens stay revoked)');
+  byClient(client, 'remove', 'delete the client; its access tokens stop as with disable');
+  byClient(
+    client,
+    'unlock',
+    'clear the failed authentications of the client id, ending its lock (anyone who knows a ' +
+      'client id can lock it, as a username); the counters of source addresses are not touched',
+  );
+  const secret = group(client, 'secret', CLIENTS, "manage a client's secrets");
+  byClient(
+    secret,
+    'secret add',
+    'a second live secret, printed once as with client add; refused when the client has two (remove one first)',
+  );
+  sub(
+    secret,
+    'remove',
+    CLIENTS,
+    'the secret stops working, and so do the tokens granted with it; refused for the client’s last secret',
+  )
+    .argument('<clientId>', undefined, clientId)
+    .argument('<secretId>', undefined, valid(SecretIdSchema, 'secretId'))
+    .action((id: string, secretId: string) => run({ name: 'client secret remove', clientId: id, secretId }));
+
+  const BULK =
+    'Import and export (JSON Lines, one customer, user or client per line, or users alone in a\n' +
+    '.csv file with a header row: docs/import-format.md)';
+  sub(
+    program,
+    'import',
+    BULK,
+    'check every record, then write customers, users and clients in batches; existing ones are ' +
+      'never overwritten. Nothing is written if a record is invalid (--skip-invalid writes the ' +
+      'valid ones). Running it again changes nothing; an interrupted import resumes',
+  )
+    .argument('<file>', undefined, valid(FileSchema, 'file'))
+    .option('--dry-run', 'check every record, write nothing', flagOnce('dry-run'))
+    .option('--skip-invalid', 'write the valid records', flagOnce('skip-invalid'))
+    .action((file: string, options: { dryRun?: boolean; skipInvalid?: boolean }) =>
+      run({
+        name: 'import',
+        file,
+        dryRun: options.dryRun === true,
+        skipInvalid: options.skipInvalid === true,
+      }),
+    );
+  sub(
+    program,
+    'export',
+    BULK,
+    "every customer, user and client as import records, to stdout; users' password hashes and " +
+      "clients' secret digests only with the option (a file with them is as secret as the stage's accounts)",
+  )
+    .option('--include-password-hashes', 'with the hashes and digests', flagOnce('include-password-hashes'))
+    .action((options: { includePasswordHashes?: boolean }) =>
+      run({ name: 'export', includePasswordHashes: options.includePasswordHashes === true }),
+    );
+
+  const ADDRESSES = 'Pickup addresses';
+  const address = group(program, 'address', ADDRESSES, "manage customers' pickup addresses");
+  sub(address, 'add', ADDRESSES, 'append a pickup address and print it as JSON')
+    .argument('<customerId>', undefined, customerId)
+    .requiredOption(
+      '--depot <code>',
+      "its depot code (--depot '' for none)",
+      once('depot', valid(DepotCodeSchema, '--depot')),
+    )
+    .action((id: string, options: { depot: string }) =>
+      run({ name: 'address add', customerId: id, depotCode: options.depot }),
+    );
+  sub(address, 'list', ADDRESSES, "print the customer's pickup addresses in order, as JSON")
+    .argument('<customerId>', undefined, customerId)
+    .action((id: string) => run({ name: 'address list', customerId: id }));
+
+  addKeyCommands(program, run);
+}
