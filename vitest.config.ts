@@ -1,16 +1,46 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * What `npm test` leaves to `npm run test:long` (docs/testing.md): suites a change rarely
+ * touches that cost a minute or more between them. The fault matrix runs in both: a quick
+ * sample here, the sample of every call site there (tests/support/faults.ts).
+ */
+export const LONG_SUITES = [
+  'tests/integration/bench-smoke.test.ts',
+  'tests/integration/hot-key-load.test.ts',
+  'tests/e2e/external-dynamodb.test.ts',
+  'tests/e2e/lifecycle.test.ts',
+  'tests/e2e/package-variants.test.ts',
+  'tests/e2e/start.test.ts',
+];
+const FAULT_MATRIX = 'tests/integration/faults/**/*.test.ts';
+const exclude = [...configDefaults.exclude, ...LONG_SUITES];
 
 export default defineConfig({
   test: {
     // The e2e stacks and `serverless package` take a few seconds each to start.
     testTimeout: 30_000,
     hookTimeout: 120_000,
+    // Most files wait on a server, a child process or DynamoDB, not on the CPU: two cores run
+    // four files at a time (vitest's default would be one).
+    maxWorkers: 4,
     // TMPDIR of the run's own, removed at its end; the run fails if a test left something there.
     globalSetup: ['tests/support/run-tmpdir.ts'],
     projects: [
-      { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['tests/integration/**/*.test.ts'] } },
-      { extends: true, test: { name: 'e2e', include: ['tests/e2e/**/*.test.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], exclude } },
+      { extends: true, test: { name: 'integration', include: ['tests/integration/**/*.test.ts'], exclude } },
+      { extends: true, test: { name: 'e2e', include: ['tests/e2e/**/*.test.ts'], exclude } },
+      {
+        extends: true,
+        test: {
+          name: 'long',
+          include: [...LONG_SUITES, FAULT_MATRIX],
+          // One file at a time: the bench and the template variants each run `serverless
+          // package`, and two framework processes started together share ~/.serverless.
+          fileParallelism: false,
+          env: { FAULT_MATRIX: process.env.FAULT_MATRIX ?? 'sample' },
+        },
+      },
     ],
   },
 });

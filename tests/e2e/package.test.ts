@@ -22,6 +22,8 @@ import {
   dimensionsOf,
   environmentOf,
   evaluateCondition,
+  expectDashboardMetricsExist,
+  expectServiceMetric,
   joined,
   matchesPath,
   metricsOfWidgets,
@@ -33,61 +35,23 @@ import {
   stageOf,
   statementsOf,
   type Template,
-  type Widget,
 } from '../support/cloudformation.ts';
 import { attributesOf, recordingClient } from '../support/dynamodb-requests.ts';
-import { type Packaged, packageStage, removePackage } from '../support/template.ts';
-
-/** An operator's own key: the stage parameter kmsKeyArn, given on the command line. */
-const KMS_KEY = 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+import { packageStage, removePackage } from '../support/template.ts';
 
 let dir: string;
 let templateText: string;
 let resources: Resources;
-/** The same stage with its own KMS key, X-Ray tracing and the firewall's takeover prevention on. */
-let customized: Packaged;
 const ofType = (type: string, from = resources) => resourcesOfType(from, type);
 /** The default package's template as written, before its conditions are evaluated. */
 let template: Template;
 const variablesOf = (id: string) => environmentOf(resources, id);
 
-/**
- * A metric of the service's own namespace, as the functions write it (lib/metrics): a name
- * of the catalogue, the service and this stage as dimensions, and each of the metric's own
- * dimensions with one of its values.
- */
-function expectServiceMetric(
-  name: string,
-  dimensions: Record<string, string>,
-  where: string,
-  stage = 'prod',
-) {
-  expect(Object.keys(METRICS), where).toContain(name);
-  const own = METRICS[name as keyof typeof METRICS] as Record<string, readonly string[]>;
-  expect(Object.keys(dimensions).sort(), `${where}: ${name}`).toEqual(
-    ['service', 'stage', ...Object.keys(own)].sort(),
-  );
-  expect(dimensions, `${where}: ${name}`).toMatchObject({ service: 'parcel-auth', stage });
-  for (const [dimension, values] of Object.entries(own)) {
-    expect(values, `${where}: ${name} ${dimension}`).toContain(dimensions[dimension]);
-  }
-}
-
 beforeAll(async () => {
-  // One after the other: two framework processes started together share ~/.serverless.
   ({ dir, templateText, resources, template } = await packageStage('default'));
-  customized = await packageStage('options', 'prod', [
-    '--param',
-    `kmsKeyArn=${KMS_KEY}`,
-    '--param',
-    'tracing=true',
-    '--param',
-    'wafAccountTakeoverPrevention=true',
-  ]);
 });
 afterAll(async () => {
   await removePackage('default', dir);
-  await removePackage('options', customized?.dir);
 });
 
 describe('the prod CloudFormation template', () => {
@@ -780,44 +744,6 @@ describe('the prod CloudFormation template', () => {
 });
 
 /** Checks every metric line of the dashboard names a metric the stage has. */
-function expectDashboardMetricsExist(source: Resources, widgets: Widget[], stage: string) {
-  const webAcl = source.WebAcl?.Properties as { Name: string; Rules: unknown[] } | undefined;
-  const ruleNames = JSON.stringify(webAcl?.Rules ?? []);
-  for (const metric of metricsOfWidgets(widgets)) {
-    const where = `${metric.widget.properties.title}: ${metric.namespace} ${metric.name}`;
-    const ref = (value: string | undefined) => /^\$\{(\w+)\}$/.exec(value ?? '')?.[1] ?? '';
-    switch (metric.namespace) {
-      case 'parcel-auth':
-        expectServiceMetric(metric.name, metric.dimensions, where, stage);
-        break;
-      case 'AWS/Lambda':
-        expect(source[ref(metric.dimensions.FunctionName)]?.Type, where).toBe('AWS::Lambda::Function');
-        break;
-      case 'AWS/DynamoDB':
-        expect(source[ref(metric.dimensions.TableName)]?.Type, where).toBe('AWS::DynamoDB::Table');
-        break;
-      case 'AWS/ApiGateway':
-        expect(metric.dimensions, where).toEqual({ ApiName: `${stage}-parcel-auth`, Stage: stage });
-        break;
-      case 'AWS/WAFV2':
-        expect(metric.dimensions.WebACL, where).toBe(`parcel-auth-${stage}`);
-        expect(ruleNames, where).toContain(`"MetricName":"${metric.dimensions.Rule}"`);
-        break;
-      default:
-        throw new Error(`unexpected namespace in ${where}`);
-    }
-  }
-  // Metric math uses only ids defined in its widget.
-  for (const widget of widgets) {
-    const lines = (widget.properties.metrics ?? []).map(parseLine);
-    const ids = new Set(lines.map((line) => line.options.id).filter((id) => typeof id === 'string'));
-    for (const line of lines) {
-      if (!('expression' in line)) continue;
-      for (const id of line.expression.match(/\b[a-z]\w*\b/g) ?? [])
-        expect(ids, widget.properties.title).toContain(id);
-    }
-  }
-}
 
 describe('the prod dashboard', () => {
   it('is valid JSON once CloudFormation substitutes resource names, and substitutes only resources that exist', () => {
@@ -1100,128 +1026,5 @@ describe('the prod web application firewall', () => {
     expect(loginPath.test('/prod/api/v1/login')).toBe(true);
     expect(loginPath.test('/api/v1/login')).toBe(true);
     expect(loginPath.test('/prod/api/v1/login-extended')).toBe(false);
-  });
-});
-
-describe('the dev CloudFormation template', () => {
-  let dev: Packaged;
-  beforeAll(async () => {
-    dev = await packageStage('dev', 'dev');
-  });
-  afterAll(async () => {
-    await removePackage('dev', dev?.dir);
-  });
-
-  it('creates no KMS key: its keyring stays on the AWS-managed key aws/ssm', () => {
-    expect(Object.values(dev.resources).filter((resource) => resource.Type.startsWith('AWS::KMS::'))).toEqual(
-      [],
-    );
-    expect(readStageParams('dev').kmsKeyArn).toBeUndefined();
-  });
-
-  it('creates no web ACL: every firewall resource is conditional on wafEnabled, which dev leaves off', () => {
-    expect(evaluateCondition(dev.template.Conditions ?? {}, { Condition: 'WafEnabled' })).toBe(false);
-    const waf = Object.entries(dev.template.Resources).filter(([, r]) => r.Type.startsWith('AWS::WAFv2::'));
-    expect(waf.map(([id]) => id).sort()).toEqual(['WebAcl', 'WebAclAssociation']);
-    for (const [id, resource] of waf) expect(resource.Condition, id).toBe('WafEnabled');
-  });
-
-  it('has its own dashboard and alarms, on the dev stage’s metrics, and no firewall graph', () => {
-    const { widgets } = dashboardOf(dev.resources, 'parcel-auth-dev');
-    expectDashboardMetricsExist(dev.resources, widgets, 'dev');
-    expect(JSON.stringify(widgets)).not.toContain('AWS/WAFV2');
-    const failed = JSON.stringify(dev.template.Resources.FailedLoginsAlarm?.Properties);
-    expect(failed).toContain('{"Name":"stage","Value":"dev"}');
-    expect(dev.template.Resources.FailedLoginsAlarm?.Properties).toMatchObject({ Threshold: 50 });
-    expect(dev.template.Resources.FailedClientAuthAlarm?.Properties).toMatchObject({ Threshold: 10 });
-  });
-});
-
-describe('the prod template with the stage’s own KMS key and X-Ray tracing (stage parameters)', () => {
-  const of = (type: string) => ofType(type, customized.resources);
-  type Policy = { PolicyDocument: { Statement: { Action: string[] }[] } };
-  const kmsStatements = (roleId: string) =>
-    ((customized.resources[roleId]?.Properties.Policies ?? []) as Policy[])
-      .flatMap((policy) => policy.PolicyDocument.Statement)
-      .filter((statement) => statement.Action.some((action) => action.startsWith('kms:')));
-
-  it('lets exactly the three roles that read the keyring decrypt with exactly that key, through SSM only', () => {
-    const decrypt = {
-      Effect: 'Allow',
-      Action: ['kms:Decrypt'],
-      Resource: [KMS_KEY],
-      Condition: {
-        StringEquals: {
-          'kms:ViaService': { 'Fn::Join': ['', ['ssm.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
-        },
-      },
-    };
-    const roles = Object.fromEntries(of('AWS::IAM::Role').map(([id]) => [id, kmsStatements(id)]));
-    expect(roles).toEqual({
-      LoginRole: [decrypt],
-      RefreshRole: [decrypt],
-      LogoutRole: [],
-      JwksRole: [],
-      AuthorizerRole: [],
-      CreateShipmentRole: [],
-      TrackShipmentRole: [],
-      OAuthTokenRole: [decrypt],
-      OAuthMetadataRole: [],
-    });
-  });
-
-  it('encrypts the alarm topic and every log group with that key', () => {
-    expect(customized.resources.AlarmTopic?.Properties.KmsMasterKeyId).toBe(KMS_KEY);
-    const groups = of('AWS::Logs::LogGroup');
-    expect(groups).toHaveLength(11);
-    for (const [id, group] of groups) expect(group.Properties.KmsKeyId, id).toBe(KMS_KEY);
-  });
-
-  it('traces the stage and every function, and lets every function write its traces', () => {
-    expect(stageOf(customized.resources).TracingEnabled).toBe(true);
-    for (const [id, fn] of of('AWS::Lambda::Function')) {
-      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
-    }
-    for (const [id, role] of of('AWS::IAM::Role')) {
-      expect(role.Properties.ManagedPolicyArns, id).toEqual([
-        {
-          'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/AWSXRayDaemonWriteAccess']],
-        },
-      ]);
-    }
-  });
-
-  it('puts takeover prevention in the web ACL and its line on the dashboard with wafAccountTakeoverPrevention', () => {
-    const acl = customized.resources.WebAcl?.Properties as { Rules: { Name: string; Priority: number }[] };
-    expect(acl.Rules.map((rule) => [rule.Priority, rule.Name])).toEqual([
-      [0, 'IpReputation'],
-      [1, 'LoginRateLimit'],
-      [2, 'BodySizeLimit'],
-      [3, 'CommonRuleSet'],
-      [4, 'AccountTakeoverPrevention'],
-    ]);
-    const { widgets } = dashboardOf(customized.resources, 'parcel-auth-prod');
-    expectDashboardMetricsExist(customized.resources, widgets, 'prod');
-    const firewall = widgets.find((widget) =>
-      widget.properties.title?.startsWith('Web application firewall'),
-    );
-    expect(JSON.stringify(firewall)).toContain('"Rule","AccountTakeoverPrevention"');
-    expect(JSON.stringify(firewall)).toContain('"Rule","BodySizeLimit"');
-    expect(JSON.stringify(dashboardOf(resources, 'parcel-auth-prod').widgets)).not.toContain(
-      'AccountTakeoverPrevention',
-    );
-  });
-
-  it('changes nothing else: the same resources as the default template, but no key of the stack’s own', () => {
-    expect(
-      Object.keys(customized.resources)
-        .filter((id) => !/Deployment|Version/.test(id))
-        .sort(),
-    ).toEqual(
-      Object.keys(resources)
-        .filter((id) => !/Deployment|Version|^KeyringKey/.test(id))
-        .sort(),
-    );
-    expect(Object.keys(resources)).toEqual(expect.arrayContaining(['KeyringKey', 'KeyringKeyAlias']));
   });
 });

@@ -1,5 +1,6 @@
 /** A small CloudFormation evaluator and readers of a packaged template's resources, for template tests. */
 import { expect } from 'vitest';
+import { METRICS } from '../../lib/metrics/metrics.ts';
 
 export interface Resource {
   Type: string;
@@ -213,5 +214,66 @@ export function matchesPath(statement: Record<string, unknown>, path: string): b
       return path.startsWith(search);
     default:
       return path === search;
+  }
+}
+
+/**
+ * A metric of the service's own namespace, as the functions write it (lib/metrics): a name
+ * of the catalogue, the service and this stage as dimensions, and each of the metric's own
+ * dimensions with one of its values.
+ */
+export function expectServiceMetric(
+  name: string,
+  dimensions: Record<string, string>,
+  where: string,
+  stage = 'prod',
+) {
+  expect(Object.keys(METRICS), where).toContain(name);
+  const own = METRICS[name as keyof typeof METRICS] as Record<string, readonly string[]>;
+  expect(Object.keys(dimensions).sort(), `${where}: ${name}`).toEqual(
+    ['service', 'stage', ...Object.keys(own)].sort(),
+  );
+  expect(dimensions, `${where}: ${name}`).toMatchObject({ service: 'parcel-auth', stage });
+  for (const [dimension, values] of Object.entries(own)) {
+    expect(values, `${where}: ${name} ${dimension}`).toContain(dimensions[dimension]);
+  }
+}
+
+export function expectDashboardMetricsExist(source: Resources, widgets: Widget[], stage: string) {
+  const webAcl = source.WebAcl?.Properties as { Name: string; Rules: unknown[] } | undefined;
+  const ruleNames = JSON.stringify(webAcl?.Rules ?? []);
+  for (const metric of metricsOfWidgets(widgets)) {
+    const where = `${metric.widget.properties.title}: ${metric.namespace} ${metric.name}`;
+    const ref = (value: string | undefined) => /^\$\{(\w+)\}$/.exec(value ?? '')?.[1] ?? '';
+    switch (metric.namespace) {
+      case 'parcel-auth':
+        expectServiceMetric(metric.name, metric.dimensions, where, stage);
+        break;
+      case 'AWS/Lambda':
+        expect(source[ref(metric.dimensions.FunctionName)]?.Type, where).toBe('AWS::Lambda::Function');
+        break;
+      case 'AWS/DynamoDB':
+        expect(source[ref(metric.dimensions.TableName)]?.Type, where).toBe('AWS::DynamoDB::Table');
+        break;
+      case 'AWS/ApiGateway':
+        expect(metric.dimensions, where).toEqual({ ApiName: `${stage}-parcel-auth`, Stage: stage });
+        break;
+      case 'AWS/WAFV2':
+        expect(metric.dimensions.WebACL, where).toBe(`parcel-auth-${stage}`);
+        expect(ruleNames, where).toContain(`"MetricName":"${metric.dimensions.Rule}"`);
+        break;
+      default:
+        throw new Error(`unexpected namespace in ${where}`);
+    }
+  }
+  // Metric math uses only ids defined in its widget.
+  for (const widget of widgets) {
+    const lines = (widget.properties.metrics ?? []).map(parseLine);
+    const ids = new Set(lines.map((line) => line.options.id).filter((id) => typeof id === 'string'));
+    for (const line of lines) {
+      if (!('expression' in line)) continue;
+      for (const id of line.expression.match(/\b[a-z]\w*\b/g) ?? [])
+        expect(ids, widget.properties.title).toContain(id);
+    }
   }
 }
