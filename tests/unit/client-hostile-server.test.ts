@@ -14,6 +14,7 @@ import {
   type ParcelClientOptions,
   type PasswordCredentials,
 } from '../../integrators/client/parcel-auth-client.ts';
+import { rejection } from '../support/errors.ts';
 
 const PASSWORD: PasswordCredentials = { kind: 'password', username: 'alice', password: 'pw-never-elsewhere' };
 const CLIENT = {
@@ -91,16 +92,6 @@ const json = (response: ServerResponse, status: number, value: unknown) =>
 const redirect =
   (status: number, location: string) => (_request: IncomingMessage, response: ServerResponse) =>
     response.writeHead(status, { location }).end();
-
-/** The rejection of `promise`; fails the test if it resolved. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  const outcome = await promise.then(
-    () => ({ resolved: true as const }),
-    (error: unknown) => ({ resolved: false as const, error }),
-  );
-  if (outcome.resolved) throw new Error('expected a rejection');
-  return outcome.error;
-}
 
 describe('a redirect', () => {
   it('refuses a 307 from the login and sends the password nowhere else', async () => {

@@ -16,6 +16,7 @@ import {
   type PasswordCredentials,
   retryAfterMs,
 } from '../../integrators/client/parcel-auth-client.ts';
+import { rejection } from '../support/errors.ts';
 
 const PASSWORD: PasswordCredentials = {
   kind: 'password',
@@ -216,16 +217,6 @@ const answer =
     response.writeHead(status, { 'content-type': PROBLEM, ...headers }).end('{"type":"x","title":"y"}');
 /** A protected call the fake never answers. */
 const hang: Scripted = () => {};
-
-/** The rejection of `promise`; fails the test if it resolved. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  const outcome = await promise.then(
-    () => ({ resolved: true as const }),
-    (error: unknown) => ({ resolved: false as const, error }),
-  );
-  if (outcome.resolved) throw new Error('expected a rejection');
-  return outcome.error;
-}
 
 describe('password login', () => {
   it('logs in once for twenty concurrent first calls, and sends the token as a Bearer token', async () => {
