@@ -3,7 +3,7 @@
  * mutation-testing JSON report (reports/mutation/mutation.json) and writes the generated part
  * of docs/MUTATION.md: the mutation score per folder of lib/ and for lib/ as a whole, the
  * score per file, and every mutant that no test killed in lib/auth, lib/tokens and each
- * lib/<folder>/dynamodb.ts, with the reason it is equivalent when one is recorded in
+ * DynamoDB adapter (lib/<folder>/dynamodb.ts and its dynamodb-*.ts parts), with the reason it is equivalent when one is recorded in
  * docs/mutation-equivalents.json.
  *
  * Only the block between the BEGIN and END markers is written; the rest of the document is
@@ -171,7 +171,9 @@ const percent = (value: number) => (Number.isNaN(value) ? 'n/a' : `${value.toFix
 
 /** Mutants whose survivors must each be killed or explained: lib/auth, lib/tokens, every dynamodb.ts. */
 export const mustExplain = (file: string) =>
-  file.startsWith('lib/auth/') || file.startsWith('lib/tokens/') || /^lib\/[^/]+\/dynamodb\.ts$/.test(file);
+  file.startsWith('lib/auth/') ||
+  file.startsWith('lib/tokens/') ||
+  /^lib\/[^/]+\/dynamodb(-[\w-]+)?\.ts$/.test(file);
 
 const undetected = (mutant: MutantResult) => mutant.status === 'Survived' || mutant.status === 'NoCoverage';
 

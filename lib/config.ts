@@ -8,7 +8,7 @@ import type { DataSettings } from './aws/dynamodb.ts';
 import type { SessionSettings } from './sessions/sessions.ts';
 import type { ThrottlePolicy, ThrottleSettings } from './throttle/throttle.ts';
 import type { KeySettings, KeySource } from './tokens/keys.ts';
-import type { AccessTokenSettings, RefreshTokenSettings, TokenSettings } from './tokens/tokens.ts';
+import type { AccessTokenSettings, RefreshTokenSettings, TokenSettings } from './tokens/settings.ts';
 
 const UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 

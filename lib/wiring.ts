@@ -32,6 +32,7 @@ import { createDynamoShipmentRepository } from './shipments/dynamodb.ts';
 import type { ShipmentDeps } from './shipments/shipments.ts';
 import { createDynamoThrottleStore } from './throttle/dynamodb.ts';
 import { createLoginThrottle } from './throttle/throttle.ts';
+import { createClientTokenIssuer, createTokenIssuer } from './tokens/issue.ts';
 import {
   counterSecretOf,
   importSigningKey,
@@ -46,12 +47,7 @@ import {
   type SigningKey,
   type VerificationKeys,
 } from './tokens/keys.ts';
-import {
-  createAccessTokenVerifier,
-  createClientTokenIssuer,
-  createRefreshTokenVerifier,
-  createTokenIssuer,
-} from './tokens/tokens.ts';
+import { createAccessTokenVerifier, createRefreshTokenVerifier } from './tokens/verify.ts';
 
 /**
  * One DynamoDB client per container, whatever the function reads: one connection pool and

@@ -1,6 +1,6 @@
 /**
  * The warm authorizer against its baselines, on the same token and key: bare jose
- * `jwtVerify` with the options lib/tokens/tokens.ts pins; the same verify followed by the
+ * `jwtVerify` with the options lib/tokens/verify.ts pins; the same verify followed by the
  * EMF line an allowed call writes (its two counts, through the same Powertools adapter to the
  * same stdout), the least work the design must do per call; and the floor, a bare
  * node:crypto Ed25519 verify of the token's signing input.
@@ -11,8 +11,9 @@ import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { readAuthorizerConfig } from '../../lib/config.ts';
 import { logger } from '../../lib/log.ts';
 import { createEmfMetrics } from '../../lib/metrics/powertools.ts';
+import { ACCESS_TOKEN_TYPE } from '../../lib/tokens/claims.ts';
 import { importVerificationKeys, parseJwks, SIGNING_ALGORITHM } from '../../lib/tokens/keys.ts';
-import { ACCESS_TOKEN_TYPE, CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/tokens.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/verify.ts';
 import { authorizerEvent, lambdaContext } from '../../tests/fixtures/events.ts';
 import { call200, credentialsBody, importAuthorizer, importLogin } from './handlers.ts';
 import { interleaved, type Plan } from './measure.ts';

@@ -20,14 +20,14 @@ import { readOAuthTokenConfig } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import { counterPeriod } from '../../lib/throttle/throttle.ts';
-import { importSigningKey, parseKeyring, SIGNING_ALGORITHM } from '../../lib/tokens/keys.ts';
 import {
   ACCESS_TOKEN_TYPE,
   CLIENT_ID_CLAIM,
   CUSTOMER_CLAIM,
   SCOPE_CLAIM,
   SECRET_ID_CLAIM,
-} from '../../lib/tokens/tokens.ts';
+} from '../../lib/tokens/claims.ts';
+import { importSigningKey, parseKeyring, SIGNING_ALGORITHM } from '../../lib/tokens/keys.ts';
 import { lambdaContext } from '../../tests/fixtures/events.ts';
 import { grant200, importOAuthToken, tokenRequestEvent } from './handlers.ts';
 import { interleaved, type Plan } from './measure.ts';

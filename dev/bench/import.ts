@@ -17,7 +17,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import bcrypt from 'bcryptjs';
-import { accountItems } from '../../lib/accounts/dynamodb.ts';
+import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { depotOf } from '../../ops/accounts/bulk.ts';

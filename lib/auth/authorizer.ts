@@ -7,7 +7,7 @@ import { describeError, type Logger } from '../log.ts';
 import type { AuthorizerDenyReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { RevocationCheck } from '../revocation/revocation.ts';
 import { allowedMethodArns, type Scope, scopeString } from '../scopes.ts';
-import type { AccessClaims, AccessTokenVerifier } from '../tokens/tokens.ts';
+import type { AccessClaims, AccessTokenVerifier } from '../tokens/verify.ts';
 import type { AuthorizerContext } from './authorizer-context.ts';
 
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */

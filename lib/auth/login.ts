@@ -17,7 +17,7 @@ import type { LoginFailureReason, MetricsRecorder } from '../metrics/metrics.ts'
 import { type SessionDeps, startSession } from '../sessions/sessions.ts';
 import type { FailureReason, LoginThrottle } from '../throttle/throttle.ts';
 import { systemClock } from '../time.ts';
-import type { IssuedTokens } from '../tokens/tokens.ts';
+import type { IssuedTokens } from '../tokens/issue.ts';
 import { NO_CONTROL_OR_INVALID, type PasswordVerifier } from './passwords.ts';
 
 /** The body of both login operations. Limits bound the work a request can cause. */

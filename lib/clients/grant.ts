@@ -12,7 +12,7 @@ import { issuedAtFor } from '../revocation/revocation.ts';
 import type { Scope } from '../scopes.ts';
 import type { FailureReason, LoginThrottle } from '../throttle/throttle.ts';
 import { type Clock, systemClock } from '../time.ts';
-import type { ClientTokenIssuer, IssuedClientToken } from '../tokens/tokens.ts';
+import type { ClientTokenIssuer, IssuedClientToken } from '../tokens/issue.ts';
 import { type ClientReader, grantedScopes, matchSecret } from './clients.ts';
 
 export interface GrantDeps {

@@ -10,7 +10,7 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { ALL_SCOPES } from '../scopes.ts';
 import { type Clock, hasExpired } from '../time.ts';
-import type { Caller } from '../tokens/tokens.ts';
+import type { Caller } from '../tokens/claims.ts';
 import { headerValues } from './headers.ts';
 
 /**

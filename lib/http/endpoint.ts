@@ -16,7 +16,7 @@ import { logger as defaultLogger, type LambdaLogger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
 import { type ProtectedFunction, scopeOf } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
-import type { Caller } from '../tokens/tokens.ts';
+import type { Caller } from '../tokens/claims.ts';
 import { guardBody } from './body.ts';
 import { authorizedCaller, type EndpointContext } from './caller.ts';
 import { header } from './headers.ts';

@@ -5,7 +5,7 @@
 import { expiringCache } from '../cache.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
 import { type Clock, epochSeconds } from '../time.ts';
-import type { AccessClaims } from '../tokens/tokens.ts';
+import type { AccessClaims } from '../tokens/verify.ts';
 
 /** What the authorizer needs to honour a revocation: a user's state, by exact username. */
 export interface UserStatus {

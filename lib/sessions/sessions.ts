@@ -12,7 +12,8 @@ import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { SessionTokenRevoker } from '../revocation/revocation.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
-import type { IssuedTokens, RefreshClaims, RefreshTokenVerifier, TokenIssuer } from '../tokens/tokens.ts';
+import type { IssuedTokens, TokenIssuer } from '../tokens/issue.ts';
+import type { RefreshClaims, RefreshTokenVerifier } from '../tokens/verify.ts';
 import type { Session, SessionStore } from './repository.ts';
 
 /** A session's bounds. */

@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import * as v from 'valibot';
 import { AppError } from '../errors.ts';
 import { type Clock, systemClock } from '../time.ts';
-import type { Caller } from '../tokens/tokens.ts';
+import type { Caller } from '../tokens/claims.ts';
 
 /** The body of POST /shipments: any JSON object, stored as sent. */
 export const ShipmentRequestSchema = v.custom<Record<string, unknown>>(

@@ -2,7 +2,7 @@
  * The accounts table in bulk, for the import, the export, the listings and `user refold`:
  * BatchGetItem (100 keys) and BatchWriteItem (25 items) with unprocessed items and throttling
  * retried with exponential backoff and full jitter, paginated scans, and conditional moves of
- * an item to a new key. Items are built by `accountItems` (lib/accounts/dynamodb.ts) and
+ * an item to a new key. Items are built by `accountItems` (lib/accounts/dynamodb-items.ts) and
  * `clientItem` (lib/clients/dynamodb.ts), the same shapes the single writes use.
  */
 import {
@@ -14,7 +14,7 @@ import {
   QueryCommand,
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { accountItems } from '../../lib/accounts/dynamodb.ts';
+import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
 import { foldUsername } from '../../lib/accounts/repository.ts';
 import { isConditionalCheckFailure } from '../../lib/aws/errors.ts';
 import type { ClientRepository } from '../../lib/clients/clients.ts';

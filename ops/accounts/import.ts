@@ -6,7 +6,7 @@
  * cost the stage imports, a clock, and a progress callback.
  */
 
-import { accountItems } from '../../lib/accounts/dynamodb.ts';
+import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
 import { foldUsername } from '../../lib/accounts/repository.ts';
 import { clientItem } from '../../lib/clients/dynamodb.ts';
 import { revocationCutoff } from '../../lib/revocation/revocation.ts';

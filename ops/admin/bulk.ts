@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import bcrypt from 'bcryptjs';
-import { accountItems } from '../../lib/accounts/dynamodb.ts';
+import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { refusedUntil, type ThrottleCounter, usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import type { AccountKey, MoveOutcome } from '../accounts/bulk-dynamodb.ts';

@@ -16,7 +16,7 @@ import {
   type PublicJwk,
   SIGNING_ALGORITHM,
 } from '../../lib/tokens/keys.ts';
-import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/tokens.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/verify.ts';
 
 /** A fresh Ed25519 key pair as a private JWK with its thumbprint as `kid`. */
 export async function generateSigningJwk(): Promise<PrivateJwk> {

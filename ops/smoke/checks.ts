@@ -2,7 +2,7 @@
  * The five checks of `npm run smoke`, in order. Two logins per run and nothing else that
  * writes: the protected calls track a parcel number that is never issued, so they read only.
  */
-import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../lib/tokens/tokens.ts';
+import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../lib/tokens/claims.ts';
 import { type Answer, jsonObject, mediaType, type Outcome, type Requester, summarize } from './http.ts';
 import { jwtProblem, tamperSignature } from './jwt.ts';
 

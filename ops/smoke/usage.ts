@@ -5,7 +5,7 @@
  * may carry a password.
  */
 import { Command, type CommanderError } from 'commander';
-import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../lib/tokens/tokens.ts';
+import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../lib/tokens/claims.ts';
 import { MISSING_PARCEL_NUMBER } from './checks.ts';
 
 export const DEFAULT_TIMEOUT_SECONDS = 10;

@@ -3,8 +3,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { functionEnv } from '../../dev/local/handler-env.ts';
 import { tableNames } from '../../lib/stage.ts';
+import { createTokenIssuer } from '../../lib/tokens/issue.ts';
 import { importSigningKey, parseKeyring } from '../../lib/tokens/keys.ts';
-import { createTokenIssuer } from '../../lib/tokens/tokens.ts';
 import { authorizerEvent, lambdaContext, loginEvent } from '../fixtures/events.ts';
 import { tokenRequest } from '../support/keys.ts';
 import { freePort } from '../support/ports.ts';

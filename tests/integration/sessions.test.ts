@@ -12,12 +12,8 @@ import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
 import type { RefreshStep, SessionStore } from '../../lib/sessions/repository.ts';
 import { endSession, type RefreshDeps, refreshSession, startSession } from '../../lib/sessions/sessions.ts';
-import {
-  createAccessTokenVerifier,
-  createRefreshTokenVerifier,
-  createTokenIssuer,
-  type IssuedTokens,
-} from '../../lib/tokens/tokens.ts';
+import { createTokenIssuer, type IssuedTokens } from '../../lib/tokens/issue.ts';
+import { createAccessTokenVerifier, createRefreshTokenVerifier } from '../../lib/tokens/verify.ts';
 import { codeOf } from '../support/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
 import { memoryClients } from '../support/memory-clients.ts';

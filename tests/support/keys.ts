@@ -1,7 +1,7 @@
 /** Real Ed25519 keys for tests, made by the same code the service uses. */
 import { randomUUID } from 'node:crypto';
+import type { TokenRequest, TokenUser } from '../../lib/tokens/issue.ts';
 import { importSigningKey, importVerificationKeys } from '../../lib/tokens/keys.ts';
-import type { TokenRequest, TokenUser } from '../../lib/tokens/tokens.ts';
 import { generateKeyring, publishedKeys } from '../../ops/keys/keyring.ts';
 
 export async function testKeys() {

@@ -23,12 +23,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 
 import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
+import { createTokenIssuer } from '../../lib/tokens/issue.ts';
 import {
   type AccessTokenVerifier,
   CLOCK_TOLERANCE_SECONDS,
   createAccessTokenVerifier,
-  createTokenIssuer,
-} from '../../lib/tokens/tokens.ts';
+} from '../../lib/tokens/verify.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
 import { authorizeEvent } from '../support/authorizer.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';

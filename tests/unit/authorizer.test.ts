@@ -5,12 +5,8 @@ import { stagePrefix } from '../../lib/auth/authorizer.ts';
 import { createLogger, type Logger, redact } from '../../lib/log.ts';
 
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
-import {
-  type AccessTokenVerifier,
-  createAccessTokenVerifier,
-  createTokenIssuer,
-  type IssuedTokens,
-} from '../../lib/tokens/tokens.ts';
+import { createTokenIssuer, type IssuedTokens } from '../../lib/tokens/issue.ts';
+import { type AccessTokenVerifier, createAccessTokenVerifier } from '../../lib/tokens/verify.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
 import { authorizeEvent } from '../support/authorizer.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';

@@ -21,12 +21,8 @@ import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
 import { ALL_SCOPES, allowedMethodArns, type Scope, ScopeListSchema } from '../../lib/scopes.ts';
 import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
-import {
-  type AccessTokenVerifier,
-  createAccessTokenVerifier,
-  createClientTokenIssuer,
-  createTokenIssuer,
-} from '../../lib/tokens/tokens.ts';
+import { createClientTokenIssuer, createTokenIssuer } from '../../lib/tokens/issue.ts';
+import { type AccessTokenVerifier, createAccessTokenVerifier } from '../../lib/tokens/verify.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
 import { authorizeEvent } from '../support/authorizer.ts';
 import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';

@@ -9,7 +9,7 @@ import {
   parseJwks,
   parseKeyring,
 } from '../../lib/tokens/keys.ts';
-import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/tokens.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/verify.ts';
 import {
   generateKeyring,
   generateSigningJwk,

@@ -39,7 +39,7 @@ const report = (files: Record<string, readonly MutantResult[]>): MutationReport 
 });
 
 const EQUIVALENT: Equivalent = {
-  file: 'lib/tokens/tokens.ts',
+  file: 'lib/tokens/verify.ts',
   mutator: 'EqualityOperator',
   original: 'a > 0',
   replacement: 'a >= 0',
@@ -89,7 +89,7 @@ describe('mutation report', () => {
 
   it('calls the total of a run on some folders what it is, not lib/ as a whole', () => {
     // Arrange
-    const critical = report({ 'lib/tokens/tokens.ts': [mutant('1', 'Killed')] });
+    const critical = report({ 'lib/tokens/verify.ts': [mutant('1', 'Killed')] });
 
     // Act
     const { block } = render(critical, []);
@@ -102,7 +102,7 @@ describe('mutation report', () => {
 
   it('gives the reason recorded for a survivor of lib/tokens and reports none missing', () => {
     // Arrange
-    const input = report({ 'lib/tokens/tokens.ts': [mutant('1', 'Killed'), mutant('2', 'Survived')] });
+    const input = report({ 'lib/tokens/verify.ts': [mutant('1', 'Killed'), mutant('2', 'Survived')] });
 
     // Act
     const { block, unexplained, stale } = render(input, [EQUIVALENT]);
@@ -110,19 +110,25 @@ describe('mutation report', () => {
     // Assert
     expect({ unexplained, stale }).toEqual({ unexplained: [], stale: [] });
     expect(block).toContain(
-      '| lib/tokens/tokens.ts:1:34 | EqualityOperator | `a > 0` | `a >= 0` | Survived | a is never 0 here |',
+      '| lib/tokens/verify.ts:1:34 | EqualityOperator | `a > 0` | `a >= 0` | Survived | a is never 0 here |',
     );
   });
 
   it('lists a survivor of a DynamoDB adapter without a recorded reason as not yet explained', () => {
     // Arrange
-    const input = report({ 'lib/accounts/dynamodb.ts': [mutant('1', 'Survived')] });
+    const input = report({
+      'lib/accounts/dynamodb.ts': [mutant('1', 'Survived')],
+      'lib/accounts/dynamodb-users.ts': [mutant('2', 'Survived')],
+    });
 
     // Act
     const { block, unexplained } = render(input, []);
 
     // Assert
-    expect(unexplained.map((m) => m.file)).toEqual(['lib/accounts/dynamodb.ts']);
+    expect(unexplained.map((m) => m.file)).toEqual([
+      'lib/accounts/dynamodb-users.ts',
+      'lib/accounts/dynamodb.ts',
+    ]);
     expect(block).toContain('**not yet explained**');
   });
 
@@ -142,7 +148,7 @@ describe('mutation report', () => {
     const source = 'export const ok = (a: number) => a > 0;\nexport const up = (a: number) => a > 0;\n';
     const input: MutationReport = {
       files: {
-        'lib/tokens/tokens.ts': { source, mutants: [mutant('1', 'Survived'), mutant('2', 'Survived', 2)] },
+        'lib/tokens/verify.ts': { source, mutants: [mutant('1', 'Survived'), mutant('2', 'Survived', 2)] },
       },
     };
 
@@ -155,7 +161,7 @@ describe('mutation report', () => {
 
   it('calls a recorded reason stale once its mutant is killed', () => {
     // Arrange
-    const input = report({ 'lib/tokens/tokens.ts': [mutant('1', 'Killed')] });
+    const input = report({ 'lib/tokens/verify.ts': [mutant('1', 'Killed')] });
 
     // Act
     const { stale } = render(input, [EQUIVALENT]);

@@ -28,7 +28,7 @@ import { PROTECTED_ROUTES, SCOPES } from '../../lib/scopes.ts';
 import { RefreshRequestSchema } from '../../lib/sessions/sessions.ts';
 import { ShipmentRequestSchema, TrackingParamsSchema } from '../../lib/shipments/shipments.ts';
 import { importVerificationKeys, parseJwks } from '../../lib/tokens/keys.ts';
-import { createAccessTokenVerifier, createRefreshTokenVerifier } from '../../lib/tokens/tokens.ts';
+import { createAccessTokenVerifier, createRefreshTokenVerifier } from '../../lib/tokens/verify.ts';
 import { trackingEvent } from '../fixtures/events.ts';
 import {
   assertDocumented,

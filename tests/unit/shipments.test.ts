@@ -8,7 +8,7 @@ import {
   type ShipmentRepository,
   trackShipment,
 } from '../../lib/shipments/shipments.ts';
-import type { Caller } from '../../lib/tokens/tokens.ts';
+import type { Caller } from '../../lib/tokens/claims.ts';
 
 const NOW = new Date('2026-11-24T10:00:00Z');
 /** A user's caller, allowed every route. */

@@ -3,18 +3,16 @@ import fc from 'fast-check';
 import { base64url, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '../../lib/scopes.ts';
+import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../lib/tokens/claims.ts';
+import { createTokenIssuer, type TokenIssuer } from '../../lib/tokens/issue.ts';
 import { importSigningKey, importVerificationKeys } from '../../lib/tokens/keys.ts';
 import {
-  ACCESS_TOKEN_TYPE,
   type AccessTokenVerifier,
   CLOCK_TOLERANCE_SECONDS,
   createAccessTokenVerifier,
   createRefreshTokenVerifier,
-  createTokenIssuer,
   isCanonicalBase64url,
-  REFRESH_TOKEN_TYPE,
-  type TokenIssuer,
-} from '../../lib/tokens/tokens.ts';
+} from '../../lib/tokens/verify.ts';
 import { generateSigningJwk, toPublicJwk } from '../../ops/keys/keyring.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
 import { respellings } from '../support/spellings.ts';

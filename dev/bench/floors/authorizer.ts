@@ -45,7 +45,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
   const { Item } = await client.send(
     new GetCommand({
       TableName: env.ACCOUNTS_TABLE,
-      // lib/accounts/dynamodb.ts's user key, with foldUsername()'s expression copied: importing it
+      // lib/accounts/dynamodb-items.ts's user key, with foldUsername()'s expression copied: importing it
       // would bring lib/accounts/repository.ts's valibot schemas into the floor.
       Key: {
         pk: `USER#${username.normalize('NFKD').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC')}`,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keyParameterNames } from '../../../lib/stage.ts';
 import { epochSeconds } from '../../../lib/time.ts';
+import { createTokenIssuer } from '../../../lib/tokens/issue.ts';
 import {
   importSigningKey,
   importVerificationKeys,
@@ -17,7 +18,7 @@ import {
   parseJwks,
   parseKeyring,
 } from '../../../lib/tokens/keys.ts';
-import { createAccessTokenVerifier, createTokenIssuer } from '../../../lib/tokens/tokens.ts';
+import { createAccessTokenVerifier } from '../../../lib/tokens/verify.ts';
 import {
   generateKeyring,
   generateSigningJwk,

@@ -1,99 +1,32 @@
 /**
- * Access and refresh tokens (docs/tokens-and-sessions.md "Tokens"). The two are told apart by
- * `typ` and by audience, so neither stands in for the other; the token's header never picks
- * the algorithm, and picks a key only among the known ones.
+ * Verifying access and refresh tokens: the algorithm is pinned, and the token's header picks a
+ * key only among the known ones (docs/tokens-and-sessions.md "Tokens").
  */
 
-import { randomUUID } from 'node:crypto';
-import { errors, type JWTHeaderParameters, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import { ALL_SCOPES, isScope, type Scope, scopeString, sortScopes } from '../scopes.ts';
+import { errors, type JWTHeaderParameters, type JWTPayload, jwtVerify } from 'jose';
+import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../scopes.ts';
 import { type Clock, hasExpired, systemClock } from '../time.ts';
-import { SIGNING_ALGORITHM, type SigningKey, type VerificationKeys } from './keys.ts';
-
-export const ACCESS_TOKEN_TYPE = 'at+jwt';
-export const REFRESH_TOKEN_TYPE = 'rt+jwt';
-/** The stage's token rules (lib/config.ts reads them from TOKEN_* and *_TOKEN_TTL). */
-export interface TokenSettings {
-  readonly issuer: string;
-  /** The carrier's API; must differ from the issuer, the refresh tokens' audience. */
-  readonly audience: string;
-  readonly accessTtlSeconds: number;
-}
-
-/** What a verifier of access tokens needs besides: the lifetime of API clients' tokens. */
-export type AccessTokenSettings = TokenSettings & { readonly clientAccessTtlSeconds: number };
-
-export type RefreshTokenSettings = TokenSettings & { readonly refreshTtlSeconds: number };
+import {
+  ACCESS_TOKEN_TYPE,
+  CLIENT_ID_CLAIM,
+  CUSTOMER_CLAIM,
+  REFRESH_TOKEN_TYPE,
+  SCOPE_CLAIM,
+  SECRET_ID_CLAIM,
+  SESSION_CLAIM,
+} from './claims.ts';
+import { SIGNING_ALGORITHM, type VerificationKeys } from './keys.ts';
+import type { AccessTokenSettings, RefreshTokenSettings, TokenSettings } from './settings.ts';
 
 /**
  * Clock skew tolerated on `iat` and `nbf`: the signing container's clock may run ahead of the
  * verifier's. Never on `exp`, which is the `expireAt` login-extended promised (`hasExpired`).
  */
 export const CLOCK_TOLERANCE_SECONDS = 5;
-/** The private claim that carries the customer account of the caller (the auto-login context). */
-export const CUSTOMER_CLAIM = 'customer_id';
-/** The session id, in both tokens (`sid`): a session revoked for reuse stops its access tokens too. */
-export const SESSION_CLAIM = 'sid';
-/** An API client's token: its client id (RFC 9068 section 2.2), also its `sub`. Never in a user's token. */
-export const CLIENT_ID_CLAIM = 'client_id';
-/** An API client's token: the id of the secret it was granted with, so removing that secret stops it. */
-export const SECRET_ID_CLAIM = 'secret_id';
-/** The scopes of a token (RFC 9068 section 2.2.3): a client's always, a user's only when narrowed. */
-export const SCOPE_CLAIM = 'scope';
-
-/** The user a login token speaks for. */
-export interface TokenUser {
-  readonly username: string;
-  /** The customer whose pickup addresses and shipments this login uses; null when it has none. */
-  readonly customerId: string | null;
-  /** The scopes an operator narrowed the user to; null or absent: every scope (the seed's contract). */
-  readonly scopes?: readonly Scope[] | null;
-}
-
-/** Whom a token speaks for. */
-export type Subject =
-  | { readonly kind: 'user'; readonly username: string }
-  | { readonly kind: 'client'; readonly clientId: string };
-
-/** The caller of a protected route: whom its token speaks for, the customer, and what it may do. */
-export interface Caller {
-  readonly subject: Subject;
-  /** The customer whose shipments the caller works with; null when it has none. */
-  readonly customerId: string | null;
-  readonly scopes: readonly Scope[];
-}
-
-/** What to sign: the subject, its session, and the bounds the session sets on every token. */
-export interface TokenRequest {
-  readonly subject: TokenUser;
-  /** The session the refresh token belongs to. */
-  readonly sessionId: string;
-  /** The refresh token's `jti`, chosen by the session before it is signed. */
-  readonly refreshJti: string;
-  /** Epoch seconds of the login that started the session. */
-  readonly authTime: number;
-  /** The `iat` of both tokens, epoch seconds: from when the user was read (`issuedAtFor`). */
-  readonly issuedAt: number;
-  /** Epoch seconds: no token outlives the session's absolute lifetime. */
-  readonly notAfter: number;
-}
-
-export interface IssuedTokens {
-  readonly accessToken: string;
-  readonly refreshToken: string;
-  /** The `iat` of both tokens, epoch seconds. */
-  readonly issuedAt: number;
-  /** The access token's `exp`, to the second. */
-  readonly accessExpiresAt: Date;
-}
-
-export interface TokenIssuer {
-  issue(request: TokenRequest): Promise<IssuedTokens>;
-}
 
 interface VerifiedAccess {
   readonly customerId: string | null;
-  /** What the token may do: a user's token without a `scope` claim may do everything. */
+  /** A user's token without a `scope` claim may do everything. */
   readonly scopes: readonly Scope[];
   /** `iat`, epoch seconds. */
   readonly issuedAt: number;
@@ -101,45 +34,22 @@ interface VerifiedAccess {
   readonly expiresAt: number;
 }
 
-/** A verified access token of a user's login. */
 export interface UserAccessClaims extends VerifiedAccess {
   readonly kind: 'user';
   readonly username: string;
-  /** The session the token was issued for; undefined in tokens signed before `sid` was added. */
+  /** Undefined in tokens signed before `sid` was added. */
   readonly sessionId: string | undefined;
 }
 
-/** A verified access token of an API client (the client credentials grant). */
+/** An API client's token (the client credentials grant). */
 export interface ClientAccessClaims extends VerifiedAccess {
   readonly kind: 'client';
   readonly clientId: string;
-  /** The secret the token was granted with. */
   readonly secretId: string;
 }
 
 export type AccessClaims = UserAccessClaims | ClientAccessClaims;
 
-/** What to sign for an API client that has just proven a secret. */
-export interface ClientTokenRequest {
-  readonly clientId: string;
-  readonly secretId: string;
-  readonly customerId: string;
-  readonly scopes: readonly Scope[];
-  /** The `iat`, epoch seconds: from when the client was read (`issuedAtFor`). */
-  readonly issuedAt: number;
-}
-
-export interface IssuedClientToken {
-  readonly accessToken: string;
-  /** Seconds from `iat` to `exp`: the `expires_in` of the answer. */
-  readonly expiresIn: number;
-}
-
-export interface ClientTokenIssuer {
-  issue(request: ClientTokenRequest): Promise<IssuedClientToken>;
-}
-
-/** A verified refresh token. */
 export interface RefreshClaims {
   readonly username: string;
   readonly sessionId: string;
@@ -154,83 +64,6 @@ export interface TokenVerifier<TClaims> {
 }
 export type AccessTokenVerifier = TokenVerifier<AccessClaims>;
 export type RefreshTokenVerifier = TokenVerifier<RefreshClaims>;
-
-export interface TokenIssuerDeps {
-  readonly signingKey: () => Promise<SigningKey>;
-  readonly settings: RefreshTokenSettings;
-}
-
-export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
-  const { settings } = deps;
-
-  return {
-    async issue(request) {
-      const { subject, sessionId, refreshJti, authTime, issuedAt, notAfter } = request;
-      const signingKey = await deps.signingKey();
-      const expiry = (ttlSeconds: number) => Math.min(issuedAt + ttlSeconds, notAfter);
-      const sign = (claims: JWTPayload, typ: string, audience: string, expiresAt: number, jti: string) => {
-        const header: JWTHeaderParameters = { alg: SIGNING_ALGORITHM, typ, kid: signingKey.kid };
-        return new SignJWT(claims)
-          .setProtectedHeader(header)
-          .setIssuer(settings.issuer)
-          .setAudience(audience)
-          .setSubject(subject.username)
-          .setIssuedAt(issuedAt)
-          .setExpirationTime(expiresAt)
-          .setJti(jti)
-          .sign(signingKey.key);
-      };
-      const accessClaims = {
-        [SESSION_CLAIM]: sessionId,
-        ...(subject.customerId !== null && { [CUSTOMER_CLAIM]: subject.customerId }),
-        ...(subject.scopes != null && { [SCOPE_CLAIM]: scopeString(subject.scopes) }),
-      };
-      const accessExpiresAt = expiry(settings.accessTtlSeconds);
-      const [accessToken, refreshToken] = await Promise.all([
-        sign(accessClaims, ACCESS_TOKEN_TYPE, settings.audience, accessExpiresAt, randomUUID()),
-        sign(
-          { [SESSION_CLAIM]: sessionId, auth_time: authTime },
-          REFRESH_TOKEN_TYPE,
-          settings.issuer,
-          expiry(settings.refreshTtlSeconds),
-          refreshJti,
-        ),
-      ]);
-      return { accessToken, refreshToken, issuedAt, accessExpiresAt: new Date(accessExpiresAt * 1000) };
-    },
-  };
-}
-
-/**
- * Access tokens for API clients: the key set, issuer, audience and `typ` of a user's access
- * token, with `client_id` (= `sub`), `scope` and the secret's id, and no session: nothing to refresh.
- */
-export function createClientTokenIssuer(deps: {
-  readonly signingKey: () => Promise<SigningKey>;
-  readonly settings: TokenSettings;
-}): ClientTokenIssuer {
-  const { settings } = deps;
-  return {
-    async issue({ clientId, secretId, customerId, scopes, issuedAt }) {
-      const signingKey = await deps.signingKey();
-      const accessToken = await new SignJWT({
-        [CLIENT_ID_CLAIM]: clientId,
-        [SCOPE_CLAIM]: scopeString(scopes),
-        [CUSTOMER_CLAIM]: customerId,
-        [SECRET_ID_CLAIM]: secretId,
-      })
-        .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: ACCESS_TOKEN_TYPE, kid: signingKey.kid })
-        .setIssuer(settings.issuer)
-        .setAudience(settings.audience)
-        .setSubject(clientId)
-        .setIssuedAt(issuedAt)
-        .setExpirationTime(issuedAt + settings.accessTtlSeconds)
-        .setJti(randomUUID())
-        .sign(signingKey.key);
-      return { accessToken, expiresIn: settings.accessTtlSeconds };
-    },
-  };
-}
 
 interface VerifyOptions {
   readonly keys: () => Promise<VerificationKeys>;
@@ -328,9 +161,8 @@ async function verifyToken(
   if (hasExpired(exp as number, (clock ?? systemClock)())) {
     throw new errors.JWTExpired('"exp" claim timestamp check failed', payload, 'exp', 'check_failed');
   }
-  // maxTokenAge bounds the age; this bounds the claimed lifetime (a far-future exp).
+  // maxTokenAge bounds the age; this bounds the claimed lifetime (a far-future exp), by the token's kind.
   const lifetime = expected.lifetimeOf?.(payload) ?? expected.maxAgeSeconds;
-  // An unexpired token's age is below its lifetime: this bounds both by the token's own kind.
   if ((exp as number) - (iat as number) > lifetime)
     throw new TokenError('ERR_TOKEN_LIFETIME', 'exp too far after iat');
   if (typeof sub !== 'string' || sub === '')
@@ -347,7 +179,6 @@ export interface TokenVerifierDeps<TSettings> {
 
 type VerifiedPayload = Awaited<ReturnType<typeof verifyToken>>;
 
-/** A verifier for one kind of token: what to expect of it, and what to make of its payload. */
 function createVerifier<TClaims>(
   deps: TokenVerifierDeps<TokenSettings>,
   expected: Parameters<typeof verifyToken>[2],
@@ -432,7 +263,6 @@ export const createRefreshTokenVerifier = (
     deps,
     {
       typ: REFRESH_TOKEN_TYPE,
-      // Refresh tokens are for this service alone: its own issuer URL is their audience.
       audience: deps.settings.issuer,
       maxAgeSeconds: deps.settings.refreshTtlSeconds,
       claims: [SESSION_CLAIM, 'auth_time'],

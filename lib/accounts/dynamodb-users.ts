@@ -1,0 +1,177 @@
+/**
+ * The user items: reads, creation, password, enabling, scopes and removal. Every change that
+ * takes something away from a user also moves its revocation cutoff, in the same write.
+ */
+
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { conditional, dynamo } from '../aws/errors.ts';
+import { AppError } from '../errors.ts';
+import { moveRevocationCutoff } from '../revocation/dynamodb.ts';
+import { revocationCutoff } from '../revocation/revocation.ts';
+import { joinCustomer } from './dynamodb-customers.ts';
+import { type AccountsTable, accountItems, toUser, type UserItem } from './dynamodb-items.ts';
+import type { AccountRepository, NewUser } from './repository.ts';
+
+export type UserStore = Pick<
+  AccountRepository,
+  | 'findByUsername'
+  | 'createUser'
+  | 'setPasswordHash'
+  | 'setEnabled'
+  | 'upgradePasswordHash'
+  | 'revokeUserTokens'
+  | 'setUserScopes'
+  | 'removeUser'
+>;
+
+const noSuchUser = () => new AppError('NOT_FOUND', { detail: 'no such user' });
+
+export function createUserStore(table: AccountsTable): UserStore {
+  const { client, tableName: TableName, clock } = table;
+  const now = () => clock().toISOString();
+  const { userKey } = accountItems;
+
+  /** The item under the user's folded name, whichever spelling it holds. */
+  const readItem = async (username: string) =>
+    (
+      await dynamo(() =>
+        client.send(new GetCommand({ TableName, Key: userKey(username), ConsistentRead: true })),
+      )
+    ).Item;
+
+  /** Updates a user found by exact username; NOT_FOUND when there is none. */
+  async function updateUser(username: string, expression: string, values: Record<string, unknown>) {
+    const updated = await conditional(() =>
+      client.send(
+        new UpdateCommand({
+          TableName,
+          Key: userKey(username),
+          UpdateExpression: `${expression}, updatedAt = :now`,
+          ConditionExpression: 'username = :username',
+          ExpressionAttributeValues: { ...values, ':username': username, ':now': now() },
+        }),
+      ),
+    );
+    if (updated === undefined) throw noSuchUser();
+  }
+
+  async function updateAndRevoke(
+    username: string,
+    assignments: string[],
+    values: Record<string, unknown>,
+    remove?: string[],
+  ) {
+    const revoked = await moveRevocationCutoff({
+      client,
+      tableName: TableName,
+      key: userKey(username),
+      username,
+      assignments: [...assignments, 'updatedAt = :now'],
+      values: { ...values, ':now': now() },
+      remove,
+      clock,
+    });
+    if (!revoked) throw noSuchUser();
+  }
+
+  return {
+    async findByUsername(username) {
+      const item = (await readItem(username)) as UserItem | undefined;
+      return item !== undefined && item.username === username ? toUser(item) : null;
+    },
+
+    async createUser({ username, passwordHash, customerId }: NewUser) {
+      const at = now();
+      const created = await conditional(() =>
+        client.send(
+          new PutCommand({
+            TableName,
+            Item: accountItems.user({
+              username,
+              passwordHash,
+              enabled: true,
+              customerId,
+              depot: { depotCode: null, addressesSeen: 0 },
+              revokedBefore: revocationCutoff(clock()),
+              createdAt: at,
+              updatedAt: at,
+            }),
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        ),
+      );
+      if (created === undefined) {
+        // A first run whose later writes failed left a user without its membership or depot
+        // code; the operator's second run completes them before it is told the user exists.
+        const Item = await readItem(username);
+        if (Item?.username === username && typeof Item.customerId === 'string') {
+          await joinCustomer(table, Item.customerId, username);
+        }
+        // Our own write, sent again by the SDK after its answer was lost: the hash's salt is ours.
+        if (Item?.username === username && Item.passwordHash === passwordHash) return;
+        throw new AppError('ALREADY_EXISTS', { detail: 'a user with this name (in any letter case) exists' });
+      }
+      if (customerId !== null) await joinCustomer(table, customerId, username);
+    },
+
+    setPasswordHash: (username, passwordHash) =>
+      updateAndRevoke(username, ['passwordHash = :hash'], { ':hash': passwordHash }),
+
+    setEnabled: (username, enabled) =>
+      enabled
+        ? updateUser(username, 'SET enabled = :enabled', { ':enabled': true })
+        : updateAndRevoke(username, ['enabled = :enabled'], { ':enabled': false }),
+
+    async upgradePasswordHash(username, currentHash, upgradedHash) {
+      // A failed condition: the password changed meanwhile, or the user went. Nothing to do.
+      await conditional(() =>
+        client.send(
+          new UpdateCommand({
+            TableName,
+            Key: userKey(username),
+            UpdateExpression: 'SET passwordHash = :upgraded',
+            ConditionExpression: 'username = :username AND passwordHash = :current',
+            ExpressionAttributeValues: {
+              ':upgraded': upgradedHash,
+              ':current': currentHash,
+              ':username': username,
+            },
+          }),
+        ),
+      );
+    },
+
+    revokeUserTokens: (username) => updateAndRevoke(username, [], {}),
+
+    // Revokes the user's tokens: none keeps scopes it no longer has, or lacks ones it was given.
+    setUserScopes: (username, scopes) =>
+      scopes === null
+        ? updateAndRevoke(username, [], {}, ['scopes'])
+        : updateAndRevoke(username, ['scopes = :scopes'], { ':scopes': [...scopes] }),
+
+    async removeUser(username) {
+      // The membership first: a run that fails after it leaves the user, and the next run
+      // finds it and finishes; the other order would leave a membership nothing can find.
+      const Item = await readItem(username);
+      if (Item?.username !== username) throw noSuchUser();
+      const customerId = Item.customerId;
+      if (typeof customerId === 'string') {
+        await dynamo(() =>
+          client.send(new DeleteCommand({ TableName, Key: accountItems.memberKey(customerId, username) })),
+        );
+      }
+      // A failed condition: the user is gone since the read, by this delete sent again by the
+      // SDK after its answer was lost, or by another removal; gone either way.
+      await conditional(() =>
+        client.send(
+          new DeleteCommand({
+            TableName,
+            Key: userKey(username),
+            ConditionExpression: 'username = :username',
+            ExpressionAttributeValues: { ':username': username },
+          }),
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * Signing: a user's access and refresh tokens, and an API client's access token. The header
+ * names the algorithm and the signing key's `kid`; verifiers pin the algorithm regardless.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { type JWTPayload, SignJWT } from 'jose';
+import { type Scope, scopeString } from '../scopes.ts';
+import {
+  ACCESS_TOKEN_TYPE,
+  CLIENT_ID_CLAIM,
+  CUSTOMER_CLAIM,
+  REFRESH_TOKEN_TYPE,
+  SCOPE_CLAIM,
+  SECRET_ID_CLAIM,
+  SESSION_CLAIM,
+} from './claims.ts';
+import { SIGNING_ALGORITHM, type SigningKey } from './keys.ts';
+import type { RefreshTokenSettings, TokenSettings } from './settings.ts';
+
+/** The user a login token speaks for. */
+export interface TokenUser {
+  readonly username: string;
+  /** The customer whose pickup addresses and shipments this login uses; null when it has none. */
+  readonly customerId: string | null;
+  /** The scopes an operator narrowed the user to; null or absent: every scope (the seed's contract). */
+  readonly scopes?: readonly Scope[] | null;
+}
+
+/** What to sign: the subject, its session, and the bounds the session sets on every token. */
+export interface TokenRequest {
+  readonly subject: TokenUser;
+  readonly sessionId: string;
+  /** The refresh token's `jti`, chosen by the session before it is signed. */
+  readonly refreshJti: string;
+  /** Epoch seconds of the login that started the session. */
+  readonly authTime: number;
+  /** The `iat` of both tokens, epoch seconds: from when the user was read (`issuedAtFor`). */
+  readonly issuedAt: number;
+  /** Epoch seconds: no token outlives the session's absolute lifetime. */
+  readonly notAfter: number;
+}
+
+export interface IssuedTokens {
+  readonly accessToken: string;
+  readonly refreshToken: string;
+  /** The `iat` of both tokens, epoch seconds. */
+  readonly issuedAt: number;
+  /** The access token's `exp`, to the second. */
+  readonly accessExpiresAt: Date;
+}
+
+export interface TokenIssuer {
+  issue(request: TokenRequest): Promise<IssuedTokens>;
+}
+
+/** What to sign for an API client that has just proven a secret. */
+export interface ClientTokenRequest {
+  readonly clientId: string;
+  readonly secretId: string;
+  readonly customerId: string;
+  readonly scopes: readonly Scope[];
+  /** The `iat`, epoch seconds: from when the client was read (`issuedAtFor`). */
+  readonly issuedAt: number;
+}
+
+export interface IssuedClientToken {
+  readonly accessToken: string;
+  /** Seconds from `iat` to `exp`: the `expires_in` of the answer. */
+  readonly expiresIn: number;
+}
+
+export interface ClientTokenIssuer {
+  issue(request: ClientTokenRequest): Promise<IssuedClientToken>;
+}
+
+export interface TokenIssuerDeps {
+  readonly signingKey: () => Promise<SigningKey>;
+  readonly settings: RefreshTokenSettings;
+}
+
+interface Unsigned {
+  readonly claims: JWTPayload;
+  readonly typ: string;
+  readonly audience: string;
+  readonly subject: string;
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+  readonly jti: string;
+}
+
+/** The one place a token is signed, so every kind has the same header and registered claims. */
+const sign = (signingKey: SigningKey, issuer: string, token: Unsigned): Promise<string> =>
+  new SignJWT(token.claims)
+    .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: token.typ, kid: signingKey.kid })
+    .setIssuer(issuer)
+    .setAudience(token.audience)
+    .setSubject(token.subject)
+    .setIssuedAt(token.issuedAt)
+    .setExpirationTime(token.expiresAt)
+    .setJti(token.jti)
+    .sign(signingKey.key);
+
+export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
+  const { settings } = deps;
+
+  return {
+    async issue(request) {
+      const { subject, sessionId, refreshJti, authTime, issuedAt, notAfter } = request;
+      const signingKey = await deps.signingKey();
+      const expiry = (ttlSeconds: number) => Math.min(issuedAt + ttlSeconds, notAfter);
+      const common = { subject: subject.username, issuedAt };
+      const accessExpiresAt = expiry(settings.accessTtlSeconds);
+      const [accessToken, refreshToken] = await Promise.all([
+        sign(signingKey, settings.issuer, {
+          ...common,
+          claims: {
+            [SESSION_CLAIM]: sessionId,
+            ...(subject.customerId !== null && { [CUSTOMER_CLAIM]: subject.customerId }),
+            ...(subject.scopes != null && { [SCOPE_CLAIM]: scopeString(subject.scopes) }),
+          },
+          typ: ACCESS_TOKEN_TYPE,
+          audience: settings.audience,
+          expiresAt: accessExpiresAt,
+          jti: randomUUID(),
+        }),
+        sign(signingKey, settings.issuer, {
+          ...common,
+          claims: { [SESSION_CLAIM]: sessionId, auth_time: authTime },
+          typ: REFRESH_TOKEN_TYPE,
+          audience: settings.issuer,
+          expiresAt: expiry(settings.refreshTtlSeconds),
+          jti: refreshJti,
+        }),
+      ]);
+      return { accessToken, refreshToken, issuedAt, accessExpiresAt: new Date(accessExpiresAt * 1000) };
+    },
+  };
+}
+
+/**
+ * Access tokens for API clients: the key set, issuer, audience and `typ` of a user's access
+ * token, with `client_id` (= `sub`), `scope` and the secret's id, and no session: nothing to refresh.
+ */
+export function createClientTokenIssuer(deps: {
+  readonly signingKey: () => Promise<SigningKey>;
+  readonly settings: TokenSettings;
+}): ClientTokenIssuer {
+  const { settings } = deps;
+  return {
+    async issue({ clientId, secretId, customerId, scopes, issuedAt }) {
+      const accessToken = await sign(await deps.signingKey(), settings.issuer, {
+        claims: {
+          [CLIENT_ID_CLAIM]: clientId,
+          [SCOPE_CLAIM]: scopeString(scopes),
+          [CUSTOMER_CLAIM]: customerId,
+          [SECRET_ID_CLAIM]: secretId,
+        },
+        typ: ACCESS_TOKEN_TYPE,
+        audience: settings.audience,
+        subject: clientId,
+        issuedAt,
+        expiresAt: issuedAt + settings.accessTtlSeconds,
+        jti: randomUUID(),
+      });
+      return { accessToken, expiresIn: settings.accessTtlSeconds };
+    },
+  };
+}

@@ -1,0 +1,12 @@
+/** The stage's token rules (lib/config.ts reads them from TOKEN_* and *_TOKEN_TTL). */
+export interface TokenSettings {
+  readonly issuer: string;
+  /** The carrier's API; must differ from the issuer, the refresh tokens' audience. */
+  readonly audience: string;
+  readonly accessTtlSeconds: number;
+}
+
+/** What a verifier of access tokens needs besides: the lifetime of API clients' tokens. */
+export type AccessTokenSettings = TokenSettings & { readonly clientAccessTtlSeconds: number };
+
+export type RefreshTokenSettings = TokenSettings & { readonly refreshTtlSeconds: number };
