@@ -165,7 +165,6 @@ try {
       PORT: String(offlinePort),
       LAMBDA_PORT: String(env.LAMBDA_PORT),
       DYNAMODB_ENDPOINT: dynamo.endpoint,
-      ACCESS_TOKEN_TTL: env.ACCESS_TOKEN_TTL,
       LOCAL_SIGNING_KEYRING_FILE: keys.keyringFile,
       LOCAL_JWKS_FILE: keys.jwksFile,
     },

@@ -45,6 +45,28 @@ function resolve(what: string, value: unknown, lookup: (kind: string, name: stri
   return text;
 }
 
+const PARAM = /^\$\{param:(\w+)\}$/;
+
+/**
+ * Each variable a function takes straight from a stage parameter, and that parameter, as
+ * serverless.yml's functions' `environment` maps them: the one declaration of the mapping.
+ */
+export function variableParameters(): Record<string, string> {
+  const doc = readDoc();
+  const found: Record<string, string> = {};
+  for (const fn of Object.values(doc.functions)) {
+    for (const [variable, value] of Object.entries({ ...doc.provider.environment, ...fn.environment })) {
+      const param = PARAM.exec(String(value))?.[1];
+      if (param === undefined) continue;
+      // One variable, one meaning: two functions may not read it from two parameters.
+      if (found[variable] !== undefined && found[variable] !== param)
+        throw new Error(`serverless.yml gives ${variable} from both ${found[variable]} and ${param}`);
+      found[variable] = param;
+    }
+  }
+  return found;
+}
+
 /** The names of serverless.yml's functions. */
 export const functionNames = (): string[] => Object.keys(readDoc().functions);
 

@@ -3,7 +3,7 @@
  * it; the admin CLI reads the part that finds the stack (DYNAMODB_PORT, DATA_DIR).
  */
 import * as v from 'valibot';
-import { DurationSchema } from '../lib/config.ts';
+import { SETTINGS } from '../lib/config.ts';
 
 const PortSchema = v.pipe(
   v.string(),
@@ -33,11 +33,12 @@ export const LocalStackEnvSchema = v.object({
   PORT: v.optional(PortSchema, '3000'),
   LAMBDA_PORT: v.optional(PortSchema, '3002'),
   DOCS_PORT: v.optional(PortSchema, '3001'),
+  // Checked here to fail npm start rather than the first login; its default is the local
+  // stage's, in serverless.yml. The text goes on to serverless-offline unchanged.
   ACCESS_TOKEN_TTL: v.optional(
     v.pipe(
       v.string(),
-      v.check((text) => v.is(DurationSchema, text), 'must be a duration such as 5s, 15m or 24h'),
+      v.check((text) => v.is(SETTINGS.ACCESS_TOKEN_TTL, text), 'must be a duration such as 5s, 15m or 24h'),
     ),
-    '24h',
   ),
 });

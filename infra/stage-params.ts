@@ -14,9 +14,10 @@
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { parse } from 'yaml';
-import { DurationSchema, type Env } from '../lib/config.ts';
+import { type Env, SETTINGS } from '../lib/config.ts';
 import { SERVICE } from '../lib/stage.ts';
 import type { ThrottlePolicy } from '../lib/throttle/throttle.ts';
+import { variableParameters } from './function-env.ts';
 
 const SERVERLESS_FILE = new URL('../serverless.yml', import.meta.url);
 
@@ -35,29 +36,30 @@ export const KmsKeyArnSchema = v.union([
   ),
 ]);
 
-const BcryptCostSchema = v.pipe(v.number(), v.integer(), v.minValue(4), v.maxValue(15));
+/**
+ * The parameters read here that a function reads too, by the variable serverless.yml gives
+ * them to: checked with that variable's schema (lib/config.ts), so no bound is stated twice
+ * and a stage its functions would refuse is refused here as well.
+ */
+const FunctionParamsSchema = v.pick(v.object(SETTINGS), [
+  'BCRYPT_COST',
+  'ACCESS_TOKEN_TTL',
+  'REFRESH_TOKEN_TTL',
+  'KEY_RELOAD_INTERVAL',
+  'LOGIN_FAILURE_LIMIT',
+  'LOGIN_FAILURE_WINDOW',
+  'LOGIN_LOCKOUT_BASE',
+  'LOGIN_LOCKOUT_MAX',
+]);
 
-const ParamsSchema = v.object({
-  bcryptCost: BcryptCostSchema,
-  // At most 15, as bcryptCost: the last cost whose compare (about 6 s at 512 MB) ends inside
+/** The parameters no function reads: declared here, their one home. */
+const OperatorParamsSchema = v.object({
+  // As bcryptCost, so at most 15: the last cost whose compare (about 6 s at 512 MB) ends inside
   // the login's 10 s timeout. At least bcryptCost (checked below): a stage's export imports back.
-  importBcryptMaxCost: BcryptCostSchema,
+  importBcryptMaxCost: v.pipe(v.union([v.number(), v.string()]), v.transform(String), SETTINGS.BCRYPT_COST),
   loginMemorySize: v.pipe(v.number(), v.integer(), v.minValue(128), v.maxValue(10_240)),
-  accessTokenTtl: DurationSchema,
-  refreshTokenTtl: DurationSchema,
-  keyReloadInterval: DurationSchema,
   kmsKeyArn: KmsKeyArnSchema,
   createKeyringKey: v.picklist(['true', 'false'], "must be 'true' or 'false'"),
-  // A number in serverless.yml, a string where it comes from ${env:…}.
-  loginFailureLimit: v.pipe(
-    v.union([v.number(), v.string()]),
-    v.transform(Number),
-    v.integer(),
-    v.minValue(0),
-  ),
-  loginFailureWindow: DurationSchema,
-  loginLockoutBase: DurationSchema,
-  loginLockoutMax: DurationSchema,
 });
 
 export interface StageParams {
@@ -129,34 +131,56 @@ export function readStageParams(
   blocks: ParamBlocks | undefined = serverlessParams(),
 ): StageParams {
   const merged: Record<string, unknown> = { ...blocks?.default, ...blocks?.[stage] };
-  const wanted = Object.fromEntries(
-    Object.keys(ParamsSchema.entries).map((name) => [name, resolveValue(name, merged[name], stage, env)]),
+  const value = (name: string) => resolveValue(name, merged[name], stage, env);
+  const paramOf = variableParameters();
+  const param = (variable: string) => {
+    const name = paramOf[variable];
+    if (name === undefined) throw new Error(`serverless.yml gives no function ${variable} from a param`);
+    return name;
+  };
+  // What a function finds in its environment: the parameter's value as text.
+  const variables = Object.fromEntries(
+    Object.keys(FunctionParamsSchema.entries).map((variable) => {
+      const found = value(param(variable));
+      return [variable, found === undefined ? undefined : String(found)];
+    }),
   );
-  const result = v.safeParse(ParamsSchema, wanted);
-  if (!result.success) {
-    const problems = result.issues.map((issue) => `${v.getDotPath(issue) ?? '(params)'} ${issue.message}`);
+  const operator = Object.fromEntries(
+    Object.keys(OperatorParamsSchema.entries).map((name) => [name, value(name)]),
+  );
+  const read = v.safeParse(FunctionParamsSchema, variables);
+  const own = v.safeParse(OperatorParamsSchema, operator);
+  if (!read.success || !own.success) {
+    const problems = [
+      ...(read.issues ?? []).map((issue) => {
+        const variable = v.getDotPath(issue) ?? '';
+        return `${param(variable)} (${variable}) ${issue.message}`;
+      }),
+      ...(own.issues ?? []).map((issue) => `${v.getDotPath(issue) ?? '(params)'} ${issue.message}`),
+    ];
     throw new Error(`serverless.yml params of stage ${stage}: ${problems.join('; ')}`);
   }
-  const params = result.output;
-  if (params.importBcryptMaxCost < params.bcryptCost) {
+  const fn = read.output;
+  const params = own.output;
+  if (params.importBcryptMaxCost < fn.BCRYPT_COST) {
     throw new Error(
       `serverless.yml params of stage ${stage}: importBcryptMaxCost must be at least bcryptCost ` +
-        `(${params.bcryptCost}): the stage's own hashes must import back`,
+        `(${fn.BCRYPT_COST}): the stage's own hashes must import back`,
     );
   }
   return {
-    bcryptCost: params.bcryptCost,
+    bcryptCost: fn.BCRYPT_COST,
     importBcryptMaxCost: params.importBcryptMaxCost,
     loginMemorySize: params.loginMemorySize,
-    accessTokenTtlSeconds: params.accessTokenTtl,
-    refreshTokenTtlSeconds: params.refreshTokenTtl,
-    keyReloadIntervalSeconds: params.keyReloadInterval,
+    accessTokenTtlSeconds: fn.ACCESS_TOKEN_TTL,
+    refreshTokenTtlSeconds: fn.REFRESH_TOKEN_TTL,
+    keyReloadIntervalSeconds: fn.KEY_RELOAD_INTERVAL,
     kmsKeyArn: keyringKmsKey(stage, params),
     usernameThrottle: {
-      limit: params.loginFailureLimit,
-      windowSeconds: params.loginFailureWindow,
-      baseLockSeconds: params.loginLockoutBase,
-      maxLockSeconds: params.loginLockoutMax,
+      limit: fn.LOGIN_FAILURE_LIMIT,
+      windowSeconds: fn.LOGIN_FAILURE_WINDOW,
+      baseLockSeconds: fn.LOGIN_LOCKOUT_BASE,
+      maxLockSeconds: fn.LOGIN_LOCKOUT_MAX,
     },
   };
 }

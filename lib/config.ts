@@ -51,13 +51,58 @@ const CountSchema = v.pipe(
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-const Stage = { STAGE: NonEmpty };
-
-const TokenEnv = {
+/**
+ * Every variable a function reads, with its schema: the one place a setting's bounds are
+ * stated. Each function's schema below picks its variables from here, and
+ * infra/stage-params.ts checks a stage's parameters with the schema of the variable that
+ * serverless.yml gives them to.
+ */
+export const SETTINGS = {
+  STAGE: NonEmpty,
+  AWS_REGION: v.optional(NonEmpty, 'eu-central-1'),
   TOKEN_ISSUER: v.pipe(NonEmpty, v.url('must be a URL')),
   TOKEN_AUDIENCE: NonEmpty,
   ACCESS_TOKEN_TTL: DurationSchema,
+  REFRESH_TOKEN_TTL: DurationSchema,
+  // Short, as a client asks again with its secret: a stolen token is bounded by it.
+  CLIENT_TOKEN_TTL: v.pipe(DurationSchema, v.maxValue(86_400, 'must be at most 24h')),
+  SESSION_MAX_LIFETIME: DurationSchema,
+  // A grace window is for a lost answer's retry; a long one would let a thief in as well.
+  REFRESH_REUSE_GRACE: v.pipe(OptionalDurationSchema, v.maxValue(60, 'must be at most 60s')),
+  REVOCATION_CACHE_TTL: OptionalDurationSchema,
+  /** How long a container keeps key material before it reads it again. */
+  KEY_RELOAD_INTERVAL: DurationSchema,
+  SIGNING_KEYRING: KeySourceSchema,
+  VERIFICATION_KEYS: KeySourceSchema,
+  BCRYPT_COST: v.pipe(
+    v.string(),
+    v.regex(/^\d{1,2}$/, 'must be a whole number'),
+    v.transform(Number),
+    v.minValue(4, 'must be at least 4'),
+    v.maxValue(15, 'must be at most 15'),
+  ),
+  LOGIN_FAILURE_LIMIT: CountSchema,
+  LOGIN_FAILURE_WINDOW: DurationSchema,
+  IP_FAILURE_LIMIT: CountSchema,
+  IP_FAILURE_WINDOW: DurationSchema,
+  LOGIN_LOCKOUT_BASE: DurationSchema,
+  // A lock always ends, and soon: the longest is a day.
+  LOGIN_LOCKOUT_MAX: v.pipe(DurationSchema, v.maxValue(86_400, 'must be at most 24h')),
+  DYNAMODB_ENDPOINT: OptionalUrl,
+  ACCOUNTS_TABLE: NonEmpty,
+  SESSIONS_TABLE: NonEmpty,
+  LOGIN_THROTTLE_TABLE: NonEmpty,
+  SHIPMENTS_TABLE: NonEmpty,
 };
+type Setting = keyof typeof SETTINGS;
+
+/** The entries of SETTINGS named, for a function's `v.object`. */
+const pick = <TName extends Setting>(...names: TName[]) =>
+  Object.fromEntries(names.map((name) => [name, SETTINGS[name]])) as Pick<typeof SETTINGS, TName>;
+
+const Stage = pick('STAGE');
+
+const TokenEnv = pick('TOKEN_ISSUER', 'TOKEN_AUDIENCE', 'ACCESS_TOKEN_TTL');
 type TokenVars = v.InferOutput<v.ObjectSchema<typeof TokenEnv, undefined>>;
 const tokens = (env: TokenVars) =>
   Object.freeze({
@@ -69,22 +114,18 @@ const tokens = (env: TokenVars) =>
 const audienceDiffers = (env: TokenVars) => env.TOKEN_AUDIENCE !== env.TOKEN_ISSUER;
 const AUDIENCE_IS_ISSUER = 'TOKEN_AUDIENCE must differ from TOKEN_ISSUER';
 
-const RefreshTokenEnv = { ...TokenEnv, REFRESH_TOKEN_TTL: DurationSchema };
+const RefreshTokenEnv = { ...TokenEnv, ...pick('REFRESH_TOKEN_TTL') };
 const refreshTokens = (env: v.InferOutput<v.ObjectSchema<typeof RefreshTokenEnv, undefined>>) =>
   Object.freeze({ ...tokens(env), refreshTtlSeconds: env.REFRESH_TOKEN_TTL } satisfies RefreshTokenSettings);
 
-const DataEnv = {
-  AWS_REGION: v.optional(NonEmpty, 'eu-central-1'),
-  DYNAMODB_ENDPOINT: OptionalUrl,
-};
+const DataEnv = pick('AWS_REGION', 'DYNAMODB_ENDPOINT');
 const data = (env: { AWS_REGION: string; DYNAMODB_ENDPOINT: string }) =>
   Object.freeze({
     region: env.AWS_REGION,
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT === '' ? undefined : env.DYNAMODB_ENDPOINT,
   } satisfies DataSettings);
 
-/** How long a container keeps key material before it reads it again. */
-const KeyReloadEnv = { KEY_RELOAD_INTERVAL: DurationSchema };
+const KeyReloadEnv = pick('KEY_RELOAD_INTERVAL');
 const keys = <TSources>(env: { KEY_RELOAD_INTERVAL: number }, sources: TSources) =>
   Object.freeze({
     sources: Object.freeze(sources),
@@ -97,10 +138,7 @@ const SessionEnv = {
   ...RefreshTokenEnv,
   ...DataEnv,
   ...KeyReloadEnv,
-  ACCOUNTS_TABLE: NonEmpty,
-  SESSIONS_TABLE: NonEmpty,
-  SIGNING_KEYRING: KeySourceSchema,
-  SESSION_MAX_LIFETIME: DurationSchema,
+  ...pick('ACCOUNTS_TABLE', 'SESSIONS_TABLE', 'SIGNING_KEYRING', 'SESSION_MAX_LIFETIME'),
 };
 const session = (env: v.InferOutput<v.ObjectSchema<typeof SessionEnv, undefined>>, grace: number) => ({
   stage: env.STAGE,
@@ -114,16 +152,15 @@ const session = (env: v.InferOutput<v.ObjectSchema<typeof SessionEnv, undefined>
   } satisfies SessionSettings),
 });
 
-const ThrottleEnv = {
-  LOGIN_THROTTLE_TABLE: NonEmpty,
-  LOGIN_FAILURE_LIMIT: CountSchema,
-  LOGIN_FAILURE_WINDOW: DurationSchema,
-  IP_FAILURE_LIMIT: CountSchema,
-  IP_FAILURE_WINDOW: DurationSchema,
-  LOGIN_LOCKOUT_BASE: DurationSchema,
-  // A lock always ends, and soon: the longest is a day.
-  LOGIN_LOCKOUT_MAX: v.pipe(DurationSchema, v.maxValue(86_400, 'must be at most 24h')),
-};
+const ThrottleEnv = pick(
+  'LOGIN_THROTTLE_TABLE',
+  'LOGIN_FAILURE_LIMIT',
+  'LOGIN_FAILURE_WINDOW',
+  'IP_FAILURE_LIMIT',
+  'IP_FAILURE_WINDOW',
+  'LOGIN_LOCKOUT_BASE',
+  'LOGIN_LOCKOUT_MAX',
+);
 type ThrottleVars = v.InferOutput<v.ObjectSchema<typeof ThrottleEnv, undefined>>;
 const policy = (env: ThrottleVars, limit: number, windowSeconds: number) =>
   Object.freeze({
@@ -144,13 +181,7 @@ const LoginConfigSchema = v.pipe(
   v.object({
     ...SessionEnv,
     ...ThrottleEnv,
-    BCRYPT_COST: v.pipe(
-      v.string(),
-      v.regex(/^\d{1,2}$/, 'must be a whole number'),
-      v.transform(Number),
-      v.minValue(4, 'must be at least 4'),
-      v.maxValue(15, 'must be at most 15'),
-    ),
+    ...pick('BCRYPT_COST'),
   }),
   v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
   v.check(
@@ -172,9 +203,7 @@ const LoginConfigSchema = v.pipe(
 const RefreshConfigSchema = v.pipe(
   v.object({
     ...SessionEnv,
-    VERIFICATION_KEYS: KeySourceSchema,
-    // A grace window is for a lost answer's retry; a long one would let a thief in as well.
-    REFRESH_REUSE_GRACE: v.pipe(OptionalDurationSchema, v.maxValue(60, 'must be at most 60s')),
+    ...pick('VERIFICATION_KEYS', 'REFRESH_REUSE_GRACE'),
   }),
   v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
   v.transform((env) =>
@@ -191,8 +220,7 @@ const LogoutConfigSchema = v.pipe(
     ...RefreshTokenEnv,
     ...DataEnv,
     ...KeyReloadEnv,
-    SESSIONS_TABLE: NonEmpty,
-    VERIFICATION_KEYS: KeySourceSchema,
+    ...pick('SESSIONS_TABLE', 'VERIFICATION_KEYS'),
   }),
   v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
   v.transform((env) =>
@@ -207,10 +235,7 @@ const LogoutConfigSchema = v.pipe(
 );
 
 /** The lifetime of an API client's access token (the client credentials grant). */
-const ClientTokenEnv = {
-  // Short, as a client asks again with its secret: a stolen token is bounded by it.
-  CLIENT_TOKEN_TTL: v.pipe(DurationSchema, v.maxValue(86_400, 'must be at most 24h')),
-};
+const ClientTokenEnv = pick('CLIENT_TOKEN_TTL');
 
 const AuthorizerConfigSchema = v.pipe(
   v.object({
@@ -219,9 +244,7 @@ const AuthorizerConfigSchema = v.pipe(
     ...ClientTokenEnv,
     ...DataEnv,
     ...KeyReloadEnv,
-    ACCOUNTS_TABLE: NonEmpty,
-    VERIFICATION_KEYS: KeySourceSchema,
-    REVOCATION_CACHE_TTL: OptionalDurationSchema,
+    ...pick('ACCOUNTS_TABLE', 'VERIFICATION_KEYS', 'REVOCATION_CACHE_TTL'),
   }),
   v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
   v.transform((env) =>
@@ -243,14 +266,12 @@ const AuthorizerConfigSchema = v.pipe(
 const OAuthTokenConfigSchema = v.pipe(
   v.object({
     ...Stage,
-    TOKEN_ISSUER: TokenEnv.TOKEN_ISSUER,
-    TOKEN_AUDIENCE: TokenEnv.TOKEN_AUDIENCE,
+    ...pick('TOKEN_ISSUER', 'TOKEN_AUDIENCE'),
     ...ClientTokenEnv,
     ...DataEnv,
     ...KeyReloadEnv,
     ...ThrottleEnv,
-    ACCOUNTS_TABLE: NonEmpty,
-    SIGNING_KEYRING: KeySourceSchema,
+    ...pick('ACCOUNTS_TABLE', 'SIGNING_KEYRING'),
   }),
   v.check((env) => env.TOKEN_AUDIENCE !== env.TOKEN_ISSUER, AUDIENCE_IS_ISSUER),
   v.check(
@@ -276,19 +297,19 @@ const OAuthTokenConfigSchema = v.pipe(
 
 /** The authorization server metadata (RFC 8414): who issues the tokens. */
 const OAuthMetadataConfigSchema = v.pipe(
-  v.object({ TOKEN_ISSUER: TokenEnv.TOKEN_ISSUER }),
+  v.object(pick('TOKEN_ISSUER')),
   v.transform((env) => Object.freeze({ issuer: env.TOKEN_ISSUER })),
 );
 
 const JwksConfigSchema = v.pipe(
-  v.object({ AWS_REGION: DataEnv.AWS_REGION, ...KeyReloadEnv, VERIFICATION_KEYS: KeySourceSchema }),
+  v.object(pick('AWS_REGION', 'KEY_RELOAD_INTERVAL', 'VERIFICATION_KEYS')),
   v.transform((env) =>
     Object.freeze({ region: env.AWS_REGION, keys: keys(env, { verificationKeys: env.VERIFICATION_KEYS }) }),
   ),
 );
 
 const ShipmentsConfigSchema = v.pipe(
-  v.object({ ...DataEnv, SHIPMENTS_TABLE: NonEmpty }),
+  v.object({ ...DataEnv, ...pick('SHIPMENTS_TABLE') }),
   v.transform((env) => Object.freeze({ data: data(env), shipmentsTable: env.SHIPMENTS_TABLE })),
 );
 

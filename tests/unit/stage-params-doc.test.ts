@@ -7,7 +7,8 @@ import { resolve } from 'node:path';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { OptionalDurationSchema } from '../../lib/config.js';
+import { variableParameters } from '../../infra/function-env.ts';
+import { OptionalDurationSchema, SETTINGS } from '../../lib/config.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const params: Record<string, Record<string, unknown>> = parse(
@@ -43,6 +44,13 @@ function expectedCell(value: unknown): RegExp | undefined {
 }
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** The upper bound a schema's pipe sets (valibot's `maxValue`), if any. */
+function maxValueOf(schema: v.GenericSchema): unknown {
+  const pipe: readonly { type: string; requirement?: unknown }[] =
+    'pipe' in schema ? (schema.pipe as never) : [];
+  return pipe.find((item) => item.type === 'max_value')?.requirement;
+}
+
 describe('docs/stages.md stage parameter table', () => {
   it('has a row for every parameter, and no row for a parameter that does not exist', () => {
     expect([...rows.keys()].sort()).toEqual(Object.keys(params.default ?? {}).sort());
@@ -70,6 +78,17 @@ describe('docs/stages.md stage parameter table', () => {
       }
     });
   }
+
+  it('states in "What it changes" the upper bound each function variable\'s schema sets, and no other', () => {
+    for (const [variable, param] of Object.entries(variableParameters())) {
+      if (!Object.hasOwn(SETTINGS, variable)) continue; // LOG_LEVEL: lib/log.ts reads it
+      const schema = SETTINGS[variable as keyof typeof SETTINGS];
+      const stated = /at most `([^`]+)`/.exec(rows.get(param)?.at(-1) ?? '')?.[1];
+      const max = maxValueOf(schema);
+      if (max === undefined) expect(stated, param).toBeUndefined();
+      else expect(stated === undefined ? undefined : v.parse(schema, stated), param).toBe(max);
+    }
+  });
 
   it('sets in local, dev and prod each value an operator tunes per stage', () => {
     const perStage = [
