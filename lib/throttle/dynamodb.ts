@@ -43,7 +43,7 @@ export function createDynamoThrottleStore(deps: {
     },
 
     async reserve(counterKey, { now, windowStart, limit, heldSince, expiresAt, attempt }) {
-      const period = counterPeriod(now, windowStart);
+      let period = counterPeriod(now, windowStart);
       for (let round = 0; round < ROUNDS; round += 1) {
         // One write whether the counter is new, counted on within its window or idle past it:
         // the count is kept in its period's attribute and carried to the next period's, so a
@@ -64,7 +64,10 @@ export function createDynamoThrottleStore(deps: {
                 '(attribute_not_exists(lockedUntil) OR lockedUntil <= :now) ' +
                 'AND (attribute_not_exists(#count) OR #count < :limit OR retryAfterLock = :one ' +
                 'OR lastAttemptAt < :heldSince) ' +
-                'AND (attribute_not_exists(attempt) OR attempt <> :attempt)',
+                'AND (attribute_not_exists(attempt) OR attempt <> :attempt) ' +
+                // A write of an earlier period landing late would find its count gone and start
+                // the counter again: it counts in the newer period instead (below).
+                'AND (attribute_not_exists(period) OR period <= :period)',
               ExpressionAttributeNames: {
                 '#count': countIn(period),
                 '#next': countIn(period + 1),
@@ -91,6 +94,10 @@ export function createDynamoThrottleStore(deps: {
         const record = toRecord(item);
         // Counted already: this write's first sending was applied and its answer lost.
         if (item.attempt === attempt) return { granted: true, record };
+        if (typeof item.period === 'number' && item.period > period) {
+          period = item.period;
+          continue;
+        }
         const count = item[countIn(period)];
         const refused =
           record.lockedUntil > now ||

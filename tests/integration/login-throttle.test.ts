@@ -106,6 +106,15 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     expect(await counts(key, at(T0 + 4 * HOUR))).toBe(1);
   });
 
+  it('counts a write of the previous period that lands after the next period began on, not from one', async () => {
+    // Found by review: the late write found its period's count gone and started the counter again.
+    const key = 'USER#late-write';
+    for (let i = 0; i < 4; i += 1) await store.reserve(key, at(T0 + HOUR));
+
+    expect(await counts(key, at(T0 + HOUR - 1))).toBe(5);
+    expect(await counts(key, at(T0 + HOUR + 1))).toBe('refused');
+  });
+
   it('lets a lock run its course on a counter that starts again', async () => {
     const key = 'USER#long-lock';
     for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));

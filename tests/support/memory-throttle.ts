@@ -18,7 +18,8 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
       const current = all.get(key);
       const ids = attempts.get(key) ?? {};
       if (current !== undefined && ids.counted === attempt) return { granted: true, record: current };
-      const period = counterPeriod(now, windowStart);
+      // A write of an earlier period landing late counts in the newer one, as in DynamoDB.
+      const period = Math.max(counterPeriod(now, windowStart), periods.get(key) ?? Number.NEGATIVE_INFINITY);
       // No attempt in this period or the one before: the count starts again (a lock runs on).
       const live = current !== undefined && (periods.get(key) ?? Number.NEGATIVE_INFINITY) >= period - 1;
       const allowed =
