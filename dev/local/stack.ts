@@ -38,7 +38,26 @@ export interface StackOptions {
   readonly dataDir?: string;
 }
 
+/** How often a start whose free ports were taken before it bound them is tried again. */
+const PORT_RACE_ATTEMPTS = 3;
+
+/**
+ * Starts the stack on free ports. A port found free may be taken by another test's process
+ * before the stack binds it (test files run in parallel): such a start is tried again on
+ * other ports.
+ */
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      const raced = error instanceof Error && error.message.includes('EADDRINUSE');
+      if (!raced || attempt >= PORT_RACE_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function startOnce(options: StackOptions): Promise<LocalStack> {
   const env = options.env ?? {};
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'parcel-auth-e2e-')));
   const [port, lambdaPort, dynamodbPort, docsPort] = [
