@@ -11,11 +11,11 @@ import {
   type UserReader,
   type UserRecord,
 } from '../accounts/repository.ts';
-import { AppError, isAppError } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import type { LoginFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
 import { type SessionDeps, startSession } from '../sessions/sessions.ts';
-import type { FailureReason, LoginThrottle } from '../throttle/throttle.ts';
+import { beginAlongside, type FailureReason, type LoginThrottle } from '../throttle/throttle.ts';
 import { systemClock } from '../time.ts';
 import type { IssuedTokens } from '../tokens/issue.ts';
 import { NO_CONTROL_OR_INVALID, type PasswordVerifier } from './passwords.ts';
@@ -80,24 +80,15 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
   const { metrics } = deps;
   const attempt = { username: request.username, sourceIp: request.sourceIp };
   const readAt = (deps.sessions.clock ?? systemClock)();
-  const [begun, found] = await Promise.allSettled([
-    deps.throttle.begin(attempt).catch((error: unknown) => {
-      if (isAppError(error) && error.code === 'TOO_MANY_ATTEMPTS') {
-        deps.logger.info('login failed', { reason: 'locked', sourceIp: request.sourceIp });
-        metrics.count({ name: 'LoginFailed', reason: 'Locked' });
-      }
-      throw error;
-    }),
-    deps.users.findByUsername(request.username),
-  ]);
-  if (begun.status === 'rejected') throw begun.reason;
-  const reservation = begun.value;
-  if (found.status === 'rejected') {
-    // No password was checked: the attempt is given back, or an outage would lock users out.
-    await deps.throttle.undecided(reservation);
-    throw found.reason;
-  }
-  const user = found.value;
+  const { reservation, found: user } = await beginAlongside(
+    deps.throttle,
+    attempt,
+    () => deps.users.findByUsername(request.username),
+    () => {
+      deps.logger.info('login failed', { reason: 'locked', sourceIp: request.sourceIp });
+      metrics.count({ name: 'LoginFailed', reason: 'Locked' });
+    },
+  );
   const matches = await deps.passwords.verify(request.password, user?.passwordHash ?? null);
   if (user === null || !matches || !user.enabled) {
     const reason: UserFailure = user === null ? 'unknown user' : !matches ? 'bad password' : 'disabled';

@@ -5,12 +5,12 @@
  * login throttle on the client id and the source address like a failed login.
  */
 
-import { AppError, isAppError } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { ClientAuthFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import type { Scope } from '../scopes.ts';
-import type { FailureReason, LoginThrottle } from '../throttle/throttle.ts';
+import { beginAlongside, type FailureReason, type LoginThrottle } from '../throttle/throttle.ts';
 import { type Clock, systemClock } from '../time.ts';
 import type { ClientTokenIssuer, IssuedClientToken } from '../tokens/issue.ts';
 import { type ClientReader, grantedScopes, matchSecret } from './clients.ts';
@@ -47,24 +47,15 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
   const { metrics, logger } = deps;
   const attempt = { username: request.clientId, sourceIp: request.sourceIp, client: true } as const;
   const readAt = (deps.clock ?? systemClock)();
-  const [begun, found] = await Promise.allSettled([
-    deps.throttle.begin(attempt).catch((error: unknown) => {
-      if (isAppError(error) && error.code === 'TOO_MANY_ATTEMPTS') {
-        logger.info('client authentication failed', { reason: 'locked', sourceIp: request.sourceIp });
-        metrics.count({ name: 'ClientAuthFailed', reason: 'Locked' });
-      }
-      throw error;
-    }),
-    deps.clients.findClient(request.clientId),
-  ]);
-  if (begun.status === 'rejected') throw begun.reason;
-  const reservation = begun.value;
-  if (found.status === 'rejected') {
-    // No secret was checked: the attempt is given back, as a login's is (docs/behaviour.md).
-    await deps.throttle.undecided(reservation);
-    throw found.reason;
-  }
-  const client = found.value;
+  const { reservation, found: client } = await beginAlongside(
+    deps.throttle,
+    attempt,
+    () => deps.clients.findClient(request.clientId),
+    () => {
+      logger.info('client authentication failed', { reason: 'locked', sourceIp: request.sourceIp });
+      metrics.count({ name: 'ClientAuthFailed', reason: 'Locked' });
+    },
+  );
   const secretId = matchSecret(request.clientSecret, client?.secrets ?? []);
   if (client === null || secretId === null || !client.enabled) {
     const reason: FailureReason =

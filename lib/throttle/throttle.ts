@@ -6,7 +6,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import { foldUsername } from '../accounts/repository.ts';
-import { AppError } from '../errors.ts';
+import { AppError, isAppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { Clock } from '../time.ts';
@@ -321,4 +321,30 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
       await giveBack(reservation.counted, reservation.attempt);
     },
   };
+}
+
+/**
+ * Counts `attempt` alongside `read` of what it is checked against, so the count adds no
+ * latency. `onLocked` reports a refused attempt; a failed read gives the attempt back, since
+ * nothing was checked (docs/behaviour.md, "Brute force: the login throttle").
+ */
+export async function beginAlongside<T>(
+  throttle: LoginThrottle,
+  attempt: LoginAttempt,
+  read: () => Promise<T>,
+  onLocked: () => void,
+): Promise<{ reservation: Reservation; found: T }> {
+  const [begun, found] = await Promise.allSettled([
+    throttle.begin(attempt).catch((error: unknown) => {
+      if (isAppError(error) && error.code === 'TOO_MANY_ATTEMPTS') onLocked();
+      throw error;
+    }),
+    read(),
+  ]);
+  if (begun.status === 'rejected') throw begun.reason;
+  if (found.status === 'rejected') {
+    await throttle.undecided(begun.value);
+    throw found.reason;
+  }
+  return { reservation: begun.value, found: found.value };
 }
