@@ -3,8 +3,9 @@
  * takes something away from a user also moves its revocation cutoff, in the same write.
  */
 
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
+import { deleteOwned, type Owner, updateOwned } from '../aws/owned-items.ts';
 import { AppError } from '../errors.ts';
 import { moveRevocationCutoff } from '../revocation/dynamodb.ts';
 import { revocationCutoff } from '../revocation/revocation.ts';
@@ -39,19 +40,14 @@ export function createUserStore(table: AccountsTable): UserStore {
       )
     ).Item;
 
+  const owner = (username: string): Owner => ({ attribute: 'username', name: username });
+
   /** Updates a user found by exact username; NOT_FOUND when there is none. */
   async function updateUser(username: string, expression: string, values: Record<string, unknown>) {
-    const updated = await conditional(() =>
-      client.send(
-        new UpdateCommand({
-          TableName,
-          Key: userKey(username),
-          UpdateExpression: `${expression}, updatedAt = :now`,
-          ConditionExpression: 'username = :username',
-          ExpressionAttributeValues: { ...values, ':username': username, ':now': now() },
-        }),
-      ),
-    );
+    const updated = await updateOwned(table, userKey(username), owner(username), {
+      expression: `${expression}, updatedAt = :now`,
+      values: { ...values, ':now': now() },
+    });
     if (updated === undefined) throw noSuchUser();
   }
 
@@ -65,7 +61,7 @@ export function createUserStore(table: AccountsTable): UserStore {
       client,
       tableName: TableName,
       key: userKey(username),
-      username,
+      owner: owner(username),
       assignments: [...assignments, 'updatedAt = :now'],
       values: { ...values, ':now': now() },
       remove,
@@ -124,21 +120,11 @@ export function createUserStore(table: AccountsTable): UserStore {
 
     async upgradePasswordHash(username, currentHash, upgradedHash) {
       // A failed condition: the password changed meanwhile, or the user went. Nothing to do.
-      await conditional(() =>
-        client.send(
-          new UpdateCommand({
-            TableName,
-            Key: userKey(username),
-            UpdateExpression: 'SET passwordHash = :upgraded',
-            ConditionExpression: 'username = :username AND passwordHash = :current',
-            ExpressionAttributeValues: {
-              ':upgraded': upgradedHash,
-              ':current': currentHash,
-              ':username': username,
-            },
-          }),
-        ),
-      );
+      await updateOwned(table, userKey(username), owner(username), {
+        expression: 'SET passwordHash = :upgraded',
+        condition: 'passwordHash = :current',
+        values: { ':upgraded': upgradedHash, ':current': currentHash },
+      });
     },
 
     revokeUserTokens: (username) => updateAndRevoke(username, [], {}),
@@ -162,16 +148,7 @@ export function createUserStore(table: AccountsTable): UserStore {
       }
       // A failed condition: the user is gone since the read, by this delete sent again by the
       // SDK after its answer was lost, or by another removal; gone either way.
-      await conditional(() =>
-        client.send(
-          new DeleteCommand({
-            TableName,
-            Key: userKey(username),
-            ConditionExpression: 'username = :username',
-            ExpressionAttributeValues: { ':username': username },
-          }),
-        ),
-      );
+      await deleteOwned(table, userKey(username), owner(username));
     },
   };
 }

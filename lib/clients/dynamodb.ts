@@ -8,15 +8,9 @@
  * One item per client, its live secrets in a map by secret id, so the token endpoint and the
  * authorizer each read exactly one item, and at most two live secrets is one write's condition.
  */
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  ScanCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
+import { deleteOwned, type Owner, readOwned, type Table, updateOwned } from '../aws/owned-items.ts';
 import { AppError } from '../errors.ts';
 import { moveRevocationCutoff } from '../revocation/dynamodb.ts';
 import type { ClientStatusReader } from '../revocation/revocation.ts';
@@ -36,10 +30,7 @@ const CLIENT_PREFIX = 'CLIENT#';
 
 export const clientKey = (clientId: string) => ({ pk: `${CLIENT_PREFIX}${clientId}`, sk: CLIENT_SK });
 
-interface Table {
-  readonly client: DynamoDBDocumentClient;
-  readonly tableName: string;
-}
+const clientOwner = (clientId: string): Owner => ({ attribute: 'clientId', name: clientId });
 
 /** The client item as stored: also what an import writes (ops/accounts). */
 export function clientItem(record: ClientRecord): Record<string, unknown> {
@@ -78,25 +69,20 @@ function toClient(item: Record<string, unknown>): ClientRecord {
   };
 }
 
-/** The authorizer's read: eventually consistent, as the users', within the revocation bound. */
+/** The authorizer's read, as the users' (readOwned). */
 export function createDynamoClientStatusReader(deps: Table): ClientStatusReader {
-  const { client, tableName: TableName } = deps;
   return {
     async findClientStatus(clientId) {
-      const { Item } = await dynamo(() =>
-        client.send(
-          new GetCommand({
-            TableName,
-            Key: clientKey(clientId),
-            ProjectionExpression: 'clientId, enabled, revokedBefore, secrets',
-          }),
-        ),
-      );
-      if (Item === undefined || Item.clientId !== clientId) return null;
+      const item = await readOwned(deps, clientKey(clientId), clientOwner(clientId), [
+        'enabled',
+        'revokedBefore',
+        'secrets',
+      ]);
+      if (item === undefined) return null;
       return {
-        enabled: Item.enabled === true,
-        revokedBefore: Number(Item.revokedBefore ?? 0),
-        secretIds: new Set(Object.keys(Item.secrets ?? {})),
+        enabled: item.enabled === true,
+        revokedBefore: Number(item.revokedBefore ?? 0),
+        secretIds: new Set(Object.keys(item.secrets ?? {})),
       };
     },
   };
@@ -147,25 +133,14 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
     return clients.sort((a, b) => a.clientId.localeCompare(b.clientId));
   };
 
-  const update = async (
+  const update = (
     clientId: string,
     expression: string,
-    condition: string,
+    condition: string | undefined,
     values: Record<string, unknown>,
     names?: Record<string, string>,
   ) =>
-    conditional(() =>
-      client.send(
-        new UpdateCommand({
-          TableName,
-          Key: clientKey(clientId),
-          UpdateExpression: `${expression}`,
-          ConditionExpression: `clientId = :clientId${condition === '' ? '' : ` AND ${condition}`}`,
-          ExpressionAttributeValues: { ...values, ':clientId': clientId },
-          ...(names !== undefined && { ExpressionAttributeNames: names }),
-        }),
-      ),
-    );
+    updateOwned(deps, clientKey(clientId), clientOwner(clientId), { expression, condition, values, names });
 
   return {
     findClient: read,
@@ -204,7 +179,7 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
 
     async setClientEnabled(clientId, enabled) {
       if (enabled) {
-        const updated = await update(clientId, 'SET enabled = :enabled, updatedAt = :now', '', {
+        const updated = await update(clientId, 'SET enabled = :enabled, updatedAt = :now', undefined, {
           ':enabled': true,
           ':now': now(),
         });
@@ -215,8 +190,7 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
         client,
         tableName: TableName,
         key: clientKey(clientId),
-        username: clientId,
-        ownerAttribute: 'clientId',
+        owner: clientOwner(clientId),
         assignments: ['enabled = :enabled', 'updatedAt = :now'],
         values: { ':enabled': false, ':now': now() },
         clock,
@@ -229,16 +203,7 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
       // must not tell the operator the client never existed.
       if ((await read(clientId)) === null) throw noSuchClient();
       // A failed condition: gone since the read, by this delete's first sending or another's.
-      await conditional(() =>
-        client.send(
-          new DeleteCommand({
-            TableName,
-            Key: clientKey(clientId),
-            ConditionExpression: 'clientId = :clientId',
-            ExpressionAttributeValues: { ':clientId': clientId },
-          }),
-        ),
-      );
+      await deleteOwned(deps, clientKey(clientId), clientOwner(clientId));
     },
 
     async addClientSecret(clientId, secret) {
