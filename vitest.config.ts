@@ -13,7 +13,7 @@ export const LONG_SUITES = [
   'tests/e2e/package-variants.test.ts',
   'tests/e2e/start.test.ts',
 ];
-const FAULT_MATRIX = 'tests/integration/faults/**/*.test.ts';
+export const FAULT_MATRIX = 'tests/integration/faults/**/*.test.ts';
 const exclude = [...configDefaults.exclude, ...LONG_SUITES];
 
 export default defineConfig({

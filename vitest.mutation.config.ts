@@ -1,21 +1,28 @@
 /**
- * The test projects `npm run mutation` runs against each mutant of lib/: unit and
- * integration only. The e2e project starts servers and child processes, which neither suit
- * a run per mutant nor see the mutants (those are switched on inside the test process).
+ * The tests `npm run mutation` runs against each mutant of lib/: the unit and integration
+ * projects without the fault matrix. The e2e project runs lib/ in other processes, where the
+ * mutants are not switched on; the fault matrix reruns whole operations under a proxy for
+ * every mutant it covers, which would multiply the run's length (docs/MUTATION.md).
  */
 import { defineConfig } from 'vitest/config';
-import base from './vitest.config.ts';
+import base, { FAULT_MATRIX } from './vitest.config.ts';
 
 const MUTATION_PROJECTS = ['unit', 'integration'];
 
 export default defineConfig({
   test: {
     ...base.test,
-    projects: (base.test?.projects ?? []).filter(
-      (project) =>
-        typeof project === 'object' &&
-        'test' in project &&
-        MUTATION_PROJECTS.includes(project.test?.name as string),
+    projects: (base.test?.projects ?? []).flatMap((project) =>
+      typeof project === 'object' &&
+      'test' in project &&
+      MUTATION_PROJECTS.includes(project.test?.name as string)
+        ? [
+            {
+              ...project,
+              test: { ...project.test, exclude: [...(project.test?.exclude ?? []), FAULT_MATRIX] },
+            },
+          ]
+        : [],
     ),
   },
 });
