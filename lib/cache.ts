@@ -1,19 +1,11 @@
-/**
- * Time-bounded caches for a warm container: values that change rarely (key material, a
- * user's revocation state) are read once and reused for a stage-configured time, so the
- * hot path does no I/O for them, and a change still takes effect within a known bound.
- */
+/** Rarely changing values reused for a stage-set time: no I/O on the hot path, and changes land within it. */
 import { type Clock, systemClock } from './time.ts';
 
-/**
- * A value loaded at init and reloaded when older than `maxAgeMs`. A failed reload keeps
- * serving the value it has (and tries again after another `maxAgeMs`): key material that
- * was valid a moment ago beats a container that can answer nothing. Powertools Parameters'
- * maxAge does not do this: past it, a failed fetch throws on every call until SSM answers.
- */
+// A failed reload keeps serving the value (key material valid a moment ago beats answering nothing),
+// unlike Powertools Parameters' maxAge, which throws on every call until SSM answers.
 export interface Reloading<T> {
   (): Promise<T>;
-  /** When the value served now was loaded (or last tried to load). */
+  /** When the value was loaded, or last tried to load. */
   loadedAt(): number;
 }
 
@@ -46,11 +38,8 @@ export async function reloading<T>(
   return Object.assign(get, { loadedAt: () => loadedAt });
 }
 
-/**
- * A per-key cache of values younger than `ttlMs` (0 disables it), holding at most
- * `maxEntries` keys (the oldest entry goes first). Concurrent misses for one key share
- * one load; a failed load is not cached, nor a value `keep` refuses.
- */
+// `ttlMs` 0 disables it; the oldest entry goes first. Concurrent misses share one load; a failed load
+// is not cached, nor a value `keep` refuses.
 export function expiringCache<K, V>(options: {
   readonly ttlMs: number;
   readonly maxEntries: number;

@@ -1,8 +1,5 @@
-/**
- * Stage settings from the environment, validated once per container: a bad value fails the
- * container at init, never a request. Each function reads only its own variables; the domain
- * owns the shapes (`satisfies`), so config depends on the domain, never the reverse.
- */
+// Stage settings, validated once per container: a bad value fails init, never a request. The domain
+// owns the shapes (`satisfies`), so config depends on the domain, never the reverse.
 import * as v from 'valibot';
 import type { DataSettings } from './aws/dynamodb.ts';
 import type { SessionSettings } from './sessions/sessions.ts';
@@ -19,7 +16,6 @@ export const DurationSchema = v.pipe(
   v.transform((text) => Number.parseInt(text.slice(0, -1), 10) * UNITS[text.slice(-1) as keyof typeof UNITS]),
 );
 
-/** A duration that may be zero (`0s`): a window or cache that can be switched off. */
 export const OptionalDurationSchema = v.pipe(
   v.string(),
   v.regex(/^(0|[1-9]\d{0,6})[smhd]$/, 'must be a duration such as 0s, 30s, 15m or 24h'),
@@ -42,7 +38,6 @@ const OptionalUrl = v.optional(
   '',
 );
 
-/** A count such as a failure limit: a whole number, 0 turning the defence off. */
 const CountSchema = v.pipe(
   v.string(),
   v.regex(/^\d{1,6}$/, 'must be a whole number (0 turns it off)'),
@@ -51,12 +46,7 @@ const CountSchema = v.pipe(
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/**
- * Every variable a function reads, with its schema: the one place a setting's bounds are
- * stated. Each function's schema below picks its variables from here, and
- * infra/stage-params.ts checks a stage's parameters with the schema of the variable that
- * serverless.yml gives them to.
- */
+/** Each setting's bounds, stated once: functions pick from here; infra/stage-params.ts checks with it. */
 export const SETTINGS = {
   STAGE: NonEmpty,
   AWS_REGION: v.optional(NonEmpty, 'eu-central-1'),
@@ -70,7 +60,6 @@ export const SETTINGS = {
   // A grace window is for a lost answer's retry; a long one would let a thief in as well.
   REFRESH_REUSE_GRACE: v.pipe(OptionalDurationSchema, v.maxValue(60, 'must be at most 60s')),
   REVOCATION_CACHE_TTL: OptionalDurationSchema,
-  /** How long a container keeps key material before it reads it again. */
   KEY_RELOAD_INTERVAL: DurationSchema,
   SIGNING_KEYRING: KeySourceSchema,
   VERIFICATION_KEYS: KeySourceSchema,
@@ -96,7 +85,6 @@ export const SETTINGS = {
 };
 type Setting = keyof typeof SETTINGS;
 
-/** The entries of SETTINGS named, for a function's `v.object`. */
 const pick = <TName extends Setting>(...names: TName[]) =>
   Object.fromEntries(names.map((name) => [name, SETTINGS[name]])) as Pick<typeof SETTINGS, TName>;
 
@@ -132,7 +120,6 @@ const keys = <TSources>(env: { KEY_RELOAD_INTERVAL: number }, sources: TSources)
     reloadMs: env.KEY_RELOAD_INTERVAL * 1000,
   } satisfies KeySettings<TSources>);
 
-/** What every function that starts or continues a session needs. */
 const SessionEnv = {
   ...Stage,
   ...RefreshTokenEnv,
@@ -174,8 +161,6 @@ const throttle = (env: ThrottleVars) =>
     username: policy(env, env.LOGIN_FAILURE_LIMIT, env.LOGIN_FAILURE_WINDOW),
     sourceIp: policy(env, env.IP_FAILURE_LIMIT, env.IP_FAILURE_WINDOW),
   } satisfies ThrottleSettings);
-
-// One schema per function: its variables, checked, then its config.
 
 const LoginConfigSchema = v.pipe(
   v.object({
@@ -234,7 +219,6 @@ const LogoutConfigSchema = v.pipe(
   ),
 );
 
-/** The lifetime of an API client's access token (the client credentials grant). */
 const ClientTokenEnv = pick('CLIENT_TOKEN_TTL');
 
 const AuthorizerConfigSchema = v.pipe(
@@ -262,7 +246,6 @@ const AuthorizerConfigSchema = v.pipe(
   ),
 );
 
-/** The token endpoint: client tokens, signed with the users' keys, throttled like logins. */
 const OAuthTokenConfigSchema = v.pipe(
   v.object({
     ...Stage,
@@ -295,7 +278,6 @@ const OAuthTokenConfigSchema = v.pipe(
   ),
 );
 
-/** The authorization server metadata (RFC 8414): who issues the tokens. */
 const OAuthMetadataConfigSchema = v.pipe(
   v.object(pick('TOKEN_ISSUER')),
   v.transform((env) => Object.freeze({ issuer: env.TOKEN_ISSUER })),

@@ -1,14 +1,5 @@
-/**
- * Structured logging on Powertools for AWS Lambda's Logger: one JSON line per event on stderr,
- * which Lambda ships to CloudWatch. Every line names the service (`parcel-auth`) and, inside
- * an invocation, carries its request id (`function_request_id`): lib/http/'s middy chains
- * (`endpoint`, `oauthEndpoint`, `authorizerHandler`) add Powertools' `injectLambdaContext` middleware.
- *
- * Callers pass event names and reason codes, never request bodies, passwords or tokens; errors
- * are reduced to name, message and code so no payload rides along in a cause. Should a caller
- * get that wrong, `redact` still keeps secrets out of the line: it runs on every key and value
- * of every line, at any depth, as Powertools serialises it.
- */
+// JSON logs on Powertools' Logger (docs/operations.md, "Logs"). Callers pass event names and reason
+// codes, never bodies, passwords or tokens; `redact` is the safety net, on every key and value.
 import { type LogItem, Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { SERVICE } from './stage.ts';
 
@@ -24,12 +15,11 @@ export interface Logger {
   error(event: string, fields?: Record<string, unknown>): void;
 }
 
-/** A Logger that can also carry a Lambda invocation's context on its lines. */
 export interface LambdaLogger extends Logger {
-  /** The Powertools Logger behind it, for `injectLambdaContext`. */
   readonly powertools: PowertoolsLogger;
 }
 
+/** Name, message and code only, so no payload rides along in an error or its cause. */
 export function describeError(error: unknown): Record<string, unknown> {
   if (!(error instanceof Error)) return { type: typeof error };
   const described: Record<string, unknown> = { name: error.name, message: error.message };
@@ -54,11 +44,7 @@ const PEM_PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-
 const isSecretKey = (key: string) =>
   JWK_PRIVATE_MEMBERS.has(key) || SECRET_KEY.test(key.replaceAll('-', '_'));
 
-/**
- * The logger's safety net, a JSON replacer: the value of a secret-named key (password,
- * refreshToken, authorization, a JWK's `d`, …) is replaced whole, and in every other string a
- * JWT, a Bearer credential or a PEM private key is replaced where it appears.
- */
+/** A JSON replacer: a secret-named key's value goes whole; in other strings, JWTs, Bearer and PEM keys. */
 export function redact(key: string, value: unknown): unknown {
   if (key !== '' && value !== undefined && isSecretKey(key)) return REDACTED;
   if (typeof value !== 'string') return value;
@@ -72,9 +58,8 @@ export function createLogger(
   level: LogLevel = 'info',
   write: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): LambdaLogger {
-  // Powertools prints through its own Console, pretty-printed under POWERTOOLS_DEV; this one
-  // line per event goes to `write`. A subclass per logger, so lines Powertools logs while it
-  // is being constructed (a sampling notice) already reach `write`.
+  // One line per event to `write`, not Powertools' own Console; a subclass per logger, so what it logs
+  // while being constructed (a sampling notice) reaches `write` too.
   const SinkLogger = class extends PowertoolsLogger {
     protected override printLog(_level: number, item: LogItem): void {
       item.prepareForPrint();
@@ -90,15 +75,11 @@ export function createLogger(
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'), powertools };
 }
 
-/**
- * The log level of the stage: LOG_LEVEL, which serverless.yml sets per stage, given to
- * Powertools as its `logLevel` option (so POWERTOOLS_LOG_LEVEL is not read). Lambda's own
- * AWS_LAMBDA_LOG_LEVEL, when the function has advanced logging controls, still wins.
- */
+// LOG_LEVEL as Powertools' `logLevel` option, so POWERTOOLS_LOG_LEVEL is not read; Lambda's
+// AWS_LAMBDA_LOG_LEVEL (advanced logging controls) still wins.
 function stageLevel(): LogLevel {
   const level = process.env.LOG_LEVEL?.toLowerCase();
   return isLogLevel(level) ? level : 'info';
 }
 
-/** The container's logger. */
 export const logger: LambdaLogger = createLogger(stageLevel());

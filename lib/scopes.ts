@@ -1,27 +1,20 @@
-/**
- * Scopes, and the scope each protected route needs: declared once, in lib/scopes.json, which
- * serverless.yml (the routes' paths and methods), the authorizer (the policy it returns), the
- * functions (their re-check) and docs/openapi.yaml (dev/openapi.ts) all read. docs/clients.md
- * says why these scopes.
- */
+// Scopes and each protected route's scope, declared once in lib/scopes.json for serverless.yml, the
+// authorizer, the functions and docs/openapi.yaml (why these: docs/clients.md, "Scopes").
 import * as v from 'valibot';
 import declaration from './scopes.json' with { type: 'json' };
 
 export type Scope = keyof typeof declaration.scopes;
 export type ProtectedFunction = keyof typeof declaration.routes;
 
+/** As serverless.yml writes them: `method` in lower case, `path` without the leading slash. */
 export interface ProtectedRoute {
-  /** Lower case, as serverless.yml writes it. */
   readonly method: string;
-  /** Without the leading slash, as serverless.yml writes it. */
   readonly path: string;
   readonly scope: Scope;
 }
 
-/** Every scope the service knows, with what it allows, in the declaration's order. */
 export const SCOPES: Readonly<Record<Scope, string>> = Object.freeze(declaration.scopes);
 export const ALL_SCOPES: readonly Scope[] = Object.freeze(Object.keys(SCOPES) as Scope[]);
-/** Every route behind the authorizer, by its function's name in serverless.yml. */
 export const PROTECTED_ROUTES = Object.freeze(
   declaration.routes as Record<ProtectedFunction, ProtectedRoute>,
 );
@@ -34,13 +27,9 @@ for (const [fn, route] of Object.entries(declaration.routes)) {
     throw new Error(`lib/scopes.json: route ${fn} needs the undeclared scope ${route.scope}`);
 }
 
-/** The scope a protected function's route needs. */
 export const scopeOf = (fn: ProtectedFunction): Scope => PROTECTED_ROUTES[fn].scope;
 
-/**
- * RFC 6749 section 3.3 `scope`: space-delimited, each a token of printable ASCII but `"` and `\`.
- * Here also each one the service knows, none twice: the rest of the service never meets another.
- */
+/** RFC 6749 section 3.3 `scope`; only known scopes, none twice: the rest of the service meets no other. */
 export const ScopeListSchema = v.pipe(
   v.string(),
   v.maxLength(1024, 'must be at most 1024 characters'),
@@ -63,12 +52,7 @@ export const sortScopes = (scopes: Iterable<Scope>): Scope[] => {
 /** The `scope` claim and answer: space-delimited (RFC 6749 section 3.3, RFC 9068 section 2.2.3). */
 export const scopeString = (scopes: readonly Scope[]) => sortScopes(scopes).join(' ');
 
-/**
- * The method ARNs a token with `scopes` may call, under the stage's ARN prefix
- * (`arn:aws:execute-api:region:account:apiId/stage`): one per route its scopes allow, a path
- * parameter as `*`. API Gateway reuses a cached decision for every route the token calls, so
- * the policy lists all of them, never only the route of the request that filled the cache.
- */
+/** Every route `scopes` allow (a path parameter as `*`): a cached decision serves all the token calls. */
 export function allowedMethodArns(stagePrefix: string, scopes: readonly Scope[]): string[] {
   const granted = new Set(scopes);
   return Object.values(PROTECTED_ROUTES)

@@ -1,7 +1,4 @@
-/**
- * Names of a stage's resources, as serverless.yml creates them. The admin CLI and the local
- * stack use these; a template test checks them against the packaged CloudFormation.
- */
+/** A stage's resource names as serverless.yml creates them; a template test checks them. */
 export const SERVICE = 'parcel-auth';
 
 export const tableNames = (stage: string) => ({

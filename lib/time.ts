@@ -1,12 +1,9 @@
-/**
- * Time, one way everywhere: a `Clock` gives the current instant as a Date, passed in as a
- * dependency (tests pass a fixed one); JWT times are whole epoch seconds.
- */
+/** A dependency everywhere, so tests pass a fixed one. */
 export type Clock = () => Date;
 
 export const systemClock: Clock = () => new Date();
 
-/** A Date as JWT `NumericDate`: whole seconds since the epoch, rounded down. */
+/** JWT `NumericDate`: whole seconds, rounded down. */
 export const epochSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /** True from the instant `exp` (epoch seconds) on: `expireAt` is exact, with no tolerance. */

@@ -1,9 +1,5 @@
-/**
- * Builds each function's dependencies from its configuration, once per container.
- * Handlers call these at module scope (top-level await), so clients, imported keys and the
- * dummy password hash exist before the first request and are shared by every request.
- * Key material is read again every `keys.reloadMs`, so a rotation reaches warm containers.
- */
+// Each function's dependencies, built at module scope (top-level await), so clients, keys and the dummy
+// hash exist before the first request; key material is re-read every `keys.reloadMs`.
 
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoAccountRepository, createDynamoStatusReader } from './accounts/dynamodb.ts';
@@ -49,10 +45,7 @@ import {
 } from './tokens/keys.ts';
 import { createAccessTokenVerifier, createRefreshTokenVerifier } from './tokens/verify.ts';
 
-/**
- * One DynamoDB client per container, whatever the function reads: one connection pool and
- * one cold TLS handshake, shared by the accounts, sessions and throttle stores.
- */
+/** One per container, so every store shares one connection pool and one cold TLS handshake. */
 const clients = new Map<string, DynamoDBDocumentClient>();
 export function documentClient(data: DataSettings): DynamoDBDocumentClient {
   const key = `${data.region} ${data.dynamodbEndpoint ?? ''}`;
@@ -64,7 +57,7 @@ export function documentClient(data: DataSettings): DynamoDBDocumentClient {
   return client;
 }
 
-/** Key material from `source`, re-read every `reloadMs`; converted again only when it changed. */
+/** Re-read every `reloadMs`; converted again only when it changed. */
 function keyMaterial<T>(
   source: KeySource,
   region: string,
@@ -85,7 +78,6 @@ function keyMaterial<T>(
   );
 }
 
-/** The keyring, and its active key imported. */
 interface SigningKeyring {
   readonly keyring: Keyring;
   readonly signingKey: SigningKey;
@@ -108,7 +100,6 @@ const accounts = (data: DataSettings, tableName: string) =>
 const sessionStore = (data: DataSettings, tableName: string) =>
   createDynamoSessionStore({ client: documentClient(data), tableName });
 
-/** A function's business metrics, as EMF lines; the handler flushes them per invocation. */
 export interface Measured {
   readonly metrics: FlushingMetrics;
 }
@@ -129,7 +120,6 @@ function sessionDeps(
   };
 }
 
-/** The failed-login counters, shared by logins and client authentications. */
 async function loginThrottle(
   config: LoginConfig | OAuthTokenConfig,
   keyring: () => Promise<SigningKeyring>,
@@ -230,11 +220,8 @@ export async function authorizerDeps(config: AuthorizerConfig): Promise<Authoriz
   };
 }
 
-/**
- * The published key set, as the verifiers load it, and how long a client may cache it: until
- * this container would reload it. So no client holds a key set older than one reload
- * interval, the same bound as the functions, which `keys rotate` waits out.
- */
+// A client may cache the key set until this container would reload it: no copy is older than one
+// reload interval, the bound `keys rotate` waits out.
 export async function jwksDeps(
   config: JwksConfig,
 ): Promise<{ jwks: () => Promise<{ keys: Jwks; maxAgeSeconds: number }> }> {

@@ -1,16 +1,11 @@
-/**
- * The accounts table's keys and items, built in one place: the adapter's writes and the bulk
- * import (ops/accounts/bulk-dynamodb.ts) write exactly these shapes, so a login cannot tell an
- * imported user from one added by hand. The layout and why it needs no transactions:
- * lib/accounts/dynamodb.ts.
- */
+// The accounts table's keys and items: the adapter and the bulk import write exactly these, so a login
+// cannot tell an imported user from one added by hand. The layout: lib/accounts/dynamodb.ts.
 
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isScope, sortScopes } from '../scopes.ts';
 import type { Clock } from '../time.ts';
 import { foldUsername, type PickupAddress, type UserRecord } from './repository.ts';
 
-/** The accounts table as each part of the adapter reaches it. */
 export interface AccountsTable {
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
@@ -46,7 +41,6 @@ export const accountItems = {
     passwordHash: string;
     enabled: boolean;
     customerId: string | null;
-    /** The customer's first depot code and how many addresses that view saw. */
     depot: { depotCode: string | null; addressesSeen: number };
     revokedBefore: number;
     createdAt: string;
@@ -85,7 +79,7 @@ export interface UserItem {
   customerId?: string;
   depotCode?: string | null;
   revokedBefore?: number;
-  /** The scopes an operator narrowed the user to; absent: every scope. */
+  /** Absent: every scope. */
   scopes?: string[];
   /** Session id to epoch seconds: sessions revoked for reuse, until their access tokens expire. */
   revokedSessions?: Record<string, number>;

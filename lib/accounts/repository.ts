@@ -7,14 +7,11 @@ export interface UserRecord {
   readonly username: string;
   readonly passwordHash: string;
   readonly enabled: boolean;
-  /** The customer account this login acts for (its auto-login context); null when none. */
+  /** The customer this login acts for (its auto-login context); null when none. */
   readonly customerId: string | null;
   /** The customer's first non-empty depot code, or null: kept on the user so login reads one item. */
   readonly depotCode: string | null;
-  /**
-   * Epoch seconds: every token with an earlier `iat`, and every session that started
-   * earlier, is revoked. Set on creation, password change, disabling and `user logout`.
-   */
+  /** Epoch seconds: tokens with an earlier `iat`, and sessions started earlier, are revoked. */
   readonly revokedBefore: number;
   /** The scopes an operator narrowed the user to; null: every scope (the seed's contract). */
   readonly scopes: readonly Scope[] | null;
@@ -37,55 +34,42 @@ export interface NewUser {
   readonly customerId: string | null;
 }
 
-/** What login needs: one read by exact username. */
 export interface UserReader {
   /** The user whose stored username equals `username` exactly, or null. */
   findByUsername(username: string): Promise<UserRecord | null>;
 }
 
-/** What login needs to re-hash a password at the stage's bcrypt cost. */
 export interface PasswordHashUpgrader {
-  /**
-   * Replaces the hash only if it is still `currentHash` (a password change in between
-   * wins). Revokes nothing: the password is the same.
-   */
+  /** Only if the hash is still `currentHash`: a password change in between wins. Revokes nothing. */
   upgradePasswordHash(username: string, currentHash: string, upgradedHash: string): Promise<void>;
 }
 
-/** What operators need (the admin CLI). Every method throws `AppError` NOT_FOUND or ALREADY_EXISTS. */
+/**
+ * The admin CLI's; throws `AppError` NOT_FOUND or ALREADY_EXISTS. A new password or scopes, disabling
+ * and removal revoke the user's sessions and access tokens; enabling revives none.
+ */
 export interface AccountRepository
   extends UserReader,
     UserStatusReader,
     PasswordHashUpgrader,
     SessionTokenRevoker {
-  /**
-   * Refuses a username that exists already, also when it differs only by case. Tokens of
-   * an earlier user of the same name are revoked.
-   */
+  /** Also refuses a name that differs only by case; revokes tokens of an earlier user of that name. */
   createUser(user: NewUser): Promise<void>;
-  /** Also revokes the user's sessions and access tokens. */
   setPasswordHash(username: string, passwordHash: string): Promise<void>;
-  /** Disabling also revokes the user's sessions and access tokens; enabling revives none. */
   setEnabled(username: string, enabled: boolean): Promise<void>;
-  /** Revokes every session and access token of the user issued until now. */
   revokeUserTokens(username: string): Promise<void>;
-  /** Narrows the user's tokens to `scopes` (null: every scope again); revokes the user's tokens. */
   setUserScopes(username: string, scopes: readonly Scope[] | null): Promise<void>;
-  /** Removing a user ends its sessions: no token of a user that does not exist verifies. */
   removeUser(username: string): Promise<void>;
-  /** Appends a pickup address to the end of the customer's list. */
   addPickupAddress(customerId: string, depotCode: string): Promise<PickupAddress>;
   listPickupAddresses(customerId: string): Promise<PickupAddress[]>;
 }
 
-/** The first non-empty depot code in list order, or null. */
 export const firstDepotCode = (addresses: readonly Pick<PickupAddress, 'depotCode'>[]): string | null =>
   addresses.find((address) => address.depotCode !== '')?.depotCode ?? null;
 
 /**
- * The key under which usernames are unique: Unicode's compatibility caseless match. NFKD first
- * puts an iota subscript where its upper case Ι goes; lower (ẞ→ß), upper (ß→SS) spells every
- * variant alike; lower again keeps an ASCII key what `toLowerCase` makes it.
+ * The key usernames are unique by (docs/behaviour.md, "Usernames"): NFKD puts an iota subscript where
+ * its Ι goes; lower (ẞ→ß) then upper (ß→SS) spells variants alike; lower again keeps ASCII lower case.
  */
 export const foldUsername = (username: string) =>
   username.normalize('NFKD').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC');
@@ -124,18 +108,13 @@ const isSingleScript = (name: string) => {
   return singleScriptNames.some((pattern) => pattern.test(name));
 };
 
-/**
- * Usernames an operator may create. The script and the colon are checked on the NFKC form
- * too, where a Common-script look-alike (𝐚, Ⓐ, ：) has become the character it imitates.
- */
+/** Names an operator may create; also checked in NFKC, where a look-alike (𝐚, Ⓐ, ：) is what it imitates. */
 export const UsernameSchema = v.pipe(
   v.string(),
   v.nonEmpty('must not be empty'),
   v.maxLength(128, 'must be at most 128 characters'),
   v.regex(/^[^\p{Cc}\p{Cf}\p{Z}]+$/u, 'must not contain spaces or control characters'),
   v.check((name) => name === name.normalize('NFC'), 'must be in Unicode NFC form'),
-  // The access log's principal is a username or `client:<id>`: no user may pass for a client
-  // (nor for a principal kind added later). NFKC catches the fullwidth and small colons.
   v.check(
     (name) => !name.normalize('NFKC').includes(':'),
     'must not contain a colon (the access log names API clients client:<id>)',

@@ -1,7 +1,4 @@
-/**
- * The API Gateway REQUEST authorizer's decision (docs/tokens-and-sessions.md "The authorizer
- * and its cache"). REQUEST, not TOKEN: it sees every Authorization header, and refuses two.
- */
+/** The REQUEST authorizer's decision (docs/tokens-and-sessions.md, "The authorizer and its cache"). */
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { describeError, type Logger } from '../log.ts';
 import type { AuthorizerDenyReason, MetricsRecorder } from '../metrics/metrics.ts';
@@ -13,11 +10,8 @@ import type { AuthorizerContext } from './authorizer-context.ts';
 /** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
-/**
- * The one error API Gateway (and serverless-offline) maps to 401; a Deny policy would be a 403.
- * Made without stack frames: a refusal is ordinary traffic, and whatever runs the function
- * logs a thrown error's stack (the Lambda runtime's `Invoke Error` line).
- */
+// The one error API Gateway maps to 401 (a Deny would be 403). Stackless: the runtime logs a thrown
+// error's stack, and a refusal is ordinary traffic.
 function unauthorized(): Error {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
@@ -37,10 +31,6 @@ export function stagePrefix(methodArn: string): string {
   return methodArn.slice(0, stageEnd);
 }
 
-/**
- * What protected functions get in `requestContext.authorizer` (lib/auth/authorizer-context.ts);
- * `scope` is the token's scopes as `scopeString` spells them (`decisionFor` has it built).
- */
 export const authorizerContext = (subject: AccessClaims, scope: string): AuthorizerContext => ({
   username: subject.kind === 'user' ? subject.username : '',
   clientId: subject.kind === 'client' ? subject.clientId : '',
@@ -51,10 +41,8 @@ export const authorizerContext = (subject: AccessClaims, scope: string): Authori
 });
 
 /**
- * The policy of an allowed token: every route its scopes allow, and only those. API Gateway
- * reuses a cached policy for every route the same token calls, so it must never be the
- * current route alone (a 403 on the next route) nor the whole stage (a route beyond the scopes).
- * A token whose scopes allow no route gets a Deny of the stage: a 403 everywhere.
+ * Every route the scopes allow, never just this one nor the whole stage: API Gateway reuses a cached
+ * policy for every route the token calls (docs/clients.md, "How scopes are enforced"). None: a Deny.
  */
 export function scopedPolicy(
   prefix: string,
@@ -70,11 +58,7 @@ export function scopedPolicy(
   };
 }
 
-/**
- * Whether one of our policy resources covers a method ARN, both split at `/`: segment by segment,
- * `*` standing for one path parameter's value (which never holds a `/`). For the metrics only:
- * API Gateway decides.
- */
+/** `*` stands for one path parameter's value. For the metrics only: API Gateway decides. */
 const matchesMethodArn = (resource: readonly string[], methodArn: readonly string[]) =>
   resource.length === methodArn.length && resource.every((part, i) => part === '*' || part === methodArn[i]);
 
@@ -87,13 +71,9 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** What an allowed decision for one scope set under one stage carries beyond the token's own claims. */
 interface ScopedDecision {
-  /** Frozen: one object answers every request with these scopes under this stage. */
   readonly policyDocument: APIGatewayAuthorizerResult['policyDocument'];
-  /** The policy's resources split at `/`, for `matchesMethodArn`. */
   readonly resources: readonly (readonly string[])[];
-  /** The context's `scope`. */
   readonly scope: string;
 }
 
@@ -101,10 +81,7 @@ interface ScopedDecision {
 const MAX_DECISIONS = 64;
 const decisions = new Map<string, ScopedDecision>();
 
-/**
- * The policy, its resources and the scope string for `scopes` under `prefix`, built at the first
- * request with them and reused by the container: they depend on nothing else of the token.
- */
+/** Built once per scope set and stage, and reused: nothing else of the token changes it. */
 function decisionFor(prefix: string, scopes: readonly Scope[]): ScopedDecision {
   // Scope names hold no newline: the key splits one way only.
   const key = `${scopes.join(' ')}\n${prefix}`;
@@ -121,11 +98,9 @@ function decisionFor(prefix: string, scopes: readonly Scope[]): ScopedDecision {
   return decision;
 }
 
-/** What the decision reads of the REQUEST authorizer's event (lib/http/authorizer-handler.ts picks it out). */
 export interface AuthorizerRequest {
   /** Every value of the Authorization header, in any letter case: more than one is refused. */
   readonly authorization: readonly string[];
-  /** The method ARN of the route called. */
   readonly methodArn: string;
 }
 
@@ -133,16 +108,10 @@ export interface AuthorizerDeps {
   readonly verifier: AccessTokenVerifier;
   readonly revocation: RevocationCheck;
   readonly logger: Logger;
-  /** Counts allows, denies by reason and fail-closed answers. */
   readonly metrics: MetricsRecorder;
 }
 
-/**
- * Allows every route the token's scopes allow (`scopedPolicy`), since API Gateway reuses a
- * cached decision for every route; the context carries `exp` and the scopes, so protected
- * functions keep expiry and scope exact. Any refusal throws `Unauthorized`; an unreadable
- * user or client store throws another error (fail closed: a 503).
- */
+/** Refusals throw `Unauthorized`; an unreadable user or client store another error (fail closed: 503). */
 export async function authorize(
   deps: AuthorizerDeps,
   request: AuthorizerRequest,

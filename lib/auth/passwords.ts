@@ -5,39 +5,27 @@ import { foldUsername } from '../accounts/repository.ts';
 
 export const BCRYPT_MAX_BYTES = 72;
 
-/**
- * Control characters (NUL included), U+FFFD, which stands in for bytes that were not valid
- * UTF-8, and lone surrogates (`\ud800` in JSON), which are not text at all: no username or
- * password contains them, so they are refused before any hashing or lookup.
- */
+// Control characters, U+FFFD (bytes that were not UTF-8) and lone surrogates: in no username or
+// password, so refused before any hashing or lookup (docs/behaviour.md, "Request limits").
 export const NO_CONTROL_OR_INVALID = /^[^\p{Cc}\p{Cs}\uFFFD]*$/u;
 
 export const passwordBytes = (password: string) => Buffer.byteLength(password, 'utf8');
 
 export interface PasswordVerifier {
   /**
-   * True only when `password` matches `hash`. With `hash` null (no such user) it compares
-   * against a dummy hash of the stage's cost, so timing does not tell which usernames exist.
-   * A password over 72 bytes never matches: bcrypt would ignore the rest.
+   * A null `hash` (no such user) is compared against a dummy of the stage's cost, so timing hides which
+   * usernames exist; over 72 bytes never matches, as bcrypt would ignore the rest.
    */
   verify(password: string, hash: string | null): Promise<boolean>;
-  /**
-   * True when `hash` was made at another cost than the stage's: a lower one is weaker, a
-   * higher one slower than the dummy hash's compare (telling the username apart).
-   */
+  /** Another cost than the stage's: a lower is weaker, a higher slower than the dummy's compare. */
   needsUpgrade(hash: string): boolean;
-  /** A hash of `password` at the stage's cost. */
   hash(password: string): Promise<string>;
 }
 
-/** The fewest characters of a password set by an operator or an import, counted in code points. */
+/** For passwords set by an operator or an import; counted in code points. */
 export const MIN_PASSWORD_CHARACTERS = 12;
 
-/**
- * Why a new password (`user add`, `user passwd`, an import) is refused, or undefined. Login
- * checks only the control-character and 72-byte rules, so older passwords keep working. The
- * message never mentions the password or its length.
- */
+/** Never quotes the password. Login checks only control characters and 72 bytes: old passwords still work. */
 export function newPasswordProblem(password: string, username: string): string | undefined {
   if (password === '') return 'the password is empty';
   if (!NO_CONTROL_OR_INVALID.test(password)) {
@@ -67,10 +55,7 @@ export const hashPassword = (password: string, cost: number): Promise<string> =>
 
 const BCRYPT_BASE64 = './ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/**
- * A well-formed hash at `cost` that no password is known to match. A compare against it costs
- * what a real one does; building it costs nothing, unlike hashing a throwaway at cold start.
- */
+/** No password is known to match; compares as slowly as a real hash, but costs nothing to build at init. */
 export function dummyHashAt(cost: number): string {
   const digest = Array.from(randomBytes(31), (byte) => BCRYPT_BASE64[byte & 63]).join('');
   return `${bcrypt.genSaltSync(cost)}${digest}`;

@@ -1,20 +1,15 @@
-/**
- * API clients: machine credentials for an integrator's systems (docs/clients.md). A client acts
- * for one customer with a fixed set of scopes and proves itself with one of at most two live
- * secrets, so a secret can be replaced without downtime. Secrets are 256 random bits, stored as
- * their SHA-256 only: a fast hash suffices for a secret nobody chose (docs/clients.md "Secrets").
- */
+// API clients: secrets are 256 random bits stored as SHA-256, as a fast hash suffices for a secret
+// nobody chose (docs/clients.md, "Secrets"); two live ones allow rotation without downtime.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
 import type { ClientStatusReader } from '../revocation/revocation.ts';
 import { type Scope, sortScopes } from '../scopes.ts';
 
-/** Live secrets a client may hold at once: the one in use and its successor. */
+/** The one in use and its successor. */
 export const MAX_LIVE_SECRETS = 2;
 
-/** One live secret, as stored: never the secret itself. */
 export interface ClientSecret {
-  /** Names the secret in tokens, lists and `client secret remove`; not secret. */
+  /** Names the secret in tokens and the CLI; not secret. */
   readonly id: string;
   /** SHA-256 of the secret's UTF-8 bytes, base64url. */
   readonly digest: string;
@@ -23,12 +18,11 @@ export interface ClientSecret {
 
 export interface ClientRecord {
   readonly clientId: string;
-  /** The customer the client acts for: its tokens' `customer_id`, tracking's tenant. */
   readonly customerId: string;
   readonly scopes: readonly Scope[];
   readonly enabled: boolean;
   readonly secrets: readonly ClientSecret[];
-  /** Epoch seconds: tokens with an earlier `iat` are revoked (0 for a new id, which has none; moved on disabling). */
+  /** Epoch seconds: tokens with an earlier `iat` are revoked (moved on disabling). */
   readonly revokedBefore: number;
   readonly createdAt: string;
   readonly updatedAt: string;
@@ -41,35 +35,28 @@ export interface NewClient {
   readonly secret: ClientSecret;
 }
 
-/** What the token endpoint needs: one read by client id. */
 export interface ClientReader {
   findClient(clientId: string): Promise<ClientRecord | null>;
 }
 
-/** What operators need (the admin CLI). Every method throws `AppError` NOT_FOUND, ALREADY_EXISTS or VALIDATION_FAILED. */
+/** The admin CLI's; throws `AppError` NOT_FOUND, ALREADY_EXISTS or VALIDATION_FAILED. */
 export interface ClientRepository extends ClientReader, ClientStatusReader {
   createClient(client: NewClient): Promise<void>;
-  /** Every client, or a customer's, ordered by client id. */
   listClients(customerId?: string): Promise<ClientRecord[]>;
   /** Disabling also revokes every token the client holds; enabling revives none. */
   setClientEnabled(clientId: string, enabled: boolean): Promise<void>;
-  /** The client's tokens stop verifying with it. */
   removeClient(clientId: string): Promise<void>;
-  /** Refuses a third live secret (VALIDATION_FAILED). */
+  /** Refuses a third live secret. */
   addClientSecret(clientId: string, secret: ClientSecret): Promise<void>;
-  /** Tokens granted with that secret stop; refuses to remove the last one (VALIDATION_FAILED). */
+  /** Tokens granted with that secret stop; refuses to remove the last one. */
   removeClientSecret(clientId: string, secretId: string): Promise<void>;
-  /** Every client as stored, for an export. */
   exportClients(): Promise<ClientRecord[]>;
 }
 
 export const CLIENT_ID_PREFIX = 'pcl_';
 export const CLIENT_SECRET_PREFIX = 'pcs_';
 
-/**
- * Client ids: a prefix and 20 hex digits, generated, never chosen. Only URL-safe characters, so
- * the id is the same in a Basic header, a form body and a token.
- */
+/** Generated, never chosen; URL-safe, so the same in a Basic header, a form body and a token. */
 export const ClientIdSchema = v.pipe(
   v.string(),
   v.regex(/^pcl_[0-9a-f]{20}$/, 'must be a client id (pcl_ and 20 hex digits)'),
@@ -81,10 +68,7 @@ export const SecretIdSchema = v.pipe(
 
 export const newClientId = () => `${CLIENT_ID_PREFIX}${randomBytes(10).toString('hex')}`;
 
-/**
- * A new secret: its text, shown once to the operator, and what is stored of it. The prefix makes
- * a leaked secret recognisable to secret scanners; 32 random bytes make guessing hopeless.
- */
+/** Shown once. The prefix lets secret scanners spot a leak; 32 random bytes make guessing hopeless. */
 export function newClientSecret(now: Date): { readonly secret: string; readonly stored: ClientSecret } {
   const secret = `${CLIENT_SECRET_PREFIX}${randomBytes(32).toString('base64url')}`;
   return {
@@ -103,10 +87,7 @@ export const secretDigest = (secret: string) =>
 /** Stands in for a missing secret, so every check compares MAX_LIVE_SECRETS digests. */
 const ABSENT = Buffer.alloc(32);
 
-/**
- * The id of the live secret `presented` is, or null; the same work whatever the client holds
- * (none, one or two secrets) and wherever the digests differ, so timing tells nothing.
- */
+/** The same work whatever the client holds and wherever the digests differ, so timing tells nothing. */
 export function matchSecret(presented: string, secrets: readonly ClientSecret[]): string | null {
   const digest = createHash('sha256').update(presented, 'utf8').digest();
   let matched: string | null = null;
@@ -119,7 +100,7 @@ export function matchSecret(presented: string, secrets: readonly ClientSecret[])
   return matched;
 }
 
-/** The scopes a client asks for in a grant: a subset of its own, or its own when it asks for none. */
+/** A subset of the client's own scopes, or all of them when it asks for none; null if beyond. */
 export function grantedScopes(client: ClientRecord, requested: readonly Scope[] | undefined): Scope[] | null {
   if (requested === undefined) return sortScopes(client.scopes);
   const own = new Set(client.scopes);

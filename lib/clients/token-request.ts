@@ -1,8 +1,5 @@
-/**
- * What a token request says (RFC 6749 sections 2.3.1, 3.2 and 4.4.2): the grant, the client's
- * credentials by HTTP Basic or in the body (never both), and an optional `scope`. Everything
- * here is checked before any read or secret comparison: a malformed request costs nothing.
- */
+// A token request (RFC 6749 sections 2.3.1, 3.2 and 4.4.2), checked before any read or secret
+// comparison: a malformed request costs nothing.
 import * as v from 'valibot';
 import { AppError } from '../errors.ts';
 import { type Scope, ScopeListSchema } from '../scopes.ts';
@@ -16,7 +13,7 @@ const MAX_SECRET_LENGTH = 256;
 export interface TokenRequest {
   readonly clientId: string;
   readonly clientSecret: string;
-  /** undefined: the client's own scopes. */
+  /** Undefined: the client's own scopes. */
   readonly scopes: readonly Scope[] | undefined;
 }
 

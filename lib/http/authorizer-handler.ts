@@ -1,7 +1,4 @@
-/**
- * The REQUEST authorizer's middy chain, and what its decision (lib/auth/authorizer.ts) reads of
- * the event.
- */
+/** The REQUEST authorizer's middy chain, and what its decision reads of the event. */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
@@ -11,17 +8,11 @@ import { logger as defaultLogger, type LambdaLogger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
 import { headerValues } from './headers.ts';
 
-/** Every Authorization value, in any letter case (the decision refuses two), and the route's method ARN. */
 export const authorizerRequest = (
   event: Pick<APIGatewayRequestAuthorizerEvent, 'headers' | 'multiValueHeaders' | 'methodArn'>,
 ): AuthorizerRequest => ({ authorization: headerValues(event, 'authorization'), methodArn: event.methodArn });
 
-/**
- * Builds the Lambda handler of the REQUEST authorizer: its lines carry the invocation's request
- * id and its metrics are written at the end of every invocation, as an endpoint's are, but
- * nothing maps its errors: what `handle` throws (exactly `Unauthorized` for a denial) reaches
- * API Gateway as it was thrown, and anything else fails closed.
- */
+// Nothing maps errors here: `Unauthorized` must reach API Gateway as thrown, and anything else fails closed.
 export function authorizerHandler<TEvent, TResult>(spec: {
   readonly logger?: LambdaLogger;
   readonly metrics: Pick<FlushingMetrics, 'powertools'>;

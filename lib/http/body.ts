@@ -5,19 +5,13 @@ import { AppError } from '../errors.ts';
 import limits from '../limits.json' with { type: 'json' };
 import { header } from './headers.ts';
 
-/**
- * Request bodies above this many bytes are refused (413) before they are parsed. Declared in
- * limits.json, which serverless.yml reads too: the web ACL refuses the same bodies.
- */
+/** Larger bodies get 413 before parsing. In limits.json, so serverless.yml's web ACL refuses the same. */
 export const MAX_BODY_BYTES: number = limits.maxBodyBytes;
 
 const bodyBytes = (body: string, base64: boolean) =>
   base64 ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body, 'utf8');
 
-/**
- * Size limit and a case-insensitive Content-Type, before anything parses the body: the header is
- * passed on as `content-type`, the name @middy/http-json-body-parser reads.
- */
+/** Content-Type is passed on as `content-type`, the only spelling @middy/http-json-body-parser reads. */
 export const guardBody: middy.MiddlewareObj<APIGatewayProxyEvent> = {
   before({ event }) {
     if (typeof event.body === 'string' && bodyBytes(event.body, event.isBase64Encoded) > MAX_BODY_BYTES) {

@@ -1,7 +1,4 @@
-/**
- * The caller of a protected route, from the authorizer's decision as it reaches the function,
- * and the re-check of that decision: its expiry, its scope, a single Authorization value.
- */
+/** The caller of a protected route, and the re-check of a possibly cached authorizer decision. */
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as v from 'valibot';
@@ -13,15 +10,8 @@ import { type Clock, hasExpired } from '../time.ts';
 import type { Caller } from '../tokens/claims.ts';
 import { headerValues } from './headers.ts';
 
-/**
- * The caller of a protected route, from its authorizer decision, which API Gateway may have
- * taken from its cache (up to `authorizerCacheTtl` old, whatever the token's `exp`). Refused
- * with UNAUTHORIZED, the gateway's own 401, when:
- * - the decision says the token has expired: `expireAt` is exact, cache or not;
- * - the decision has no (or a malformed) `exp`: fail closed;
- * - the request carries more than one Authorization value: the cache key is one header
- *   value, so a cached decision may never have seen the others (SECURITY.md).
- */
+// UNAUTHORIZED when the decision (maybe cached past `exp`) says the token expired or lacks `exp`, or the
+// request has two Authorization values (docs/tokens-and-sessions.md, "The authorizer and its cache").
 function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger, scope: string | undefined): Caller {
   if (headerValues(event, 'authorization').length > 1) {
     log.info('request refused', { reason: 'several authorization headers' });
@@ -29,8 +19,7 @@ function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger, scope: st
   }
   const result = v.safeParse(AuthorizerContextSchema, event.requestContext?.authorizer);
   if (!result.success) {
-    // A route deployed without the authorizer, or an authorizer that does not say when the
-    // token expires: a configuration fault, refused rather than trusted.
+    // A route without the authorizer, or a context without `exp`: a configuration fault, not trusted.
     log.error('request refused', {
       reason: 'authorizer context invalid',
       fields: result.issues.map((issue) => v.getDotPath(issue)),
@@ -62,14 +51,9 @@ function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger, scope: st
   };
 }
 
-/**
- * The invocation's context, carrying the caller `authorizedCaller` found. The handler gets
- * only the event and the context, not middy's `request.internal`, so the caller rides on the
- * context, as middy's own `setToContext` middlewares do.
- */
+/** A handler gets only event and context, so the caller rides on the context, as middy's `setToContext`. */
 export type EndpointContext = Context & { caller?: Caller };
 
-/** Middleware: the caller onto the context, or the request refused (`callerOf`). */
 export function authorizedCaller(
   clock: Clock,
   log: Logger,

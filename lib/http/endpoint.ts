@@ -1,10 +1,5 @@
-/**
- * The middy chain every JSON endpoint shares, its request validation and its success answers.
- *
- * Order of work for a request with a body: size limit and content type, then JSON parsing,
- * then schema validation, then the domain. A request that fails early causes no password
- * hashing and no database access.
- */
+// The JSON endpoints' middy chain: size and content type, JSON parsing, schema validation, then the
+// domain, so a request that fails early costs no password hashing and no database access.
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
@@ -36,7 +31,6 @@ function invalidParams(issues: readonly v.BaseIssue<unknown>[], root: string): I
   });
 }
 
-/** Validates `input` against `schema`, or throws VALIDATION_FAILED naming the failing fields. */
 export function validate<TSchema extends v.GenericSchema>(
   schema: TSchema,
   input: unknown,
@@ -57,19 +51,12 @@ export interface EndpointInput<TBody, TParams, TCaller> {
   readonly caller: TCaller;
   /** The client's address as API Gateway saw it (empty if unknown). */
   readonly sourceIp: string;
-  /** Where the caller reached the API: scheme, host and stage or base path (`publicBaseUrl`). */
   readonly baseUrl: string;
 }
 
 const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/;
 
-/**
- * The URL the caller reached the API under, for documents that name our own endpoints: the
- * domain API Gateway says it was invoked on (`requestContext.domainName`, which a caller cannot
- * choose), else the Host header (the local stack's), checked and never echoed otherwise; API
- * Gateway's X-Forwarded-Proto; and the stage or custom domain base path, which
- * `requestContext.path` has before the route's own path.
- */
+/** The host: API Gateway's `domainName` (no caller picks it), else the checked Host header (local stack). */
 export function publicBaseUrl(
   event: Pick<APIGatewayProxyEvent, 'headers' | 'path' | 'requestContext'>,
 ): string {
@@ -91,21 +78,14 @@ export interface EndpointSpec<
   TParams extends v.GenericSchema | undefined,
   TAuthorized extends boolean,
 > {
-  /** Schema of the JSON body; without one the body is ignored. */
+  /** Without one the body is ignored. */
   readonly body?: TBody;
-  /** Schema of the path parameters. */
   readonly params?: TParams;
-  /** True for a route behind the authorizer: the handler gets its caller. */
   readonly authorized?: TAuthorized;
-  /**
-   * The function's name in serverless.yml when its route is behind the authorizer: the caller
-   * must hold the scope lib/scopes.json declares for it (INSUFFICIENT_SCOPE otherwise).
-   */
+  /** The serverless.yml function name: the caller must hold the scope lib/scopes.json declares for it. */
   readonly route?: ProtectedFunction;
   readonly logger?: LambdaLogger;
-  /** What `now` is when an authorized request's token expiry is checked. */
   readonly clock?: Clock;
-  /** The function's business metrics, written at the end of every invocation. */
   readonly metrics?: Pick<FlushingMetrics, 'powertools'>;
   readonly handle: (
     input: EndpointInput<Output<TBody>, Output<TParams>, TAuthorized extends true ? Caller : null>,
@@ -114,32 +94,27 @@ export interface EndpointSpec<
   readonly needsBaseUrl?: boolean;
 }
 
-/** Builds a Lambda handler for an API Gateway (REST, proxy) route. */
 export function endpoint<
   TBody extends v.GenericSchema | undefined = undefined,
   TParams extends v.GenericSchema | undefined = undefined,
   TAuthorized extends boolean = false,
 >(spec: EndpointSpec<TBody, TParams, TAuthorized>) {
   type Input = Parameters<typeof spec.handle>[0];
-  // Every route behind the authorizer has a declared scope, and checks it.
   if (spec.authorized === true && spec.route === undefined)
     throw new Error('an authorized endpoint names its route');
   const log = spec.logger ?? defaultLogger;
   const clock = spec.clock ?? systemClock;
-  // First, so every line of the request, the failure in mapErrors included, has its request id.
-  // `logEvent: false` whatever POWERTOOLS_LOGGER_LOG_EVENT says: events carry passwords and tokens.
+  // First, so every line (mapErrors' too) has the request id. Never log events: they carry passwords, tokens.
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>()
     .use(injectLambdaContext(log.powertools, { logEvent: false }))
     .use(mapErrors(log));
-  // After mapErrors in the chain, so its `onError` runs first (middy runs them last to first):
-  // the metrics of a failed request are written before mapErrors answers it.
+  // After mapErrors: middy runs `onError`s last to first, so a failed request's metrics are written too.
   if (spec.metrics !== undefined) chain.use(logMetrics(spec.metrics.powertools));
   // The caller before the body: an expired token gets its 401, not a verdict on the body.
   if (spec.authorized === true)
     chain.use(authorizedCaller(clock, log, spec.route === undefined ? undefined : scopeOf(spec.route)));
   if (spec.body !== undefined) chain.use(guardBody).use(httpJsonBodyParser());
   return chain.handler(async (event, context) => {
-    // Each part is validated against its schema; the cast only restates the generic shape.
     const caller = spec.authorized === true ? (context.caller ?? null) : null;
     const input = {
       body: spec.body === undefined ? undefined : validate(spec.body, event.body, 'body'),

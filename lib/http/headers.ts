@@ -1,16 +1,11 @@
-/**
- * The one case-insensitive header lookup. API Gateway passes header names as the client sent
- * them (`authorization`, `Authorization`, …), and HTTP names are case-insensitive.
- */
+/** The one case-insensitive header lookup: API Gateway passes names as the client spelled them. */
 
-/** Header names to values, as API Gateway's `headers` (and the authorizer event's) carry them. */
 type Headers = Readonly<Record<string, string | undefined>> | null | undefined;
 
-/** `name` spelled as `wanted` (lower case) in any letter case; plain code, as it runs on every request. */
+/** `wanted` is lower case. Plain code: it runs on every request. */
 const named = (name: string, wanted: string) =>
   name.length === wanted.length && name.toLowerCase() === wanted;
 
-/** The value of the first header named `wanted` (lower case) in any letter case. */
 export function header(headers: Headers, wanted: string): string | undefined {
   const map = headers ?? {};
   for (const name in map) {
@@ -19,10 +14,7 @@ export function header(headers: Headers, wanted: string): string | undefined {
   return undefined;
 }
 
-/**
- * Every value of the header `wanted` (lower case), in any letter case: the multi-value map's
- * when it has any, else the single-value map's.
- */
+/** The multi-value map's values when it has any, else the single-value map's. */
 export function headerValues(
   event: {
     readonly headers?: Headers;

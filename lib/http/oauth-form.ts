@@ -1,7 +1,4 @@
-/**
- * The token endpoint (RFC 6749 section 3.2): a form body, its errors in RFC 6749's shape, and
- * every answer `no-store` (section 5.1).
- */
+/** The token endpoint (RFC 6749 section 3.2): a form body, RFC 6749's errors, answers `no-store` (5.1). */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
@@ -16,10 +13,7 @@ import { jsonResponse, type Reply } from './responses.ts';
 
 const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
 
-/**
- * An `application/x-www-form-urlencoded` body (RFC 6749 section 3.2), as its parameters: a
- * parameter sent twice is refused (section 3.2), as is any other media type.
- */
+/** Section 3.2: a parameter sent twice is refused, as is any other media type. */
 export function formParameters(
   event: Pick<APIGatewayProxyEvent, 'body' | 'isBase64Encoded' | 'headers'>,
 ): Record<string, string> {
@@ -45,15 +39,10 @@ const safeName = (name: string) => (/^[a-z_]{1,32}$/.test(name) ? name : 'a para
 
 export interface OAuthInput {
   readonly form: Record<string, string>;
-  /** Every value of the Authorization header (a client's Basic credentials). */
   readonly authorization: string[];
   readonly sourceIp: string;
 }
 
-/**
- * Builds the token endpoint's handler (RFC 6749 section 3.2): a form body, its errors in RFC
- * 6749's shape (OAUTH_ERRORS), and every answer `no-store` (section 5.1).
- */
 export function oauthEndpoint(spec: {
   readonly logger?: LambdaLogger;
   readonly metrics?: Pick<FlushingMetrics, 'powertools'>;

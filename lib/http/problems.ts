@@ -1,8 +1,5 @@
-/**
- * The one place that maps the error vocabulary (lib/errors.ts) to HTTP: problem+json (RFC 9457)
- * for every endpoint, RFC 6749's JSON for the token endpoint. Clients get fixed texts; the cause
- * of a failure goes to the log only.
- */
+// The one place error codes become HTTP: problem+json (RFC 9457), or RFC 6749's JSON at the token
+// endpoint. Clients get fixed texts; a failure's cause goes to the log only.
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { AppError, type ErrorCode, isAppError } from '../errors.ts';
@@ -54,8 +51,7 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     title: 'Invalid credentials',
     detail: 'The refresh token is invalid, expired or revoked. Log in again to get a new one.',
   },
-  // The same type, title and detail as API Gateway's UNAUTHORIZED answer
-  // (infra/gateway-responses.yml), so a client cannot tell which of the two refused it.
+  // As API Gateway's UNAUTHORIZED (infra/gateway-responses.yml): a client cannot tell which refused it.
   UNAUTHORIZED: {
     status: 401,
     slug: 'unauthorized',
@@ -69,8 +65,7 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     title: 'Too many attempts',
     detail: 'Too many failed logins. Try again after the time in Retry-After.',
   },
-  // The same type, title and header as API Gateway's ACCESS_DENIED answer (infra/gateway-responses.yml),
-  // which a policy without the route gives: the function's re-check and the gateway answer alike.
+  // As API Gateway's ACCESS_DENIED (infra/gateway-responses.yml): the re-check answers like the gateway.
   INSUFFICIENT_SCOPE: {
     status: 403,
     slug: 'insufficient-scope',
@@ -105,7 +100,6 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
   INTERNAL: { status: 500, slug: 'internal-error', title: 'Internal error' },
 };
 
-/** The problem+json response for an error code. */
 export function problemResponse(error: AppError): APIGatewayProxyResult {
   const problem = PROBLEMS[error.code];
   return jsonResponse(
@@ -127,7 +121,6 @@ export function problemResponse(error: AppError): APIGatewayProxyResult {
   );
 }
 
-/** An RFC 6749 section 5.2 error: the token endpoint's only error shape. */
 interface OAuthErrorDefinition {
   readonly status: number;
   readonly error: string;
@@ -144,10 +137,7 @@ const INVALID_CLIENT: OAuthErrorDefinition = {
   headers: { 'WWW-Authenticate': 'Basic realm="parcel-auth", charset="UTF-8"' },
 };
 
-/**
- * Error code → the token endpoint's answer (RFC 6749 section 5.2), beside PROBLEMS: the one
- * place that maps codes to HTTP. OAuth client libraries read `error`, so every code has one.
- */
+/** Error code → RFC 6749 section 5.2 answer: OAuth client libraries read `error`, so every code has one. */
 const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
   VALIDATION_FAILED: INVALID_REQUEST,
   MALFORMED_JSON: INVALID_REQUEST,
@@ -175,8 +165,7 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
     error: 'unsupported_grant_type',
     description: 'This endpoint grants client_credentials only.',
   },
-  // RFC 6749 names no error for a throttled client; `temporarily_unavailable` (section 4.1.2.1)
-  // is what libraries treat as "try again", and Retry-After says when.
+  // RFC 6749 has none for a throttled client; libraries retry `temporarily_unavailable` (4.1.2.1).
   TOO_MANY_ATTEMPTS: {
     status: 429,
     error: 'temporarily_unavailable',
@@ -193,7 +182,6 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
   INTERNAL: { status: 500, error: 'server_error' },
 };
 
-/** The token endpoint's error answer: RFC 6749's JSON, never a stack trace or a token. */
 export function oauthErrorResponse(error: AppError): APIGatewayProxyResult {
   const definition = OAUTH_ERRORS[error.code];
   // A validation failure names the parameter, never its value (lib/clients/token-request.ts).
@@ -211,10 +199,7 @@ export function oauthErrorResponse(error: AppError): APIGatewayProxyResult {
   );
 }
 
-/**
- * Turns anything thrown into a known error: middy's HTTP errors by status; anything else is
- * our defect, 500 (a failed dependency arrives as DEPENDENCY_UNAVAILABLE already: lib/aws).
- */
+/** middy's HTTP errors by status; anything else is our defect (lib/aws maps failed dependencies). */
 function classify(error: unknown): AppError {
   if (isAppError(error)) return error;
   const statusCode = (error as { statusCode?: unknown } | null)?.statusCode;
@@ -224,10 +209,6 @@ function classify(error: unknown): AppError {
   return new AppError('INTERNAL', { cause: error });
 }
 
-/**
- * The answer for anything thrown (problem+json, or `respond`'s shape); an unexpected failure's
- * cause goes to the log.
- */
 export function mapErrors(
   log: Logger,
   respond: (error: AppError) => APIGatewayProxyResult = problemResponse,

@@ -1,5 +1,3 @@
-/** The answers a handler returns, and the JSON response every answer is built as. */
-
 /** Every answer is `no-store` unless it says otherwise: they carry tokens or a customer's shipments. */
 export const BASE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
@@ -12,7 +10,6 @@ export interface Reply {
 }
 
 export const ok = (body: unknown): Reply => ({ status: 200, body });
-/** A public document (such as the key set) that any cache may keep for `seconds`. */
 export const cacheable = (body: unknown, seconds: number): Reply => ({
   status: 200,
   body,

@@ -1,8 +1,4 @@
-/**
- * Sessions on the `sessions` table: one item per session, keyed by `sessionId`, with
- * `expiresAt` (epoch seconds) as the table's TTL attribute so DynamoDB clears dead
- * sessions eventually. Every state change is one conditional UpdateItem.
- */
+/** One item per session, `expiresAt` its TTL attribute; every state change is one conditional write. */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
 import type { RevocationReason, Session, SessionStore } from './repository.ts';
@@ -63,8 +59,7 @@ export function createDynamoSessionStore(deps: {
         ),
       );
       if (created !== undefined) return;
-      // The id exists: our own write, sent again by the SDK after its answer was lost, or
-      // (never seen: a random UUID) another session's.
+      // Our own write resent by the SDK after its answer was lost, or (a random UUID: never) another's.
       const { Item } = await dynamo(() =>
         client.send(
           new GetCommand({ TableName, Key: { sessionId: session.sessionId }, ConsistentRead: true }),

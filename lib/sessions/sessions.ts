@@ -1,8 +1,5 @@
-/**
- * Sessions: refresh with reuse detection, and logout; the rules are in
- * docs/tokens-and-sessions.md "Sessions". Every refusal is one INVALID_REFRESH_TOKEN, answered
- * like a failed login: to a client both mean "log in again".
- */
+// Sessions (docs/tokens-and-sessions.md, "Sessions: rotation, reuse detection, logout and revocation").
+// Every refusal is one INVALID_REFRESH_TOKEN, answered like a failed login: "log in again".
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import type { UserReader, UserRecord } from '../accounts/repository.ts';
@@ -16,9 +13,8 @@ import type { IssuedTokens, TokenIssuer } from '../tokens/issue.ts';
 import type { RefreshClaims, RefreshTokenVerifier } from '../tokens/verify.ts';
 import type { Session, SessionStore } from './repository.ts';
 
-/** A session's bounds. */
 export interface SessionSettings {
-  /** The absolute lifetime of a session, from its login. */
+  /** Absolute, from the login. */
   readonly maxLifetimeSeconds: number;
   /** How long the immediately previous refresh token may be presented again; 0 = never. */
   readonly reuseGraceSeconds: number;
@@ -33,20 +29,16 @@ export interface SessionDeps {
 
 export interface RefreshDeps extends SessionDeps {
   readonly users: UserReader & SessionTokenRevoker;
-  /** How long an access token lives: a session revoked for reuse is remembered that long. */
+  /** A session revoked for reuse is remembered this long. */
   readonly accessTtlSeconds: number;
   readonly refreshTokens: RefreshTokenVerifier;
   readonly logger: Logger;
-  /** Counts refreshes, reuse detections and logouts. */
   readonly metrics: MetricsRecorder;
 }
 
 const invalidRefreshToken = (cause?: unknown) => new AppError('INVALID_REFRESH_TOKEN', { cause });
 
-/**
- * Starts a session for a user who has just proven their password, and issues its first
- * tokens. `readAt` is when the user was read: a revocation after it still reaches them.
- */
+/** `readAt` is when the user was read, so a revocation after it still reaches the session. */
 export async function startSession(deps: SessionDeps, user: UserRecord, readAt: Date): Promise<IssuedTokens> {
   const authTime = issuedAtFor(user, readAt);
   const sessionId = randomUUID();
@@ -71,7 +63,6 @@ export async function startSession(deps: SessionDeps, user: UserRecord, readAt: 
   return tokens;
 }
 
-/** POST /token/refresh: a live, current refresh token in; a new access and refresh token out. */
 export async function refreshSession(deps: RefreshDeps, refreshToken: string): Promise<IssuedTokens> {
   const clock = deps.clock ?? systemClock;
   const refused = (reason: string, cause?: unknown) => {
@@ -112,11 +103,8 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
   return tokens;
 }
 
-/**
- * The presented token was not current when the refresh tried: our own refresh whose answer
- * was lost (carry on), the previous token within the grace window (the current token again,
- * without a write, so the window never grows), or reuse (the session is revoked).
- */
+// Not current: our own lost-answer refresh (carry on), the previous token within the grace window (the
+// current one again, no write, so the window never grows), or reuse (the session is revoked).
 async function notCurrent(
   deps: RefreshDeps,
   step: { sessionId: string; username: string; fromJti: string; toJti: string; now: Date },
@@ -151,10 +139,7 @@ async function notCurrent(
   return null;
 }
 
-/**
- * POST /logout: revokes the session of a current or spent refresh token (either proves the
- * caller held it). Silent about the token (RFC 7009 §2.2): an invalid one changes nothing.
- */
+/** A current or spent refresh token ends its session; silent about an invalid one (RFC 7009 §2.2). */
 export async function endSession(
   deps: Pick<RefreshDeps, 'store' | 'refreshTokens' | 'clock' | 'metrics'>,
   refreshToken: string,
@@ -178,7 +163,6 @@ export const RefreshRequestSchema = v.object({
   ),
 });
 
-/** The body of a /token/refresh answer: the new pair and the access token's expiry. */
 export const toRefreshResponse = (tokens: IssuedTokens) => ({
   token: tokens.accessToken,
   refreshToken: tokens.refreshToken,

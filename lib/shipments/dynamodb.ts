@@ -1,7 +1,4 @@
-/**
- * Shipments on their own table, keyed by parcel number. The body is kept as a JSON string:
- * it is stored and returned as sent, with no DynamoDB limits on nesting or number precision.
- */
+/** The body is kept as a JSON string: returned as sent, free of DynamoDB's nesting and number limits. */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
 import type { ShipmentRepository } from './shipments.ts';
@@ -24,8 +21,7 @@ export function createDynamoShipmentRepository(deps: {
         ),
       );
       if (stored !== undefined) return true;
-      // The number is taken: by another shipment, or by this one, its write sent again by the
-      // SDK after the answer was lost.
+      // Taken by another shipment, or by this one, resent by the SDK after its answer was lost.
       const { Item } = await dynamo(() =>
         client.send(
           new GetCommand({ TableName, Key: { parcelNumber: record.parcelNumber }, ConsistentRead: true }),

@@ -1,8 +1,5 @@
-/**
- * Shipments: the protected example endpoints. A shipment belongs to the customer of the
- * login that created it; any login of that customer may track it, and to everybody else
- * it does not exist (404, not 403, so parcel numbers cannot be probed across customers).
- */
+// A shipment belongs to its creator's customer; to anybody else it does not exist (404, not 403, so
+// parcel numbers cannot be probed across customers).
 
 import { randomInt } from 'node:crypto';
 import * as v from 'valibot';
@@ -10,7 +7,6 @@ import { AppError } from '../errors.ts';
 import { type Clock, systemClock } from '../time.ts';
 import type { Caller } from '../tokens/claims.ts';
 
-/** The body of POST /shipments: any JSON object, stored as sent. */
 export const ShipmentRequestSchema = v.custom<Record<string, unknown>>(
   (input) => typeof input === 'object' && input !== null && !Array.isArray(input),
   'must be a JSON object',
@@ -24,7 +20,7 @@ export const TrackingParamsSchema = v.object({
 export interface Shipment {
   readonly parcelNumber: string;
   readonly customerId: string;
-  /** The username, or with `createdByKind` 'client' the client id, of the caller that created it. */
+  /** A username, or a client id when `createdByKind` is 'client'. */
   readonly createdBy: string;
   /** Absent in shipments created before API clients existed: a user's. */
   readonly createdByKind?: 'client';
@@ -34,7 +30,7 @@ export interface Shipment {
 }
 
 export interface ShipmentRepository {
-  /** Stores a new shipment; false if another shipment has its number (the same one sent twice is stored). */
+  /** False if another shipment has its number (the same one sent twice is stored). */
   insert(shipment: Shipment): Promise<boolean>;
   get(parcelNumber: string): Promise<Shipment | null>;
 }

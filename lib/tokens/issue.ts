@@ -1,7 +1,4 @@
-/**
- * Signing: a user's access and refresh tokens, and an API client's access token. The header
- * names the algorithm and the signing key's `kid`; verifiers pin the algorithm regardless.
- */
+/** Signing users' and API clients' tokens; the header names `alg` and `kid`, but verifiers pin `alg`. */
 
 import { randomUUID } from 'node:crypto';
 import { type JWTPayload, SignJWT } from 'jose';
@@ -18,20 +15,17 @@ import {
 import { SIGNING_ALGORITHM, type SigningKey } from './keys.ts';
 import type { RefreshTokenSettings, TokenSettings } from './settings.ts';
 
-/** The user a login token speaks for. */
 export interface TokenUser {
   readonly username: string;
-  /** The customer whose pickup addresses and shipments this login uses; null when it has none. */
+  /** Null: no customer (auto-login context). */
   readonly customerId: string | null;
-  /** The scopes an operator narrowed the user to; null or absent: every scope (the seed's contract). */
+  /** Null or absent: every scope. */
   readonly scopes?: readonly Scope[] | null;
 }
 
-/** What to sign: the subject, its session, and the bounds the session sets on every token. */
 export interface TokenRequest {
   readonly subject: TokenUser;
   readonly sessionId: string;
-  /** The refresh token's `jti`, chosen by the session before it is signed. */
   readonly refreshJti: string;
   /** Epoch seconds of the login that started the session. */
   readonly authTime: number;
@@ -44,9 +38,8 @@ export interface TokenRequest {
 export interface IssuedTokens {
   readonly accessToken: string;
   readonly refreshToken: string;
-  /** The `iat` of both tokens, epoch seconds. */
+  /** Epoch seconds. */
   readonly issuedAt: number;
-  /** The access token's `exp`, to the second. */
   readonly accessExpiresAt: Date;
 }
 
@@ -54,19 +47,18 @@ export interface TokenIssuer {
   issue(request: TokenRequest): Promise<IssuedTokens>;
 }
 
-/** What to sign for an API client that has just proven a secret. */
 export interface ClientTokenRequest {
   readonly clientId: string;
   readonly secretId: string;
   readonly customerId: string;
   readonly scopes: readonly Scope[];
-  /** The `iat`, epoch seconds: from when the client was read (`issuedAtFor`). */
+  /** Epoch seconds: from when the client was read (`issuedAtFor`). */
   readonly issuedAt: number;
 }
 
 export interface IssuedClientToken {
   readonly accessToken: string;
-  /** Seconds from `iat` to `exp`: the `expires_in` of the answer. */
+  /** Seconds from `iat` to `exp`. */
   readonly expiresIn: number;
 }
 
@@ -138,10 +130,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
   };
 }
 
-/**
- * Access tokens for API clients: the key set, issuer, audience and `typ` of a user's access
- * token, with `client_id` (= `sub`), `scope` and the secret's id, and no session: nothing to refresh.
- */
+/** Like a user's access token, plus `client_id` (= `sub`), `scope` and `secret_id`; no session to refresh. */
 export function createClientTokenIssuer(deps: {
   readonly signingKey: () => Promise<SigningKey>;
   readonly settings: TokenSettings;

@@ -1,7 +1,4 @@
-/**
- * Reading and importing key material: the private keyring (active, next, retired kids, the
- * throttle's counterSecret) and the public key set. Rotation's rules: ops/keys/keyring.ts.
- */
+/** Reading and importing the private keyring and the public key set; rotation: ops/keys/keyring.ts. */
 import { readFile } from 'node:fs/promises';
 import { type CryptoKey, importJWK, type JWK } from 'jose';
 import * as v from 'valibot';
@@ -23,11 +20,7 @@ const Ed25519Jwk = {
 
 const PublicJwkSchema = v.object({
   ...Ed25519Jwk,
-  /**
-   * On a retired key only: the latest `iat` (epoch seconds) a token it signed can carry, its
-   * retirement plus the reload interval. Not a registered JWK member: other verifiers ignore it
-   * (RFC 7517 §4); ours refuse a later `iat` (docs/tokens-and-sessions.md "Signing keys").
-   */
+  /** Retired keys: the latest `iat` (epoch s) it signed. Unregistered: others ignore it (RFC 7517 §4). */
   signed_until: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
 });
 
@@ -44,8 +37,7 @@ const KeyringSchema = v.object({
     v.object({
       kid: Kid,
       retiredAt: Timestamp,
-      // The key that was next beside it, and became active when it retired: the two shared
-      // every copy of the keyring in between. Absent in keyrings written before it was kept.
+      // The next key, active from this one's retirement: the two shared every keyring copy in between.
       successor: v.optional(Kid),
     }),
   ),
@@ -61,32 +53,25 @@ export interface Jwks {
 }
 export type Keyring = v.InferOutput<typeof KeyringSchema>;
 
-/** An imported key, ready for jose. */
 export interface SigningKey {
   readonly kid: string;
   readonly key: CryptoKey;
 }
 
-/**
- * The known verification keys by `kid`: any other `kid` is rejected, never fetched. A retired
- * key's `signedUntil` is the latest `iat` it may have signed (its published `signed_until`).
- */
+/** By `kid`: any other `kid` is rejected, never fetched. `signedUntil`: retired keys' `signed_until`. */
 export interface VerificationKeys extends ReadonlyMap<string, CryptoKey> {
   readonly signedUntil: ReadonlyMap<string, number>;
 }
 
-/** Where key material lives: a file (local stage) or an SSM parameter (AWS stages). */
 export type KeySource =
   | { readonly kind: 'file'; readonly path: string }
   | { readonly kind: 'ssm'; readonly name: string };
 
-/** Key material and how often a container reads it again. */
 export interface KeySettings<TSources> {
   readonly sources: TSources;
   readonly reloadMs: number;
 }
 
-/** Reads key material from its source: a file, or an SSM parameter (decrypted). */
 export async function readKeyMaterial(source: KeySource, region: string): Promise<string> {
   if (source.kind === 'file') return readFile(source.path, 'utf8');
   const { readParameter } = await import('../aws/ssm.ts');
@@ -110,7 +95,7 @@ function parseJson<TSchema extends v.GenericSchema>(schema: TSchema, text: strin
 export const parseKeyring = (text: string): Keyring => parseJson(KeyringSchema, text, 'keyring');
 export const parseJwks = (text: string): Jwks => parseJson(JwksSchema, text, 'key set');
 
-/** The secret that keys the login throttle's username counters; a keyring without one is refused. */
+/** The key of the login throttle's username counters' HMAC. */
 export function counterSecretOf(keyring: Keyring): Uint8Array {
   if (keyring.counterSecret === undefined) {
     throw new Error('keyring has no counterSecret: run keys rotate to add one (docs/deploying.md)');
@@ -118,7 +103,6 @@ export function counterSecretOf(keyring: Keyring): Uint8Array {
   return Buffer.from(keyring.counterSecret, 'base64url');
 }
 
-/** Imports the signing key, each time the keyring is (re)loaded. */
 export async function importSigningKey(jwk: PrivateJwk): Promise<SigningKey> {
   const key = await importJWK(jwk as JWK, SIGNING_ALGORITHM);
   if (key instanceof Uint8Array) throw new Error('signing key imported as a symmetric secret');
@@ -127,14 +111,12 @@ export async function importSigningKey(jwk: PrivateJwk): Promise<SigningKey> {
   return { kid: jwk.kid, key };
 }
 
-/** Imports every key of a public key set, each time it is (re)loaded. */
 export async function importVerificationKeys(jwks: Jwks): Promise<VerificationKeys> {
   const entries = await Promise.all(
     jwks.keys.map(async (jwk) => {
       const key = await importJWK(jwk as JWK, SIGNING_ALGORITHM);
       if (key instanceof Uint8Array) throw new Error('verification key imported as a symmetric secret');
-      // Warms WebCrypto's Ed25519 path and the key's handle at load (the all-zero signature
-      // never verifies), so the first request does not pay for either.
+      // Warms WebCrypto's Ed25519 path and the key's handle at load (an all-zero signature never verifies).
       await crypto.subtle.verify('Ed25519', key, new Uint8Array(64), new Uint8Array(0));
       return [jwk.kid, key] as const;
     }),

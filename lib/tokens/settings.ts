@@ -6,7 +6,6 @@ export interface TokenSettings {
   readonly accessTtlSeconds: number;
 }
 
-/** What a verifier of access tokens needs besides: the lifetime of API clients' tokens. */
 export type AccessTokenSettings = TokenSettings & { readonly clientAccessTtlSeconds: number };
 
 export type RefreshTokenSettings = TokenSettings & { readonly refreshTtlSeconds: number };

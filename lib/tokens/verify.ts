@@ -1,7 +1,4 @@
-/**
- * Verifying access and refresh tokens: the algorithm is pinned, and the token's header picks a
- * key only among the known ones (docs/tokens-and-sessions.md "Tokens").
- */
+/** Pinned algorithm, known keys only (docs/tokens-and-sessions.md, "Tokens" and "Signing keys"). */
 
 import { errors, type JWTHeaderParameters, type JWTPayload, jwtVerify } from 'jose';
 import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../scopes.ts';
@@ -18,19 +15,16 @@ import {
 import { SIGNING_ALGORITHM, type VerificationKeys } from './keys.ts';
 import type { AccessTokenSettings, RefreshTokenSettings, TokenSettings } from './settings.ts';
 
-/**
- * Clock skew tolerated on `iat` and `nbf`: the signing container's clock may run ahead of the
- * verifier's. Never on `exp`, which is the `expireAt` login-extended promised (`hasExpired`).
- */
+/** Skew between containers, on `iat` and `nbf` only: `exp` is the exact `expireAt` promised. */
 export const CLOCK_TOLERANCE_SECONDS = 5;
 
 interface VerifiedAccess {
   readonly customerId: string | null;
   /** A user's token without a `scope` claim may do everything. */
   readonly scopes: readonly Scope[];
-  /** `iat`, epoch seconds. */
+  /** Epoch seconds. */
   readonly issuedAt: number;
-  /** `exp`, epoch seconds: the token is valid strictly before this instant. */
+  /** Epoch seconds: the token is valid strictly before this instant. */
   readonly expiresAt: number;
 }
 
@@ -41,7 +35,6 @@ export interface UserAccessClaims extends VerifiedAccess {
   readonly sessionId: string | undefined;
 }
 
-/** An API client's token (the client credentials grant). */
 export interface ClientAccessClaims extends VerifiedAccess {
   readonly kind: 'client';
   readonly clientId: string;
@@ -59,7 +52,6 @@ export interface RefreshClaims {
 }
 
 export interface TokenVerifier<TClaims> {
-  /** Resolves with the token's claims, or rejects for any token that is not valid for this use. */
   verify(token: string): Promise<TClaims>;
 }
 export type AccessTokenVerifier = TokenVerifier<AccessClaims>;
@@ -97,10 +89,7 @@ export class TokenError extends Error {
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
-/**
- * Whether `segment` re-encodes to itself as unpadded base64url, without decoding it: the last
- * character of a segment 2 or 3 long modulo 4 carries 4 or 2 unused bits, which must be zero.
- */
+/** Without decoding: the last character of a segment 2 or 3 long modulo 4 has 4 or 2 bits that must be 0. */
 export function isCanonicalBase64url(segment: string): boolean {
   const tail = segment.length % 4;
   if (tail === 1 || !BASE64URL.test(segment)) return false;
@@ -109,10 +98,8 @@ export function isCanonicalBase64url(segment: string): boolean {
   return (value & (tail === 2 ? 0x0f : 0x03)) === 0;
 }
 
-/**
- * Refuses a token in any spelling but the issued one, before any cryptography: jose decodes
- * leniently, and API Gateway caches decisions per raw header (docs/tokens-and-sessions.md).
- */
+// Only the issued spelling, before any cryptography: jose decodes leniently, and API Gateway caches
+// decisions per raw header (docs/tokens-and-sessions.md, "Tokens").
 function assertCanonical(token: string): void {
   for (const segment of token.split('.')) {
     if (!isCanonicalBase64url(segment))
@@ -120,7 +107,6 @@ function assertCanonical(token: string): void {
   }
 }
 
-/** Verifies a token of one type and audience: pinned algorithm, issuer, type, required claims. */
 async function verifyToken(
   token: string,
   { keys, issuer, clock }: VerifyOptions,
@@ -129,7 +115,6 @@ async function verifyToken(
     audience: string;
     maxAgeSeconds: number;
     claims: string[];
-    /** The longest lifetime of this token, by its payload (a client's differs from a user's). */
     lifetimeOf?: (payload: JWTPayload) => number;
   },
 ): Promise<JWTPayload & { sub: string; jti: string; iat: number }> {
@@ -152,8 +137,7 @@ async function verifyToken(
     ...(clock && { currentDate: clock() }),
   });
   const { sub, jti, iat, exp } = payload;
-  // A retired key's private half may have leaked with the keyring: whatever it signs after its
-  // retirement (and the containers' reload) is forged (docs/tokens-and-sessions.md "Signing keys").
+  // A retired key may have leaked with the keyring: what it signs after retirement is forged.
   const signedUntil = known.signedUntil.get(protectedHeader.kid ?? '');
   if (signedUntil !== undefined && (iat as number) > signedUntil + CLOCK_TOLERANCE_SECONDS)
     throw new TokenError('ERR_TOKEN_KEY_RETIRED', 'iat after the key retired');
@@ -188,10 +172,7 @@ function createVerifier<TClaims>(
   return { verify: async (token) => toClaims(await verifyToken(token, options, expected)) };
 }
 
-/**
- * The scopes of a `scope` claim: the ones this service knows (a retired scope allows nothing).
- * A user narrowed to scopes since retired has an empty one, which allows no route (a 403).
- */
+/** Known scopes only: a retired one allows nothing, so a user narrowed to retired scopes gets 403s. */
 function scopesOf(claim: unknown, emptyAllowed: boolean): Scope[] {
   if (typeof claim !== 'string' || (claim === '' && !emptyAllowed))
     throw new TokenError('ERR_TOKEN_SCOPE', 'scope is not a string');
@@ -200,11 +181,7 @@ function scopesOf(claim: unknown, emptyAllowed: boolean): Scope[] {
 
 const isClientToken = (payload: JWTPayload) => payload[CLIENT_ID_CLAIM] !== undefined;
 
-/**
- * Access tokens of both kinds: a user's (no `client_id`) and an API client's (`client_id` = `sub`,
- * a `scope`, a secret id, a customer, no session). The kind is read from the signed claims, so
- * neither can pass for the other: a client id equal to a username is still a client.
- */
+/** The kind comes from the signed `client_id`, so a client id equal to a username is still a client. */
 export const createAccessTokenVerifier = (
   deps: TokenVerifierDeps<AccessTokenSettings>,
 ): AccessTokenVerifier => {
