@@ -3,7 +3,8 @@
  *
  * 1. the embedded DynamoDB (dynalite) on 127.0.0.1:DYNAMODB_PORT, data under DATA_DIR, or
  *    the DynamoDB at DYNAMODB_ENDPOINT when it is set (left running on stop);
- * 2. the tables of infra/tables.yml where missing, the local signing key, and demo data when empty;
+ * 2. the tables of infra/tables.yml where missing, the local signing key, and demo data when empty
+ *    (dev/local/seed.ts: the demo user and the demo API client, both printed on every start);
  * 3. serverless-offline (stage `local`) on an internal port, behind the gateway front
  *    (dev/local/gateway.ts) that serves the API at http://127.0.0.1:PORT/api/v1 with API
  *    Gateway's gateway responses;
@@ -25,6 +26,7 @@ import { LocalStackEnvSchema } from '../infra/local-stage.ts';
 import { readStageParams } from '../infra/stage-params.ts';
 import { createDynamoAccountRepository } from '../lib/accounts/dynamodb.ts';
 import { createDocumentClient } from '../lib/aws/dynamodb.ts';
+import { createDynamoClientRepository } from '../lib/clients/dynamodb.ts';
 import { tableNames } from '../lib/stage.ts';
 import { ensureLocalKeys } from '../ops/keys/local.ts';
 import { localDynamoClient, startDynalite } from './local/dynalite.ts';
@@ -128,17 +130,22 @@ try {
   const keys = await ensureLocalKeys(dataDir);
   if (keys.created) console.log(`Created a signing keyring in ${keys.keyringFile}`);
   const tables = tableNames(STAGE);
+  const documents = {
+    client: createDocumentClient({ region: 'local', dynamodbEndpoint: dynamo.endpoint }),
+    tableName: tables.accounts,
+  };
   const demo = await seedDemo({
     dataDir,
     client: lowLevel,
     accountsTable: tables.accounts,
-    accounts: createDynamoAccountRepository({
-      client: createDocumentClient({ region: 'local', dynamodbEndpoint: dynamo.endpoint }),
-      tableName: tables.accounts,
-    }),
+    accounts: createDynamoAccountRepository(documents),
+    clients: createDynamoClientRepository(documents),
     bcryptCost: readStageParams(STAGE).bcryptCost,
   });
-  if (demo !== null) console.log(`Demo login: username "${demo.username}", password "${demo.password}"`);
+  if (demo !== null) {
+    console.log(`Demo login: username "${demo.username}", password "${demo.password}"`);
+    console.log(`Demo API client: client id "${demo.clientId}", secret "${demo.clientSecret}"`);
+  }
   reference = await startReferenceServer({ port: env.DOCS_PORT, apiOrigin, demo }).catch(
     (error: NodeJS.ErrnoException) => {
       // Taken in the moment since the check above.

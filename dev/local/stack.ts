@@ -26,6 +26,8 @@ export interface LocalStack {
   /** The API reference page, as the start-up banner prints it. */
   readonly referenceUrl: string;
   readonly demo: { readonly username: string; readonly password: string };
+  /** The demo customer's API client, with every route scope. */
+  readonly demoClient: { readonly clientId: string; readonly clientSecret: string };
   /** Everything the stack printed so far, stdout and stderr. */
   output(): string;
   stop(): Promise<void>;
@@ -110,13 +112,19 @@ async function startOnce(options: StackOptions): Promise<LocalStack> {
     const referenceUrl = /^API reference (\S+)/m.exec(output)?.[1];
     if (referenceUrl === undefined)
       throw new Error(`the local stack printed no API reference line:\n${output}`);
-    const demo = JSON.parse(await readFile(join(dataDir, 'demo-credentials.json'), 'utf8'));
+    // The demo login alone as `demo`: the file also holds the demo API client's id and secret.
+    const { username, password, clientId, clientSecret } = JSON.parse(
+      await readFile(join(dataDir, 'demo-credentials.json'), 'utf8'),
+    );
+    const demo = { username, password };
+    const demoClient = { clientId, clientSecret };
     return {
       baseUrl,
       dataDir,
       ports: { http: port, lambda: lambdaPort, dynamodb: dynamodbPort, docs: docsPort },
       referenceUrl,
       demo,
+      demoClient,
       output: () => output,
       stop,
     };

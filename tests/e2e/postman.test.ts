@@ -1,21 +1,21 @@
 /**
  * The Postman collection integrators start from (integrators/postman/), run as shipped by
  * newman's Node API against the local stack started as `npm start` does: the committed
- * environment, with only what its README has a person fill in set on top (the stack's address,
- * the demo password, the id and secret of an API client made with the admin CLI). No pm.test
- * fails, every request gets its status, and every answer is held to docs/openapi.yaml. It runs
- * twice against the same stack, as an integrator runs it again and again.
+ * environment, with only what its README has a person fill in set on top: the stack's address,
+ * and the demo password and the demo API client's id and secret, which `npm start` prints and
+ * keeps in the data directory's demo-credentials.json. No pm.test fails, every request gets its
+ * status, and every answer is held to docs/openapi.yaml. It runs twice against the same stack,
+ * as an integrator runs it again and again.
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_CUSTOMER, DEMO_USERNAME } from '../../dev/local/seed.ts';
+import { DEMO_USERNAME, type DemoData, demoCredentialsFile } from '../../dev/local/seed.ts';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { LocalStackEnvSchema } from '../../infra/local-stage.ts';
 import { assertDocumented } from '../support/openapi.ts';
-import { addStackClient } from '../support/stack-admin.ts';
 
 const FOLDER = resolve(import.meta.dirname, '../../integrators/postman');
 const COLLECTION = resolve(FOLDER, 'parcel-auth.postman_collection.json');
@@ -102,8 +102,9 @@ const CollectionSchema = v.object({
 const requestsOf = (items: readonly CollectionItem[]): CollectionItem[] =>
   items.flatMap((item) => (item.item === undefined ? [item] : requestsOf(item.item)));
 
-/** The id and secret `client add` prints once, for a client of the demo customer with tracking:read. */
-const addDemoClient = (stack: LocalStack) => addStackClient(stack, DEMO_CUSTOMER, ['tracking:read']);
+/** The demo login and API client the stack wrote to its data directory, as a person reads them there. */
+const demoCredentials = async (stack: LocalStack): Promise<DemoData> =>
+  JSON.parse(await readFile(demoCredentialsFile(stack.dataDir), 'utf8'));
 
 describe('the Postman collection and environment as committed', () => {
   it('are a v2.1 collection with the access token as its Bearer auth, and an environment for npm start’s defaults', async () => {
@@ -120,7 +121,7 @@ describe('the Postman collection and environment as committed', () => {
     });
     expect(value('baseUrl')?.value).toBe(`http://127.0.0.1:${v.parse(LocalStackEnvSchema, {}).PORT}`);
     expect(value('username')?.value).toBe(DEMO_USERNAME);
-    // Made per data directory and per client: the person or the runner sets them.
+    // Made per data directory (npm start prints them): the person or the runner sets them.
     for (const secret of ['password', 'clientSecret'])
       expect(value(secret)).toMatchObject({ value: '', type: 'secret' });
     expect(value('clientId')?.value).toBe('');
@@ -141,11 +142,11 @@ describe('the Postman collection and environment as committed', () => {
 
 describe('the Postman collection run by newman against the local stack', () => {
   let stack: LocalStack;
-  let client: { clientId: string; clientSecret: string };
+  let demo: DemoData;
 
   beforeAll(async () => {
     stack = await startLocalStack();
-    client = await addDemoClient(stack);
+    demo = await demoCredentials(stack);
   });
   afterAll(() => stack?.stop());
 
@@ -158,9 +159,9 @@ describe('the Postman collection run by newman against the local stack', () => {
           environment: ENVIRONMENT,
           envVar: [
             { key: 'baseUrl', value: new URL(stack.baseUrl).origin },
-            { key: 'password', value: stack.demo.password },
-            { key: 'clientId', value: client.clientId },
-            { key: 'clientSecret', value: client.clientSecret },
+            { key: 'password', value: demo.password },
+            { key: 'clientId', value: demo.clientId },
+            { key: 'clientSecret', value: demo.clientSecret },
           ],
           reporters: [],
           timeoutRequest: 20_000,

@@ -1,17 +1,24 @@
 /**
  * `npm start` as a process manager, an IDE or a CI step treats it: a SIGTERM or SIGINT to the
  * `npm start` process alone stops the whole stack, and a taken port is refused before
- * anything starts.
+ * anything starts. And as a developer meets it: the demo API client it prints gets a token,
+ * start after start the same one.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { probePort } from '../../dev/local/ports.ts';
+import { DEMO_CUSTOMER, DEMO_USERNAME, demoCredentialsFile } from '../../dev/local/seed.ts';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import type { ClientRepository } from '../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { ALL_SCOPES, scopeString } from '../../lib/scopes.ts';
+import { tableNames } from '../../lib/stage.ts';
 import { freePort } from '../support/ports.ts';
 import { runScript } from '../support/run-script.ts';
 
@@ -135,6 +142,52 @@ async function expectStopped(
   expect(run.output()).toMatch(/^stopped$/m);
 }
 
+/** The demo API client a start printed: `Demo API client: client id "…", secret "…"`. */
+function printedClient(output: string) {
+  const match = /^Demo API client: client id "(pcl_[0-9a-f]{20})", secret "(pcs_[\w-]+)"$/m.exec(output);
+  if (match?.[1] === undefined || match[2] === undefined)
+    throw new Error(`npm start printed no demo API client:\n${output}`);
+  return { clientId: match[1], clientSecret: match[2] };
+}
+
+/** The client credentials grant at the running stack's token endpoint, the client authenticated by Basic. */
+async function clientToken(port: number, client: { clientId: string; clientSecret: string }) {
+  const answer = await fetch(`http://127.0.0.1:${port}/api/v1/oauth/token`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+      'Content-Type': 'application/x-www-form-urlencoded',
+    },
+    body: 'grant_type=client_credentials',
+  });
+  return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+}
+
+/** `use` with the API client store of the stack whose DynamoDB is on `dynamodbPort`. */
+async function withStackClients<T>(dynamodbPort: number, use: (clients: ClientRepository) => Promise<T>) {
+  const client = createDocumentClient({
+    region: 'local',
+    dynamodbEndpoint: `http://127.0.0.1:${dynamodbPort}`,
+  });
+  try {
+    return await use(createDynamoClientRepository({ client, tableName: tableNames('local').accounts }));
+  } finally {
+    client.destroy();
+  }
+}
+
+/** The ids of the demo customer's API clients in the running stack. */
+const demoCustomerClients = (dynamodbPort: number) =>
+  withStackClients(dynamodbPort, async (clients) =>
+    (await clients.listClients(DEMO_CUSTOMER)).map((found) => found.clientId),
+  );
+
+/** What the data directory's demo credentials file holds, and its permission bits. */
+async function credentialsFile(dataDir: string) {
+  const file = demoCredentialsFile(dataDir);
+  return { content: JSON.parse(readFileSync(file, 'utf8')), mode: (await stat(file)).mode & 0o777 };
+}
+
 describe('npm start', () => {
   it('stops every process of the stack and frees its ports when only npm start gets SIGTERM', async () => {
     const { ports, env } = await stackEnv();
@@ -161,6 +214,70 @@ describe('npm start', () => {
 
     await expectStopped(run, ports);
   }, 90_000);
+
+  it('prints a demo API client of the demo customer, with every scope, that gets a token by the client credentials grant', async () => {
+    const { dataDir, ports, env } = await stackEnv();
+    const run = await startNpm(env);
+    const client = printedClient(run.output());
+
+    const token = await clientToken(ports.PORT, client);
+
+    expect(token.status).toBe(200);
+    expect(token.body).toMatchObject({
+      access_token: expect.stringMatching(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/),
+      token_type: 'Bearer',
+      scope: scopeString(ALL_SCOPES),
+    });
+    expect(await demoCustomerClients(ports.DYNAMODB_PORT)).toEqual([client.clientId]);
+    const { content, mode } = await credentialsFile(dataDir);
+    expect(content).toEqual({ username: DEMO_USERNAME, password: expect.any(String), ...client });
+    expect(mode).toBe(0o600);
+    expect(run.output()).toContain(`Demo login: username "${DEMO_USERNAME}", password "${content.password}"`);
+
+    process.kill(run.pid, 'SIGTERM');
+    await expectStopped(run, ports);
+  }, 120_000);
+
+  it('prints the same demo API client on a second start with the same data, and creates no second one', async () => {
+    const { ports, env } = await stackEnv();
+    const first = await startNpm(env);
+    const client = printedClient(first.output());
+    process.kill(first.pid, 'SIGTERM');
+    await expectStopped(first, ports);
+
+    const second = await startNpm(env);
+
+    expect(printedClient(second.output())).toEqual(client);
+    expect(await demoCustomerClients(ports.DYNAMODB_PORT)).toEqual([client.clientId]);
+    expect((await clientToken(ports.PORT, client)).status).toBe(200);
+    process.kill(second.pid, 'SIGTERM');
+    await expectStopped(second, ports);
+  }, 180_000);
+
+  it('gives data seeded before the demo API client existed one on its next start, kept in the credentials file beside the login', async () => {
+    const { dataDir, ports, env } = await stackEnv();
+    const first = await startNpm(env);
+    // Such data: the demo user without a client, its file the login alone.
+    const { content: seeded } = await credentialsFile(dataDir);
+    await withStackClients(ports.DYNAMODB_PORT, (clients) => clients.removeClient(seeded.clientId));
+    process.kill(first.pid, 'SIGTERM');
+    await expectStopped(first, ports);
+    const login = { username: seeded.username, password: seeded.password };
+    await writeFile(demoCredentialsFile(dataDir), `${JSON.stringify(login)}\n`, { mode: 0o600 });
+
+    const upgraded = await startNpm(env);
+    const client = printedClient(upgraded.output());
+
+    expect(client.clientId).not.toBe(seeded.clientId);
+    expect(await demoCustomerClients(ports.DYNAMODB_PORT)).toEqual([client.clientId]);
+    expect((await clientToken(ports.PORT, client)).status).toBe(200);
+    expect(await credentialsFile(dataDir)).toEqual({ content: { ...login, ...client }, mode: 0o600 });
+    expect(upgraded.output()).toContain(
+      `Demo login: username "${DEMO_USERNAME}", password "${login.password}"`,
+    );
+    process.kill(upgraded.pid, 'SIGTERM');
+    await expectStopped(upgraded, ports);
+  }, 180_000);
 
   for (const variable of ['PORT', 'LAMBDA_PORT', 'DYNAMODB_PORT', 'DOCS_PORT'] as const) {
     it(`refuses a taken ${variable} in one line naming it, exit 1, before writing anything`, async () => {
