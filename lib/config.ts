@@ -51,6 +51,16 @@ export const SETTINGS = {
   STAGE: NonEmpty,
   AWS_REGION: v.optional(NonEmpty, 'eu-central-1'),
   TOKEN_ISSUER: v.pipe(NonEmpty, v.url('must be a URL')),
+  // Space-separated; empty for none.
+  FORMER_TOKEN_ISSUERS: v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.transform((text) => (text === '' ? [] : text.split(/\s+/))),
+      v.check((urls) => urls.every((url) => URL.canParse(url)), 'must be URLs separated by spaces'),
+    ),
+    '',
+  ),
   TOKEN_AUDIENCE: NonEmpty,
   ACCESS_TOKEN_TTL: DurationSchema,
   REFRESH_TOKEN_TTL: DurationSchema,
@@ -90,11 +100,12 @@ const pick = <TName extends Setting>(...names: TName[]) =>
 
 const Stage = pick('STAGE');
 
-const TokenEnv = pick('TOKEN_ISSUER', 'TOKEN_AUDIENCE', 'ACCESS_TOKEN_TTL');
+const TokenEnv = pick('TOKEN_ISSUER', 'FORMER_TOKEN_ISSUERS', 'TOKEN_AUDIENCE', 'ACCESS_TOKEN_TTL');
 type TokenVars = v.InferOutput<v.ObjectSchema<typeof TokenEnv, undefined>>;
 const tokens = (env: TokenVars) =>
   Object.freeze({
     issuer: env.TOKEN_ISSUER,
+    formerIssuers: Object.freeze(env.FORMER_TOKEN_ISSUERS),
     audience: env.TOKEN_AUDIENCE,
     accessTtlSeconds: env.ACCESS_TOKEN_TTL,
   } satisfies TokenSettings);

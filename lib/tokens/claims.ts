@@ -8,11 +8,16 @@ export const REFRESH_TOKEN_TYPE = 'rt+jwt';
 export const CUSTOMER_CLAIM = 'customer_id';
 /** The session id, in both tokens: a session revoked for reuse stops its access tokens too. */
 export const SESSION_CLAIM = 'sid';
-/** RFC 9068 section 2.2: a client's token only, equal to its `sub`. */
+/** RFC 9068 section 2.2: whom the token was issued to. An API client's token: its id, also its `sub`. */
 export const CLIENT_ID_CLAIM = 'client_id';
+/**
+ * The `client_id` of a user's token: the password login, which no API client id (`pcl_…`) can
+ * equal. Users and clients are told apart by it (docs/tokens-and-sessions.md, "Tokens").
+ */
+export const LOGIN_CLIENT_ID = 'login';
 /** The secret a client's token was granted with, so removing that secret stops it. */
 export const SECRET_ID_CLAIM = 'secret_id';
-/** RFC 9068 section 2.2.3: a client's token always has one, a user's only when narrowed. */
+/** RFC 9068 section 2.2.3, in every token; a user's signed before it was (until they expire) means all scopes. */
 export const SCOPE_CLAIM = 'scope';
 
 export type Subject =

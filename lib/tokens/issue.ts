@@ -2,11 +2,12 @@
 
 import { randomUUID } from 'node:crypto';
 import { type JWTPayload, SignJWT } from 'jose';
-import { type Scope, scopeString } from '../scopes.ts';
+import { ALL_SCOPES, type Scope, scopeString } from '../scopes.ts';
 import {
   ACCESS_TOKEN_TYPE,
   CLIENT_ID_CLAIM,
   CUSTOMER_CLAIM,
+  LOGIN_CLIENT_ID,
   REFRESH_TOKEN_TYPE,
   SCOPE_CLAIM,
   SECRET_ID_CLAIM,
@@ -107,9 +108,11 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
         sign(signingKey, settings.issuer, {
           ...common,
           claims: {
+            [CLIENT_ID_CLAIM]: LOGIN_CLIENT_ID,
             [SESSION_CLAIM]: sessionId,
             ...(subject.customerId !== null && { [CUSTOMER_CLAIM]: subject.customerId }),
-            ...(subject.scopes != null && { [SCOPE_CLAIM]: scopeString(subject.scopes) }),
+            // Explicit, for resource servers other than ours: null (not narrowed) is every route scope.
+            [SCOPE_CLAIM]: scopeString(subject.scopes ?? ALL_SCOPES),
           },
           typ: ACCESS_TOKEN_TYPE,
           audience: settings.audience,

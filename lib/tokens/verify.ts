@@ -7,6 +7,7 @@ import {
   ACCESS_TOKEN_TYPE,
   CLIENT_ID_CLAIM,
   CUSTOMER_CLAIM,
+  LOGIN_CLIENT_ID,
   REFRESH_TOKEN_TYPE,
   SCOPE_CLAIM,
   SECRET_ID_CLAIM,
@@ -59,7 +60,7 @@ export type RefreshTokenVerifier = TokenVerifier<RefreshClaims>;
 
 interface VerifyOptions {
   readonly keys: () => Promise<VerificationKeys>;
-  readonly issuer: string;
+  readonly issuer: string | string[];
   readonly clock: Clock | undefined;
 }
 
@@ -112,7 +113,7 @@ async function verifyToken(
   { keys, issuer, clock }: VerifyOptions,
   expected: {
     typ: string;
-    audience: string;
+    audience: string | string[];
     maxAgeSeconds: number;
     claims: string[];
     lifetimeOf?: (payload: JWTPayload) => number;
@@ -168,7 +169,8 @@ function createVerifier<TClaims>(
   expected: Parameters<typeof verifyToken>[2],
   toClaims: (payload: VerifiedPayload) => TClaims,
 ): TokenVerifier<TClaims> {
-  const options = { keys: deps.keys, issuer: deps.settings.issuer, clock: deps.clock };
+  const issuers = [deps.settings.issuer, ...(deps.settings.formerIssuers ?? [])];
+  const options = { keys: deps.keys, issuer: issuers, clock: deps.clock };
   return { verify: async (token) => toClaims(await verifyToken(token, options, expected)) };
 }
 
@@ -179,9 +181,14 @@ function scopesOf(claim: unknown, emptyAllowed: boolean): Scope[] {
   return sortScopes(claim.split(' ').filter(isScope));
 }
 
-const isClientToken = (payload: JWTPayload) => payload[CLIENT_ID_CLAIM] !== undefined;
+const isClientToken = (payload: JWTPayload) =>
+  payload[CLIENT_ID_CLAIM] !== undefined && payload[CLIENT_ID_CLAIM] !== LOGIN_CLIENT_ID;
 
-/** The kind comes from the signed `client_id`, so a client id equal to a username is still a client. */
+/**
+ * The kind comes from the signed `client_id`: LOGIN_CLIENT_ID is a user's, any other a client's,
+ * so a client id equal to a username is still a client. A user's token without one was signed
+ * before user tokens had it (its lack of `scope` means every scope) and expires within accessTtl.
+ */
 export const createAccessTokenVerifier = (
   deps: TokenVerifierDeps<AccessTokenSettings>,
 ): AccessTokenVerifier => {
@@ -221,6 +228,8 @@ export const createAccessTokenVerifier = (
         throw new TokenError('ERR_TOKEN_SESSION', 'sid is not a string');
       }
       const scope = payload[SCOPE_CLAIM];
+      if (payload[CLIENT_ID_CLAIM] === LOGIN_CLIENT_ID && scope === undefined)
+        throw new TokenError('ERR_TOKEN_SCOPE', 'a user token with client_id has no scope');
       return {
         kind: 'user',
         username: payload.sub,
@@ -240,7 +249,8 @@ export const createRefreshTokenVerifier = (
     deps,
     {
       typ: REFRESH_TOKEN_TYPE,
-      audience: deps.settings.issuer,
+      // A refresh token's audience is the issuer that signed it, a former one included.
+      audience: [deps.settings.issuer, ...(deps.settings.formerIssuers ?? [])],
       maxAgeSeconds: deps.settings.refreshTtlSeconds,
       claims: [SESSION_CLAIM, 'auth_time'],
     },

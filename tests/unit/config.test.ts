@@ -41,6 +41,7 @@ describe('configuration', () => {
     const config = readLoginConfig(loginEnv);
     expect(config.tokens).toEqual({
       issuer: 'https://auth.example/prod',
+      formerIssuers: [],
       audience: 'https://api.example/prod',
       accessTtlSeconds: 86_400,
       refreshTtlSeconds: 2_592_000,
@@ -52,6 +53,17 @@ describe('configuration', () => {
     expect(config.sessions).toEqual({ maxLifetimeSeconds: 90 * 86_400, reuseGraceSeconds: 0 });
     expect(config.data.dynamodbEndpoint).toBeUndefined();
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads the former issuers as a list, and refuses one that is not a URL', () => {
+    const former = 'https://auth.example/old https://auth.example/older';
+    expect(readLoginConfig({ ...loginEnv, FORMER_TOKEN_ISSUERS: former }).tokens.formerIssuers).toEqual([
+      'https://auth.example/old',
+      'https://auth.example/older',
+    ]);
+    expect(() =>
+      readLoginConfig({ ...loginEnv, FORMER_TOKEN_ISSUERS: 'https://a.example not-a-url' }),
+    ).toThrow(/FORMER_TOKEN_ISSUERS/);
   });
 
   it('reads a file key source with its absolute path', () => {

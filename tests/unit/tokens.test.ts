@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { base64url, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '../../lib/scopes.ts';
-import { ACCESS_TOKEN_TYPE, REFRESH_TOKEN_TYPE } from '../../lib/tokens/claims.ts';
+import { ACCESS_TOKEN_TYPE, LOGIN_CLIENT_ID, REFRESH_TOKEN_TYPE } from '../../lib/tokens/claims.ts';
 import { createTokenIssuer, type TokenIssuer } from '../../lib/tokens/issue.ts';
 import { importSigningKey, importVerificationKeys } from '../../lib/tokens/keys.ts';
 import {
@@ -148,6 +148,83 @@ describe('token issuer', () => {
   it('leaves out the customer claim for a user without customer', async () => {
     const { accessToken } = await issuer.issue(tokenRequest({ username: 'solo', customerId: null }, NOW));
     expect(decodeJwt(accessToken).customer_id).toBeUndefined();
+  });
+});
+
+describe('a user’s access token as RFC 9068 validators read it', () => {
+  it('names the password login as its client_id and lists every route scope when the user is not narrowed', async () => {
+    const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
+    expect(decodeJwt(accessToken)).toMatchObject({ client_id: LOGIN_CLIENT_ID, scope: ALL_SCOPES.join(' ') });
+  });
+
+  it('lists only the scopes a narrowed user has', async () => {
+    const { accessToken } = await issuer.issue(tokenRequest({ ...alice, scopes: ['tracking:read'] }, NOW));
+    expect(decodeJwt(accessToken)).toMatchObject({ client_id: LOGIN_CLIENT_ID, scope: 'tracking:read' });
+    await expect(verifierAt(NOW).verify(accessToken)).resolves.toMatchObject({
+      kind: 'user',
+      scopes: ['tracking:read'],
+    });
+  });
+
+  it('leaves both out of the refresh token, which only this service reads', async () => {
+    const { refreshToken } = await issuer.issue(tokenRequest(alice, NOW));
+    expect(decodeJwt(refreshToken)).not.toHaveProperty('client_id');
+    expect(decodeJwt(refreshToken)).not.toHaveProperty('scope');
+  });
+
+  it('still accepts a user token signed before user tokens had client_id and scope, as one with every scope', async () => {
+    const legacy = await forge({ ...validClaims(), sid: 's-1', customer_id: 'C-1001' });
+    await expect(verifierAt(NOW).verify(legacy)).resolves.toMatchObject({
+      kind: 'user',
+      username: 'alice',
+      scopes: ALL_SCOPES,
+    });
+  });
+
+  it('refuses a user token with the login’s client_id but no scope: no token issued since has one', async () => {
+    const token = await forge({ ...validClaims(), sid: 's-1', client_id: LOGIN_CLIENT_ID });
+    await expect(verifierAt(NOW).verify(token)).rejects.toMatchObject({ code: 'ERR_TOKEN_SCOPE' });
+  });
+
+  it('reads a token with any other client_id as a client’s, which must then be its subject', async () => {
+    const token = await forge({ ...validClaims(), client_id: 'login2', scope: 'tracking:read' });
+    await expect(verifierAt(NOW).verify(token)).rejects.toMatchObject({ code: 'ERR_TOKEN_CLIENT' });
+  });
+});
+
+describe('a stage’s former issuers', () => {
+  const former = 'https://auth.example/before';
+  const withFormer = { ...TOKEN_SETTINGS, formerIssuers: [former] };
+
+  it('verifies access and refresh tokens of a former issuer until they expire', async () => {
+    const old = createTokenIssuer({
+      signingKey: keys.signer,
+      settings: { ...TOKEN_SETTINGS, issuer: former },
+    });
+    const { accessToken, refreshToken } = await old.issue(tokenRequest(alice, NOW));
+    const access = createAccessTokenVerifier({
+      keys: keys.verifiers,
+      settings: withFormer,
+      clock: () => NOW,
+    });
+    await expect(access.verify(accessToken)).resolves.toMatchObject({ username: 'alice' });
+    const refresh = createRefreshTokenVerifier({
+      keys: keys.verifiers,
+      settings: withFormer,
+      clock: () => NOW,
+    });
+    await expect(refresh.verify(refreshToken)).resolves.toMatchObject({ username: 'alice' });
+  });
+
+  it('refuses them once the issuer is no longer listed', async () => {
+    const old = createTokenIssuer({
+      signingKey: keys.signer,
+      settings: { ...TOKEN_SETTINGS, issuer: former },
+    });
+    const { accessToken } = await old.issue(tokenRequest(alice, NOW));
+    await expect(verifierAt(NOW).verify(accessToken)).rejects.toMatchObject({
+      code: 'ERR_JWT_CLAIM_VALIDATION_FAILED',
+    });
   });
 });
 
