@@ -171,6 +171,8 @@ try {
       ...process.env,
       PORT: String(offlinePort),
       LAMBDA_PORT: String(env.LAMBDA_PORT),
+      // The issuer is where the metadata is served, so OAuth clients discover the stack by it.
+      TOKEN_ISSUER: apiOrigin,
       DYNAMODB_ENDPOINT: dynamo.endpoint,
       LOCAL_SIGNING_KEYRING_FILE: keys.keyringFile,
       LOCAL_JWKS_FILE: keys.jwksFile,

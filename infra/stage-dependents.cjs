@@ -5,11 +5,11 @@
  * serverless creates the stage through the API's Deployment (its StageName) and names that
  * Deployment anew on every deploy, so a `resources:` entry cannot name it in DependsOn. On a
  * stage's first deploy CloudFormation could then create the web ACL association
- * (infra/waf.yml) before the stage exists, and fail. This hook adds the Deployment to the
- * DependsOn of every AWS::WAFv2::WebACLAssociation once the `resources:` have been merged
- * into the template.
+ * (infra/waf.yml) or the custom domain's base path mapping (infra/custom-domain.yml) before
+ * the stage exists, and fail. This hook adds the Deployment to the DependsOn of each once the
+ * `resources:` have been merged into the template.
  */
-const ATTACHED_TO_STAGE = new Set(['AWS::WAFv2::WebACLAssociation']);
+const ATTACHED_TO_STAGE = new Set(['AWS::WAFv2::WebACLAssociation', 'AWS::ApiGateway::BasePathMapping']);
 
 class StageDependents {
   constructor(serverless) {

@@ -42,6 +42,7 @@ export const KmsKeyArnSchema = v.union([
  * and a stage its functions would refuse is refused here as well.
  */
 const FunctionParamsSchema = v.pick(v.object(SETTINGS), [
+  'TOKEN_ISSUER',
   'BCRYPT_COST',
   'ACCESS_TOKEN_TTL',
   'REFRESH_TOKEN_TTL',
@@ -60,6 +61,17 @@ const OperatorParamsSchema = v.object({
   loginMemorySize: v.pipe(v.number(), v.integer(), v.minValue(128), v.maxValue(10_240)),
   kmsKeyArn: KmsKeyArnSchema,
   createKeyringKey: v.picklist(['true', 'false'], "must be 'true' or 'false'"),
+  customDomainName: v.union(
+    [v.literal(''), v.pipe(v.string(), v.regex(/^(?=.{1,253}$)([a-z0-9-]{1,63}\.)+[a-z]{2,63}$/))],
+    'must be empty or a lower-case domain name',
+  ),
+  customDomainCertificateArn: v.union(
+    [
+      v.literal(''),
+      v.pipe(v.string(), v.regex(/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]+$/)),
+    ],
+    'must be empty or an ACM certificate ARN',
+  ),
 });
 
 export interface StageParams {
@@ -98,9 +110,10 @@ const ENV_VARIABLE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?:\s*,\s*(?:'([^']*)'|"([
 /** A parameter's value with its `${env:…}` variables resolved. */
 function resolveValue(name: string, value: unknown, stage: string, env: Env): unknown {
   if (typeof value !== 'string') return value;
-  const resolved = value.replace(
-    ENV_VARIABLE,
-    (variable, envName: string, single?: string, double?: string) => {
+  const resolved = value
+    .replaceAll(/\$\{sls:stage\}/g, stage)
+    .replaceAll(/\$\{self:service\}/g, SERVICE)
+    .replace(ENV_VARIABLE, (variable, envName: string, single?: string, double?: string) => {
       const fallback = single ?? double;
       const set = env[envName];
       if (set !== undefined) return set;
@@ -108,8 +121,7 @@ function resolveValue(name: string, value: unknown, stage: string, env: Env): un
       throw new Error(
         `param ${name} of stage ${stage} needs the environment variable ${envName} (${variable})`,
       );
-    },
-  );
+    });
   if (resolved.includes('${')) {
     throw new Error(`param ${name} of stage ${stage} uses a variable this tool cannot resolve`);
   }
@@ -166,6 +178,18 @@ export function readStageParams(
     throw new Error(
       `serverless.yml params of stage ${stage}: importBcryptMaxCost must be at least bcryptCost ` +
         `(${fn.BCRYPT_COST}): the stage's own hashes must import back`,
+    );
+  }
+  if ((params.customDomainName === '') !== (params.customDomainCertificateArn === '')) {
+    throw new Error(
+      `serverless.yml params of stage ${stage}: customDomainName and customDomainCertificateArn go together`,
+    );
+  }
+  // RFC 8414 section 3: discovery by issuer finds the metadata only on the issuer's own origin.
+  if (params.customDomainName !== '' && fn.TOKEN_ISSUER !== `https://${params.customDomainName}`) {
+    throw new Error(
+      `serverless.yml params of stage ${stage}: with customDomainName, tokenIssuer must be ` +
+        `https://${params.customDomainName} (docs/stages.md, "Issuer and discovery")`,
     );
   }
   return {

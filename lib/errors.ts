@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'INVALID_CLIENT'
   | 'INVALID_SCOPE'
   | 'UNSUPPORTED_GRANT_TYPE'
+  /** An OAuth endpoint called with another method than POST. */
+  | 'METHOD_NOT_ALLOWED'
   /** The user has no customer (auto-login context). */
   | 'CONTEXT_MISSING'
   /** Also when it belongs to someone else. */
@@ -37,6 +39,8 @@ export interface AppErrorOptions {
   readonly detail?: string;
   readonly invalidParams?: readonly InvalidParam[];
   readonly retryAfterSeconds?: number;
+  /** INSUFFICIENT_SCOPE: the scope the route needs (RFC 6750 section 3's `scope` attribute). */
+  readonly requiredScope?: string;
   /** Internal cause: logged, never sent. */
   readonly cause?: unknown;
 }
@@ -46,6 +50,7 @@ export class AppError extends Error {
   readonly detail: string | undefined;
   readonly invalidParams: readonly InvalidParam[] | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly requiredScope: string | undefined;
 
   constructor(code: ErrorCode, options: AppErrorOptions = {}) {
     super(code, { cause: options.cause });
@@ -54,6 +59,7 @@ export class AppError extends Error {
     this.detail = options.detail;
     this.invalidParams = options.invalidParams;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.requiredScope = options.requiredScope;
   }
 }
 

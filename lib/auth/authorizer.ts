@@ -3,7 +3,7 @@ import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { describeError, type Logger } from '../log.ts';
 import type { AuthorizerDenyReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { RevocationCheck } from '../revocation/revocation.ts';
-import { allowedMethodArns, type Scope, scopeString } from '../scopes.ts';
+import { ALL_SCOPES, allowedMethodArns, type Scope, scopeString } from '../scopes.ts';
 import type { AccessClaims, AccessTokenVerifier } from '../tokens/verify.ts';
 import type { AuthorizerContext } from './authorizer-context.ts';
 
@@ -41,8 +41,9 @@ export const authorizerContext = (subject: AccessClaims, scope: string): Authori
 });
 
 /**
- * Every route the scopes allow, never just this one nor the whole stage: API Gateway reuses a cached
- * policy for every route the token calls (docs/clients.md, "How scopes are enforced"). None: a Deny.
+ * Every protected route, never just this one (API Gateway reuses a cached policy for every route the
+ * token calls) nor the whole stage; the functions check the route's scope, so that their 403 can name
+ * it (docs/clients.md, "How scopes are enforced"). None: a Deny.
  */
 export function scopedPolicy(
   prefix: string,
@@ -87,10 +88,9 @@ function decisionFor(prefix: string, scopes: readonly Scope[]): ScopedDecision {
   const key = `${scopes.join(' ')}\n${prefix}`;
   const cached = decisions.get(key);
   if (cached !== undefined) return cached;
-  const allowed = allowedMethodArns(prefix, scopes);
   const decision: ScopedDecision = {
-    policyDocument: deepFreeze(scopedPolicy(prefix, allowed)),
-    resources: allowed.map((resource) => resource.split('/')),
+    policyDocument: deepFreeze(scopedPolicy(prefix, allowedMethodArns(prefix, ALL_SCOPES))),
+    resources: allowedMethodArns(prefix, scopes).map((resource) => resource.split('/')),
     scope: scopeString(scopes),
   };
   if (decisions.size >= MAX_DECISIONS) decisions.delete(decisions.keys().next().value ?? key);
@@ -155,7 +155,9 @@ export async function authorize(
   const allowsThisRoute = decision.resources.some((resource) => matchesMethodArn(resource, called));
   metrics.count({ name: allowsThisRoute ? 'AuthorizerAllow' : 'AuthorizerInsufficientScope' });
   if (!allowsThisRoute)
-    deps.logger.info('authorizer allowed other routes only', { reason: 'insufficient scope' });
+    deps.logger.info('authorizer allowed a route beyond the token’s scopes', {
+      reason: 'insufficient scope',
+    });
   return {
     principalId: subject.kind === 'user' ? subject.username : `client:${subject.clientId}`,
     policyDocument: decision.policyDocument,

@@ -7,8 +7,13 @@ import { CLIENT_CREDENTIALS } from './token-request.ts';
 
 export const TOKEN_PATH = '/api/v1/oauth/token';
 export const JWKS_PATH = '/.well-known/jwks.json';
+export const METADATA_PATH = '/.well-known/oauth-authorization-server';
 
-/** `baseUrl`: where the API was reached, never from a header a caller chooses (a shared cache keeps it). */
+/**
+ * `baseUrl`: where the API was reached, never from a header a caller chooses (a shared cache keeps it).
+ * Served anywhere but at the issuer's own origin, clients cannot find it from the issuer (RFC 8414
+ * section 3): `discovery_note` says so (docs/stages.md, "Issuer and discovery").
+ */
 export const authorizationServerMetadata = (issuer: string, baseUrl: string) => ({
   issuer,
   token_endpoint: `${baseUrl}${TOKEN_PATH}`,
@@ -16,6 +21,11 @@ export const authorizationServerMetadata = (issuer: string, baseUrl: string) => 
   grant_types_supported: [CLIENT_CREDENTIALS],
   token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
   scopes_supported: [...ALL_SCOPES],
-  // No authorization endpoint: machines only, so no response type (docs/clients.md).
+  // No authorization endpoint: machines only, so no response type (docs/clients.md, "Discovery").
   response_types_supported: [],
+  ...(issuer !== baseUrl && {
+    discovery_note:
+      `The issuer ${issuer} is an identifier on this stage, not where this document is served ` +
+      `(${baseUrl}${METADATA_PATH}): configure OAuth clients with this document's URL or the token endpoint.`,
+  }),
 });

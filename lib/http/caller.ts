@@ -36,10 +36,10 @@ function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger, scope: st
     context.scope === undefined
       ? ALL_SCOPES
       : ALL_SCOPES.filter((known) => context.scope?.split(' ').includes(known));
-  // Behind a decision API Gateway cached for another route: the policy should have refused it already.
+  // Scopes are checked here, not by the authorizer's policy: only here can a 403 name the route's scope.
   if (scope !== undefined && !scopes.includes(scope as (typeof scopes)[number])) {
     log.info('request refused', { reason: 'insufficient scope', ...who });
-    throw new AppError('INSUFFICIENT_SCOPE');
+    throw new AppError('INSUFFICIENT_SCOPE', { requiredScope: scope });
   }
   return {
     subject:

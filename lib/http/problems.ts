@@ -9,6 +9,10 @@ import { jsonResponse } from './responses.ts';
 
 const PROBLEM_TYPE_PREFIX = 'urn:parcel-auth:problem:';
 
+/** RFC 6750 section 3.1, word for word API Gateway's UNAUTHORIZED (infra/gateway-responses.yml). */
+export const BEARER_INVALID_TOKEN =
+  'Bearer error="invalid_token", error_description="The access token is missing, invalid, expired or revoked"';
+
 interface ProblemDefinition {
   readonly status: number;
   readonly slug: string;
@@ -57,7 +61,7 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     slug: 'unauthorized',
     title: 'Unauthorized',
     detail: 'A valid access token is required. Log in again to get one.',
-    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+    headers: { 'WWW-Authenticate': BEARER_INVALID_TOKEN },
   },
   TOO_MANY_ATTEMPTS: {
     status: 429,
@@ -65,13 +69,20 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     title: 'Too many attempts',
     detail: 'Too many failed logins. Try again after the time in Retry-After.',
   },
-  // As API Gateway's ACCESS_DENIED (infra/gateway-responses.yml): the re-check answers like the gateway.
+  // RFC 6750 section 3.1, with the route's scope (problemResponse): the functions check scopes, not the policy.
   INSUFFICIENT_SCOPE: {
     status: 403,
     slug: 'insufficient-scope',
     title: 'Insufficient scope',
     detail: 'The access token does not grant the scope this route needs.',
     headers: { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' },
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    slug: 'method-not-allowed',
+    title: 'Method not allowed',
+    detail: 'This endpoint accepts POST only.',
+    headers: { Allow: 'POST' },
   },
   // The token endpoint answers these in RFC 6749's shape (OAUTH_ERRORS); as problems for completeness.
   INVALID_CLIENT: {
@@ -116,6 +127,9 @@ export function problemResponse(error: AppError): APIGatewayProxyResult {
       ...problem.headers,
       ...((problem.status === 503 || error.retryAfterSeconds !== undefined) && {
         'Retry-After': String(error.retryAfterSeconds ?? 1),
+      }),
+      ...(error.requiredScope !== undefined && {
+        'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${error.requiredScope}"`,
       }),
     },
   );
@@ -164,6 +178,13 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
     status: 400,
     error: 'unsupported_grant_type',
     description: 'This endpoint grants client_credentials only.',
+  },
+  // RFC 6749 section 3.2 allows POST only; clients expect its error JSON on a 405 too.
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    error: 'invalid_request',
+    description: 'This endpoint accepts POST only.',
+    headers: { Allow: 'POST' },
   },
   // RFC 6749 has none for a throttled client; libraries retry `temporarily_unavailable` (4.1.2.1).
   TOO_MANY_ATTEMPTS: {

@@ -32,26 +32,28 @@ function expectGatewayAnswer(answer: Pick<Answer, 'status' | 'headers' | 'text'>
 
 const UNAUTHORIZED = statedGatewayResponse('UNAUTHORIZED', 401, 'Unauthorized');
 
-describe('the authorizer’s refusal: UNAUTHORIZED, 401 with WWW-Authenticate: Bearer', () => {
-  it('answers a request without a token', async () => {
-    const answer = await send(stack, 'GET', `/tracking/${PARCEL}`);
-    expectGatewayAnswer(answer, UNAUTHORIZED);
-    expect(answer.headers.get('www-authenticate')).toBe('Bearer');
+const INVALID_TOKEN =
+  'Bearer error="invalid_token", error_description="The access token is missing, invalid, expired or revoked"';
+
+describe('the authorizer’s refusal: UNAUTHORIZED, 401 with RFC 6750’s invalid_token challenge', () => {
+  it('answers an invalid token invalid_token, with the same description whatever is wrong with it', async () => {
+    for (const answer of [
+      await send(stack, 'GET', `/tracking/${PARCEL}`, { headers: bearer('garbage') }),
+      await send(stack, 'POST', '/shipments', { body: {}, headers: bearer('eyJhbGciOiJub25lIn0.e30.') }),
+    ]) {
+      expectGatewayAnswer(answer, UNAUTHORIZED);
+      expect(answer.headers.get('www-authenticate')).toBe(INVALID_TOKEN);
+    }
   });
 
-  it('answers an invalid token', async () => {
-    expectGatewayAnswer(
-      await send(stack, 'GET', `/tracking/${PARCEL}`, { headers: bearer('garbage') }),
-      UNAUTHORIZED,
-    );
-    expectGatewayAnswer(
-      await send(stack, 'POST', '/shipments', { body: {}, headers: bearer('eyJhbGciOiJub25lIn0.e30.') }),
-      UNAUTHORIZED,
-    );
+  it('answers a request without a token the same: API Gateway gives both one response (docs/clients.md, "Challenges")', async () => {
+    const answer = await send(stack, 'GET', `/tracking/${PARCEL}`);
+    expectGatewayAnswer(answer, UNAUTHORIZED);
+    expect(answer.headers.get('www-authenticate')).toBe(INVALID_TOKEN);
   });
 });
 
-describe('a token without the route’s scope: ACCESS_DENIED, 403 insufficient_scope', () => {
+describe('a token without the route’s scope: the function’s 403 insufficient_scope, naming the scope', () => {
   it('answers a tracking:read client creating a shipment', async () => {
     const added = await admin(['client', 'add', 'C-1', '--scope', 'tracking:read']);
     const clientId = /^client id: +(\S+)$/m.exec(added)?.[1];
@@ -73,28 +75,45 @@ describe('a token without the route’s scope: ACCESS_DENIED, 403 insufficient_s
       headers: bearer(token),
     });
 
-    expectGatewayAnswer(
-      answer,
-      statedGatewayResponse('ACCESS_DENIED', 403, 'User is not authorized to access this resource'),
+    expect(answer.status).toBe(403);
+    expect(answer.headers.get('content-type')).toBe('application/problem+json');
+    expect(answer.headers.get('www-authenticate')).toBe(
+      'Bearer error="insufficient_scope", scope="shipments:write"',
     );
-    expect(answer.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope"');
+    expect(JSON.parse(answer.text)).toMatchObject({ type: 'urn:parcel-auth:problem:insufficient-scope' });
     // The scope it has still calls its route.
     expect((await send(stack, 'GET', `/tracking/${PARCEL}`, { headers: bearer(token) })).status).toBe(404);
   });
 });
 
-describe('a path or method without a route: 403 Missing Authentication Token, as DEFAULT_4XX', () => {
-  const stated = statedGatewayResponse('DEFAULT_4XX', 403, 'Missing Authentication Token');
+describe('a path or method without a route: 404, MISSING_AUTHENTICATION_TOKEN made a not-found problem', () => {
+  const stated = statedGatewayResponse('MISSING_AUTHENTICATION_TOKEN', 403, 'Missing Authentication Token');
   it.each([
     ['GET', '/api/v1/no-such-route'],
     ['GET', '/api/v1/login'],
     ['DELETE', '/api/v1/tracking/12345678901234'],
+    // OpenID discovery, which oauth4webapi tries first: a 404 makes it fall back to RFC 8414.
+    ['GET', '/.well-known/openid-configuration'],
   ])('answers %s %s', async (method, path) => {
     const response = await fetch(`http://127.0.0.1:${stack.ports.http}${path}`, { method });
+    expect(response.status).toBe(404);
     expectGatewayAnswer(
       { status: response.status, headers: response.headers, text: await response.text() },
       stated,
     );
+  });
+});
+
+describe('another method than POST on the token endpoint: 405, Allow: POST, RFC 6749’s error JSON', () => {
+  it.each(['GET', 'PUT', 'DELETE', 'PATCH'])('answers %s', async (method) => {
+    const response = await fetch(`${stack.baseUrl}/oauth/token`, { method });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(await response.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'This endpoint accepts POST only.',
+    });
   });
 });
 

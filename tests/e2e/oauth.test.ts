@@ -15,7 +15,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { newClientId } from '../../lib/clients/clients.ts';
 import { ALL_SCOPES, type Scope } from '../../lib/scopes.ts';
-import { statedGatewayResponse } from '../support/gateway-responses.ts';
 import { type Answer, bearer, send } from '../support/http.ts';
 import { emfLines, summarise } from '../support/metrics-capture.ts';
 import { assertDocumented, type ObservedResponse } from '../support/openapi.ts';
@@ -152,7 +151,8 @@ afterAll(() => stack?.stop());
 describe('the authorization server metadata (RFC 8414)', () => {
   it('names the token endpoint and key set as reached, the one grant, both authentication methods and every scope', () => {
     expect(metadata).toEqual({
-      issuer: expect.stringMatching(/^https:\/\//),
+      // The stack's own origin: clients discover it by its issuer (RFC 8414 section 3).
+      issuer: origin,
       token_endpoint: `${origin}/api/v1/oauth/token`,
       jwks_uri: `${origin}/.well-known/jwks.json`,
       grant_types_supported: ['client_credentials'],
@@ -252,30 +252,24 @@ describe('a client token without the route’s scope', () => {
     token = await tokenOf(reader);
   });
 
-  /**
-   * Refused by the authorizer's policy, before the function ran: the ACCESS_DENIED gateway
-   * response, which unlike the function's own 403 (lib/http/problems.ts) sends no Pragma.
-   */
-  const expectRefusedByPolicy = (answer: Answer) => {
-    const stated = statedGatewayResponse(
-      'ACCESS_DENIED',
-      403,
-      'User is not authorized to access this resource',
+  /** Refused by the route's function, which names the scope the route needs (RFC 6750 section 3.1). */
+  const expectRefusedForScope = (answer: Answer) => {
+    expect(answer.status).toBe(403);
+    expect(answer.headers.get('content-type')).toBe('application/problem+json');
+    expect(answer.headers.get('www-authenticate')).toBe(
+      'Bearer error="insufficient_scope", scope="shipments:write"',
     );
-    expect(answer.status).toBe(stated.status);
-    expect(answer.text).toBe(stated.body);
-    expect(answer.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope"');
-    expect(answer.headers.get('pragma')).toBeNull();
+    expect(answer.json).toMatchObject({ type: 'urn:parcel-auth:problem:insufficient-scope', status: 403 });
   };
 
   it('is refused 403 on POST /api/v1/shipments on its first call', async () => {
-    expectRefusedByPolicy(await createShipment(token));
+    expectRefusedForScope(await createShipment(token));
   });
 
   it('is refused 403 on POST /api/v1/shipments after a call to tracking', async () => {
     expect((await track(token, '12345678901234')).status).toBe(404);
 
-    expectRefusedByPolicy(await createShipment(token));
+    expectRefusedForScope(await createShipment(token));
   });
 });
 

@@ -123,12 +123,14 @@ describe('the gateway front replaces serverless-offline’s own errors by the ga
     );
   });
 
-  it('no route for the path or method (404): 403 Missing Authentication Token, as DEFAULT_4XX', async () => {
+  it('no route for the path or method (404): MISSING_AUTHENTICATION_TOKEN, which the gateway responses make a 404', async () => {
     const answer = await call(OFFLINE.noRoute);
-    expectAnswer(answer, statedGatewayResponse('DEFAULT_4XX', 403, 'Missing Authentication Token'));
-    expect(answer.body).toBe(
-      '{"type":"urn:parcel-auth:problem:request-rejected","title":"Missing Authentication Token"}',
+    expectAnswer(
+      answer,
+      statedGatewayResponse('MISSING_AUTHENTICATION_TOKEN', 403, 'Missing Authentication Token'),
     );
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body)).toMatchObject({ type: 'urn:parcel-auth:problem:not-found', status: 404 });
   });
 
   it('another error of its own (413): DEFAULT_4XX with its status and message', async () => {
@@ -164,7 +166,7 @@ describe('the gateway front replaces serverless-offline’s own errors by the ga
     });
     expect(answer.headers.get('access-control-allow-origin')).toBe('http://127.0.0.1:3001');
     expect(answer.headers.get('access-control-allow-credentials')).toBe('true');
-    expect(answer.headers.get('www-authenticate')).toBe('Bearer');
+    expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
   });
 
   it('serverless-offline not listening: DEFAULT_5XX, 503 with Retry-After', async () => {

@@ -257,7 +257,30 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: ['tracking:read', 'shipments:write'],
       response_types_supported: [],
+      discovery_note: `The issuer ${process.env.TOKEN_ISSUER} is an identifier on this stage, not where this document is served (https://abc123.execute-api.eu-central-1.amazonaws.com/prod/.well-known/oauth-authorization-server): configure OAuth clients with this document's URL or the token endpoint.`,
     });
+  });
+
+  it('has no discovery note where it is served at its issuer, as on a stage with a custom domain', async () => {
+    const issuer = process.env.TOKEN_ISSUER ?? '';
+    const { host } = new URL(issuer);
+    const event = {
+      ...trackingEvent(),
+      httpMethod: 'GET',
+      path: '/.well-known/oauth-authorization-server',
+      resource: '/.well-known/oauth-authorization-server',
+      headers: { Host: host, 'X-Forwarded-Proto': 'https' },
+    };
+    const issuerPath = new URL(issuer).pathname.replace(/\/$/, '');
+    event.requestContext = {
+      ...event.requestContext,
+      domainName: host,
+      path: `${issuerPath}/.well-known/oauth-authorization-server`,
+    };
+    const body = bodyOf(await call(metadata, event));
+    expect(body.issuer).toBe(issuer);
+    expect(body.token_endpoint).toBe(`${issuer}/api/v1/oauth/token`);
+    expect(body).not.toHaveProperty('discovery_note');
   });
 
   it('names API Gateway’s domain, not a Host header the caller chose', async () => {
@@ -309,18 +332,18 @@ describe('a client’s token on the protected routes', () => {
     expect(tracked.allowed).toBe(true);
     expect(tracked.response.statusCode).toBe(200);
 
-    // The policy leaves shipments out (API Gateway answers 403); the function, given the decision anyway, refuses too.
+    // The policy lets the request through to the function, whose 403 names the scope the route needs.
     const refused = await throughAuthorizer(
       createShipment,
       createShipmentEvent('{}'),
       readerToken,
       `${ARN}/POST/api/v1/shipments`,
     );
-    expect(refused.allowed).toBe(false);
+    expect(refused.allowed).toBe(true);
     expect(refused.response.statusCode).toBe(403);
     expect(refused.response.headers).toMatchObject({
       'Content-Type': 'application/problem+json',
-      'WWW-Authenticate': 'Bearer error="insufficient_scope"',
+      'WWW-Authenticate': 'Bearer error="insufficient_scope", scope="shipments:write"',
     });
     expect(bodyOf(refused.response).type).toBe('urn:parcel-auth:problem:insufficient-scope');
 
@@ -331,8 +354,11 @@ describe('a client’s token on the protected routes', () => {
       writerToken,
       `${ARN}/GET/api/v1/tracking/${parcelNumber}`,
     );
-    expect(writerTracks.allowed).toBe(false);
+    expect(writerTracks.allowed).toBe(true);
     expect(writerTracks.response.statusCode).toBe(403);
+    expect(writerTracks.response.headers).toMatchObject({
+      'WWW-Authenticate': 'Bearer error="insufficient_scope", scope="tracking:read"',
+    });
   });
 
   it('hides another customer’s shipment from a client as not found', async () => {

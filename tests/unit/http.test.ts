@@ -58,7 +58,10 @@ describe('authorized endpoint', () => {
   it('answers 401 invalid_token from exp on, before looking at the body', async () => {
     const response = await run(new Date(EXP * 1000), eventWith(context(), '{not json'));
     expect(response.statusCode).toBe(401);
-    expect(response.headers).toMatchObject({ 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+    expect(response.headers).toMatchObject({
+      'WWW-Authenticate':
+        'Bearer error="invalid_token", error_description="The access token is missing, invalid, expired or revoked"',
+    });
     expect(JSON.parse(response.body)).toMatchObject({
       type: 'urn:parcel-auth:problem:unauthorized',
       status: 401,

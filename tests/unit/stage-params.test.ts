@@ -90,3 +90,48 @@ describe('stage parameter importBcryptMaxCost', () => {
     expect(() => readStageParams('prod', {}, withProd(changes))).toThrow(/importBcryptMaxCost/);
   });
 });
+
+describe('stage parameters customDomainName and tokenIssuer', () => {
+  const params = () =>
+    parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8')).params as Record<
+      string,
+      Record<string, unknown>
+    >;
+  const withProd = (changes: Record<string, unknown>) => ({
+    ...params(),
+    prod: { ...params().prod, ...changes },
+  });
+  const certificate =
+    'arn:aws:acm:eu-central-1:123456789012:certificate/1234abcd-12ab-34cd-56ef-1234567890ab';
+
+  it('accepts a custom domain whose issuer is its own origin, where discovery by issuer finds the metadata', () => {
+    const stage = withProd({
+      customDomainName: 'auth.parcel-carrier.example',
+      customDomainCertificateArn: certificate,
+      tokenIssuer: 'https://auth.parcel-carrier.example',
+    });
+    expect(() => readStageParams('prod', {}, stage)).not.toThrow();
+  });
+
+  it.each([
+    [
+      'an issuer with the stage in its path',
+      { tokenIssuer: 'https://auth.parcel-carrier.example/prod' },
+      /tokenIssuer must be https:\/\/auth\.parcel-carrier\.example/,
+    ],
+    ['no certificate', { customDomainCertificateArn: '' }, /go together/],
+    [
+      'a certificate of another service',
+      { customDomainCertificateArn: 'arn:aws:kms:eu-central-1:123456789012:key/x' },
+      /customDomainCertificateArn/,
+    ],
+  ])('refuses a custom domain with %s', (_name, changes, message) => {
+    const stage = withProd({
+      customDomainName: 'auth.parcel-carrier.example',
+      customDomainCertificateArn: certificate,
+      tokenIssuer: 'https://auth.parcel-carrier.example',
+      ...changes,
+    });
+    expect(() => readStageParams('prod', {}, stage)).toThrow(message);
+  });
+});
