@@ -2,12 +2,16 @@
 import { type Clock, systemClock } from './time.ts';
 
 // A failed reload keeps serving the value (key material valid a moment ago beats answering nothing),
-// unlike Powertools Parameters' maxAge, which throws on every call until SSM answers.
+// unlike Powertools Parameters' maxAge, which throws on every call until SSM answers; it is tried
+// again after RETRY_MS, and `loadedAt` stays the last success, so nobody takes a stale value for fresh.
 export interface Reloading<T> {
   (): Promise<T>;
-  /** When the value was loaded, or last tried to load. */
+  /** When the value was last loaded: a failed reload does not move it. */
   loadedAt(): number;
 }
+
+/** How soon a failed reload is tried again (or maxAgeMs, if shorter). */
+export const RETRY_MS = 5000;
 
 export async function reloading<T>(
   load: () => Promise<T>,
@@ -17,19 +21,22 @@ export async function reloading<T>(
   const now = () => clock().getTime();
   let value = await load();
   let loadedAt = now();
+  let nextAttemptAt = loadedAt + options.maxAgeMs;
   let pending: Promise<void> | undefined;
   const reload = async () => {
     try {
       value = await load();
+      loadedAt = now();
+      nextAttemptAt = loadedAt + options.maxAgeMs;
     } catch (error) {
       options.onError(error);
+      nextAttemptAt = now() + Math.min(options.maxAgeMs, RETRY_MS);
     } finally {
-      loadedAt = now();
       pending = undefined;
     }
   };
   const get = async () => {
-    if (now() - loadedAt >= options.maxAgeMs) {
+    if (now() >= nextAttemptAt) {
       pending ??= reload();
       await pending;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expiringCache, reloading } from '../../lib/cache.ts';
+import { expiringCache, RETRY_MS, reloading } from '../../lib/cache.ts';
 
 describe('reloading value', () => {
   it('loads at start, serves the value until it is old, then loads again', async () => {
@@ -32,6 +32,31 @@ describe('reloading value', () => {
     now = 10;
     expect(await get()).toBe('key set');
     expect(errors).toHaveLength(1);
+  });
+
+  it('tries a failed reload again after RETRY_MS, and keeps loadedAt at the last success meanwhile', async () => {
+    let now = 0;
+    let fail = false;
+    let loads = 0;
+    const get = await reloading(
+      async () => {
+        loads += 1;
+        if (fail) throw new Error('SSM throttled');
+        return `key set ${loads}`;
+      },
+      { maxAgeMs: 60_000, clock: () => new Date(now), onError: () => {} },
+    );
+    fail = true;
+    now = 60_000;
+    expect(await get()).toBe('key set 1');
+    expect(get.loadedAt()).toBe(0);
+    now = 60_000 + RETRY_MS - 1;
+    await get();
+    expect(loads).toBe(2);
+    fail = false;
+    now = 60_000 + RETRY_MS;
+    expect(await get()).toBe('key set 3');
+    expect(get.loadedAt()).toBe(60_000 + RETRY_MS);
   });
 
   it('shares one reload between concurrent callers', async () => {
