@@ -220,7 +220,7 @@ export async function runCommand(command: Command, context: CommandContext): Pro
       const revoked =
         'all' in command
           ? await revokeAllKeys(location, context.now())
-          : await revokeKeys(location, command.kid, context.now());
+          : await revokeKeys(location, command.kid, context.now(), params.keyReloadIntervalSeconds);
       for (const kid of revoked.revoked)
         context.print(`revoked ${kid}: no longer published, nor in the keyring`);
       if (revoked.replaced) {

@@ -451,11 +451,16 @@ async function writeRevocation(location: KeyLocation, revocation: Revocation, ag
  * them). Never refused for timing, unlike a rotation: an attacker's key is worse than
  * containers that must reload to know the new one.
  */
-export async function revokeKeys(location: KeyLocation, kid: string, now: Date): Promise<RevokeResult> {
+export async function revokeKeys(
+  location: KeyLocation,
+  kid: string,
+  now: Date,
+  reloadIntervalSeconds: number,
+): Promise<RevokeResult> {
   const { keyring, jwks } = await loadKeys(location);
   let revocation: Revocation;
   try {
-    revocation = await revokeKey({ keyring, jwks, kid, now });
+    revocation = await revokeKey({ keyring, jwks, kid, now, reloadIntervalSeconds });
   } catch (error) {
     throw failure(
       `${error instanceof Error ? error.message : String(error)} of stage ${location.stage} ${location.where} (see keys list${location.stageOption})`,

@@ -181,8 +181,10 @@ export async function revokeKey(input: {
   readonly jwks: Jwks;
   readonly kid: string;
   readonly now: Date;
+  /** Stamps the kept retired keys that lack a `signed_until`, as a rotation does. */
+  readonly reloadIntervalSeconds: number;
 }): Promise<Revocation> {
-  const { keyring, jwks, kid, now } = input;
+  const { keyring, jwks, kid, now, reloadIntervalSeconds } = input;
   const inKeyring = [keyring.active.kid, keyring.next.kid, ...keyring.retired.map((key) => key.kid)];
   if (!inKeyring.includes(kid) && !jwks.keys.some((key) => key.kid === kid)) {
     throw new Error(`no key ${kid} in the keyring or the key set`);
@@ -194,7 +196,14 @@ export async function revokeKey(input: {
   const revoked = [...new Set([...inKeyring, kid])].filter((one) => leaked.has(one));
   const kept = keyring.retired.filter((key) => !leaked.has(key.kid));
   const next = replaced ? await replacePair(keyring, kept, now) : { ...keyring, retired: kept };
-  const previous = { keys: jwks.keys.filter((key) => !leaked.has(key.kid)) };
+  const retiredAt = new Map(kept.map((key) => [key.kid, new Date(key.retiredAt)]));
+  const bounded = (key: PublicJwk): PublicJwk => {
+    const at = retiredAt.get(key.kid);
+    return at === undefined || key.signed_until !== undefined
+      ? key
+      : { ...key, signed_until: signedUntil(at, reloadIntervalSeconds) };
+  };
+  const previous = { keys: jwks.keys.filter((key) => !leaked.has(key.kid)).map(bounded) };
   return { keyring: next, jwks: publishedKeys(next, previous), revoked, replaced };
 }
 

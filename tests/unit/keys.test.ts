@@ -365,7 +365,13 @@ describe('revoking a key', () => {
     const { keyring, jwks, chain } = await rotated(2);
     const [oldest, retired, active, next] = chain;
 
-    const revoked = await revokeKey({ keyring, jwks, kid: keyring.active.kid, now: at(3) });
+    const revoked = await revokeKey({
+      keyring,
+      jwks,
+      kid: keyring.active.kid,
+      now: at(3),
+      reloadIntervalSeconds: 300,
+    });
 
     expect(active).toBe(keyring.active.kid);
     expect(sorted(revoked.revoked)).toEqual(sorted([retired, active, next]));
@@ -383,7 +389,13 @@ describe('revoking a key', () => {
   it('revokes the next key with the active key, and not the retired key that never shared a keyring with the next one', async () => {
     const { keyring, jwks } = await rotated(1);
 
-    const revoked = await revokeKey({ keyring, jwks, kid: keyring.next.kid, now: at(2) });
+    const revoked = await revokeKey({
+      keyring,
+      jwks,
+      kid: keyring.next.kid,
+      now: at(2),
+      reloadIntervalSeconds: 300,
+    });
 
     expect(sorted(revoked.revoked)).toEqual(sorted([keyring.active.kid, keyring.next.kid]));
     expect(revoked.replaced).toBe(true);
@@ -399,7 +411,13 @@ describe('revoking a key', () => {
     const { keyring, jwks, chain } = await rotated(4);
     const [oldest, older, old] = chain;
 
-    const revoked = await revokeKey({ keyring, jwks, kid: older ?? '', now: at(5) });
+    const revoked = await revokeKey({
+      keyring,
+      jwks,
+      kid: older ?? '',
+      now: at(5),
+      reloadIntervalSeconds: 300,
+    });
 
     expect(sorted(revoked.revoked)).toEqual(sorted([oldest, older, old]));
     expect(revoked.replaced).toBe(false);
@@ -414,7 +432,13 @@ describe('revoking a key', () => {
   it('replaces the active and next keys when the retired key revoked is the one the active key succeeded', async () => {
     const { keyring, jwks } = await rotated(1);
 
-    const revoked = await revokeKey({ keyring, jwks, kid: keyring.retired[0]?.kid ?? '', now: at(2) });
+    const revoked = await revokeKey({
+      keyring,
+      jwks,
+      kid: keyring.retired[0]?.kid ?? '',
+      now: at(2),
+      reloadIntervalSeconds: 300,
+    });
 
     expect(sorted(revoked.revoked)).toEqual(
       sorted([keyring.retired[0]?.kid, keyring.active.kid, keyring.next.kid]),
@@ -433,8 +457,20 @@ describe('revoking a key', () => {
       retired: keyring.retired.map(({ kid, retiredAt }) => ({ kid, retiredAt })),
     };
 
-    const ofActive = await revokeKey({ keyring: unrecorded, jwks, kid: keyring.active.kid, now: at(3) });
-    const ofOldest = await revokeKey({ keyring: unrecorded, jwks, kid: chain[0] ?? '', now: at(3) });
+    const ofActive = await revokeKey({
+      keyring: unrecorded,
+      jwks,
+      kid: keyring.active.kid,
+      now: at(3),
+      reloadIntervalSeconds: 300,
+    });
+    const ofOldest = await revokeKey({
+      keyring: unrecorded,
+      jwks,
+      kid: chain[0] ?? '',
+      now: at(3),
+      reloadIntervalSeconds: 300,
+    });
 
     expect(sorted(ofActive.revoked)).toEqual(sorted(chain.slice(1)));
     expect(sorted(ofOldest.revoked)).toEqual(sorted(chain.slice(0, 2)));
@@ -442,9 +478,20 @@ describe('revoking a key', () => {
 
   it('does not take a retired key for a neighbour of keys that replaced a revoked pair', async () => {
     const { keyring, jwks } = await rotated(1);
-    const first = await revokeKey({ keyring, jwks, kid: keyring.next.kid, now: at(2) });
+    const first = await revokeKey({
+      keyring,
+      jwks,
+      kid: keyring.next.kid,
+      now: at(2),
+      reloadIntervalSeconds: 300,
+    });
 
-    const second = await revokeKey({ ...first, kid: first.keyring.active.kid, now: at(3) });
+    const second = await revokeKey({
+      ...first,
+      kid: first.keyring.active.kid,
+      now: at(3),
+      reloadIntervalSeconds: 300,
+    });
 
     expect(second.keyring.retired).toEqual(keyring.retired);
   });
@@ -461,17 +508,39 @@ describe('revoking a key', () => {
     const forged = [await signWith(copy.active), await signWith(copy.next)];
     expect(await verifiesWith(forged[0] ?? '', rotation.jwks)).toBe(true);
 
-    const revoked = await revokeKey({ ...rotation, kid: rotation.keyring.active.kid, now: at(2) });
+    const revoked = await revokeKey({
+      ...rotation,
+      kid: rotation.keyring.active.kid,
+      now: at(2),
+      reloadIntervalSeconds: 300,
+    });
 
     for (const token of forged) expect(await verifiesWith(token, revoked.jwks)).toBe(false);
     expect(await verifiesWith(await signWith(revoked.keyring.active), revoked.jwks)).toBe(true);
   });
 
+  it('bounds a kept retired key published without signed_until (an older key set) from its retirement, as a rotation would', async () => {
+    const { keyring, jwks } = await rotated(2);
+    const older = keyring.retired[1];
+    const unbounded = { keys: jwks.keys.map(({ signed_until: _until, ...key }) => key) };
+
+    const revoked = await revokeKey({
+      keyring,
+      jwks: unbounded,
+      kid: keyring.next.kid,
+      now: at(3),
+      reloadIntervalSeconds: 300,
+    });
+
+    const kept = revoked.jwks.keys.find(({ kid }) => kid === older?.kid);
+    expect(kept?.signed_until).toBe(Date.parse(older?.retiredAt ?? '') / 1000 + 300);
+  });
+
   it('refuses a kid neither the keyring nor the key set holds', async () => {
     const { keyring, jwks } = await rotated(1);
-    await expect(revokeKey({ keyring, jwks, kid: 'unknown', now: at(2) })).rejects.toThrow(
-      'no key unknown in the keyring or the key set',
-    );
+    await expect(
+      revokeKey({ keyring, jwks, kid: 'unknown', now: at(2), reloadIntervalSeconds: 300 }),
+    ).rejects.toThrow('no key unknown in the keyring or the key set');
   });
 });
 
