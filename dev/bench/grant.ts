@@ -116,7 +116,7 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
       const period = counterPeriod(now, now - 86_400_000);
       await Promise.all([
         counters.reset('FLOOR#CLIENT', period),
-        counters.release('FLOOR#IP', attempt, period),
+        counters.release('FLOOR#IP', attempt, period, false),
       ]);
       await sign(secretId);
     };

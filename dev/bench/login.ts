@@ -100,7 +100,7 @@ export async function loginPart(options: {
           }),
         ),
         counters.reset('FLOOR#USER', counterPeriod(nowMs, nowMs - 86_400_000)),
-        counters.release('FLOOR#IP', randomUUID(), counterPeriod(nowMs, nowMs - 86_400_000)),
+        counters.release('FLOOR#IP', randomUUID(), counterPeriod(nowMs, nowMs - 86_400_000), false),
       ]);
     };
     const samples = await interleaved(

@@ -111,14 +111,14 @@ export function createDynamoThrottleStore(deps: {
       throw new Error(`login counter ${counterKey} kept changing under concurrent logins`);
     },
 
-    async release(counterKey, attempt, period) {
+    async release(counterKey, attempt, period, restoreRetry) {
       // Only within the attempt's period: a later period's attempt has moved the count on.
       await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
             Key: { counterKey },
-            UpdateExpression: 'SET released = :attempt ADD #count :minusOne, #next :minusOne',
+            UpdateExpression: `SET released = :attempt${restoreRetry ? ', retryAfterLock = :one' : ''} ADD #count :minusOne, #next :minusOne`,
             ConditionExpression:
               'period = :period AND #count > :zero AND (attribute_not_exists(released) OR released <> :attempt)',
             ExpressionAttributeNames: { '#count': countIn(period), '#next': countIn(period + 1) },
@@ -127,6 +127,7 @@ export function createDynamoThrottleStore(deps: {
               ':zero': 0,
               ':attempt': attempt,
               ':period': period,
+              ...(restoreRetry && { ':one': 1 }),
             },
           }),
         ),

@@ -68,9 +68,10 @@ export interface ThrottleStore {
   /**
    * Takes back the `attempt` counted in `period` (counterPeriod), unless a later period's
    * attempt has moved the count on; sent again after its answer was lost, it takes back
-   * nothing more.
+   * nothing more. `restoreRetry`: the attempt was the one a lock allows after it ends, which a
+   * give-back hands back.
    */
-  release(key: string, attempt: string, period: number): Promise<void>;
+  release(key: string, attempt: string, period: number, restoreRetry: boolean): Promise<void>;
   /** Locks the counter until `lockedUntil`, unless it is locked longer already. */
   lock(key: string, lock: { lockedUntil: number; expiresAt: number }): Promise<void>;
   /** Sets an existing counter back to zero attempts from `period` on, and no lock (a success); keeps its item. */
@@ -221,9 +222,16 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
     ].filter(({ kind }) => policyOf(kind).limit > 0);
 
   /** Takes the attempt back from `counted`; what fails stays counted, and is logged. */
-  const giveBack = async (counted: readonly { key: string; period: number }[], id: string) => {
+  /** Counted at or past the limit: it was the retry a lock allows after it ends (or a stale hold's). */
+  const retried = (kind: CounterKind, failures: number) => failures > policyOf(kind).limit;
+  const giveBack = async (
+    counted: readonly { key: string; kind: CounterKind; period: number; failures: number }[],
+    id: string,
+  ) => {
     const released = await Promise.allSettled(
-      counted.map(({ key, period }) => store.release(key, id, period)),
+      counted.map(({ key, kind, period, failures }) =>
+        store.release(key, id, period, retried(kind, failures)),
+      ),
     );
     for (const result of released) {
       if (result.status === 'rejected') {
@@ -257,7 +265,9 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
       if (failed !== undefined) {
         // Undecided (a counter's write failed): take the attempt back where it was counted.
         await giveBack(
-          results.filter(({ granted }) => granted),
+          results
+            .filter(({ granted }) => granted)
+            .map(({ record, ...rest }) => ({ ...rest, failures: record.failures })),
           id,
         );
         throw failed.reason;
@@ -276,7 +286,11 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
       }
       // Not trying after all: take the attempt back where it was counted.
       await Promise.all(
-        results.filter(({ granted }) => granted).map(({ key, period }) => store.release(key, id, period)),
+        results
+          .filter(({ granted }) => granted)
+          .map(({ key, kind, period, record }) =>
+            store.release(key, id, period, retried(kind, record.failures)),
+          ),
       );
       const waits = refused.map(({ record, policy }) =>
         Math.ceil((refusedUntil(record, policy, at) - at) / 1000),
@@ -312,7 +326,9 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
       await Promise.all(
         // Reset, not deleted: the login role may not delete a counter (only `user unlock` does).
         reservation.counted.map(({ key, kind, period }) =>
-          kind === 'username' ? store.reset(key, period) : store.release(key, reservation.attempt, period),
+          kind === 'username'
+            ? store.reset(key, period)
+            : store.release(key, reservation.attempt, period, false),
         ),
       );
     },

@@ -195,16 +195,30 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     const key = 'IP#198.51.100.3';
     await store.reserve(key, at(T0));
     await store.reserve(key, at(T0 + 1));
-    await store.release(key, 'attempt-1', periodAt(T0));
-    await store.release(key, 'attempt-1', periodAt(T0));
+    await store.release(key, 'attempt-1', periodAt(T0), false);
+    await store.release(key, 'attempt-1', periodAt(T0), false);
     expect((await store.read([key])).get(key)?.failures).toBe(1);
+  });
+
+  it('takes back the attempt a lock allowed after it ended, and allows it again', async () => {
+    const key = 'USER#retry-handed-back';
+    for (let i = 0; i < 5; i += 1) await store.reserve(key, { ...at(T0), attempt: `attempt-${i}` });
+    await store.lock(key, { lockedUntil: T0 + 30_000, expiresAt: KEPT });
+    const after = { ...at(T0 + 30_000), attempt: 'the-retry' };
+    expect((await store.reserve(key, after)).granted).toBe(true);
+    expect((await store.read([key])).get(key)).toMatchObject({ failures: 6, retryAfterLock: false });
+
+    await store.release(key, 'the-retry', periodAt(T0 + 30_000), true);
+
+    expect((await store.read([key])).get(key)).toMatchObject({ failures: 5, retryAfterLock: true });
+    expect((await store.reserve(key, { ...at(T0 + 30_001), attempt: 'again' })).granted).toBe(true);
   });
 
   it('takes an attempt back, never below zero, and clears a counter', async () => {
     const key = 'IP#198.51.100.2';
     await store.reserve(key, at(T0));
-    await store.release(key, 'attempt-1', periodAt(T0));
-    await store.release(key, 'attempt-2', periodAt(T0));
+    await store.release(key, 'attempt-1', periodAt(T0), false);
+    await store.release(key, 'attempt-2', periodAt(T0), false);
     expect((await store.read([key])).get(key)?.failures).toBe(0);
     await store.clear(key);
     expect((await store.read([key])).size).toBe(0);

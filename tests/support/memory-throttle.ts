@@ -37,7 +37,7 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
       attempts.set(key, { ...ids, counted: attempt });
       return { granted: true, record: next };
     },
-    async release(key, attempt, period) {
+    async release(key, attempt, period, restoreRetry) {
       const current = all.get(key);
       const ids = attempts.get(key) ?? {};
       if (
@@ -46,7 +46,11 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
         current.failures > 0 &&
         ids.released !== attempt
       ) {
-        all.set(key, { ...current, failures: current.failures - 1 });
+        all.set(key, {
+          ...current,
+          failures: current.failures - 1,
+          retryAfterLock: current.retryAfterLock || restoreRetry,
+        });
         attempts.set(key, { ...ids, released: attempt });
       }
     },

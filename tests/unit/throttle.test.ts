@@ -197,6 +197,19 @@ describe('login throttle', () => {
     });
   });
 
+  it('hands back the one attempt a lock allows after it ends when that attempt is undecided', async () => {
+    const { throttle, fail, advance } = setup();
+    for (let i = 0; i < POLICY.limit; i += 1) await fail(attempt);
+    advance(POLICY.baseLockSeconds * 1000);
+    // The attempt allowed after the lock meets an outage before the password is checked.
+    await throttle.undecided(await throttle.begin(attempt));
+
+    // The user's own retry is still allowed, as if the outage had not taken it.
+    await expect(throttle.begin(attempt)).resolves.toMatchObject({
+      counted: [{ failures: POLICY.limit + 1 }],
+    });
+  });
+
   it('gives the attempt back where it was counted when another counter’s write fails', async () => {
     const memory = memoryThrottleStore();
     const ipKey = sourceIpCounterKey(attempt.sourceIp);
