@@ -96,6 +96,9 @@ const OWN = new Set(['host', 'x-forwarded-proto']);
 /** What a replaced answer keeps of serverless-offline's: its CORS headers (docs/local-stack.md). */
 const cors = (name: string) => name.startsWith('access-control-') || name === 'vary';
 
+/** The caller's IPv4 loopback address (the front listens on 127.0.0.1 only), IPv4-mapped or not. */
+const callerAddress = (req: IncomingMessage) => req.socket.remoteAddress?.replace(/^::ffff:/, '');
+
 export interface GatewayFront {
   close(): Promise<void>;
 }
@@ -152,6 +155,9 @@ export async function startGatewayFront(options: {
           ...['Host', ownHost, 'X-Forwarded-Proto', 'http'],
         ],
         agent: false,
+        // From the caller's own address (every 127.x address is this machine's): serverless-offline
+        // gives the functions its peer's address as sourceIp, as API Gateway gives the caller's.
+        localAddress: callerAddress(req),
       },
       (answer) => {
         answer.once('error', () => res.destroy());

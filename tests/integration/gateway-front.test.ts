@@ -5,7 +5,7 @@
  * down). The real authorizer's answers through the front: tests/e2e/gateway-responses.test.ts.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,7 +64,9 @@ const OFFLINE = {
 } satisfies Record<string, Canned>;
 
 let canned: Canned = OFFLINE.refused;
-let received: { headers: IncomingHttpHeaders; rawHeaders: string[]; body: string } | undefined;
+let received:
+  | { headers: IncomingHttpHeaders; rawHeaders: string[]; body: string; remoteAddress: string | undefined }
+  | undefined;
 let offline: Server;
 let front: GatewayFront;
 let base: string;
@@ -78,7 +80,12 @@ beforeAll(async () => {
       body += chunk;
     });
     req.once('end', () => {
-      received = { headers: req.headers, rawHeaders: req.rawHeaders, body };
+      received = {
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body,
+        remoteAddress: req.socket.remoteAddress,
+      };
       res.writeHead(canned.status, canned.headers);
       res.end(canned.body);
     });
@@ -264,6 +271,28 @@ describe('the gateway front passes every other answer on as it is', () => {
     const authorization = received?.rawHeaders.filter((_, index, raw) => raw[index - 1] === 'Authorization');
     expect(authorization).toEqual(['Bearer one', 'Bearer two']);
   });
+});
+
+describe('the gateway front hands serverless-offline the caller’s own address, as API Gateway gives sourceIp', () => {
+  /** A request to the front from `localAddress` (any 127.x address is this machine's). */
+  const from = (localAddress: string) =>
+    new Promise<void>((done, fail) => {
+      canned = { status: 204, body: '' };
+      const sent = request(`${base}/api/v1/login`, { method: 'POST', localAddress }, (response) => {
+        response.resume();
+        response.once('end', () => done());
+      });
+      sent.once('error', fail);
+      sent.end('{}');
+    });
+
+  it.each(['127.0.0.2', '127.0.0.3'])(
+    'connects to it from %s for a caller at that address',
+    async (address) => {
+      await from(address);
+      expect(received?.remoteAddress).toBe(address);
+    },
+  );
 });
 
 describe('the gateway front stands in for API Gateway’s own domain', () => {
