@@ -173,6 +173,9 @@ const throttle = (env: ThrottleVars) =>
     sourceIp: policy(env, env.IP_FAILURE_LIMIT, env.IP_FAILURE_WINDOW),
   } satisfies ThrottleSettings);
 
+const lockoutOrdered = (env: ThrottleVars) => env.LOGIN_LOCKOUT_BASE <= env.LOGIN_LOCKOUT_MAX;
+const LOCKOUT_UNORDERED = 'LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX';
+
 const LoginConfigSchema = v.pipe(
   v.object({
     ...SessionEnv,
@@ -180,10 +183,7 @@ const LoginConfigSchema = v.pipe(
     ...pick('BCRYPT_COST'),
   }),
   v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
-  v.check(
-    (env) => env.LOGIN_LOCKOUT_BASE <= env.LOGIN_LOCKOUT_MAX,
-    'LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX',
-  ),
+  v.check((env) => lockoutOrdered(env), LOCKOUT_UNORDERED),
   v.transform((env) =>
     Object.freeze({
       // Login starts sessions only; the grace window matters to refresh alone.
@@ -231,12 +231,18 @@ const LogoutConfigSchema = v.pipe(
 );
 
 const ClientTokenEnv = pick('CLIENT_TOKEN_TTL');
+/** Access tokens as the authorizer verifies them: a client's lifetime is its own. */
+const AccessTokenEnv = { ...TokenEnv, ...ClientTokenEnv };
+const accessTokens = (env: v.InferOutput<v.ObjectSchema<typeof AccessTokenEnv, undefined>>) =>
+  Object.freeze({
+    ...tokens(env),
+    clientAccessTtlSeconds: env.CLIENT_TOKEN_TTL,
+  } satisfies AccessTokenSettings);
 
 const AuthorizerConfigSchema = v.pipe(
   v.object({
     ...Stage,
-    ...TokenEnv,
-    ...ClientTokenEnv,
+    ...AccessTokenEnv,
     ...DataEnv,
     ...KeyReloadEnv,
     ...pick('ACCOUNTS_TABLE', 'VERIFICATION_KEYS', 'REVOCATION_CACHE_TTL'),
@@ -245,10 +251,7 @@ const AuthorizerConfigSchema = v.pipe(
   v.transform((env) =>
     Object.freeze({
       stage: env.STAGE,
-      tokens: Object.freeze({
-        ...tokens(env),
-        clientAccessTtlSeconds: env.CLIENT_TOKEN_TTL,
-      } satisfies AccessTokenSettings),
+      tokens: accessTokens(env),
       data: data(env),
       accountsTable: env.ACCOUNTS_TABLE,
       keys: keys(env, { verificationKeys: env.VERIFICATION_KEYS }),
@@ -268,10 +271,7 @@ const OAuthTokenConfigSchema = v.pipe(
     ...pick('ACCOUNTS_TABLE', 'SIGNING_KEYRING'),
   }),
   v.check((env) => env.TOKEN_AUDIENCE !== env.TOKEN_ISSUER, AUDIENCE_IS_ISSUER),
-  v.check(
-    (env) => env.LOGIN_LOCKOUT_BASE <= env.LOGIN_LOCKOUT_MAX,
-    'LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX',
-  ),
+  v.check((env) => lockoutOrdered(env), LOCKOUT_UNORDERED),
   v.transform((env) =>
     Object.freeze({
       stage: env.STAGE,
@@ -286,6 +286,42 @@ const OAuthTokenConfigSchema = v.pipe(
       loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
       throttle: throttle(env),
     }),
+  ),
+);
+
+// Revocation and introspection: client authentication as the token endpoint's (its throttle, whose
+// counter secret is in the signing keyring) and the authorizer's verification of the token asked about.
+const ClientTokenQueryEnv = {
+  ...Stage,
+  ...AccessTokenEnv,
+  ...DataEnv,
+  ...KeyReloadEnv,
+  ...ThrottleEnv,
+  ...pick('ACCOUNTS_TABLE', 'SIGNING_KEYRING', 'VERIFICATION_KEYS'),
+};
+const clientTokenQuery = (env: v.InferOutput<v.ObjectSchema<typeof ClientTokenQueryEnv, undefined>>) => ({
+  stage: env.STAGE,
+  tokens: accessTokens(env),
+  data: data(env),
+  accountsTable: env.ACCOUNTS_TABLE,
+  keys: keys(env, { signingKeyring: env.SIGNING_KEYRING, verificationKeys: env.VERIFICATION_KEYS }),
+  loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
+  throttle: throttle(env),
+});
+
+const OAuthRevokeConfigSchema = v.pipe(
+  v.object(ClientTokenQueryEnv),
+  v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
+  v.check((env) => lockoutOrdered(env), LOCKOUT_UNORDERED),
+  v.transform((env) => Object.freeze(clientTokenQuery(env))),
+);
+
+const OAuthIntrospectConfigSchema = v.pipe(
+  v.object({ ...ClientTokenQueryEnv, ...pick('REVOCATION_CACHE_TTL') }),
+  v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
+  v.check((env) => lockoutOrdered(env), LOCKOUT_UNORDERED),
+  v.transform((env) =>
+    Object.freeze({ ...clientTokenQuery(env), revocationCacheTtlMs: env.REVOCATION_CACHE_TTL * 1000 }),
   ),
 );
 
@@ -312,6 +348,8 @@ export type LogoutConfig = v.InferOutput<typeof LogoutConfigSchema>;
 export type AuthorizerConfig = v.InferOutput<typeof AuthorizerConfigSchema>;
 export type JwksConfig = v.InferOutput<typeof JwksConfigSchema>;
 export type OAuthTokenConfig = v.InferOutput<typeof OAuthTokenConfigSchema>;
+export type OAuthRevokeConfig = v.InferOutput<typeof OAuthRevokeConfigSchema>;
+export type OAuthIntrospectConfig = v.InferOutput<typeof OAuthIntrospectConfigSchema>;
 export type OAuthMetadataConfig = v.InferOutput<typeof OAuthMetadataConfigSchema>;
 export type ShipmentsConfig = v.InferOutput<typeof ShipmentsConfigSchema>;
 
@@ -323,6 +361,8 @@ export const CONFIG_VARIABLES = {
   authorizer: Object.keys(AuthorizerConfigSchema.pipe[0].entries),
   jwks: Object.keys(JwksConfigSchema.pipe[0].entries),
   oauthToken: Object.keys(OAuthTokenConfigSchema.pipe[0].entries),
+  oauthRevoke: Object.keys(OAuthRevokeConfigSchema.pipe[0].entries),
+  oauthIntrospect: Object.keys(OAuthIntrospectConfigSchema.pipe[0].entries),
   oauthMetadata: Object.keys(OAuthMetadataConfigSchema.pipe[0].entries),
   shipments: Object.keys(ShipmentsConfigSchema.pipe[0].entries),
 } as const;
@@ -345,6 +385,10 @@ export const readAuthorizerConfig = (env: Env = process.env): AuthorizerConfig =
 export const readJwksConfig = (env: Env = process.env): JwksConfig => parse(JwksConfigSchema, env);
 export const readOAuthTokenConfig = (env: Env = process.env): OAuthTokenConfig =>
   parse(OAuthTokenConfigSchema, env);
+export const readOAuthRevokeConfig = (env: Env = process.env): OAuthRevokeConfig =>
+  parse(OAuthRevokeConfigSchema, env);
+export const readOAuthIntrospectConfig = (env: Env = process.env): OAuthIntrospectConfig =>
+  parse(OAuthIntrospectConfigSchema, env);
 export const readOAuthMetadataConfig = (env: Env = process.env): OAuthMetadataConfig =>
   parse(OAuthMetadataConfigSchema, env);
 export const readShipmentsConfig = (env: Env = process.env): ShipmentsConfig =>

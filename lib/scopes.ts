@@ -21,6 +21,15 @@ export const PROTECTED_ROUTES = Object.freeze(
 
 export const isScope = (value: string): value is Scope => Object.hasOwn(SCOPES, value);
 
+/**
+ * The scopes some protected route needs, in the declaration's order: what a user's token may
+ * hold. A scope no route needs (`tokens:introspect`, an OAuth endpoint's) is a client's only.
+ */
+export const ROUTE_SCOPES: readonly Scope[] = Object.freeze(
+  ALL_SCOPES.filter((scope) => Object.values(declaration.routes).some((route) => route.scope === scope)),
+);
+export const isRouteScope = (scope: Scope) => ROUTE_SCOPES.includes(scope);
+
 // A route naming a scope that is not declared would be unreachable for every token: refused at init.
 for (const [fn, route] of Object.entries(declaration.routes)) {
   if (!isScope(route.scope))

@@ -8,13 +8,22 @@ import type { LoginDeps } from './auth/login.ts';
 import { createPasswordVerifier } from './auth/passwords.ts';
 import { createDocumentClient, type DataSettings } from './aws/dynamodb.ts';
 import { type Reloading, reloading } from './cache.ts';
-import { createDynamoClientReader, createDynamoClientStatusReader } from './clients/dynamodb.ts';
+import type { ClientAuthDeps } from './clients/client-auth.ts';
+import {
+  createDynamoClientReader,
+  createDynamoClientStatusReader,
+  createDynamoClientTokenRevoker,
+} from './clients/dynamodb.ts';
 import type { GrantDeps } from './clients/grant.ts';
+import type { IntrospectDeps } from './clients/introspect.ts';
+import type { RevokeDeps } from './clients/revoke.ts';
 import type {
   AuthorizerConfig,
   JwksConfig,
   LoginConfig,
   LogoutConfig,
+  OAuthIntrospectConfig,
+  OAuthRevokeConfig,
   OAuthTokenConfig,
   RefreshConfig,
   ShipmentsConfig,
@@ -121,7 +130,7 @@ function sessionDeps(
 }
 
 async function loginThrottle(
-  config: LoginConfig | OAuthTokenConfig,
+  config: LoginConfig | OAuthTokenConfig | OAuthRevokeConfig,
   keyring: () => Promise<SigningKeyring>,
   metrics: FlushingMetrics,
 ) {
@@ -151,20 +160,80 @@ export async function loginDeps(config: LoginConfig): Promise<LoginDeps & Measur
   };
 }
 
-export async function oauthTokenDeps(config: OAuthTokenConfig): Promise<GrantDeps & Measured> {
-  const metrics = emfMetrics(config.stage);
-  const keyring = await signingKeyring(config.keys, config.data.region);
+/** Client authentication at an OAuth endpoint: the client's consistent read and the login throttle. */
+async function clientAuthDeps(
+  config: OAuthTokenConfig | OAuthRevokeConfig,
+  keyring: () => Promise<SigningKeyring>,
+  metrics: FlushingMetrics,
+): Promise<ClientAuthDeps> {
   return {
     clients: createDynamoClientReader({
       client: documentClient(config.data),
       tableName: config.accountsTable,
     }),
+    throttle: await loginThrottle(config, keyring, metrics),
+    logger,
+    metrics,
+  };
+}
+
+export async function oauthTokenDeps(config: OAuthTokenConfig): Promise<GrantDeps & Measured> {
+  const metrics = emfMetrics(config.stage);
+  const keyring = await signingKeyring(config.keys, config.data.region);
+  return {
+    ...(await clientAuthDeps(config, keyring, metrics)),
     tokens: createClientTokenIssuer({
       signingKey: async () => (await keyring()).signingKey,
       settings: config.tokens,
     }),
-    throttle: await loginThrottle(config, keyring, metrics),
-    logger,
+    metrics,
+  };
+}
+
+/** The authorizer's revocation check: users' and clients' state, trusted for `revocationCacheTtlMs`. */
+const revocationCheck = (config: AuthorizerConfig | OAuthIntrospectConfig, metrics: FlushingMetrics) =>
+  createRevocationCheck({
+    users: createDynamoStatusReader({
+      client: documentClient(config.data),
+      tableName: config.accountsTable,
+    }),
+    clients: createDynamoClientStatusReader({
+      client: documentClient(config.data),
+      tableName: config.accountsTable,
+    }),
+    cacheTtlMs: config.revocationCacheTtlMs,
+    metrics,
+  });
+
+/** The authorizer's verifier of access tokens, for the endpoints that answer about a token. */
+const accessTokenVerifier = async (config: AuthorizerConfig | OAuthRevokeConfig) =>
+  createAccessTokenVerifier({
+    keys: await verificationKeys(config.keys, config.data.region),
+    settings: config.tokens,
+  });
+
+export async function oauthRevokeDeps(config: OAuthRevokeConfig): Promise<RevokeDeps & Measured> {
+  const metrics = emfMetrics(config.stage);
+  // The keyring only for the throttle's counter secret: these endpoints sign nothing.
+  const keyring = await signingKeyring(config.keys, config.data.region);
+  return {
+    ...(await clientAuthDeps(config, keyring, metrics)),
+    verifier: await accessTokenVerifier(config),
+    revoker: createDynamoClientTokenRevoker({
+      client: documentClient(config.data),
+      tableName: config.accountsTable,
+    }),
+    metrics,
+  };
+}
+
+export async function oauthIntrospectDeps(config: OAuthIntrospectConfig): Promise<IntrospectDeps & Measured> {
+  const metrics = emfMetrics(config.stage);
+  const keyring = await signingKeyring(config.keys, config.data.region);
+  return {
+    ...(await clientAuthDeps(config, keyring, metrics)),
+    verifier: await accessTokenVerifier(config),
+    revocation: revocationCheck(config, metrics),
     metrics,
   };
 }
@@ -199,22 +268,8 @@ export async function logoutDeps(
 export async function authorizerDeps(config: AuthorizerConfig): Promise<AuthorizerDeps & Measured> {
   const metrics = emfMetrics(config.stage);
   return {
-    verifier: createAccessTokenVerifier({
-      keys: await verificationKeys(config.keys, config.data.region),
-      settings: config.tokens,
-    }),
-    revocation: createRevocationCheck({
-      users: createDynamoStatusReader({
-        client: documentClient(config.data),
-        tableName: config.accountsTable,
-      }),
-      clients: createDynamoClientStatusReader({
-        client: documentClient(config.data),
-        tableName: config.accountsTable,
-      }),
-      cacheTtlMs: config.revocationCacheTtlMs,
-      metrics,
-    }),
+    verifier: await accessTokenVerifier(config),
+    revocation: revocationCheck(config, metrics),
     logger,
     metrics,
   };

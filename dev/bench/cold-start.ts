@@ -37,7 +37,16 @@ import {
   trackingEvent,
 } from '../../tests/fixtures/events.ts';
 import { AUTHORIZER_FLOORS, serverlessEsbuildOptions } from './bundles.ts';
-import { call200, credentialsBody, importLogin, tokenRequestEvent } from './handlers.ts';
+import {
+  call200,
+  credentialsBody,
+  grant200,
+  importLogin,
+  importOAuthToken,
+  introspectionEvent,
+  revocationEvent,
+  tokenRequestEvent,
+} from './handlers.ts';
 import { median } from './measure.ts';
 import {
   CLIENT_PER_STORE,
@@ -65,11 +74,15 @@ const clientPerStorePlugin: Plugin = {
   },
 };
 
-/** What a first event carries: a user's tokens (fresh for the run when `tokens`), the stage's API client. */
+/**
+ * What a first event carries: a user's tokens (fresh for the run when `tokens`), the stage's API
+ * client, and a token of that client (fresh for the run when `clientToken`).
+ */
 interface Credentials {
   readonly access: string;
   readonly refresh: string;
   readonly client: BenchClient;
+  readonly clientAccess: string;
 }
 
 /**
@@ -78,7 +91,7 @@ interface Credentials {
  */
 const FUNCTIONS: Record<
   string,
-  { source: string; event: (credentials: Credentials) => unknown; tokens?: true }
+  { source: string; event: (credentials: Credentials) => unknown; tokens?: true; clientToken?: true }
 > = {
   authorizer: {
     source: 'functions/authorizer.ts',
@@ -117,6 +130,29 @@ const FUNCTIONS: Record<
       ),
   },
   oauthToken: { source: 'functions/oauth-token.ts', event: ({ client }) => tokenRequestEvent(client) },
+  // The client's own token, revoked (200).
+  oauthRevoke: {
+    source: 'functions/oauth-revoke.ts',
+    clientToken: true,
+    event: ({ client, clientAccess }) => revocationEvent(client, clientAccess),
+  },
+  // A user's token, introspected by the stage's client, which holds every scope (200, active).
+  oauthIntrospect: {
+    source: 'functions/oauth-introspect.ts',
+    tokens: true,
+    event: ({ client, access }) => introspectionEvent(client, access),
+  },
+  // Another method on the token endpoint: its 405.
+  oauthWrongMethod: {
+    source: 'functions/oauth-wrong-method.ts',
+    event: () =>
+      trackingEvent({
+        httpMethod: 'GET',
+        resource: '/api/v1/oauth/token',
+        path: '/api/v1/oauth/token',
+        pathParameters: null,
+      }),
+  },
   oauthMetadata: {
     source: 'functions/oauth-metadata.ts',
     event: () =>
@@ -257,6 +293,7 @@ export async function coldStartPart(options: {
       const body = await call200(login, credentialsBody('alice', PASSWORD));
       return { access: String(body.token), refresh: String(body.refreshToken) };
     };
+    const oauthToken = await importOAuthToken();
 
     const functions: ColdStartFunction[] = [];
     for (const [name, spec] of Object.entries(FUNCTIONS)) {
@@ -282,7 +319,8 @@ export async function coldStartPart(options: {
           const variant = names[(run + offset) % names.length] ?? 'empty';
           const eventPath = join(work, `event-${name}-${variant.replaceAll(/\W/g, '')}.json`);
           const tokens = spec.tokens ? await freshTokens() : { access: '', refresh: '' };
-          const event = spec.event({ ...tokens, client: stage.client });
+          const clientAccess = spec.clientToken ? await grant200(oauthToken, stage.client) : '';
+          const event = spec.event({ ...tokens, client: stage.client, clientAccess });
           await writeFile(eventPath, JSON.stringify({ event, context: lambdaContext() }));
           const modulePath = variants[variant] ?? empty;
           samples.get(variant)?.push(await runOnce(modulePath, eventPath, runner));

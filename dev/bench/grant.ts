@@ -7,16 +7,21 @@
  * each attempt counter in parallel; after it, an UpdateItem of each counter in parallel), then
  * one jose sign of a token with the grant's header and claims under the same key.
  * The secret check, one GetItem and the sign are timed alone too.
+ *
+ * Token introspection (functions/oauth-introspect.ts, the grant's token, active) authenticates
+ * the client the same way, then verifies the token as the authorizer does and reads its
+ * client's state, which the production revocation cache (30 s) keeps between calls: its floor
+ * is the same two steps and secret check, then one jose jwtVerify with the authorizer's options.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
+import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { type ClientSecret, matchSecret } from '../../lib/clients/clients.ts';
 import { clientKey } from '../../lib/clients/dynamodb.ts';
-import { readOAuthTokenConfig } from '../../lib/config.ts';
+import { readOAuthIntrospectConfig, readOAuthTokenConfig } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import { counterPeriod } from '../../lib/throttle/throttle.ts';
@@ -27,9 +32,23 @@ import {
   SCOPE_CLAIM,
   SECRET_ID_CLAIM,
 } from '../../lib/tokens/claims.ts';
-import { importSigningKey, parseKeyring, SIGNING_ALGORITHM } from '../../lib/tokens/keys.ts';
+import {
+  importSigningKey,
+  importVerificationKeys,
+  parseJwks,
+  parseKeyring,
+  SIGNING_ALGORITHM,
+} from '../../lib/tokens/keys.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/verify.ts';
 import { lambdaContext } from '../../tests/fixtures/events.ts';
-import { grant200, importOAuthToken, tokenRequestEvent } from './handlers.ts';
+import {
+  grant200,
+  importOAuthIntrospect,
+  importOAuthToken,
+  introspectActive,
+  introspectionEvent,
+  tokenRequestEvent,
+} from './handlers.ts';
 import { interleaved, type Plan } from './measure.ts';
 import type { GrantResult } from './results.ts';
 import { benchStage } from './stage.ts';
@@ -103,7 +122,8 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
         expiresAt: Math.ceil(now / 1000) + 86_400,
         attempt,
       });
-    const floor = async () => {
+    /** The client authentication made bare: the two steps, the secret check between them. */
+    const authenticate = async () => {
       const now = Date.now();
       const attempt = randomUUID();
       const [read] = await Promise.all([
@@ -118,8 +138,38 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
         counters.reset('FLOOR#CLIENT', period),
         counters.release('FLOOR#IP', attempt, period, false),
       ]);
-      await sign(secretId);
+      return secretId;
     };
+
+    const floor = async () => {
+      await sign(await authenticate());
+    };
+
+    // The authorizer's verification of the grant's token, with the options lib/tokens/verify.ts pins.
+    const introspection = readOAuthIntrospectConfig();
+    const jwks = parseJwks(await readFile(stage.jwksFile, 'utf8'));
+    const verificationKey = (await importVerificationKeys(jwks)).get(kid ?? '');
+    if (verificationKey === undefined) throw new Error('the grant’s kid is not in the key set');
+    const { tokens } = introspection;
+    const verifyOptions = {
+      algorithms: [SIGNING_ALGORITHM],
+      issuer: [tokens.issuer, ...tokens.formerIssuers],
+      audience: tokens.audience,
+      typ: ACCESS_TOKEN_TYPE,
+      requiredClaims: ['sub', 'jti', 'iat', 'exp'],
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      maxTokenAge: Math.max(tokens.accessTtlSeconds, tokens.clientAccessTtlSeconds),
+    };
+    const verify = () => jwtVerify(issued, verificationKey, verifyOptions);
+    const introspectFloor = async () => {
+      await authenticate();
+      await verify();
+    };
+    const oauthIntrospect = await importOAuthIntrospect();
+    // Active, and its client's state in the revocation cache from here on.
+    await introspectActive(oauthIntrospect, stage.client, issued);
+    const introspectTemplate = introspectionEvent(stage.client, issued);
+    let introspectEvents: APIGatewayProxyEvent[] = [];
 
     const template = tokenRequestEvent(stage.client);
     const context = lambdaContext();
@@ -153,15 +203,26 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
         },
         { name: 'sign', run: () => sign('00000000') },
         { name: 'floor', run: floor },
+        {
+          name: 'introspect',
+          prepare: (calls) => {
+            introspectEvents = Array.from({ length: calls }, () => structuredClone(introspectTemplate));
+          },
+          run: async (index) => {
+            const event = introspectEvents[index];
+            if (event === undefined) throw new Error('no event prepared');
+            const response = await oauthIntrospect(event, context);
+            if (response.statusCode !== 200 || !response.body.startsWith('{"active":true'))
+              throw new Error(`the introspection answered ${response.statusCode}: ${response.body}`);
+          },
+        },
+        { name: 'verify', run: verify },
+        { name: 'introspectFloor', run: introspectFloor },
       ],
       options.plan,
     );
-    const { grant, secretCheck, getItem, sign: signSample, floor: floorSample } = samples;
     client.destroy();
-    return {
-      part: 'grant',
-      samples: { grant, secretCheck, getItem, sign: signSample, floor: floorSample },
-    };
+    return { part: 'grant', samples };
   } finally {
     await stage.close();
   }

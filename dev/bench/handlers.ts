@@ -1,6 +1,6 @@
 /** The real handlers, imported after benchStage() has set their environment. */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { TOKEN_PATH } from '../../lib/clients/metadata.ts';
+import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../../lib/clients/metadata.ts';
 import { lambdaContext, loginEvent } from '../../tests/fixtures/events.ts';
 import type { BenchClient } from './stage.ts';
 
@@ -13,6 +13,10 @@ export const importLoginExtended = async () =>
 export const importRefresh = async () => (await import('../../functions/refresh.ts')).handler as HttpHandler;
 export const importOAuthToken = async () =>
   (await import('../../functions/oauth-token.ts')).handler as HttpHandler;
+export const importOAuthIntrospect = async () =>
+  (await import('../../functions/oauth-introspect.ts')).handler as HttpHandler;
+export const importOAuthRevoke = async () =>
+  (await import('../../functions/oauth-revoke.ts')).handler as HttpHandler;
 
 /**
  * The authorizer, evaluated afresh under `instance` (a query string gives the module its own
@@ -36,26 +40,51 @@ export async function call200(handler: HttpHandler, body: string): Promise<Recor
 }
 
 /**
- * A client credentials grant as an OAuth library sends it (RFC 6749 section 4.4.2): the form
- * body, the client's id and secret by HTTP Basic (each form-urlencoded first, section 2.3.1).
+ * A request to an OAuth endpoint as an OAuth library sends it: the form body, the client's id
+ * and secret by HTTP Basic (each form-urlencoded first, RFC 6749 section 2.3.1).
  */
-export function tokenRequestEvent(client: BenchClient): APIGatewayProxyEvent {
+function oauthRequestEvent(
+  client: BenchClient,
+  path: string,
+  form: Record<string, string>,
+): APIGatewayProxyEvent {
   const credentials = `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.secret)}`;
   const headers = {
     'Content-Type': 'application/x-www-form-urlencoded',
     Authorization: `Basic ${Buffer.from(credentials).toString('base64')}`,
   };
-  const event = loginEvent('grant_type=client_credentials', headers);
+  const event = loginEvent(new URLSearchParams(form).toString(), headers);
   return {
     ...event,
-    resource: TOKEN_PATH,
-    path: TOKEN_PATH,
+    resource: path,
+    path,
     multiValueHeaders: {
       ...event.multiValueHeaders,
       ...Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
     },
-    requestContext: { ...event.requestContext, resourcePath: TOKEN_PATH, path: `/prod${TOKEN_PATH}` },
+    requestContext: { ...event.requestContext, resourcePath: path, path: `/prod${path}` },
   };
+}
+
+/** A client credentials grant (RFC 6749 section 4.4.2). */
+export const tokenRequestEvent = (client: BenchClient) =>
+  oauthRequestEvent(client, TOKEN_PATH, { grant_type: 'client_credentials' });
+
+/** `token` introspected (RFC 7662) or revoked (RFC 7009) by `client`. */
+export const introspectionEvent = (client: BenchClient, token: string) =>
+  oauthRequestEvent(client, INTROSPECTION_PATH, { token });
+export const revocationEvent = (client: BenchClient, token: string) =>
+  oauthRequestEvent(client, REVOCATION_PATH, { token });
+
+/** Calls the introspection handler; throws unless it answers 200 with `token` active. */
+export async function introspectActive(
+  handler: HttpHandler,
+  client: BenchClient,
+  token: string,
+): Promise<void> {
+  const response = await handler(introspectionEvent(client, token), lambdaContext());
+  if (response.statusCode !== 200 || (JSON.parse(response.body) as { active?: unknown }).active !== true)
+    throw new Error(`expected 200 with an active token, got ${response.statusCode}: ${response.body}`);
 }
 
 /** Calls the token handler with a fresh grant for `client`; throws unless it answers 200 with a token. */

@@ -176,7 +176,7 @@ export function floorRows(results: BenchResults): FloorRow[] {
       });
     }
   }
-  const { grant, floor: grantFloor } = results.grant.samples;
+  const { grant, floor: grantFloor, introspect, introspectFloor } = results.grant.samples;
   rows.push({
     label: 'client credentials grant, warm',
     what: 'per call',
@@ -185,6 +185,15 @@ export function floorRows(results: BenchResults): FloorRow[] {
     floor: grantFloor.medianUs,
     format: duration,
     limit: limitOf('grantRatio'),
+  });
+  rows.push({
+    label: 'token introspection, warm',
+    what: 'per call, an active client token',
+    floorLabel: 'SHA-256 + jwtVerify + two DynamoDB steps',
+    value: introspect.medianUs,
+    floor: introspectFloor.medianUs,
+    format: duration,
+    limit: limitOf('introspectionRatio'),
   });
   const bulk = results.bulkImport;
   rows.push({
@@ -242,6 +251,10 @@ function measured(results: BenchResults): Map<string, number> {
   }
   const { grant, secretCheck, getItem, sign, floor: grantFloor } = results.grant.samples;
   set('grantRatio', grant.medianUs / grantFloor.medianUs);
+  set(
+    'introspectionRatio',
+    results.grant.samples.introspect.medianUs / results.grant.samples.introspectFloor.medianUs,
+  );
   set('grantOverBareWork', grant.medianUs / (secretCheck.medianUs + getItem.medianUs + sign.medianUs));
   set(
     'loginExtendedSteps',
@@ -468,7 +481,7 @@ function loginSection(results: readonly LoginResult[], requests: number | undefi
 }
 
 function grantSection(result: GrantResult): string {
-  const { grant, secretCheck, getItem, sign, floor } = result.samples;
+  const { grant, secretCheck, getItem, sign, floor, introspect, verify, introspectFloor } = result.samples;
   const row = (variant: string, sample: Sample) => [
     variant,
     duration(sample.medianUs),
@@ -485,12 +498,16 @@ function grantSection(result: GrantResult): string {
       "Floor − (secret check + one GetItem + sign): the throttle's four UpdateItems",
       ms(floor.medianUs - bare),
     ],
+    ['Introspection ÷ its floor', times(introspect.medianUs / introspectFloor.medianUs)],
+    ['Introspection − its floor (own work)', ms(introspect.medianUs - introspectFloor.medianUs)],
   ];
   return [
-    '## 9. Client credentials grant, warm (embedded DynamoDB on loopback)',
+    '## 9. Client credentials grant and token introspection, warm (embedded DynamoDB on loopback)',
     '',
-    '`POST /api/v1/oauth/token` with the client’s id and secret by HTTP Basic, against the same work',
-    'made bare: [how it is measured](performance-design.md#the-client-credentials-grant).',
+    '`POST /api/v1/oauth/token` with the client’s id and secret by HTTP Basic, and',
+    '`POST /api/v1/oauth/introspect` of the token it issued (active, its client’s state in the',
+    'revocation cache), each against the same work made bare:',
+    '[how it is measured](performance-design.md#the-client-credentials-grant).',
     '',
     table(
       ['Variant', 'Median per call', 'Round means p25 – p75', 'Rounds × calls'],
@@ -500,6 +517,12 @@ function grantSection(result: GrantResult): string {
         row('One consistent GetItem of the client on loopback (same client settings)', getItem),
         row('One jose sign of the same token (same key)', sign),
         row('Floor: the secret check between the grant’s two DynamoDB steps made bare, then the sign', floor),
+        row('Introspection handler, the grant’s token (form body, HTTP Basic)', introspect),
+        row('One jose jwtVerify of the token (the authorizer’s options)', verify),
+        row(
+          'Introspection floor: the same two DynamoDB steps and secret check, then the verify',
+          introspectFloor,
+        ),
       ],
     ),
     '',

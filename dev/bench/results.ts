@@ -32,7 +32,7 @@ export interface LoginResult {
   };
 }
 
-/** The warm client credentials grant (functions/oauth-token.ts). */
+/** The warm client credentials grant (functions/oauth-token.ts) and token introspection (functions/oauth-introspect.ts). */
 export interface GrantResult {
   readonly part: 'grant';
   readonly samples: {
@@ -45,6 +45,12 @@ export interface GrantResult {
     readonly sign: Sample;
     /** The grant's floor: the secret check between its two DynamoDB steps made bare (same five requests), then the sign. */
     readonly floor: Sample;
+    /** Token introspection (functions/oauth-introspect.ts) of the grant's token, active, its client's state cached. */
+    readonly introspect: Sample;
+    /** One jose jwtVerify of that token with the authorizer's pinned options. */
+    readonly verify: Sample;
+    /** Introspection's floor: the grant's two DynamoDB steps and secret check made bare, then the verify. */
+    readonly introspectFloor: Sample;
   };
 }
 

@@ -14,8 +14,12 @@ import {
   importAuthorizer,
   importLogin,
   importLoginExtended,
+  importOAuthIntrospect,
+  importOAuthRevoke,
   importOAuthToken,
   importRefresh,
+  introspectActive,
+  revocationEvent,
 } from './handlers.ts';
 import type { RoundTrips, RoundTripsResult } from './results.ts';
 import { benchStage, PASSWORD } from './stage.ts';
@@ -69,6 +73,8 @@ export async function roundTripsPart(options: { endpoint: string }): Promise<Rou
     const loginExtended = await importLoginExtended();
     const refresh = await importRefresh();
     const oauthToken = await importOAuthToken();
+    const oauthIntrospect = await importOAuthIntrospect();
+    const oauthRevoke = await importOAuthRevoke();
     const authorizerUncached = await importAuthorizer('revocation-cache-0s');
     process.env.REVOCATION_CACHE_TTL = '30s';
     const authorizerCached = await importAuthorizer('revocation-cache-30s');
@@ -99,6 +105,18 @@ export async function roundTripsPart(options: { endpoint: string }): Promise<Rou
     await count('login', 3, () => call200(login, body));
     await count('login-extended', 3, () => call200(loginExtended, body));
     await count('client credentials grant', 3, () => grant200(oauthToken, stage.client));
+    const clientToken = await grant200(oauthToken, stage.client);
+    await count('token introspection, revocation cache 0s', 3, () =>
+      introspectActive(oauthIntrospect, stage.client, clientToken),
+    );
+    const revocations = await Promise.all([1, 2, 3].map(() => grant200(oauthToken, stage.client)));
+    await count('token revocation', 3, async () => {
+      const response = await oauthRevoke(
+        revocationEvent(stage.client, revocations.pop() ?? ''),
+        lambdaContext(),
+      );
+      if (response.statusCode !== 200) throw new Error(`the revocation answered ${response.statusCode}`);
+    });
     let { refreshToken } = await call200(login, body);
     await count('refresh', 3, async () => {
       ({ refreshToken } = await call200(refresh, JSON.stringify({ refreshToken })));

@@ -13,7 +13,7 @@ import * as v from 'valibot';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { type ClientRepository, newClientId, newClientSecret } from '../../lib/clients/clients.ts';
-import { ALL_SCOPES } from '../../lib/scopes.ts';
+import { ROUTE_SCOPES } from '../../lib/scopes.ts';
 
 export const DEMO_USERNAME = 'demo';
 export const DEMO_CUSTOMER = 'DEMO-CUSTOMER';
@@ -67,7 +67,7 @@ async function createDemoClient(
 ): Promise<DemoClientCredentials> {
   const clientId = newClientId();
   const { secret, stored } = newClientSecret(new Date());
-  await clients.createClient({ clientId, customerId: DEMO_CUSTOMER, scopes: ALL_SCOPES, secret: stored });
+  await clients.createClient({ clientId, customerId: DEMO_CUSTOMER, scopes: ROUTE_SCOPES, secret: stored });
   return { clientId, clientSecret: secret };
 }
 

@@ -7,13 +7,14 @@
  *
  * One item per client, its live secrets in a map by secret id, so the token endpoint and the
  * authorizer each read exactly one item, and at most two live secrets is one write's condition.
+ * The tokens the client revoked itself are a map beside them (`revokedTokens`, jti → exp).
  */
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { deleteOwned, type Owner, readOwned, type Table, updateOwned } from '../aws/owned-items.ts';
 import { AppError } from '../errors.ts';
-import { moveRevocationCutoff } from '../revocation/dynamodb.ts';
-import type { ClientStatusReader } from '../revocation/revocation.ts';
+import { createClientTokenRevoker, moveRevocationCutoff } from '../revocation/dynamodb.ts';
+import type { ClientStatusReader, ClientTokenRevoker } from '../revocation/revocation.ts';
 import { isScope, type Scope, sortScopes } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
 import {
@@ -77,16 +78,24 @@ export function createDynamoClientStatusReader(deps: Table): ClientStatusReader 
         'enabled',
         'revokedBefore',
         'secrets',
+        'revokedTokens',
       ]);
       if (item === undefined) return null;
       return {
         enabled: item.enabled === true,
         revokedBefore: Number(item.revokedBefore ?? 0),
         secretIds: new Set(Object.keys(item.secrets ?? {})),
+        revokedTokens: new Set(Object.keys(item.revokedTokens ?? {})),
       };
     },
   };
 }
+
+/** The revocation endpoint's write (RFC 7009): a client's own token, by its `jti`. */
+export const createDynamoClientTokenRevoker = (
+  deps: Table & { readonly clock?: Clock },
+): ClientTokenRevoker =>
+  createClientTokenRevoker({ ...deps, keyOf: clientKey, clock: deps.clock ?? systemClock });
 
 /** The token endpoint's read: consistent, so a client or secret just added or removed is seen at once. */
 export function createDynamoClientReader(deps: Table): ClientReader {

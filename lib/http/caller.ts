@@ -5,7 +5,7 @@ import * as v from 'valibot';
 import { AuthorizerContextSchema } from '../auth/authorizer-context.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { ALL_SCOPES } from '../scopes.ts';
+import { ROUTE_SCOPES } from '../scopes.ts';
 import { type Clock, hasExpired } from '../time.ts';
 import type { Caller } from '../tokens/claims.ts';
 import { headerValues } from './headers.ts';
@@ -34,8 +34,8 @@ function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger, scope: st
   }
   const scopes =
     context.scope === undefined
-      ? ALL_SCOPES
-      : ALL_SCOPES.filter((known) => context.scope?.split(' ').includes(known));
+      ? ROUTE_SCOPES
+      : ROUTE_SCOPES.filter((known) => context.scope?.split(' ').includes(known));
   // Scopes are checked here, not by the authorizer's policy: only here can a 403 name the route's scope.
   if (scope !== undefined && !scopes.includes(scope as (typeof scopes)[number])) {
     log.info('request refused', { reason: 'insufficient scope', ...who });

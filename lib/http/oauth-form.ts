@@ -1,4 +1,7 @@
-/** The token endpoint (RFC 6749 section 3.2): a form body, RFC 6749's errors, answers `no-store` (5.1). */
+/**
+ * The OAuth endpoints (token: RFC 6749 section 3.2; revocation: RFC 7009; introspection: RFC 7662):
+ * a form body, RFC 6749's errors, answers `no-store` (RFC 6749 section 5.1).
+ */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
@@ -9,7 +12,7 @@ import type { FlushingMetrics } from '../metrics/powertools.ts';
 import { guardBody } from './body.ts';
 import { header, headerValues } from './headers.ts';
 import { mapErrors, oauthErrorResponse } from './problems.ts';
-import { jsonResponse, type Reply } from './responses.ts';
+import { BASE_HEADERS, jsonResponse, type Reply } from './responses.ts';
 
 const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
 
@@ -60,6 +63,9 @@ export function oauthEndpoint(spec: {
       authorization: headerValues(event, 'authorization'),
       sourceIp: event.requestContext?.identity?.sourceIp ?? '',
     });
+    // RFC 7009 section 2.2's 200 says all in its status: no body, so no media type either.
+    if (reply.body === undefined)
+      return { statusCode: reply.status, headers: { ...BASE_HEADERS, ...reply.headers }, body: '' };
     return jsonResponse(reply.status, 'application/json', reply.body, reply.headers);
   });
 }

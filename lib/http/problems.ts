@@ -1,5 +1,5 @@
-// The one place error codes become HTTP: problem+json (RFC 9457), or RFC 6749's JSON at the token
-// endpoint. Clients get fixed texts; a failure's cause goes to the log only.
+// The one place error codes become HTTP: problem+json (RFC 9457), or RFC 6749's JSON at the OAuth
+// endpoints. Clients get fixed texts; a failure's cause goes to the log only.
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { AppError, type ErrorCode, isAppError } from '../errors.ts';
@@ -84,7 +84,7 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     detail: 'This endpoint accepts POST only.',
     headers: { Allow: 'POST' },
   },
-  // The token endpoint answers these in RFC 6749's shape (OAUTH_ERRORS); as problems for completeness.
+  // The OAuth endpoints answer these in RFC 6749's shape (OAUTH_ERRORS); as problems for completeness.
   INVALID_CLIENT: {
     status: 401,
     slug: 'invalid-client',
@@ -173,7 +173,14 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
     error: 'invalid_scope',
     description: "The requested scope is unknown, malformed, or beyond the client's.",
   },
-  INSUFFICIENT_SCOPE: { status: 400, error: 'invalid_scope' },
+  // An authenticated client without the endpoint's own scope (introspection's): 401 would tell it
+  // to fix credentials that are right. 403 and section 5.2's code for an authenticated client
+  // not allowed this use; the description names the scope (docs/clients.md).
+  INSUFFICIENT_SCOPE: {
+    status: 403,
+    error: 'unauthorized_client',
+    description: 'The client does not hold the scope this endpoint needs.',
+  },
   UNSUPPORTED_GRANT_TYPE: {
     status: 400,
     error: 'unsupported_grant_type',
@@ -206,7 +213,12 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
 export function oauthErrorResponse(error: AppError): APIGatewayProxyResult {
   const definition = OAUTH_ERRORS[error.code];
   // A validation failure names the parameter, never its value (lib/clients/token-request.ts).
-  const description = error.code === 'VALIDATION_FAILED' ? error.detail : definition.description;
+  const description =
+    error.code === 'VALIDATION_FAILED'
+      ? error.detail
+      : error.requiredScope !== undefined
+        ? `The client does not hold the scope ${error.requiredScope}, which this endpoint needs.`
+        : definition.description;
   return jsonResponse(
     definition.status,
     'application/json',

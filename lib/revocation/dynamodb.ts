@@ -1,11 +1,18 @@
 /**
- * Revocation's writes and its one read, on the accounts table's user items (whose keys the
- * account store gives as `keyOf`): the user's cutoff (`revokedBefore`), the sessions revoked
- * for reuse (`revokedSessions`), and the authorizer's read of both with `enabled`.
+ * Revocation's writes on the accounts table's user and client items (whose keys their stores
+ * give as `keyOf`): the cutoff (`revokedBefore`), the sessions revoked for reuse
+ * (`revokedSessions`) and a client's own revoked tokens (`revokedTokens`); and the authorizer's
+ * read of a user's state.
  */
 import { type ItemKey, type Owner, readOwned, type Table, updateOwned } from '../aws/owned-items.ts';
 import { type Clock, epochSeconds } from '../time.ts';
-import { revocationCutoff, type SessionTokenRevoker, type UserStatusReader } from './revocation.ts';
+import {
+  type ClientTokenRevoker,
+  MAX_REVOKED_TOKENS,
+  revocationCutoff,
+  type SessionTokenRevoker,
+  type UserStatusReader,
+} from './revocation.ts';
 
 export function createStatusReader(
   deps: Table & { readonly keyOf: (username: string) => ItemKey },
@@ -62,38 +69,86 @@ export async function moveRevocationCutoff(
   return moved !== undefined;
 }
 
+/** The maps of revoked ids a user or client item holds, each id listed until its tokens expire. */
+type RevokedMap = 'revokedSessions' | 'revokedTokens';
+
+/**
+ * Lists `id` in the item's map until `until` (epoch seconds) and drops the entries whose tokens
+ * expired. Two writes, since DynamoDB cannot set a key of a map that may not exist yet: make the
+ * map, then set this entry and remove the expired ones. `gone`: the owner has no item, so nothing
+ * is left to revoke; `full`: `max` live entries, this one not among them, and nothing written.
+ */
+async function listRevoked(
+  table: Table & { readonly clock: Clock },
+  entry: {
+    readonly key: ItemKey;
+    readonly owner: Owner;
+    readonly map: RevokedMap;
+    readonly id: string;
+    readonly until: number;
+    readonly max?: number;
+  },
+): Promise<'listed' | 'full' | 'gone'> {
+  const { key, owner, map, id } = entry;
+  const made = await updateOwned(table, key, owner, {
+    expression: `SET ${map} = if_not_exists(${map}, :empty)`,
+    values: { ':empty': {} },
+    returnValues: 'UPDATED_NEW',
+  });
+  if (made === undefined) return 'gone';
+  const listed = (made.Attributes?.[map] ?? {}) as Record<string, number>;
+  const nowSeconds = epochSeconds(table.clock());
+  const others = Object.keys(listed).filter((listedId) => listedId !== id);
+  const expired = others.filter((listedId) => Number(listed[listedId]) < nowSeconds);
+  const listedAlready = Object.hasOwn(listed, id);
+  if (entry.max !== undefined && !listedAlready && others.length - expired.length >= entry.max) return 'full';
+  const names = Object.fromEntries([id, ...expired].map((listedId, index) => [`#s${index}`, listedId]));
+  // An owner removed between the two writes has nothing left to revoke.
+  const set = await updateOwned(table, key, owner, {
+    expression: [
+      `SET ${map}.#s0 = :until`,
+      ...(expired.length === 0 ? [] : [`REMOVE ${expired.map((_, i) => `${map}.#s${i + 1}`).join(', ')}`]),
+    ].join(' '),
+    names,
+    values: { ':until': entry.until },
+  });
+  return set === undefined ? 'gone' : 'listed';
+}
+
 export function createSessionTokenRevoker(
   deps: Table & { readonly keyOf: (username: string) => ItemKey; readonly clock: Clock },
 ): SessionTokenRevoker {
-  const { keyOf, clock } = deps;
   return {
     async revokeSessionTokens(username, sessionId, until) {
-      const owner: Owner = { attribute: 'username', name: username };
-      // Two writes, since DynamoDB cannot set a key of a map that may not exist yet: make
-      // the map, then set this session's entry and drop the entries whose tokens expired.
-      const made = await updateOwned(deps, keyOf(username), owner, {
-        expression: 'SET revokedSessions = if_not_exists(revokedSessions, :empty)',
-        values: { ':empty': {} },
-        returnValues: 'UPDATED_NEW',
+      await listRevoked(deps, {
+        key: deps.keyOf(username),
+        owner: { attribute: 'username', name: username },
+        map: 'revokedSessions',
+        id: sessionId,
+        until,
       });
-      if (made === undefined) return;
-      const revoked = (made.Attributes?.revokedSessions ?? {}) as Record<string, number>;
-      const nowSeconds = epochSeconds(clock());
-      const expired = Object.keys(revoked).filter(
-        (id) => id !== sessionId && Number(revoked[id]) < nowSeconds,
-      );
-      const names = Object.fromEntries([sessionId, ...expired].map((id, index) => [`#s${index}`, id]));
-      // A user removed between the two writes has nothing left to revoke.
-      await updateOwned(deps, keyOf(username), owner, {
-        expression: [
-          'SET revokedSessions.#s0 = :until',
-          ...(expired.length === 0
-            ? []
-            : [`REMOVE ${expired.map((_, i) => `revokedSessions.#s${i + 1}`).join(', ')}`]),
-        ].join(' '),
-        names,
-        values: { ':until': until },
+    },
+  };
+}
+
+/**
+ * RFC 7009 for a client's own access token: its `jti` in the client item's `revokedTokens`,
+ * which the authorizer reads with the client's status (`keyOf`: the client item's key).
+ */
+export function createClientTokenRevoker(
+  deps: Table & { readonly keyOf: (clientId: string) => ItemKey; readonly clock: Clock },
+): ClientTokenRevoker {
+  return {
+    async revokeClientToken(clientId, jti, until) {
+      const listed = await listRevoked(deps, {
+        key: deps.keyOf(clientId),
+        owner: { attribute: 'clientId', name: clientId },
+        map: 'revokedTokens',
+        id: jti,
+        until,
+        max: MAX_REVOKED_TOKENS,
       });
+      return listed === 'full' ? 'full' : 'revoked';
     },
   };
 }

@@ -21,6 +21,19 @@ export interface ClientStatus {
   readonly enabled: boolean;
   readonly revokedBefore: number;
   readonly secretIds: ReadonlySet<string>;
+  /** The `jti`s of access tokens the client revoked itself (RFC 7009). */
+  readonly revokedTokens: ReadonlySet<string>;
+}
+
+/** A client may list this many revoked tokens that have not expired: its item stays small for the authorizer's read. */
+export const MAX_REVOKED_TOKENS = 1000;
+
+export interface ClientTokenRevoker {
+  /**
+   * Lists `jti` on the client until `until` (epoch seconds, the token's `exp`); idempotent, and
+   * a no-op for an unknown client. `full`: the client already lists MAX_REVOKED_TOKENS live ones.
+   */
+  revokeClientToken(clientId: string, jti: string, until: number): Promise<'revoked' | 'full'>;
 }
 
 export interface ClientStatusReader {
@@ -80,7 +93,8 @@ export function createRevocationCheck(deps: RevocationCheckDeps): RevocationChec
           status === null ||
           !status.enabled ||
           claims.issuedAt < status.revokedBefore ||
-          !status.secretIds.has(claims.secretId)
+          !status.secretIds.has(claims.secretId) ||
+          status.revokedTokens.has(claims.jti)
         );
       }
       const { username, issuedAt, sessionId } = claims;

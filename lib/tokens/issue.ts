@@ -2,7 +2,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { type JWTPayload, SignJWT } from 'jose';
-import { ALL_SCOPES, type Scope, scopeString } from '../scopes.ts';
+import { isRouteScope, ROUTE_SCOPES, type Scope, scopeString } from '../scopes.ts';
 import {
   ACCESS_TOKEN_TYPE,
   CLIENT_ID_CLAIM,
@@ -111,8 +111,9 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
             [CLIENT_ID_CLAIM]: LOGIN_CLIENT_ID,
             [SESSION_CLAIM]: sessionId,
             ...(subject.customerId !== null && { [CUSTOMER_CLAIM]: subject.customerId }),
-            // Explicit, for resource servers other than ours: null (not narrowed) is every route scope.
-            [SCOPE_CLAIM]: scopeString(subject.scopes ?? ALL_SCOPES),
+            // Explicit, for resource servers other than ours: null (not narrowed) is every route scope,
+            // and a scope no route needs (tokens:introspect) is an API client's, never a user's.
+            [SCOPE_CLAIM]: scopeString((subject.scopes ?? ROUTE_SCOPES).filter(isRouteScope)),
           },
           typ: ACCESS_TOKEN_TYPE,
           audience: settings.audience,

@@ -1,7 +1,7 @@
 /** Pinned algorithm, known keys only (docs/tokens-and-sessions.md, "Tokens" and "Signing keys"). */
 
 import { errors, type JWTHeaderParameters, type JWTPayload, jwtVerify } from 'jose';
-import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../scopes.ts';
+import { isScope, ROUTE_SCOPES, type Scope, sortScopes } from '../scopes.ts';
 import { type Clock, hasExpired, systemClock } from '../time.ts';
 import {
   ACCESS_TOKEN_TYPE,
@@ -20,6 +20,11 @@ import type { AccessTokenSettings, RefreshTokenSettings, TokenSettings } from '.
 export const CLOCK_TOLERANCE_SECONDS = 5;
 
 interface VerifiedAccess {
+  /** The token's own id: a client's revoked token is listed by it (RFC 7009). */
+  readonly jti: string;
+  /** `iss` and `aud` as signed (a former issuer's, for its tokens still live): introspection answers them. */
+  readonly issuer: string;
+  readonly audience: string | readonly string[];
   readonly customerId: string | null;
   /** A user's token without a `scope` claim may do everything. */
   readonly scopes: readonly Scope[];
@@ -207,7 +212,13 @@ export const createAccessTokenVerifier = (
       if (customerId !== undefined && (typeof customerId !== 'string' || customerId === '')) {
         throw new TokenError('ERR_TOKEN_CUSTOMER', 'customer claim is not a string');
       }
-      const times = { issuedAt: payload.iat, expiresAt: payload.exp as number };
+      const registered = {
+        jti: payload.jti,
+        issuer: payload.iss as string,
+        audience: payload.aud as string | string[],
+        issuedAt: payload.iat,
+        expiresAt: payload.exp as number,
+      };
       if (isClientToken(payload)) {
         const secretId = payload[SECRET_ID_CLAIM];
         if (payload[CLIENT_ID_CLAIM] !== payload.sub || payload[SESSION_CLAIM] !== undefined)
@@ -220,7 +231,7 @@ export const createAccessTokenVerifier = (
           secretId,
           customerId,
           scopes: scopesOf(payload[SCOPE_CLAIM], false),
-          ...times,
+          ...registered,
         };
       }
       const sessionId = payload[SESSION_CLAIM];
@@ -234,9 +245,9 @@ export const createAccessTokenVerifier = (
         kind: 'user',
         username: payload.sub,
         customerId: customerId ?? null,
-        scopes: scope === undefined ? ALL_SCOPES : scopesOf(scope, true),
+        scopes: scope === undefined ? ROUTE_SCOPES : scopesOf(scope, true),
         sessionId,
-        ...times,
+        ...registered,
       };
     },
   );

@@ -81,7 +81,7 @@ describe('npm run bench -- --quick', () => {
       '## 6. Local stack under load',
       '## 7. Lambda memory for the login functions',
       '## 8. Bulk import',
-      '## 9. Client credentials grant, warm',
+      '## 9. Client credentials grant and token introspection, warm',
       '## How to reproduce',
       '## How to read',
     ]) {
@@ -94,14 +94,17 @@ describe('npm run bench -- --quick', () => {
   it('gives every target a number and a verdict', () => {
     const targets = rowsAfter('## Targets');
     // The authorizer against its floors (warm, bundle, cold start), the login functions
-    // against theirs (two at cost 10, two at cost 4), the client credentials grant against
-    // its floor, 10 functions' bundled ÷ unbundled import, the load test's errors, the bulk
-    // import's throughput.
-    expect(targets).toHaveLength(20);
+    // against theirs (two at cost 10, two at cost 4), the client credentials grant and token
+    // introspection against theirs, 13 functions' bundled ÷ unbundled import, the load test's
+    // errors, the bulk import's throughput.
+    expect(targets).toHaveLength(24);
     expect(targets.map(([name]) => name)).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^Client credentials grant warm ÷ its floor/),
+        expect.stringMatching(/^Token introspection warm ÷ its floor/),
         'oauthToken: bundled import time ÷ unbundled',
+        'oauthRevoke: bundled import time ÷ unbundled',
+        'oauthIntrospect: bundled import time ÷ unbundled',
         'oauthMetadata: bundled import time ÷ unbundled',
       ]),
     );
@@ -135,7 +138,7 @@ describe('npm run bench -- --quick', () => {
     for (const value of derived(login)) expect(value).toMatch(/^-?\d+\.\d\d(×| ms)$/);
   });
 
-  it('times the client credentials grant against its floor, the secret check, one GetItem and the sign', () => {
+  it('times the client credentials grant and token introspection against their floors, the secret check, one GetItem, the sign and the verify', () => {
     const rows = rowsAfter('## 9. Client credentials grant');
     const timed = rows.filter((row) => row.length === 4);
     expect(timed.map(([variant]) => variant)).toEqual([
@@ -144,6 +147,9 @@ describe('npm run bench -- --quick', () => {
       expect.stringMatching(/^One consistent GetItem/),
       expect.stringMatching(/^One jose sign/),
       expect.stringMatching(/^Floor: /),
+      expect.stringMatching(/^Introspection handler/),
+      expect.stringMatching(/^One jose jwtVerify/),
+      expect.stringMatching(/^Introspection floor: /),
     ]);
     for (const [variant, median, spread, plan] of timed) {
       expect(median, variant).toMatch(/^\d+\.\d+ (µs|ms)$/);
@@ -157,6 +163,8 @@ describe('npm run bench -- --quick', () => {
       'Grant − floor (own work)',
       'Grant ÷ (secret check + one GetItem + sign)',
       expect.stringMatching(/^Floor − \(secret check \+ one GetItem \+ sign\): the throttle/),
+      'Introspection ÷ its floor',
+      'Introspection − its floor (own work)',
     ]);
     for (const [name, value] of derived) expect(value, name).toMatch(/^-?\d+\.\d\d(×| ms)$/);
   });
@@ -176,6 +184,14 @@ describe('npm run bench -- --quick', () => {
     expect(row('login')).toEqual(['login', '6', '2']);
     // As login's: the client read beside the two counters' reservations, then the counters settled.
     expect(row('client credentials grant')).toEqual(['client credentials grant', '5', '2']);
+    // The grant's client authentication, then the token's client read (no revocation cache) or
+    // the client item's two writes.
+    expect(row('token introspection, revocation cache 0s')).toEqual([
+      'token introspection, revocation cache 0s',
+      '6',
+      '3',
+    ]);
+    expect(row('token revocation')).toEqual(['token revocation', '7', '4']);
     expect(row('refresh')).toEqual(['refresh', '2', '2']);
     expect(row('authorizer, revocation cache 30s, cached')).toEqual([
       'authorizer, revocation cache 30s, cached',
@@ -184,7 +200,15 @@ describe('npm run bench -- --quick', () => {
     ]);
     const bundles = rowsAfter('## 4. Bundles');
     expect(bundles.map(([name]) => name)).toEqual(
-      expect.arrayContaining(['authorizer', 'login', 'loginExtended', 'oauthToken', 'oauthMetadata']),
+      expect.arrayContaining([
+        'authorizer',
+        'login',
+        'loginExtended',
+        'oauthToken',
+        'oauthRevoke',
+        'oauthIntrospect',
+        'oauthMetadata',
+      ]),
     );
     expect(bundles.map(([name]) => name)).toEqual(
       expect.arrayContaining([
@@ -212,7 +236,15 @@ describe('npm run bench -- --quick', () => {
     const functions = rowsAfter('## 4. Bundles')
       .map(([name = '']) => name)
       .filter((name) => !name.includes('floor'));
-    expect(functions).toEqual(expect.arrayContaining(['oauthToken', 'oauthMetadata']));
+    expect(functions).toEqual(
+      expect.arrayContaining([
+        'oauthToken',
+        'oauthRevoke',
+        'oauthIntrospect',
+        'oauthWrongMethod',
+        'oauthMetadata',
+      ]),
+    );
     const names = rows.map(([name]) => name);
     for (const fn of functions) {
       expect(names).toEqual(
@@ -221,8 +253,11 @@ describe('npm run bench -- --quick', () => {
     }
     for (const [name, start, imported, firstCall, total, , answer] of rows) {
       for (const value of [start, imported, firstCall, total]) expect(value, name).toMatch(/^\d+\.\d ms$/);
-      // A cold function still answers as a warm one: no 5xx, no failed first call.
-      expect(answer, name).toMatch(/^(200|201|204|404|policy)$/);
+      // A cold function still answers as a warm one: no 5xx, no failed first call (the 405 is
+      // oauthWrongMethod's one answer).
+      expect(answer, name).toMatch(
+        name?.startsWith('oauthWrongMethod,') ? /^405$/ : /^(200|201|204|404|policy)$/,
+      );
     }
   });
 
@@ -298,11 +333,12 @@ describe('npm run bench -- --quick', () => {
       'login-extended, warm, cost 10',
       'admin import, 500 users',
       'client credentials grant, warm',
+      'token introspection, warm',
     ]) {
       expect(chart).toContain(`>${label}<`);
     }
     // One floor bar and one measured bar per row.
-    expect(chart.match(/<rect /g)?.length).toBe(1 + 2 * 8);
+    expect(chart.match(/<rect /g)?.length).toBe(1 + 2 * 9);
   });
 
   it('leaves the committed docs/PERFORMANCE.md and its chart alone', async () => {

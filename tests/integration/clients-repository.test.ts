@@ -36,6 +36,7 @@ describeStoreContract('client repository', CLIENT_STORES, (store) => {
       enabled: true,
       revokedBefore: 0,
       secretIds: new Set([secret.stored.id]),
+      revokedTokens: new Set(),
     });
     expect(await clients().findClientStatus(newClientId())).toBeNull();
   });

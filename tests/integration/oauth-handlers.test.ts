@@ -234,7 +234,7 @@ describe('POST /api/v1/oauth/token', () => {
 });
 
 describe('GET /.well-known/oauth-authorization-server', () => {
-  it('names the issuer, the token endpoint under the stage, the grant, both auth methods, the scopes and the key set', async () => {
+  it('names the issuer, the OAuth endpoints under the stage, the grant, both auth methods, the scopes and the key set', async () => {
     const event = {
       ...trackingEvent(),
       httpMethod: 'GET',
@@ -255,7 +255,12 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       jwks_uri: 'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/.well-known/jwks.json',
       grant_types_supported: ['client_credentials'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      scopes_supported: ['tracking:read', 'shipments:write'],
+      revocation_endpoint: 'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/revoke',
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      introspection_endpoint:
+        'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/introspect',
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      scopes_supported: ['tracking:read', 'shipments:write', 'tokens:introspect'],
       response_types_supported: [],
       discovery_note: `The issuer ${process.env.TOKEN_ISSUER} is an identifier on this stage, not where this document is served (https://abc123.execute-api.eu-central-1.amazonaws.com/prod/.well-known/oauth-authorization-server): configure OAuth clients with this document's URL or the token endpoint.`,
     });

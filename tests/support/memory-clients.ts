@@ -1,10 +1,14 @@
 /** An in-memory ClientRepository for unit tests, with the DynamoDB store's rules (tests/support/stores.ts checks both alike). */
 import { type ClientRecord, type ClientRepository, MAX_LIVE_SECRETS } from '../../lib/clients/clients.ts';
 import { AppError } from '../../lib/errors.ts';
-import { revocationCutoff } from '../../lib/revocation/revocation.ts';
-import { type Clock, systemClock } from '../../lib/time.ts';
+import {
+  type ClientTokenRevoker,
+  MAX_REVOKED_TOKENS,
+  revocationCutoff,
+} from '../../lib/revocation/revocation.ts';
+import { type Clock, epochSeconds, systemClock } from '../../lib/time.ts';
 
-export interface MemoryClients extends ClientRepository {
+export interface MemoryClients extends ClientRepository, ClientTokenRevoker {
   readonly records: Map<string, ClientRecord>;
   /** Client reads so far (findClient and findClientStatus). */
   reads(): number;
@@ -13,6 +17,8 @@ export interface MemoryClients extends ClientRepository {
 export function memoryClients(options: { clock?: Clock; failFor?: string } = {}): MemoryClients {
   const clock = options.clock ?? systemClock;
   const records = new Map<string, ClientRecord>();
+  /** Each client's revoked tokens: jti → exp, as the client item's `revokedTokens`. */
+  const revokedTokens = new Map<string, Map<string, number>>();
   let reads = 0;
   const noSuchClient = () => new AppError('NOT_FOUND', { detail: 'no such client' });
   const get = (clientId: string) => {
@@ -42,7 +48,18 @@ export function memoryClients(options: { clock?: Clock; failFor?: string } = {})
             enabled: record.enabled,
             revokedBefore: record.revokedBefore,
             secretIds: new Set(record.secrets.map((secret) => secret.id)),
+            revokedTokens: new Set(revokedTokens.get(clientId)?.keys()),
           };
+    },
+    async revokeClientToken(clientId, jti, until) {
+      if (!records.has(clientId)) return 'revoked';
+      const listed = revokedTokens.get(clientId) ?? new Map<string, number>();
+      const now = epochSeconds(clock());
+      for (const [id, exp] of listed) if (id !== jti && exp < now) listed.delete(id);
+      if (!listed.has(jti) && listed.size >= MAX_REVOKED_TOKENS) return 'full';
+      listed.set(jti, until);
+      revokedTokens.set(clientId, listed);
+      return 'revoked';
     },
     async createClient({ clientId, customerId, scopes, secret }) {
       if (records.has(clientId))
@@ -75,6 +92,7 @@ export function memoryClients(options: { clock?: Clock; failFor?: string } = {})
     async removeClient(clientId) {
       get(clientId);
       records.delete(clientId);
+      revokedTokens.delete(clientId);
     },
     async addClientSecret(clientId, secret) {
       const record = get(clientId);

@@ -15,7 +15,9 @@ import {
   secretDigest,
 } from '../../lib/clients/clients.ts';
 import { type GrantDeps, grantClientToken } from '../../lib/clients/grant.ts';
-import { parseTokenRequest, toTokenResponse } from '../../lib/clients/token-request.ts';
+import { introspectToken } from '../../lib/clients/introspect.ts';
+import { revokeToken } from '../../lib/clients/revoke.ts';
+import { parseTokenQuery, parseTokenRequest, toTokenResponse } from '../../lib/clients/token-request.ts';
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
@@ -456,5 +458,172 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
     const result = await decide(token);
     expect(result.policyDocument.Statement[0]).toMatchObject({ Resource: EVERY_ROUTE });
     expect(result.context).toMatchObject({ username: 'bob', clientId: '', scope: 'tracking:read' });
+  });
+});
+
+describe('token revocation and introspection', () => {
+  let keys: Awaited<ReturnType<typeof testKeys>>;
+  let verifier: AccessTokenVerifier;
+  const POLICY = { limit: 3, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
+
+  beforeAll(async () => {
+    keys = await testKeys();
+    verifier = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS });
+  });
+
+  /** A client store with `scopes`'s client and another; deps for both endpoints, counting into `metrics`. */
+  const setUp = async (scopes: readonly Scope[] = ['tracking:read']) => {
+    const clients = memoryClients();
+    const users = memoryStatuses();
+    const metrics = createMemoryMetrics();
+    const add = async (granted: readonly Scope[]) => {
+      const clientId = newClientId();
+      const { secret, stored } = newClientSecret(new Date());
+      await clients.createClient({ clientId, customerId: 'C-1001', scopes: [...granted], secret: stored });
+      const token = async () =>
+        (
+          await createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }).issue({
+            clientId,
+            secretId: stored.id,
+            customerId: 'C-1001',
+            scopes: [...granted],
+            issuedAt: Math.floor(Date.now() / 1000),
+          })
+        ).accessToken;
+      return { clientId, secret, token };
+    };
+    const own = await add(scopes);
+    const other = await add(['tracking:read']);
+    const revocation = createRevocationCheck({
+      users: users.reader,
+      clients,
+      cacheTtlMs: 0,
+      metrics: noMetrics,
+    });
+    const deps = {
+      clients,
+      throttle: createLoginThrottle({
+        metrics,
+        store: memoryThrottleStore(),
+        settings: { username: POLICY, sourceIp: { ...POLICY, limit: 100 } },
+        counterSecret: COUNTER_SECRET,
+        logger: createLogger('error', () => {}),
+      }),
+      logger: createLogger('error', () => {}),
+      metrics,
+      verifier,
+      revoker: clients,
+      revocation,
+    };
+    const request = (token: string) => ({
+      clientId: own.clientId,
+      clientSecret: own.secret,
+      token,
+      sourceIp: '198.51.100.7',
+    });
+    return { clients, users, metrics, deps, own, other, revocation, request };
+  };
+
+  it('reads the client’s credentials before the token, and requires the token but not its hint', () => {
+    const id = 'pcl_0123456789abcdef0123';
+    expect(parseTokenQuery({ token: 't', token_type_hint: 'refresh_token' }, [basic(id, 's')])).toEqual({
+      clientId: id,
+      clientSecret: 's',
+      token: 't',
+    });
+    expect(codeOf(() => parseTokenQuery({}, []))).toBe('INVALID_CLIENT');
+    expect(codeOf(() => parseTokenQuery({ token: '' }, [basic(id, 's')]))).toBe('VALIDATION_FAILED');
+    expect(codeOf(() => parseTokenQuery({ token: 't', client_secret: 's' }, [basic(id, 's')]))).toBe(
+      'VALIDATION_FAILED',
+    );
+    expect(parseTokenQuery({ token: 't', client_id: id, client_secret: 's' }, [])).toMatchObject({
+      clientId: id,
+      token: 't',
+    });
+  });
+
+  it('revokes a client’s own token by its jti until it expires, which the authorizer’s check then refuses', async () => {
+    const { deps, own, clients, revocation, metrics, request } = await setUp();
+    const token = await own.token();
+    const kept = await own.token();
+
+    await revokeToken(deps, request(token));
+
+    const { jti } = decodeJwt(token);
+    expect((await clients.findClientStatus(own.clientId))?.revokedTokens).toEqual(new Set([jti]));
+    expect(await revocation.isRevoked(await verifier.verify(token))).toBe(true);
+    expect(await revocation.isRevoked(await verifier.verify(kept))).toBe(false);
+    expect(metrics.names()).toContain('ClientTokenRevoked');
+  });
+
+  it('refuses another client’s token and a user’s with VALIDATION_FAILED, revoking nothing', async () => {
+    const { deps, other, clients, metrics, request } = await setUp();
+    const users = (
+      await createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }).issue(
+        tokenRequest({ username: 'alice', customerId: 'C-1001' }, new Date()),
+      )
+    ).accessToken;
+
+    for (const token of [await other.token(), users]) {
+      await expect(revokeToken(deps, request(token))).rejects.toMatchObject({
+        code: 'VALIDATION_FAILED',
+        detail: 'The token was not issued to this client.',
+      });
+    }
+    expect((await clients.findClientStatus(other.clientId))?.revokedTokens.size).toBe(0);
+    expect(metrics.names().filter((name) => name.startsWith('TokenRevocationRefused'))).toEqual([
+      'TokenRevocationRefused{reason=NotIssuedToClient}',
+      'TokenRevocationRefused{reason=NotIssuedToClient}',
+    ]);
+  });
+
+  it('takes a token it cannot verify as nothing to revoke, and a wrong secret as INVALID_CLIENT', async () => {
+    const { deps, own, clients, request } = await setUp();
+    await expect(revokeToken(deps, request('not-a-token'))).resolves.toBeUndefined();
+    await expect(
+      revokeToken(deps, { ...request(await own.token()), clientSecret: 'pcs_wrong' }),
+    ).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    expect((await clients.findClientStatus(own.clientId))?.revokedTokens.size).toBe(0);
+  });
+
+  it('answers an active token with the authorizer’s verdict, counting each answer by result', async () => {
+    const { deps, own, other, metrics, request } = await setUp(['tokens:introspect']);
+    const token = await other.token();
+
+    const active = await introspectToken(deps, request(token));
+    await revokeToken(
+      { ...deps, ...{ clients: deps.clients } },
+      { ...request(token), clientId: other.clientId, clientSecret: other.secret },
+    );
+    const revoked = await introspectToken(deps, request(token));
+
+    expect(active).toMatchObject({
+      active: true,
+      client_id: other.clientId,
+      sub: other.clientId,
+      scope: 'tracking:read',
+    });
+    expect(active).not.toHaveProperty('username');
+    expect(revoked).toEqual({ active: false });
+    expect(await introspectToken(deps, request(await own.token()))).toMatchObject({ active: true });
+    expect(metrics.names().filter((name) => name.startsWith('TokenIntrospected'))).toEqual([
+      'TokenIntrospected{result=Active}',
+      'TokenIntrospected{result=Inactive}',
+      'TokenIntrospected{result=Active}',
+    ]);
+  });
+
+  it('refuses a client without tokens:introspect once authenticated, before it reads the token’s state', async () => {
+    const { deps, other, clients, metrics, request } = await setUp(['tracking:read', 'shipments:write']);
+    const before = clients.reads();
+
+    await expect(introspectToken(deps, request(await other.token()))).rejects.toMatchObject({
+      code: 'INSUFFICIENT_SCOPE',
+      requiredScope: 'tokens:introspect',
+    });
+    // The client's own read only: not the token's client's state.
+    expect(clients.reads() - before).toBe(1);
+    expect(metrics.names()).toContain('TokenIntrospectionRefused{reason=MissingScope}');
+    expect(metrics.names()).not.toContain('TokenIntrospected{result=Inactive}');
   });
 });

@@ -6,7 +6,9 @@ import {
   readJwksConfig,
   readLoginConfig,
   readLogoutConfig,
+  readOAuthIntrospectConfig,
   readOAuthMetadataConfig,
+  readOAuthRevokeConfig,
   readOAuthTokenConfig,
   readRefreshConfig,
   readShipmentsConfig,
@@ -165,6 +167,39 @@ describe('configuration', () => {
     );
   });
 
+  it('gives revocation and introspection the token endpoint’s throttle and the authorizer’s verification', () => {
+    const env = {
+      ...loginEnv,
+      CLIENT_TOKEN_TTL: '30m',
+      VERIFICATION_KEYS: 'ssm:/parcel-auth/prod/jwks',
+      REVOCATION_CACHE_TTL: '30s',
+    };
+    const revoke = readOAuthRevokeConfig(env);
+    expect(revoke.tokens).toEqual({
+      issuer: 'https://auth.example/prod',
+      formerIssuers: [],
+      audience: 'https://api.example/prod',
+      accessTtlSeconds: 86_400,
+      clientAccessTtlSeconds: 1800,
+    });
+    // The keyring for the throttle's counter secret; the key set to verify the token asked about.
+    expect(revoke.keys.sources).toEqual({
+      signingKeyring: { kind: 'ssm', name: '/parcel-auth/prod/signing-keyring' },
+      verificationKeys: { kind: 'ssm', name: '/parcel-auth/prod/jwks' },
+    });
+    expect(revoke.loginThrottleTable).toBe('parcel-auth-prod-login-throttle');
+    expect(revoke).not.toHaveProperty('revocationCacheTtlMs');
+    const introspect = readOAuthIntrospectConfig(env);
+    expect(introspect.revocationCacheTtlMs).toBe(30_000);
+    expect(introspect.tokens).toEqual(revoke.tokens);
+    expect(() => readOAuthIntrospectConfig({ ...env, REVOCATION_CACHE_TTL: undefined })).toThrow(
+      /REVOCATION_CACHE_TTL/,
+    );
+    expect(() => readOAuthRevokeConfig({ ...env, TOKEN_AUDIENCE: env.TOKEN_ISSUER })).toThrow(
+      /TOKEN_AUDIENCE must differ/,
+    );
+  });
+
   it('reads the key set source of the JWKS endpoint', () => {
     expect(
       readJwksConfig({ KEY_RELOAD_INTERVAL: '1m', VERIFICATION_KEYS: 'file:/data/keys/jwks.json' }),
@@ -190,6 +225,8 @@ describe('configuration from serverless.yml', () => {
     ['createShipment', readShipmentsConfig, CONFIG_VARIABLES.shipments],
     ['trackShipment', readShipmentsConfig, CONFIG_VARIABLES.shipments],
     ['oauthToken', readOAuthTokenConfig, CONFIG_VARIABLES.oauthToken],
+    ['oauthRevoke', readOAuthRevokeConfig, CONFIG_VARIABLES.oauthRevoke],
+    ['oauthIntrospect', readOAuthIntrospectConfig, CONFIG_VARIABLES.oauthIntrospect],
     ['oauthMetadata', readOAuthMetadataConfig, CONFIG_VARIABLES.oauthMetadata],
   ] as const;
 

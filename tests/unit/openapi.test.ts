@@ -19,8 +19,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { readStageParams } from '../../infra/stage-params.ts';
 import { LoginRequestSchema } from '../../lib/auth/login.ts';
-import { TOKEN_PATH } from '../../lib/clients/metadata.ts';
-import { parseTokenRequest } from '../../lib/clients/token-request.ts';
+import { INTROSPECTION_SCOPE } from '../../lib/clients/introspect.ts';
+import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../../lib/clients/metadata.ts';
+import { parseTokenQuery, parseTokenRequest } from '../../lib/clients/token-request.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import { publicBaseUrl, validate } from '../../lib/http/endpoint.ts';
 import { oauthErrorResponse, problemResponse } from '../../lib/http/problems.ts';
@@ -146,12 +147,33 @@ const ERROR_CODES = Object.keys({
 /** What POST on the token endpoint can answer: all but the 405 of another method. */
 const POST_ERROR_CODES = ERROR_CODES.filter((code) => code !== 'METHOD_NOT_ALLOWED');
 
-/** The token endpoint's answer to an error, as lib/http/problems.ts gives it when the domain throws it. */
+/**
+ * What POST on each OAuth endpoint can answer: every code but those of the other endpoints' own
+ * checks (the grant's grant type and scopes, introspection's scope), which it never throws.
+ */
+const OAUTH_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
+  [TOKEN_PATH]: POST_ERROR_CODES.filter((code) => code !== 'INSUFFICIENT_SCOPE'),
+  [REVOCATION_PATH]: POST_ERROR_CODES.filter(
+    (code) =>
+      !['INSUFFICIENT_SCOPE', 'INVALID_SCOPE', 'UNSUPPORTED_GRANT_TYPE', 'INVALID_REFRESH_TOKEN'].includes(
+        code,
+      ),
+  ),
+  [INTROSPECTION_PATH]: POST_ERROR_CODES.filter(
+    (code) => !['INVALID_SCOPE', 'UNSUPPORTED_GRANT_TYPE', 'INVALID_REFRESH_TOKEN'].includes(code),
+  ),
+};
+const OAUTH_ANSWERS = Object.entries(OAUTH_ERROR_CODES).flatMap(([path, codes]) =>
+  codes.map((code) => [path, code] as const),
+);
+
+/** An OAuth endpoint's answer to an error, as lib/http/problems.ts gives it when the domain throws it. */
 const oauthErrorOf = (code: ErrorCode) =>
   oauthErrorResponse(
     new AppError(code, {
       ...(code === 'TOO_MANY_ATTEMPTS' && { retryAfterSeconds: 30 }),
       ...(code === 'VALIDATION_FAILED' && { detail: 'The parameter grant_type is required.' }),
+      ...(code === 'INSUFFICIENT_SCOPE' && { requiredScope: INTROSPECTION_SCOPE }),
     }),
   );
 
@@ -225,14 +247,42 @@ describe('docs/openapi.yaml', () => {
     }
   });
 
-  it('documents on the token endpoint every status lib/http/ answers an error with there', () => {
-    const operation = documentedRoutes.find((route) => route.path === TOKEN_PATH)?.operation;
-    const statuses = new Set(POST_ERROR_CODES.map((code) => String(oauthErrorOf(code).statusCode)));
-    expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining([...statuses]));
+  it.each(Object.entries(OAUTH_ERROR_CODES))(
+    'documents on %s every status lib/http/ answers an error with there',
+    (path, codes) => {
+      const operation = documentedRoutes.find((route) => route.path === path)?.operation;
+      const statuses = new Set(codes.map((code) => String(oauthErrorOf(code).statusCode)));
+      expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining([...statuses]));
+    },
+  );
+
+  it.each(OAUTH_ANSWERS)('documents %s’s RFC 6749 answer to %s', (path, code) => {
+    expect(contractViolations(observedProblem('POST', path, oauthErrorOf(code)))).toEqual([]);
   });
 
-  it.each(POST_ERROR_CODES)('documents the token endpoint’s RFC 6749 answer to %s', (code) => {
-    expect(contractViolations(observedProblem('POST', TOKEN_PATH, oauthErrorOf(code)))).toEqual([]);
+  it('documents RFC 7009’s empty 200 and RFC 7662’s answers, active and not', () => {
+    const empty = { ...observed('POST', REVOCATION_PATH, 200, undefined), contentType: null };
+    expect(contractViolations(empty)).toEqual([]);
+    expect(contractViolations(observed('POST', REVOCATION_PATH, 200, {}))).not.toEqual([]);
+    const active = {
+      active: true,
+      scope: 'tracking:read shipments:write',
+      client_id: 'login',
+      sub: 'alice',
+      username: 'alice',
+      token_type: 'Bearer',
+      exp: 1768471200,
+      iat: 1768467600,
+      iss: 'https://auth.parcel-carrier.example/prod',
+      aud: 'https://api.parcel-carrier.example/prod',
+      jti: 'f51afc2a-d9e9-4fa4-b0ad-7253446fbede',
+    };
+    expect(contractViolations(observed('POST', INTROSPECTION_PATH, 200, active))).toEqual([]);
+    expect(contractViolations(observed('POST', INTROSPECTION_PATH, 200, { active: false }))).toEqual([]);
+    // An inactive token's answer says nothing more (RFC 7662 section 2.2).
+    expect(
+      contractViolations(observed('POST', INTROSPECTION_PATH, 200, { active: false, sub: 'alice' })),
+    ).not.toEqual([]);
   });
 
   it('documents API Gateway’s throttled answer, as infra/gateway-responses.yml sends it, on every route', async () => {
@@ -267,10 +317,11 @@ describe('docs/openapi.yaml', () => {
     }
   });
 
-  it('lets the token endpoint authenticate a client by HTTP Basic or in the body, and serves the metadata to anyone', () => {
+  it('lets the OAuth endpoints authenticate a client by HTTP Basic or in the body, and serves the metadata to anyone', () => {
     const security = (path: string) =>
       documentedRoutes.find((route) => route.path === path)?.operation.security;
-    expect(security(TOKEN_PATH)).toEqual([{ clientSecretBasic: [] }, {}]);
+    for (const path of [TOKEN_PATH, REVOCATION_PATH, INTROSPECTION_PATH])
+      expect(security(path), path).toEqual([{ clientSecretBasic: [] }, {}]);
     expect(security('/.well-known/oauth-authorization-server')).toEqual([]);
   });
 
@@ -432,6 +483,10 @@ async function errorBodies(): Promise<unknown[]> {
     bodyOf(validationProblem(TrackingParamsSchema, { parcelNumber: '1' }, 'path')),
     bodyOf(problemResponse(thrown(() => publicBaseUrl(badHost)))),
     bodyOf(oauthErrorResponse(thrown(() => parseTokenRequest({}, [])))),
+    bodyOf(
+      oauthErrorResponse(thrown(() => parseTokenQuery({}, ['Basic cGNsXzAxMjM0NTY3ODlhYmNkZWYwMTIzOng=']))),
+    ),
+    bodyOf(oauthErrorOf('INSUFFICIENT_SCOPE')),
     ...templates,
   ];
 }

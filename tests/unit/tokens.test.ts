@@ -2,7 +2,7 @@ import { createHmac, generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { base64url, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ALL_SCOPES } from '../../lib/scopes.ts';
+import { ROUTE_SCOPES } from '../../lib/scopes.ts';
 import { ACCESS_TOKEN_TYPE, LOGIN_CLIENT_ID, REFRESH_TOKEN_TYPE } from '../../lib/tokens/claims.ts';
 import { createTokenIssuer, type TokenIssuer } from '../../lib/tokens/issue.ts';
 import { importSigningKey, importVerificationKeys } from '../../lib/tokens/keys.ts';
@@ -23,7 +23,10 @@ const NOW_SECONDS = NOW.getTime() / 1000;
 const verifiedAlice = {
   kind: 'user',
   ...alice,
-  scopes: ALL_SCOPES,
+  scopes: ROUTE_SCOPES,
+  jti: expect.any(String),
+  issuer: TOKEN_SETTINGS.issuer,
+  audience: TOKEN_SETTINGS.audience,
   issuedAt: NOW_SECONDS,
   expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
   sessionId: expect.any(String),
@@ -154,7 +157,10 @@ describe('token issuer', () => {
 describe('a user’s access token as RFC 9068 validators read it', () => {
   it('names the password login as its client_id and lists every route scope when the user is not narrowed', async () => {
     const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
-    expect(decodeJwt(accessToken)).toMatchObject({ client_id: LOGIN_CLIENT_ID, scope: ALL_SCOPES.join(' ') });
+    expect(decodeJwt(accessToken)).toMatchObject({
+      client_id: LOGIN_CLIENT_ID,
+      scope: ROUTE_SCOPES.join(' '),
+    });
   });
 
   it('lists only the scopes a narrowed user has', async () => {
@@ -164,6 +170,15 @@ describe('a user’s access token as RFC 9068 validators read it', () => {
       kind: 'user',
       scopes: ['tracking:read'],
     });
+  });
+
+  it('never gives a user tokens:introspect, a scope no route needs, even one an operator listed', async () => {
+    const { accessToken: every } = await issuer.issue(tokenRequest(alice, NOW));
+    const { accessToken: listed } = await issuer.issue(
+      tokenRequest({ ...alice, scopes: ['tracking:read', 'tokens:introspect'] }, NOW),
+    );
+    expect(String(decodeJwt(every).scope).split(' ')).not.toContain('tokens:introspect');
+    expect(decodeJwt(listed).scope).toBe('tracking:read');
   });
 
   it('leaves both out of the refresh token, which only this service reads', async () => {
@@ -177,7 +192,7 @@ describe('a user’s access token as RFC 9068 validators read it', () => {
     await expect(verifierAt(NOW).verify(legacy)).resolves.toMatchObject({
       kind: 'user',
       username: 'alice',
-      scopes: ALL_SCOPES,
+      scopes: ROUTE_SCOPES,
     });
   });
 
@@ -240,7 +255,10 @@ describe('access token verifier', () => {
       kind: 'user',
       username: 'solo',
       customerId: null,
-      scopes: ALL_SCOPES,
+      scopes: ROUTE_SCOPES,
+      jti: expect.any(String),
+      issuer: TOKEN_SETTINGS.issuer,
+      audience: TOKEN_SETTINGS.audience,
       issuedAt: NOW_SECONDS,
       expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
       sessionId: expect.any(String),

@@ -18,7 +18,10 @@ import { functionEnv } from '../../../dev/local/handler-env.ts';
 import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../../lib/accounts/repository.ts';
 import { hashPassword } from '../../../lib/auth/passwords.ts';
+import { createDynamoClientRepository } from '../../../lib/clients/dynamodb.ts';
+import { INTROSPECTION_PATH, REVOCATION_PATH } from '../../../lib/clients/metadata.ts';
 import { readLoginConfig } from '../../../lib/config.ts';
+import type { Scope } from '../../../lib/scopes.ts';
 import { createDynamoSessionStore } from '../../../lib/sessions/dynamodb.ts';
 import type { SessionStore } from '../../../lib/sessions/repository.ts';
 import { createDynamoShipmentRepository } from '../../../lib/shipments/dynamodb.ts';
@@ -33,10 +36,12 @@ import {
 } from '../../../lib/throttle/throttle.ts';
 import {
   authorizerEvent,
+  basicCredentials,
   callerContext,
   grantEvent,
   lambdaContext,
   loginEvent,
+  tokenEvent,
   trackingEvent,
 } from '../../fixtures/events.ts';
 import { createTestClient } from '../../support/clients.ts';
@@ -63,7 +68,9 @@ type FunctionName =
   | 'authorizer'
   | 'track-shipment'
   | 'create-shipment'
-  | 'oauth-token';
+  | 'oauth-token'
+  | 'oauth-revoke'
+  | 'oauth-introspect';
 
 let dynamo: TestDynamo;
 let proxy: DynamoProxy;
@@ -436,41 +443,123 @@ const shipmentCreation: Operation<{ username: string; customerId: string }> = {
 
 let clients = 0;
 /** A new API client of a new customer, its secret, and an address of its own. */
-async function newClient() {
+async function newClient(scopes: readonly Scope[] = ['tracking:read']) {
   clients += 1;
   const client = await createTestClient(
     { client: dynamo.documentClient, tableName: dynamo.tables.accounts },
     `C-FC${clients}`,
-    ['tracking:read'],
+    scopes,
   );
   return { ...client, sourceIp: `10.1.${Math.floor(clients / 250)}.${(clients % 250) + 1}` };
 }
+type TestClient = Awaited<ReturnType<typeof newClient>>;
 
 /** POST /api/v1/oauth/token with the client's Basic credentials, from its address. */
 const grantRequest = (client: Awaited<ReturnType<typeof newClient>>) => grantEvent(client, client.sourceIp);
 
-const clientGrant: Operation<Awaited<ReturnType<typeof newClient>>> = {
+/**
+ * A client authentication's bookkeeping, as a login's: at most the one attempt counted, and
+ * nothing refuses the client or its address.
+ */
+async function clientNotLocked({ clientId, sourceIp }: TestClient) {
+  const { throttle: settings } = readLoginConfig();
+  const now = Date.now();
+  const key = clientCounterKey(clientId, counterSecret);
+  const counter = (await throttle.read([key])).get(key);
+  expect(counter?.failures ?? 0, 'attempts counted on the client').toBeLessThanOrEqual(1);
+  expect(
+    counter === undefined ? 0 : refusedUntil(counter, settings.username, now),
+    'the client refused',
+  ).toBe(0);
+  const ipKey = sourceIpCounterKey(sourceIp);
+  const ip = (await throttle.read([ipKey])).get(ipKey);
+  expect(ip === undefined ? 0 : refusedUntil(ip, settings.sourceIp, now), 'the address refused').toBe(0);
+}
+
+const clientGrant: Operation<TestClient> = {
   name: 'client credentials grant',
   function: 'oauth-token',
   arrange: () => newClient(),
   act: async (client, handler) => call(await handler('oauth-token'), grantRequest(client)),
   success: 200,
-  async check({ clientId, sourceIp }) {
-    // As a login's bookkeeping: at most the one attempt counted, and nothing refuses the client.
-    const { throttle: settings } = readLoginConfig();
-    const now = Date.now();
-    const key = clientCounterKey(clientId, counterSecret);
-    const counter = (await throttle.read([key])).get(key);
-    expect(counter?.failures ?? 0, 'attempts counted on the client').toBeLessThanOrEqual(1);
-    expect(
-      counter === undefined ? 0 : refusedUntil(counter, settings.username, now),
-      'the client refused',
-    ).toBe(0);
-    const ipKey = sourceIpCounterKey(sourceIp);
-    const ip = (await throttle.read([ipKey])).get(ipKey);
-    expect(ip === undefined ? 0 : refusedUntil(ip, settings.sourceIp, now), 'the address refused').toBe(0);
+  check: clientNotLocked,
+};
+
+/** An access token of a fault-free grant of `client`. */
+async function grantedTo(client: TestClient): Promise<string> {
+  const answer = await call(await freshHandler('oauth-token'), grantRequest(client));
+  if (answer.status !== 200) throw new Error(`arrange: the grant answered ${answer.status}`);
+  return json(answer).access_token as string;
+}
+
+/** POST `path` with `token`, the client by HTTP Basic from its address (RFC 7009, RFC 7662). */
+const tokenQuery = (path: string, client: TestClient, token: string) => ({
+  ...tokenEvent(
+    { token },
+    { Authorization: basicCredentials(client.clientId, client.secret) },
+    client.sourceIp,
+  ),
+  path,
+  resource: path,
+});
+
+/**
+ * A client revokes its token: once any answer was 200 the authorizer refuses it, and a
+ * retry after a 503 (the revocation applied or not) revokes it all the same.
+ */
+const tokenRevocation: Operation<TestClient & { token: string }> = {
+  name: 'token revocation',
+  function: 'oauth-revoke',
+  arrange: async () => {
+    const client = await newClient();
+    return { ...client, token: await grantedTo(client) };
+  },
+  act: async (context, handler) =>
+    call(await handler('oauth-revoke'), tokenQuery(REVOCATION_PATH, context, context.token)),
+  success: 200,
+  async check(context) {
+    await clientNotLocked(context);
+    const decided = await authorize(await freshHandler('authorizer'), context.token);
+    expect(decided.status, 'the revoked token at the authorizer').toBe(401);
+    const stored = await createDynamoClientRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+    }).findClient(context.clientId);
+    expect(stored, 'the client item whole').toMatchObject({
+      enabled: true,
+      secrets: [{ id: context.secretId }],
+    });
   },
 };
+
+/**
+ * A client of the carrier's own services introspects a client's or a user's token: the
+ * answer, when there is one, says the token is active.
+ */
+const tokenIntrospection = (
+  kind: 'client' | 'user',
+): Operation<{ introspector: TestClient; token: string }> => ({
+  name: kind === 'client' ? 'token introspection, client token' : 'token introspection, user token',
+  function: 'oauth-introspect',
+  arrange: async () => {
+    const introspector = await newClient(['tokens:introspect']);
+    const token =
+      kind === 'client'
+        ? await grantedTo(await newClient())
+        : (await loggedIn((await newUser()).username)).token;
+    return { introspector, token };
+  },
+  act: async ({ introspector, token }, handler) =>
+    call(await handler('oauth-introspect'), tokenQuery(INTROSPECTION_PATH, introspector, token)),
+  success: 200,
+  async check({ introspector }, run) {
+    await clientNotLocked(introspector);
+    for (const answer of [run.first, run.retry]) {
+      if (answer?.status === 200)
+        expect(JSON.parse(answer.body), 'the answer').toMatchObject({ active: true });
+    }
+  },
+});
 
 /**
  * A login while the accounts table's reads fail: nothing is decided, so the attempt is given
@@ -486,7 +575,7 @@ const loginAccountsDown: Operation<{ username: string }> = {
   },
 };
 
-const grantAccountsDown: Operation<Awaited<ReturnType<typeof newClient>>> = {
+const grantAccountsDown: Operation<TestClient> = {
   ...clientGrant,
   name: 'client credentials grant, accounts table down',
   accountsDown: true,
@@ -521,6 +610,9 @@ const OPERATIONS: Operation<any>[] = [
   clientAuthorizer,
   loginAccountsDown,
   grantAccountsDown,
+  tokenRevocation,
+  tokenIntrospection('client'),
+  tokenIntrospection('user'),
 ];
 
 beforeAll(async () => {

@@ -1,0 +1,130 @@
+/**
+ * Client authentication at every OAuth endpoint (RFC 6749 section 2.3): the token, revocation
+ * and introspection endpoints take the same credentials the same ways and check them with the
+ * same work. Every failure (unknown client, wrong secret, disabled client) is the same
+ * INVALID_CLIENT after the same work, counted by the login throttle on the client id and the
+ * source address like a failed login.
+ */
+import * as v from 'valibot';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { ClientAuthFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
+import { beginAlongside, type FailureReason, type LoginThrottle } from '../throttle/throttle.ts';
+import { type Clock, systemClock } from '../time.ts';
+import { ClientIdSchema, type ClientReader, type ClientRecord, matchSecret } from './clients.ts';
+
+/** Longer than any secret we issue (47 characters); bounds the hashing a request can cause. */
+const MAX_SECRET_LENGTH = 256;
+
+export interface ClientCredentials {
+  readonly clientId: string;
+  readonly clientSecret: string;
+}
+
+const invalidClient = () => new AppError('INVALID_CLIENT');
+const invalidRequest = (detail: string) => new AppError('VALIDATION_FAILED', { detail });
+
+/** Section 2.3.1: id and secret are form-urlencoded before they are joined by a colon and base64-encoded. */
+function basicCredentials(value: string): ClientCredentials {
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2})$/i.exec(value);
+  if (match?.[1] === undefined) throw invalidClient();
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw invalidClient();
+  const decode = (part: string) => {
+    try {
+      return decodeURIComponent(part.replaceAll('+', ' '));
+    } catch {
+      throw invalidClient();
+    }
+  };
+  return { clientId: decode(decoded.slice(0, colon)), clientSecret: decode(decoded.slice(colon + 1)) };
+}
+
+/**
+ * `client_secret_basic` or `client_secret_post` (section 2.3.1), never both; checked before any
+ * read or secret comparison, so malformed credentials cost nothing.
+ */
+export function clientCredentials(
+  form: Record<string, string>,
+  authorization: readonly string[],
+): ClientCredentials {
+  if (authorization.length > 1) throw invalidRequest('Send one Authorization header.');
+  let credentials: ClientCredentials;
+  if (authorization.length === 1) {
+    credentials = basicCredentials(authorization[0] ?? '');
+    // Section 2.3: one authentication method. A client_id beside Basic must name the same client.
+    if (form.client_secret !== undefined)
+      throw invalidRequest('Authenticate with HTTP Basic or with client_secret in the body, not both.');
+    if (form.client_id !== undefined && form.client_id !== credentials.clientId)
+      throw invalidRequest('The client_id in the body is not the one in the Authorization header.');
+  } else {
+    if (form.client_id === undefined || form.client_secret === undefined) throw invalidClient();
+    credentials = { clientId: form.client_id, clientSecret: form.client_secret };
+  }
+  if (
+    !v.is(ClientIdSchema, credentials.clientId) ||
+    credentials.clientSecret === '' ||
+    credentials.clientSecret.length > MAX_SECRET_LENGTH
+  )
+    throw invalidClient();
+  return credentials;
+}
+
+export interface ClientAuthDeps {
+  readonly clients: ClientReader;
+  readonly throttle: LoginThrottle;
+  readonly logger: Logger;
+  /** Counts failed client authentications by reason. */
+  readonly metrics: MetricsRecorder;
+  readonly clock?: Clock;
+}
+
+export interface AuthenticatedClient {
+  readonly client: ClientRecord;
+  /** The live secret presented: a token granted now carries it. */
+  readonly secretId: string;
+  /** When the client was read: a token granted now gets its `iat` from it (`issuedAtFor`). */
+  readonly readAt: Date;
+}
+
+const FAILURE_METRIC: Partial<Record<FailureReason, ClientAuthFailureReason>> = {
+  'unknown client': 'UnknownClient',
+  'bad secret': 'BadSecret',
+  'disabled client': 'Disabled',
+};
+
+/** The client, enabled and holding the presented secret; otherwise INVALID_CLIENT (TOO_MANY_ATTEMPTS when locked). */
+export async function authenticateClient(
+  deps: ClientAuthDeps,
+  request: ClientCredentials & { readonly sourceIp: string },
+): Promise<AuthenticatedClient> {
+  const { metrics, logger } = deps;
+  const attempt = { username: request.clientId, sourceIp: request.sourceIp, client: true } as const;
+  const readAt = (deps.clock ?? systemClock)();
+  const { reservation, found: client } = await beginAlongside(
+    deps.throttle,
+    attempt,
+    () => deps.clients.findClient(request.clientId),
+    () => {
+      logger.info('client authentication failed', { reason: 'locked', sourceIp: request.sourceIp });
+      metrics.count({ name: 'ClientAuthFailed', reason: 'Locked' });
+    },
+  );
+  const secretId = matchSecret(request.clientSecret, client?.secrets ?? []);
+  if (client === null || secretId === null || !client.enabled) {
+    const reason: FailureReason =
+      client === null ? 'unknown client' : secretId === null ? 'bad secret' : 'disabled client';
+    await deps.throttle.failed(attempt, reason, reservation);
+    // The client id only of a client that exists: a secret pasted into the id field must not be logged.
+    logger.info('client authentication failed', {
+      reason,
+      ...(client !== null && { clientId: client.clientId }),
+      sourceIp: request.sourceIp,
+    });
+    metrics.count({ name: 'ClientAuthFailed', reason: FAILURE_METRIC[reason] ?? 'UnknownClient' });
+    throw invalidClient();
+  }
+  await deps.throttle.succeeded(reservation);
+  return { client, secretId, readAt };
+}

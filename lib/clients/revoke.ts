@@ -1,0 +1,50 @@
+/**
+ * Token revocation (RFC 7009) for API clients: a client revokes its own access tokens, which the
+ * authorizer then refuses within the stage's revocation bound, as every other revocation
+ * (docs/clients.md, "Revocation and introspection").
+ */
+import { AppError } from '../errors.ts';
+import { type ClientTokenRevoker, MAX_REVOKED_TOKENS } from '../revocation/revocation.ts';
+import type { AccessTokenVerifier } from '../tokens/verify.ts';
+import { authenticateClient, type ClientAuthDeps } from './client-auth.ts';
+import type { TokenQuery } from './token-request.ts';
+
+export interface RevokeDeps extends ClientAuthDeps {
+  /** The authorizer's: a token it would refuse anyway is no token to revoke. */
+  readonly verifier: AccessTokenVerifier;
+  readonly revoker: ClientTokenRevoker;
+}
+
+/**
+ * Resolves when the token is revoked or is no valid access token (section 2.2: the client could
+ * do nothing about that error); throws VALIDATION_FAILED for a valid token issued to another
+ * client or to a user (section 2.1: the request is refused).
+ */
+export async function revokeToken(
+  deps: RevokeDeps,
+  request: TokenQuery & { readonly sourceIp: string },
+): Promise<void> {
+  const { logger, metrics } = deps;
+  const { client } = await authenticateClient(deps, request);
+  const { clientId } = client;
+  const claims = await deps.verifier.verify(request.token).catch(() => undefined);
+  if (claims === undefined) {
+    logger.info('token revocation ignored', { reason: 'invalid token', clientId });
+    return;
+  }
+  if (claims.kind !== 'client' || claims.clientId !== clientId) {
+    logger.info('token revocation refused', { reason: 'not issued to the client', clientId });
+    metrics.count({ name: 'TokenRevocationRefused', reason: 'NotIssuedToClient' });
+    throw new AppError('VALIDATION_FAILED', { detail: 'The token was not issued to this client.' });
+  }
+  if ((await deps.revoker.revokeClientToken(clientId, claims.jti, claims.expiresAt)) === 'full') {
+    logger.info('token revocation refused', { reason: 'too many revoked tokens', clientId });
+    metrics.count({ name: 'TokenRevocationRefused', reason: 'TooManyRevoked' });
+    throw new AppError('VALIDATION_FAILED', {
+      detail: `The client has ${MAX_REVOKED_TOKENS} revoked tokens that have not expired yet. Let tokens expire rather than revoke each one.`,
+    });
+  }
+  // The token's id, never the token: it names the revocation in the client item too.
+  logger.info('client token revoked', { clientId, jti: claims.jti });
+  metrics.count({ name: 'ClientTokenRevoked' });
+}
