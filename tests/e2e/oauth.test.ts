@@ -31,6 +31,10 @@ const MetadataSchema = v.strictObject({
   jwks_uri: v.string(),
   grant_types_supported: v.array(v.string()),
   token_endpoint_auth_methods_supported: v.array(v.string()),
+  revocation_endpoint: v.string(),
+  revocation_endpoint_auth_methods_supported: v.array(v.string()),
+  introspection_endpoint: v.string(),
+  introspection_endpoint_auth_methods_supported: v.array(v.string()),
   scopes_supported: v.array(v.string()),
   response_types_supported: v.array(v.string()),
 });
@@ -97,9 +101,8 @@ const addClient = (customerId: string, scopes: readonly Scope[]) => addStackClie
 type Credentials = Awaited<ReturnType<typeof addClient>>;
 
 /**
- * The library's configuration for a client, from the published metadata. The metadata's
- * issuer is the tokens' `iss`, an identifier and not the stack's address, so it is not
- * discovered from the issuer (RFC 8414 section 3) but given; plain http only on loopback.
+ * The library's configuration for a client, from the published metadata (discovery by issuer:
+ * tests/e2e/outside-clients.test.ts); plain http only on loopback.
  */
 function configure(
   { clientId, clientSecret }: Credentials,
@@ -149,7 +152,7 @@ afterEach(assertAnswersDocumented);
 afterAll(() => stack?.stop());
 
 describe('the authorization server metadata (RFC 8414)', () => {
-  it('names the token endpoint and key set as reached, the one grant, both authentication methods and every scope', () => {
+  it('names the token, revocation and introspection endpoints and key set as reached, the one grant, both authentication methods and every scope', () => {
     expect(metadata).toEqual({
       // The stack's own origin: clients discover it by its issuer (RFC 8414 section 3).
       issuer: origin,
@@ -157,6 +160,10 @@ describe('the authorization server metadata (RFC 8414)', () => {
       jwks_uri: `${origin}/.well-known/jwks.json`,
       grant_types_supported: ['client_credentials'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      revocation_endpoint: `${origin}/api/v1/oauth/revoke`,
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      introspection_endpoint: `${origin}/api/v1/oauth/introspect`,
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: [...ALL_SCOPES],
       response_types_supported: [],
     });
