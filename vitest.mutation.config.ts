@@ -1,13 +1,14 @@
 /**
  * The tests `npm run mutation` runs against each mutant of lib/: the unit and integration
- * projects without the fault matrix. The e2e project runs lib/ in other processes, where the
- * mutants are not switched on; the fault matrix reruns whole operations under a proxy for
- * every mutant it covers, which would multiply the run's length (docs/MUTATION.md).
+ * projects, without the fault matrix unless MUTATION_WITH_FAULTS=1. The e2e project runs lib/
+ * in other processes, where the mutants are not switched on; the fault matrix reruns whole
+ * operations under a proxy for every mutant it covers, which triples the run (docs/MUTATION.md).
  */
 import { defineConfig } from 'vitest/config';
 import base, { FAULT_MATRIX } from './vitest.config.ts';
 
 const MUTATION_PROJECTS = ['unit', 'integration'];
+const excluded = process.env.MUTATION_WITH_FAULTS === '1' ? [] : [FAULT_MATRIX];
 
 export default defineConfig({
   test: {
@@ -19,7 +20,7 @@ export default defineConfig({
         ? [
             {
               ...project,
-              test: { ...project.test, exclude: [...(project.test?.exclude ?? []), FAULT_MATRIX] },
+              test: { ...project.test, exclude: [...(project.test?.exclude ?? []), ...excluded] },
             },
           ]
         : [],
