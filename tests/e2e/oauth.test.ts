@@ -15,9 +15,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { newClientId } from '../../lib/clients/clients.ts';
 import { ALL_SCOPES, type Scope } from '../../lib/scopes.ts';
+import { answerLog } from '../support/answer-log.ts';
 import { type Answer, bearer, send } from '../support/http.ts';
 import { emfLines, summarise } from '../support/metrics-capture.ts';
-import { assertDocumented, type ObservedResponse } from '../support/openapi.ts';
+import type { ObservedResponse } from '../support/openapi.ts';
 import { addStackClient, printedValue, stackAdmin } from '../support/stack-admin.ts';
 
 const CUSTOMER = 'C-OAUTH-1';
@@ -42,54 +43,12 @@ const MetadataSchema = v.strictObject({
 let stack: LocalStack;
 let origin: string;
 let metadata: v.InferOutput<typeof MetadataSchema>;
-/** Every answer the token endpoint, the metadata route and the library's calls got, in order. */
-const answers: ObservedResponse[] = [];
-/** How many of `answers` were held to docs/openapi.yaml already. */
-let checked = 0;
-
-/**
- * Holds every answer since the last check to docs/openapi.yaml. After each test, not in the
- * library's fetch: what the fetch throws, the library reports as its own error, without ours.
- */
-function assertAnswersDocumented() {
-  const pending = answers.slice(checked);
-  checked = answers.length;
-  for (const answer of pending) assertDocumented(answer);
-}
-
-/** Keeps an answer for the contract check and the test: the body parsed as JSON, else its text. */
-async function observe(method: string, url: string, response: Response): Promise<ObservedResponse> {
-  const text = await response.clone().text();
-  let body: unknown = text === '' ? undefined : text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // Not JSON: the contract check sees the raw text.
-  }
-  const observed = {
-    method,
-    path: new URL(url).pathname,
-    status: response.status,
-    contentType: response.headers.get('content-type'),
-    body,
-    headers: response.headers,
-  };
-  answers.push(observed);
-  return observed;
-}
-
-/** The library's fetch: every answer it gets is kept, and held to docs/openapi.yaml after the test. */
-const documentedFetch: client.CustomFetch = async (url, options) => {
-  const response = await fetch(url, options);
-  await observe(options.method, url, response);
-  return response;
-};
-
-const lastAnswer = () => {
-  const answer = answers.at(-1);
-  if (answer === undefined) throw new Error('no answer yet');
-  return answer;
-};
+/** Every answer the token endpoint, the metadata route and the library's calls got (tests/support/answer-log.ts). */
+const answers = answerLog();
+const assertAnswersDocumented = () => answers.assertDocumented();
+const observe = answers.observe;
+const documentedFetch: client.CustomFetch = (url, options) => answers.fetch(url, options);
+const lastAnswer = () => answers.last();
 
 /** The admin CLI against this stack, as an operator runs `npm run admin -- …`: its stdout. */
 const admin = (args: readonly string[], stdin?: string) => stackAdmin(stack, args, stdin);
