@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readStageParams } from '../../infra/stage-params.ts';
 import {
   dashboardOf,
+  environmentOf,
   evaluateCondition,
   expectDashboardMetricsExist,
   resourcesOfType,
@@ -16,7 +17,16 @@ import { type Packaged, packageStage, removePackage } from '../support/template.
 /** An operator's own key: the stage parameter kmsKeyArn, given on the command line. */
 const KMS_KEY = 'arn:aws:kms:eu-central-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
-/** The prod stage with its own KMS key, X-Ray tracing and the firewall's takeover prevention on. */
+/** An operator's own domain for the stage (customDomainName) and its ACM certificate in the stack's region. */
+const DOMAIN = 'auth.parcel-carrier.example';
+const CERTIFICATE = 'arn:aws:acm:eu-central-1:123456789012:certificate/1234abcd-12ab-34cd-56ef-1234567890ab';
+/** The issuer prod has without a domain, kept verifying as the domain becomes the issuer (docs/stages.md). */
+const FORMER_ISSUER = 'https://auth.parcel-carrier.example/prod';
+
+/**
+ * The prod stage with its own KMS key, X-Ray tracing, the firewall's takeover prevention and a
+ * custom domain: one package for the stage parameters an operator may set, each checked on its own.
+ */
 let customized: Packaged;
 /** The prod stage as configured, which the variant is held against. */
 let resources: Packaged['resources'];
@@ -33,6 +43,14 @@ beforeAll(async () => {
     'tracing=true',
     '--param',
     'wafAccountTakeoverPrevention=true',
+    '--param',
+    `customDomainName=${DOMAIN}`,
+    '--param',
+    `customDomainCertificateArn=${CERTIFICATE}`,
+    '--param',
+    `tokenIssuer=https://${DOMAIN}`,
+    '--param',
+    `formerTokenIssuers=${FORMER_ISSUER}`,
   ]);
 });
 afterAll(async () => {
@@ -82,7 +100,7 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
       .flatMap((policy) => policy.PolicyDocument.Statement)
       .filter((statement) => statement.Action.some((action) => action.startsWith('kms:')));
 
-  it('lets exactly the three roles that read the keyring decrypt with exactly that key, through SSM only', () => {
+  it('lets exactly the five roles that read the keyring decrypt with exactly that key, through SSM only', () => {
     const decrypt = {
       Effect: 'Allow',
       Action: ['kms:Decrypt'],
@@ -103,6 +121,10 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
       CreateShipmentRole: [],
       TrackShipmentRole: [],
       OAuthTokenRole: [decrypt],
+      // Revocation and introspection sign nothing: the login throttle's counter secret is in the keyring.
+      OAuthRevokeRole: [decrypt],
+      OAuthIntrospectRole: [decrypt],
+      OAuthWrongMethodRole: [],
       OAuthMetadataRole: [],
     });
   });
@@ -110,7 +132,16 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
   it('encrypts the alarm topic and every log group with that key', () => {
     expect(customized.resources.AlarmTopic?.Properties.KmsMasterKeyId).toBe(KMS_KEY);
     const groups = of('AWS::Logs::LogGroup');
-    expect(groups).toHaveLength(11);
+    // Every function's, the access log's: the same as the default template's.
+    expect(groups.map(([id]) => id).sort()).toEqual(
+      ofType('AWS::Logs::LogGroup', resources)
+        .map(([id]) => id)
+        .sort(),
+    );
+    expect(groups).toHaveLength(14);
+    expect(groups.map(([id]) => id)).toEqual(
+      expect.arrayContaining(['OauthRevokeLogGroup', 'OauthIntrospectLogGroup', 'OauthWrongMethodLogGroup']),
+    );
     for (const [id, group] of groups) expect(group.Properties.KmsKeyId, id).toBe(KMS_KEY);
   });
 
@@ -149,10 +180,10 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
     );
   });
 
-  it('changes nothing else: the same resources as the default template, but no key of the stack’s own', () => {
+  it('changes nothing else: the same resources as the default template, but no key of the stack’s own, and the custom domain’s', () => {
     expect(
       Object.keys(customized.resources)
-        .filter((id) => !/Deployment|Version/.test(id))
+        .filter((id) => !/Deployment|Version|^ApiDomainName$|^ApiBasePathMapping$/.test(id))
         .sort(),
     ).toEqual(
       Object.keys(resources)
@@ -160,5 +191,80 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
         .sort(),
     );
     expect(Object.keys(resources)).toEqual(expect.arrayContaining(['KeyringKey', 'KeyringKeyAlias']));
+  });
+});
+
+describe('the prod template with a custom domain (stage parameters)', () => {
+  it('creates the domain name, regional, with the stage’s certificate and TLS 1.2 at least', () => {
+    expect(customized.template.Conditions?.HasCustomDomain).toEqual({
+      'Fn::Not': [{ 'Fn::Equals': [DOMAIN, ''] }],
+    });
+    expect(customized.resources.ApiDomainName).toEqual({
+      Type: 'AWS::ApiGateway::DomainName',
+      Condition: 'HasCustomDomain',
+      Properties: {
+        DomainName: DOMAIN,
+        RegionalCertificateArn: CERTIFICATE,
+        EndpointConfiguration: { Types: ['REGIONAL'] },
+        SecurityPolicy: 'TLS_1_2',
+      },
+    });
+  });
+
+  it('maps the domain’s root (no base path) to the stage, once the Deployment that creates the stage exists', () => {
+    const deployments = ofType('AWS::ApiGateway::Deployment', customized.resources);
+    expect(deployments).toHaveLength(1);
+    const [deployment = ''] = deployments.map(([id]) => id);
+    expect(customized.resources[deployment]?.Properties.StageName).toBe('prod');
+    expect(customized.resources.ApiBasePathMapping).toEqual({
+      Type: 'AWS::ApiGateway::BasePathMapping',
+      Condition: 'HasCustomDomain',
+      Properties: {
+        DomainName: { Ref: 'ApiDomainName' },
+        RestApiId: { Ref: 'ApiGatewayRestApi' },
+        Stage: 'prod',
+      },
+      DependsOn: [deployment],
+    });
+  });
+
+  it('outputs the domain name’s regional target, where the domain’s DNS record points', () => {
+    const outputs = (customized.template as Packaged['template'] & { Outputs?: Record<string, unknown> })
+      .Outputs;
+    expect(outputs?.ApiDomainTarget).toEqual({
+      Condition: 'HasCustomDomain',
+      Description: expect.any(String),
+      Value: { 'Fn::GetAtt': ['ApiDomainName', 'RegionalDomainName'] },
+    });
+  });
+
+  it('issues tokens as the domain, and keeps verifying the stage’s former issuer', () => {
+    const variables = (id: string) => environmentOf(customized.resources, id);
+    const withIssuer = ofType('AWS::Lambda::Function', customized.resources)
+      .map(([id]) => id)
+      .filter((id) => variables(id).TOKEN_ISSUER !== undefined);
+    // The metadata's issuer is what clients discover the domain by (RFC 8414 section 3).
+    expect(withIssuer.sort()).toEqual([
+      'AuthorizerLambdaFunction',
+      'LoginExtendedLambdaFunction',
+      'LoginLambdaFunction',
+      'LogoutLambdaFunction',
+      'OauthIntrospectLambdaFunction',
+      'OauthMetadataLambdaFunction',
+      'OauthRevokeLambdaFunction',
+      'OauthTokenLambdaFunction',
+      'RefreshLambdaFunction',
+    ]);
+    for (const id of withIssuer) expect(variables(id).TOKEN_ISSUER, id).toBe(`https://${DOMAIN}`);
+    // Every function that verifies tokens: revocation and introspection as the authorizer.
+    for (const id of [
+      'AuthorizerLambdaFunction',
+      'RefreshLambdaFunction',
+      'LogoutLambdaFunction',
+      'OauthRevokeLambdaFunction',
+      'OauthIntrospectLambdaFunction',
+    ]) {
+      expect(variables(id).FORMER_TOKEN_ISSUERS, id).toBe(FORMER_ISSUER);
+    }
   });
 });

@@ -9,7 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unzip } from '../../dev/bench/bundles.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
-import { createDynamoClientStatusReader } from '../../lib/clients/dynamodb.ts';
+import {
+  createDynamoClientReader,
+  createDynamoClientStatusReader,
+  createDynamoClientTokenRevoker,
+} from '../../lib/clients/dynamodb.ts';
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/body.ts';
 import { problemResponse } from '../../lib/http/problems.ts';
@@ -64,8 +68,11 @@ describe('the prod CloudFormation template', () => {
       'LoginExtendedLambdaFunction',
       'LoginLambdaFunction',
       'LogoutLambdaFunction',
+      'OauthIntrospectLambdaFunction',
       'OauthMetadataLambdaFunction',
+      'OauthRevokeLambdaFunction',
       'OauthTokenLambdaFunction',
+      'OauthWrongMethodLambdaFunction',
       'RefreshLambdaFunction',
       'TrackShipmentLambdaFunction',
     ]);
@@ -101,15 +108,37 @@ describe('the prod CloudFormation template', () => {
     const methods = ofType('AWS::ApiGateway::Method').filter(
       ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
     );
-    expect(methods).toHaveLength(9);
+    expect(methods).toHaveLength(14);
     for (const [id, method] of methods) {
-      // login, login-extended, token/refresh, logout, the key set, the OAuth token endpoint and
-      // its metadata are public.
+      // login, login-extended, token/refresh, logout, the key set, the OAuth token, revocation
+      // and introspection endpoints (every method of each) and the metadata are public.
       const isPublic = /Login|Token|Logout|Jwks|Oauth/.test(id);
       expect(method.Properties.AuthorizationType, id).toBe(isPublic ? 'NONE' : 'CUSTOM');
       if (!isPublic) expect(method.Properties.AuthorizerId, id).toEqual({ Ref: authorizer?.[0] });
     }
     expect(methods.filter(([, m]) => m.Properties.AuthorizationType === 'CUSTOM')).toHaveLength(2);
+    // Each OAuth endpoint: POST is its own function; every other method gets the 405 of a function of its own.
+    const endpoint = (path: string) =>
+      Object.fromEntries(
+        methods
+          .filter(([, m]) => pathOf(resources, m.Properties.ResourceId) === path)
+          .map(([, m]) => [
+            String(m.Properties.HttpMethod),
+            /"([A-Za-z]+LambdaFunction)"/.exec(JSON.stringify(m.Properties.Integration))?.[1],
+          ]),
+      );
+    expect(endpoint('/api/v1/oauth/token')).toEqual({
+      POST: 'OauthTokenLambdaFunction',
+      ANY: 'OauthWrongMethodLambdaFunction',
+    });
+    expect(endpoint('/api/v1/oauth/revoke')).toEqual({
+      POST: 'OauthRevokeLambdaFunction',
+      ANY: 'OauthWrongMethodLambdaFunction',
+    });
+    expect(endpoint('/api/v1/oauth/introspect')).toEqual({
+      POST: 'OauthIntrospectLambdaFunction',
+      ANY: 'OauthWrongMethodLambdaFunction',
+    });
   });
 
   it('sets the token lifetimes from the stage parameters', () => {
@@ -158,6 +187,8 @@ describe('the prod CloudFormation template', () => {
         login('~1api~1v1~1login-extended'),
         login('~1api~1v1~1token~1refresh'),
         login('~1api~1v1~1oauth~1token'),
+        login('~1api~1v1~1oauth~1revoke'),
+        login('~1api~1v1~1oauth~1introspect'),
       ],
     });
   });
@@ -193,6 +224,9 @@ describe('the prod CloudFormation template', () => {
         CreateShipmentLambdaFunction: 'CreateShipmentRole',
         TrackShipmentLambdaFunction: 'TrackShipmentRole',
         OauthTokenLambdaFunction: 'OAuthTokenRole',
+        OauthRevokeLambdaFunction: 'OAuthRevokeRole',
+        OauthIntrospectLambdaFunction: 'OAuthIntrospectRole',
+        OauthWrongMethodLambdaFunction: 'OAuthWrongMethodRole',
         OauthMetadataLambdaFunction: 'OAuthMetadataRole',
       });
     });
@@ -226,7 +260,10 @@ describe('the prod CloudFormation template', () => {
       expect(logGroups('AuthorizerRole')).toEqual(['Authorizer']);
       expect(logGroups('TrackShipmentRole')).toEqual(['TrackShipment']);
       expect(logGroups('OAuthTokenRole')).toEqual(['OauthToken']);
+      expect(logGroups('OAuthRevokeRole')).toEqual(['OauthRevoke']);
+      expect(logGroups('OAuthIntrospectRole')).toEqual(['OauthIntrospect']);
       expect(logGroups('OAuthMetadataRole')).toEqual(['OauthMetadata']);
+      expect(logGroups('OAuthWrongMethodRole')).toEqual(['OauthWrongMethod']);
     });
 
     it('grants each function the actions its code makes, on its own tables and parameters', () => {
@@ -273,17 +310,69 @@ describe('the prod CloudFormation template', () => {
         ].sort(),
       );
       expect(grants('OAuthMetadataRole')).toEqual([]);
+      // The token endpoint's 405 answers every other method from nothing but its own code.
+      expect(grants('OAuthWrongMethodRole')).toEqual([]);
       // The token endpoint reads client items only.
       expect(
         statementsOf(resources, 'OAuthTokenRole').find((statement) =>
           JSON.stringify(statement.Resource).includes('"AccountsTable"'),
         )?.Condition,
       ).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } });
+      // Revocation and introspection authenticate clients as the token endpoint does (the client
+      // item, the throttle and its counter secret in the keyring) and verify tokens with the key set.
+      expect(grants('OAuthRevokeRole')).toEqual(
+        [
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:GetItem on LoginThrottleTable',
+          'dynamodb:PutItem on LoginThrottleTable',
+          'dynamodb:UpdateItem on LoginThrottleTable',
+          `ssm:GetParameter on ${keyring}`,
+          `ssm:GetParameter on ${jwks}`,
+        ].sort(),
+      );
+      expect(grants('OAuthIntrospectRole')).toEqual(
+        [
+          // A client item whole, and a user item in the authorizer's projection: two statements.
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:GetItem on LoginThrottleTable',
+          'dynamodb:PutItem on LoginThrottleTable',
+          'dynamodb:UpdateItem on LoginThrottleTable',
+          `ssm:GetParameter on ${keyring}`,
+          `ssm:GetParameter on ${jwks}`,
+        ].sort(),
+      );
+      const accountReads = (roleId: string) =>
+        statementsOf(resources, roleId)
+          .filter(
+            (statement) =>
+              statement.Action.includes('dynamodb:GetItem') &&
+              JSON.stringify(statement.Resource).includes('"AccountsTable"'),
+          )
+          .map((statement) => statement.Condition);
+      // The revoker reads client items only (its one write is held below).
+      expect(accountReads('OAuthRevokeRole')).toEqual([
+        { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } },
+      ]);
+      // The introspector reads a client item whole (client authentication reads its secrets'
+      // digests), and a user item only in the authorizer's projection: never a password hash.
+      expect(accountReads('OAuthIntrospectRole')).toEqual([
+        { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } },
+        {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
+          'ForAllValues:StringEquals': {
+            'dynamodb:Attributes': ['pk', 'sk', 'username', 'enabled', 'revokedBefore', 'revokedSessions'],
+          },
+          StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+        },
+      ]);
       expect(grants('CreateShipmentRole')).toEqual([
         'dynamodb:GetItem on ShipmentsTable',
         'dynamodb:PutItem on ShipmentsTable',
       ]);
-      // The authorizer reads user and client items only, and only the attributes it projects: never a hash.
+      // The authorizer reads user and client items only, and only the attributes it projects: never a
+      // hash (a client's revokedTokens: the tokens it revoked itself).
       const read = statementsOf(resources, 'AuthorizerRole').find((statement) =>
         statement.Action.includes('dynamodb:GetItem'),
       );
@@ -300,6 +389,7 @@ describe('the prod CloudFormation template', () => {
               'revokedBefore',
               'revokedSessions',
               'secrets',
+              'revokedTokens',
             ],
           },
           StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
@@ -314,29 +404,68 @@ describe('the prod CloudFormation template', () => {
       // code builds them, are held to the conditions here (a client that only writes them down).
       const { client, requestsOf } = recordingClient();
       const tableName = 'parcel-auth-prod-accounts';
-      const conditionOf = (roleId: string, action: string) =>
-        statementsOf(resources, roleId).find(
-          (statement) =>
-            statement.Action.includes(action) &&
-            JSON.stringify(statement.Resource).includes('"AccountsTable"'),
-        )?.Condition as Record<string, Record<string, unknown>>;
+      type Condition = Record<string, Record<string, unknown>>;
+      /** The conditions of a role's statements allowing `action` on the accounts table. */
+      const conditionsOf = (roleId: string, action: string) =>
+        statementsOf(resources, roleId)
+          .filter(
+            (statement) =>
+              statement.Action.includes(action) &&
+              JSON.stringify(statement.Resource).includes('"AccountsTable"'),
+          )
+          .map((statement) => (statement.Condition ?? {}) as Condition);
+      /** Why `condition` refuses `request`: nothing when it allows it. */
+      const refusals = (condition: Condition, request: Record<string, unknown>) => {
+        const found: string[] = [];
+        // Only the condition keys read here: any other would go unchecked.
+        const keys = Object.entries(condition).flatMap(([operator, values]) =>
+          Object.keys(values).map((key) => `${operator} ${key}`),
+        );
+        for (const key of keys) {
+          expect([
+            'ForAllValues:StringLike dynamodb:LeadingKeys',
+            'ForAllValues:StringEquals dynamodb:Attributes',
+            'StringEqualsIfExists dynamodb:ReturnValues',
+            'StringEqualsIfExists dynamodb:Select',
+          ]).toContain(key);
+        }
+        const leading = condition['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as
+          | string[]
+          | undefined;
+        const pk = String((request.Key as { pk: string }).pk);
+        if (leading !== undefined && !leading.some((pattern) => pk.startsWith(pattern.replace(/\*$/, ''))))
+          found.push(`key ${pk} not in ${leading.join(', ')}`);
+        const allowed = condition['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as
+          | string[]
+          | undefined;
+        const outside = attributesOf(request).filter((attribute) => !allowed?.includes(attribute));
+        if (allowed !== undefined && outside.length > 0) found.push(`attributes ${outside.join(', ')}`);
+        const returnValues = condition.StringEqualsIfExists?.['dynamodb:ReturnValues'] as
+          | string[]
+          | undefined;
+        if (
+          returnValues !== undefined &&
+          request.ReturnValues !== undefined &&
+          !returnValues.includes(String(request.ReturnValues))
+        )
+          found.push(`return values ${request.ReturnValues}`);
+        const select = condition.StringEqualsIfExists?.['dynamodb:Select'];
+        if (select !== undefined && request.Select !== undefined && request.Select !== select)
+          found.push(`select ${request.Select}`);
+        return found;
+      };
+      /** Each request allowed by one of the role's statements for `action` at least. */
       const expectAllowed = (requests: Record<string, unknown>[], roleId: string, action: string) => {
-        const condition = conditionOf(roleId, action);
+        const conditions = conditionsOf(roleId, action);
+        expect(conditions.length, `${roleId} ${action}`).toBeGreaterThan(0);
         expect(requests.length, roleId).toBeGreaterThan(0);
         for (const request of requests) {
           expect(request.TableName).toBe(tableName);
-          const leading = condition['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[];
-          const pk = String((request.Key as { pk: string }).pk);
+          const refused = conditions.map((condition) => refusals(condition, request));
           expect(
-            leading.some((pattern) => pk.startsWith(pattern.replace(/\*$/, ''))),
-            `${roleId} ${pk}`,
+            refused.some((reasons) => reasons.length === 0),
+            `${roleId} ${action} ${JSON.stringify(request)}: ${JSON.stringify(refused)}`,
           ).toBe(true);
-          const allowed = condition['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as string[];
-          expect(allowed, `${roleId} ${action}`).toEqual(expect.arrayContaining(attributesOf(request)));
-          const returnValues = condition.StringEqualsIfExists?.['dynamodb:ReturnValues'] as
-            | string[]
-            | undefined;
-          if (request.ReturnValues !== undefined) expect(returnValues).toContain(request.ReturnValues);
         }
       };
       const repository = createDynamoAccountRepository({ client, tableName });
@@ -350,21 +479,38 @@ describe('the prod CloudFormation template', () => {
         'RefreshRole',
         'dynamodb:UpdateItem',
       );
-      expectAllowed(
-        await requestsOf(() => createDynamoStatusReader({ client, tableName }).findStatus('Alice')),
-        'AuthorizerRole',
-        'dynamodb:GetItem',
+      const userStatus = await requestsOf(() =>
+        createDynamoStatusReader({ client, tableName }).findStatus('Alice'),
       );
-      expectAllowed(
-        await requestsOf(() =>
-          createDynamoClientStatusReader({ client, tableName }).findClientStatus('pcl_0123456789abcdef0123'),
+      const clientStatus = await requestsOf(() =>
+        createDynamoClientStatusReader({ client, tableName }).findClientStatus('pcl_0123456789abcdef0123'),
+      );
+      // Client authentication (the token endpoint, revocation and introspection): the client item whole.
+      const clientRead = await requestsOf(() =>
+        createDynamoClientReader({ client, tableName }).findClient('pcl_0123456789abcdef0123'),
+      );
+      expectAllowed(userStatus, 'AuthorizerRole', 'dynamodb:GetItem');
+      expectAllowed(clientStatus, 'AuthorizerRole', 'dynamodb:GetItem');
+      for (const roleId of ['OAuthTokenRole', 'OAuthRevokeRole', 'OAuthIntrospectRole']) {
+        expectAllowed(clientRead, roleId, 'dynamodb:GetItem');
+      }
+      // Revocation: its two writes of the client item's revokedTokens (make the map, then list
+      // the token and drop expired entries; the recording client answers no entries).
+      const revocation = await requestsOf(() =>
+        createDynamoClientTokenRevoker({ client, tableName }).revokeClientToken(
+          'pcl_0123456789abcdef0123',
+          'jti-1',
+          2_000_000_000,
         ),
-        'AuthorizerRole',
-        'dynamodb:GetItem',
       );
+      expect(revocation).toHaveLength(2);
+      expectAllowed(revocation, 'OAuthRevokeRole', 'dynamodb:UpdateItem');
+      // Introspection: the authorizer's revocation check, a user's status and a client's.
+      expectAllowed(userStatus, 'OAuthIntrospectRole', 'dynamodb:GetItem');
+      expectAllowed(clientStatus, 'OAuthIntrospectRole', 'dynamodb:GetItem');
     });
 
-    it('lets login update only a user item’s password hash, and refresh only its revokedSessions', () => {
+    it('lets login update only a user item’s password hash, refresh only its revokedSessions, and revocation only a client item’s revokedTokens', () => {
       const accountUpdates = (roleId: string) =>
         statementsOf(resources, roleId).filter(
           (statement) =>
@@ -373,30 +519,47 @@ describe('the prod CloudFormation template', () => {
         );
       // What the code writes (lib/accounts/dynamodb.ts): upgradePasswordHash sets passwordHash on
       // condition of username and passwordHash; revokeSessionTokens sets revokedSessions on
-      // condition of username.
+      // condition of username; lib/revocation/dynamodb.ts createClientTokenRevoker sets a client
+      // item's revokedTokens on condition of clientId.
       // The key attributes must be listed for DynamoDB to address the item at all; the return
       // values are limited to the attributes touched, so no other attribute can come back.
-      const updateOf = (attributes: string[]) => ({
+      const updateOf = (attributes: string[], leadingKey = 'USER#*') => ({
         Effect: 'Allow',
         Action: ['dynamodb:UpdateItem'],
         Resource: [{ 'Fn::GetAtt': ['AccountsTable', 'Arn'] }],
         Condition: {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [leadingKey] },
           'ForAllValues:StringEquals': { 'dynamodb:Attributes': attributes },
           StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
         },
       });
       expect(accountUpdates('LoginRole')).toEqual([updateOf(['pk', 'sk', 'username', 'passwordHash'])]);
       expect(accountUpdates('RefreshRole')).toEqual([updateOf(['pk', 'sk', 'username', 'revokedSessions'])]);
-      const others = ofType('AWS::IAM::Role').filter(([id]) => id !== 'LoginRole' && id !== 'RefreshRole');
+      expect(accountUpdates('OAuthRevokeRole')).toEqual([
+        updateOf(['pk', 'sk', 'clientId', 'revokedTokens'], 'CLIENT#*'),
+      ]);
+      const writers = ['LoginRole', 'RefreshRole', 'OAuthRevokeRole'];
+      const others = ofType('AWS::IAM::Role').filter(([id]) => !writers.includes(id));
       for (const [id] of others) expect(accountUpdates(id), id).toEqual([]);
     });
   });
 
   it('keeps every function’s logs and the access log for the stage’s retention', () => {
     const groups = ofType('AWS::Logs::LogGroup');
-    expect(groups.map(([id]) => id)).toContain('ApiAccessLogGroup');
-    expect(groups).toHaveLength(11);
+    const ofFunctions = ofType('AWS::Lambda::Function').map(([id]) =>
+      id.replace(/LambdaFunction$/, 'LogGroup'),
+    );
+    expect(groups.map(([id]) => id).sort()).toEqual([...ofFunctions, 'ApiAccessLogGroup'].sort());
+    expect(groups).toHaveLength(14);
+    expect(resources.OauthWrongMethodLogGroup?.Properties.LogGroupName).toBe(
+      '/aws/lambda/parcel-auth-prod-oauthWrongMethod',
+    );
+    expect(resources.OauthRevokeLogGroup?.Properties.LogGroupName).toBe(
+      '/aws/lambda/parcel-auth-prod-oauthRevoke',
+    );
+    expect(resources.OauthIntrospectLogGroup?.Properties.LogGroupName).toBe(
+      '/aws/lambda/parcel-auth-prod-oauthIntrospect',
+    );
     for (const [id, group] of groups) expect(group.Properties.RetentionInDays, id).toBe(365);
   });
 
@@ -495,12 +658,14 @@ describe('the prod CloudFormation template', () => {
       expect(readStageParams('prod').kmsKeyArn).toBe('alias/parcel-auth-prod-keyring');
     });
 
-    it('lets only the signing roles decrypt and the operators’ role write, the keyring only, through SSM only', () => {
+    it('lets only the signing roles and those that authenticate clients decrypt, and the operators’ role write, the keyring only, through SSM only', () => {
       const usage = statements().filter((statement) => statement.Action.some((action) => USAGE.test(action)));
       expect(
         Object.fromEntries(usage.map((statement) => [principalsOf(statement).join(' '), statement.Action])),
       ).toEqual({
-        '<LoginRole.Arn> <OAuthTokenRole.Arn> <RefreshRole.Arn>': ['kms:Decrypt'],
+        // Revocation and introspection sign nothing: the login throttle's counter secret is in the keyring.
+        '<LoginRole.Arn> <OAuthIntrospectRole.Arn> <OAuthRevokeRole.Arn> <OAuthTokenRole.Arn> <RefreshRole.Arn>':
+          ['kms:Decrypt'],
         'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/parcel-auth-operator': [
           'kms:Encrypt',
           'kms:Decrypt',
@@ -546,31 +711,72 @@ describe('the prod CloudFormation template', () => {
   });
 
   it('lets API Gateway invoke each function only for its own method and path, and the authorizer only as the authorizer', () => {
-    const permissions = Object.fromEntries(
-      ofType('AWS::Lambda::Permission').map(([, permission]) => [
-        joined((permission.Properties.FunctionName as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]),
-        permission.Properties,
-      ]),
-    );
-    const api = 'arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<ApiGatewayRestApi>';
-    const expected: Record<string, string> = {
-      AuthorizerLambdaFunction: `${api}/authorizers/<AuthorizerApiGatewayAuthorizer>`,
+    /** Each function's source ARNs, sorted: one per route (a function may serve several). */
+    const byFunction = (entries: [string, string][]) => {
+      const grouped: Record<string, string[]> = {};
+      for (const [fn, arn] of entries) grouped[fn] = [...(grouped[fn] ?? []), arn].sort();
+      return grouped;
     };
-    for (const [, method] of ofType('AWS::ApiGateway::Method')) {
-      const target = JSON.stringify(method.Properties.Integration);
-      const fn = /"([A-Za-z]+LambdaFunction)"/.exec(target)?.[1] ?? target;
-      const path = pathOf(resources, method.Properties.ResourceId).replace(/\{[^}]+\}/g, '*');
-      expected[fn] = `${api}/prod/${String(method.Properties.HttpMethod)}${path}`;
-    }
-    expect(Object.keys(expected)).toHaveLength(10);
-    expect(
-      Object.fromEntries(Object.entries(permissions).map(([fn, p]) => [fn, joined(p.SourceArn)])),
-    ).toEqual(expected);
-    for (const permission of Object.values(permissions)) {
+    const permissions = ofType('AWS::Lambda::Permission').map(([, permission]) => permission.Properties);
+    for (const permission of permissions) {
       expect(permission).toMatchObject({
         Action: 'lambda:InvokeFunction',
         Principal: 'apigateway.amazonaws.com',
       });
+    }
+    const api = 'arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<ApiGatewayRestApi>';
+    const routes: [string, string][] = [
+      ['AuthorizerLambdaFunction', `${api}/authorizers/<AuthorizerApiGatewayAuthorizer>`],
+    ];
+    for (const [, method] of ofType('AWS::ApiGateway::Method')) {
+      const target = JSON.stringify(method.Properties.Integration);
+      const fn = /"([A-Za-z]+LambdaFunction)"/.exec(target)?.[1] ?? target;
+      const path = pathOf(resources, method.Properties.ResourceId).replace(/\{[^}]+\}/g, '*');
+      // API Gateway invokes an ANY method with the request's own method in the source ARN: a
+      // permission for the literal `ANY` never matches (every call would fail), so `*`.
+      const verb = String(method.Properties.HttpMethod).replace(/^ANY$/, '*');
+      routes.push([fn, `${api}/prod/${verb}${path}`]);
+    }
+    const expected = byFunction(routes);
+    expect(Object.keys(expected)).toHaveLength(13);
+    // Each OAuth endpoint's POST function, and the 405 for any method of the three paths.
+    expect(expected.OauthTokenLambdaFunction).toEqual([`${api}/prod/POST/api/v1/oauth/token`]);
+    expect(expected.OauthRevokeLambdaFunction).toEqual([`${api}/prod/POST/api/v1/oauth/revoke`]);
+    expect(expected.OauthIntrospectLambdaFunction).toEqual([`${api}/prod/POST/api/v1/oauth/introspect`]);
+    expect(expected.OauthWrongMethodLambdaFunction).toEqual(
+      ['introspect', 'revoke', 'token'].map((endpoint) => `${api}/prod/*/api/v1/oauth/${endpoint}`),
+    );
+    const granted = byFunction(
+      permissions.map((permission) => [
+        joined((permission.FunctionName as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]),
+        joined(permission.SourceArn),
+      ]),
+    );
+    // The 405's three routes in its one permission (infra/invoke-permissions.yml): any method of
+    // any path under /api/v1/oauth/ on this stage; every other function's, its routes exactly.
+    const wrongMethod = `${api}/prod/*/api/v1/oauth/*`;
+    expect(granted).toEqual({ ...expected, OauthWrongMethodLambdaFunction: [wrongMethod] });
+    /** ArnLike: `*` any run of characters, `/` included. */
+    const arnLike = (pattern: string, arn: string) =>
+      new RegExp(
+        `^${pattern
+          .split('*')
+          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+          .join('.*')}$`,
+      ).test(arn);
+    for (const endpoint of ['token', 'revoke', 'introspect']) {
+      for (const method of ['GET', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']) {
+        const arn = `${api}/prod/${method}/api/v1/oauth/${endpoint}`;
+        expect(arnLike(wrongMethod, arn), arn).toBe(true);
+      }
+    }
+    for (const arn of [
+      `${api}/prod/GET/.well-known/oauth-authorization-server`,
+      `${api}/prod/POST/api/v1/login`,
+      `${api}/prod/GET/api/v1/tracking/1`,
+      `${api}/dev/GET/api/v1/oauth/token`,
+    ]) {
+      expect(arnLike(wrongMethod, arn), arn).toBe(false);
     }
   });
 
@@ -583,6 +789,8 @@ describe('the prod CloudFormation template', () => {
       'FailedLoginsAlarm',
       'FunctionErrorsAlarm',
       'LockoutsAlarm',
+      'OtherFunctionErrorsAlarm',
+      'OtherThrottlesAlarm',
       'RefreshReuseAlarm',
       'ThrottlesAlarm',
     ]);
@@ -599,14 +807,77 @@ describe('the prod CloudFormation template', () => {
         { Name: 'Stage', Value: 'prod' },
       ],
     });
-    // The authorizer's deliberate `Unauthorized` errors are not function errors.
-    const errorMetrics = JSON.stringify(alarms.FunctionErrorsAlarm?.Properties.Metrics);
-    expect(errorMetrics).not.toContain('AuthorizerLambdaFunction');
-    for (const [id] of ofType('AWS::Lambda::Function').filter(([id]) => id !== 'AuthorizerLambdaFunction')) {
-      expect(errorMetrics).toContain(`"${id}"`);
+    /** The functions (`<LogicalId>`) whose AWS/Lambda metric `name` the alarms read. */
+    const functionsRead = (name: string, alarmIds = Object.keys(alarms)) =>
+      alarmIds
+        .flatMap((id) => alarmMetricStats(resources, id))
+        .filter((metric) => metric.Namespace === 'AWS/Lambda' && metric.MetricName === name)
+        .map((metric) => joined(metric.Dimensions?.find((d) => d.Name === 'FunctionName')?.Value ?? ''))
+        .sort();
+    const functions = ofType('AWS::Lambda::Function')
+      .map(([id]) => `<${id}>`)
+      .sort();
+    // Two alarms of each, as one alarm reads at most 10 metrics (below): the functions that take
+    // credentials or client secrets, and the others.
+    const credentials = [
+      'LoginLambdaFunction',
+      'LoginExtendedLambdaFunction',
+      'RefreshLambdaFunction',
+      'LogoutLambdaFunction',
+      'OauthTokenLambdaFunction',
+      'OauthRevokeLambdaFunction',
+      'OauthIntrospectLambdaFunction',
+    ];
+    const others = [
+      'OauthMetadataLambdaFunction',
+      'OauthWrongMethodLambdaFunction',
+      'JwksLambdaFunction',
+      'CreateShipmentLambdaFunction',
+      'TrackShipmentLambdaFunction',
+    ];
+    const ids = (logicalIds: string[]) => logicalIds.map((id) => `<${id}>`).sort();
+    expect(functionsRead('Errors', ['FunctionErrorsAlarm'])).toEqual(ids(credentials));
+    expect(functionsRead('Errors', ['OtherFunctionErrorsAlarm'])).toEqual(ids(others));
+    expect(functionsRead('Throttles', ['ThrottlesAlarm'])).toEqual(
+      ids([...credentials, 'AuthorizerLambdaFunction']),
+    );
+    expect(functionsRead('Throttles', ['OtherThrottlesAlarm'])).toEqual(ids(others));
+    // Every function's errors but the authorizer's (its deliberate `Unauthorized` errors are not
+    // function errors), each read by exactly one alarm; every function's throttles, the
+    // authorizer's included, each read by exactly one alarm.
+    expect(functionsRead('Errors')).toEqual(functions.filter((id) => id !== '<AuthorizerLambdaFunction>'));
+    expect(functionsRead('Throttles')).toEqual(functions);
+    for (const id of [
+      'FunctionErrorsAlarm',
+      'OtherFunctionErrorsAlarm',
+      'ThrottlesAlarm',
+      'OtherThrottlesAlarm',
+    ]) {
+      expect(alarms[id]?.Properties, id).toMatchObject({
+        EvaluationPeriods: 1,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
+      // Each reads its own kind of metric only, every one summed over the same 5 minutes.
+      const kind = /Errors/.test(id) ? 'Errors' : 'Throttles';
+      for (const metric of alarmMetricStats(resources, id)) {
+        expect([metric.Namespace, metric.MetricName], id).toEqual(['AWS/Lambda', kind]);
+      }
     }
-    const throttled = JSON.stringify(alarms.ThrottlesAlarm?.Properties.Metrics);
-    for (const [id] of ofType('AWS::Lambda::Function')) expect(throttled).toContain(`"${id}"`);
+    // An alarm on metric math watches the sum of every metric it reads, and reads at most 10:
+    // CloudWatch's hard limit (PutMetricAlarm takes at most 10 MetricStat queries).
+    for (const [id, alarm] of Object.entries(alarms)) {
+      const queries = alarm.Properties.Metrics as
+        | { Id: string; Expression?: string; ReturnData?: boolean; MetricStat?: unknown }[]
+        | undefined;
+      if (queries === undefined) continue;
+      const read = queries.filter((query) => query.MetricStat !== undefined).map((query) => query.Id);
+      expect(read.length, id).toBeLessThanOrEqual(10);
+      const watched = queries.filter((query) => query.ReturnData !== false);
+      expect(watched, id).toHaveLength(1);
+      const summed = /^SUM\(\[(.*)\]\)$/.exec(watched[0]?.Expression ?? '')?.[1]?.split(/,\s*/);
+      expect(summed?.sort(), id).toEqual(read.sort());
+    }
 
     expect(alarmedMetrics(resources, 'FailedLoginsAlarm')).toEqual(
       METRICS.LoginFailed.reason.map((reason) => `parcel-auth LoginFailed{reason=${reason}}`),
@@ -660,7 +931,7 @@ describe('the prod CloudFormation template', () => {
     }
   });
 
-  it('answers API Gateway’s own errors as problem+json, with WWW-Authenticate on 401', () => {
+  it('answers API Gateway’s own errors as problem+json: 401 with the functions’ invalid_token challenge, 404 for a path or method no route has', () => {
     const responses: Record<string, Record<string, unknown>> = Object.fromEntries(
       ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => [
         String(r.Properties.ResponseType),
@@ -671,6 +942,7 @@ describe('the prod CloudFormation template', () => {
       'ACCESS_DENIED',
       'DEFAULT_4XX',
       'DEFAULT_5XX',
+      'MISSING_AUTHENTICATION_TOKEN',
       'THROTTLED',
       'UNAUTHORIZED',
       'WAF_FILTERED',
@@ -680,9 +952,31 @@ describe('the prod CloudFormation template', () => {
         'gatewayresponse.header.Content-Type': "'application/problem+json'",
       });
     }
+    // RFC 6750 section 3.1, word for word the functions' own 401: one challenge, whichever answers.
+    const challenge =
+      'Bearer error="invalid_token", error_description="The access token is missing, invalid, expired or revoked"';
+    expect(problemResponse(new AppError('UNAUTHORIZED')).headers?.['WWW-Authenticate']).toBe(challenge);
     expect(responses.UNAUTHORIZED?.ResponseParameters).toMatchObject({
-      'gatewayresponse.header.WWW-Authenticate': "'Bearer'",
+      'gatewayresponse.header.WWW-Authenticate': `'${challenge}'`,
     });
+    // API Gateway's 403 "Missing Authentication Token" (no route has the path and method) is a
+    // 404, the service's own not-found problem, with no challenge: no token would find a route.
+    const notFound = responses.MISSING_AUTHENTICATION_TOKEN;
+    expect(notFound?.StatusCode).toBe('404');
+    expect(notFound?.ResponseParameters).not.toHaveProperty(['gatewayresponse.header.WWW-Authenticate']);
+    const notFoundBody = JSON.parse(
+      String((notFound?.ResponseTemplates as Record<string, unknown> | undefined)?.['application/json']),
+    ) as Record<string, unknown>;
+    const serviceNotFound: Record<string, unknown> = JSON.parse(
+      problemResponse(new AppError('NOT_FOUND')).body,
+    );
+    expect(notFoundBody).toEqual({
+      type: 'urn:parcel-auth:problem:not-found',
+      title: serviceNotFound.title,
+      status: 404,
+      detail: expect.any(String),
+    });
+    expect(serviceNotFound.type).toBe(notFoundBody.type);
     expect(responses.DEFAULT_5XX?.StatusCode).toBe('503');
     expect(responses.WAF_FILTERED?.StatusCode).toBe('403');
     expect(responses.THROTTLED).toMatchObject({
@@ -712,6 +1006,54 @@ describe('the prod CloudFormation template', () => {
     });
   });
 
+  it('names the stage’s issuer to the functions that issue or verify tokens, and no former issuer on prod', () => {
+    const withIssuer = ofType('AWS::Lambda::Function')
+      .map(([id]) => id)
+      .filter((id) => variablesOf(id).TOKEN_ISSUER !== undefined);
+    expect(withIssuer.sort()).toEqual([
+      'AuthorizerLambdaFunction',
+      'LoginExtendedLambdaFunction',
+      'LoginLambdaFunction',
+      'LogoutLambdaFunction',
+      'OauthIntrospectLambdaFunction',
+      'OauthMetadataLambdaFunction',
+      'OauthRevokeLambdaFunction',
+      'OauthTokenLambdaFunction',
+      'RefreshLambdaFunction',
+    ]);
+    for (const id of withIssuer) {
+      expect(variablesOf(id).TOKEN_ISSUER, id).toBe('https://auth.parcel-carrier.example/prod');
+    }
+    // formerTokenIssuers: the verifiers accept tokens of no other issuer.
+    for (const id of [
+      'AuthorizerLambdaFunction',
+      'RefreshLambdaFunction',
+      'LogoutLambdaFunction',
+      'OauthRevokeLambdaFunction',
+      'OauthIntrospectLambdaFunction',
+    ]) {
+      expect(variablesOf(id).FORMER_TOKEN_ISSUERS, id).toBe('');
+    }
+  });
+
+  it('creates no custom domain on prod: its domain name and base path mapping exist only under HasCustomDomain, which compares customDomainName with an empty string', () => {
+    expect(template.Conditions?.HasCustomDomain).toEqual({ 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+    const conditional = Object.entries(template.Resources).filter(
+      ([, resource]) => resource.Condition === 'HasCustomDomain',
+    );
+    expect(Object.fromEntries(conditional.map(([id, resource]) => [id, resource.Type]))).toEqual({
+      ApiDomainName: 'AWS::ApiGateway::DomainName',
+      ApiBasePathMapping: 'AWS::ApiGateway::BasePathMapping',
+    });
+    for (const type of ['AWS::ApiGateway::DomainName', 'AWS::ApiGateway::BasePathMapping']) {
+      expect(Object.values(template.Resources).filter((resource) => resource.Type === type)).toHaveLength(1);
+      expect(ofType(type)).toEqual([]);
+    }
+    // Its output, the DNS target, is as conditional: it would name a domain that does not exist.
+    const outputs = (template as Template & { Outputs?: Record<string, { Condition?: string }> }).Outputs;
+    expect(outputs?.ApiDomainTarget?.Condition).toBe('HasCustomDomain');
+  });
+
   it('refers to key material only by SSM parameter name, and never gives it to the wrong function', () => {
     for (const fn of ['LoginLambdaFunction', 'RefreshLambdaFunction']) {
       expect(variablesOf(fn).SIGNING_KEYRING).toBe('ssm:/parcel-auth/prod/signing-keyring');
@@ -720,6 +1062,13 @@ describe('the prod CloudFormation template', () => {
       expect(variablesOf(fn).SIGNING_KEYRING).toBeUndefined();
       expect(variablesOf(fn).VERIFICATION_KEYS).toBe('ssm:/parcel-auth/prod/jwks');
     }
+    // Revocation and introspection: the keyring for the login throttle's counter secret, the key set to verify.
+    for (const fn of ['OauthRevokeLambdaFunction', 'OauthIntrospectLambdaFunction']) {
+      expect(variablesOf(fn).SIGNING_KEYRING, fn).toBe('ssm:/parcel-auth/prod/signing-keyring');
+      expect(variablesOf(fn).VERIFICATION_KEYS, fn).toBe('ssm:/parcel-auth/prod/jwks');
+    }
+    // The token endpoint's 405: the provider's variables only, no key, table or issuer of any kind.
+    expect(variablesOf('OauthWrongMethodLambdaFunction')).toEqual({ STAGE: 'prod', LOG_LEVEL: 'info' });
     expect(templateText).not.toMatch(/PRIVATE KEY|"d"\s*:|"kty"/);
     // No password, secret or demo credential of any kind: the template has no business with one.
     // Names are not credentials: the firewall's takeover prevention reads a login body's
@@ -889,7 +1238,7 @@ describe('the prod web application firewall', () => {
     });
   });
 
-  it('limits requests per source address on the login, login-extended, refresh and OAuth token routes only', () => {
+  it('limits requests per source address on the login, login-extended, refresh and OAuth token, revocation and introspection routes only', () => {
     const rate = rules().find((rule) => rule.Name === 'LoginRateLimit');
     const statement = rate?.Statement.RateBasedStatement as Record<string, unknown>;
     expect(statement).toMatchObject({ Limit: 1000, AggregateKeyType: 'IP', EvaluationWindowSec: 300 });
@@ -900,7 +1249,19 @@ describe('the prod web application firewall', () => {
       MethodSettings: { ResourcePath: string }[];
     };
     const loginRoutes = settings.MethodSettings.map((m) => m.ResourcePath.replaceAll('~1', '/'));
-    expect(loginRoutes).toHaveLength(4);
+    expect(loginRoutes).toEqual([
+      '/api/v1/login',
+      '/api/v1/login-extended',
+      '/api/v1/token/refresh',
+      '/api/v1/oauth/token',
+      '/api/v1/oauth/revoke',
+      '/api/v1/oauth/introspect',
+    ]);
+    // One match per route, on the path wherever it stands (after the stage prefix or none).
+    const matches = (scope.OrStatement as { Statements: { ByteMatchStatement: Record<string, unknown> }[] })
+      .Statements;
+    expect(matches.map((match) => match.ByteMatchStatement.SearchString)).toEqual(loginRoutes);
+    for (const match of matches) expect(match.ByteMatchStatement.PositionalConstraint).toBe('CONTAINS');
     for (const route of loginRoutes) {
       expect(matchesPath(scope, route), route).toBe(true);
       expect(matchesPath(scope, `/prod${route}`), route).toBe(true);
@@ -910,6 +1271,7 @@ describe('the prod web application firewall', () => {
       '/prod/api/v1/tracking/1',
       '/prod/api/v1/shipments',
       '/prod/.well-known/jwks.json',
+      '/prod/.well-known/oauth-authorization-server',
     ]) {
       expect(matchesPath(scope, other), other).toBe(false);
     }
