@@ -37,7 +37,9 @@ describe('local stack lifecycle', () => {
     running = undefined;
     for (const port of Object.values(first.ports)) expect(await listening(port)).toBe(false);
 
-    running = await startLocalStack({ dataDir });
+    // On the same PORT, as npm start restarts: the issuer is the stack's own origin, so tokens
+    // issued before a restart on another port are another issuer's.
+    running = await startLocalStack({ dataDir, env: { PORT: String(first.ports.http) } });
     expect(running.demo).toEqual(first.demo);
     expect((await send(running, 'POST', '/login', { body: first.demo })).status).toBe(200);
     // Same key after the restart: the token issued before it still passes the authorizer.

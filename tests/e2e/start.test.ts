@@ -208,7 +208,7 @@ describe('npm start', () => {
     process.kill(-run.pid, 'SIGCONT');
     await sleep(2000);
     expect(run.output()).not.toMatch(/^stopped$/m);
-    expect((await fetch(`http://127.0.0.1:${ports.PORT}/api/v1/no-such-route`)).status).toBe(403);
+    expect((await fetch(`http://127.0.0.1:${ports.PORT}/api/v1/no-such-route`)).status).toBe(404);
 
     process.kill(run.pid, 'SIGINT');
 
