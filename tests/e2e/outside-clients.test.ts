@@ -9,7 +9,7 @@
  * stack listens on loopback.
  */
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
 import { resolve } from 'node:path';
 import { JwtVerifier } from 'aws-jwt-verify';
@@ -22,6 +22,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { answerLog } from '../support/answer-log.ts';
 import { send } from '../support/http.ts';
+import { runProgram } from '../support/run-script.ts';
 import { addStackClient } from '../support/stack-admin.ts';
 
 /** serverless.yml's tokenAudience of the local stage: what its resource servers expect in `aud`. */
@@ -464,7 +465,7 @@ const authlibMissing =
     : undefined;
 
 /** Runs tests/support/authlib-client.py with `input` on stdin: what it printed, parsed. */
-function runAuthlib(input: Record<string, string>): Promise<unknown> {
+async function runAuthlib(input: Record<string, string>): Promise<unknown> {
   // AUTHLIB_INSECURE_TRANSPORT: Authlib's switch for plain http, which it otherwise refuses.
   const env = {
     PATH: process.env.PATH,
@@ -472,23 +473,9 @@ function runAuthlib(input: Record<string, string>): Promise<unknown> {
     PYTHONDONTWRITEBYTECODE: '1',
     AUTHLIB_INSECURE_TRANSPORT: '1',
   };
-  const child = spawn(PYTHON, [AUTHLIB_CLIENT], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  child.stdin.end(JSON.stringify(input));
-  return new Promise((done, fail) => {
-    child.once('error', fail);
-    child.once('close', (code) => {
-      if (code === 0) done(JSON.parse(stdout));
-      else fail(new Error(`authlib-client.py exited ${code}:\n${stderr}`));
-    });
-  });
+  const run = await runProgram(PYTHON, [AUTHLIB_CLIENT], { env, stdin: JSON.stringify(input) });
+  if (run.code !== 0) throw new Error(`authlib-client.py exited ${run.code}:\n${run.stderr}`);
+  return JSON.parse(run.stdout);
 }
 
 describe.skipIf(authlibMissing !== undefined)(

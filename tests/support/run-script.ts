@@ -1,4 +1,4 @@
-/** Runs one of the project's scripts in a child Node.js process, as a user would from a shell. */
+/** Runs one of the project's scripts (or another program) in a child process, as a user would from a shell. */
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
@@ -11,16 +11,19 @@ export interface ScriptRun {
 }
 
 /** `node <script> <args>` from the project root, with exactly `env` and `stdin` piped in. */
-export function runScript(
+export const runScript = (
   script: string,
   args: readonly string[],
   options: { env: NodeJS.ProcessEnv; stdin?: string },
+): Promise<ScriptRun> => runProgram(process.execPath, [resolve(ROOT, script), ...args], options);
+
+/** `command <args>` from the project root, with exactly `env` and `stdin` piped in. */
+export function runProgram(
+  command: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; stdin?: string },
 ): Promise<ScriptRun> {
-  const child = spawn(process.execPath, [resolve(ROOT, script), ...args], {
-    cwd: ROOT,
-    env: options.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(command, args, { cwd: ROOT, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
