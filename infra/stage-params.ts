@@ -51,6 +51,8 @@ const FunctionParamsSchema = v.pick(v.object(SETTINGS), [
   'LOGIN_FAILURE_WINDOW',
   'LOGIN_LOCKOUT_BASE',
   'LOGIN_LOCKOUT_MAX',
+  'LOGIN_INFLIGHT_LIMIT',
+  'KNOWN_SOURCE_PERIOD',
 ]);
 
 /** The parameters no function reads: declared here, their one home. */
@@ -90,6 +92,8 @@ export interface StageParams {
   readonly kmsKeyArn: string | undefined;
   /** The username counters' rule, so operators see a refusing counter as locked. */
   readonly usernameThrottle: ThrottlePolicy;
+  /** How long a source stays known for a name (0: known sources off). */
+  readonly knownSourceSeconds: number;
 }
 
 /**
@@ -205,6 +209,8 @@ export function readStageParams(
       windowSeconds: fn.LOGIN_FAILURE_WINDOW,
       baseLockSeconds: fn.LOGIN_LOCKOUT_BASE,
       maxLockSeconds: fn.LOGIN_LOCKOUT_MAX,
+      inflightLimit: Math.max(fn.LOGIN_INFLIGHT_LIMIT, fn.LOGIN_FAILURE_LIMIT),
     },
+    knownSourceSeconds: fn.KNOWN_SOURCE_PERIOD,
   };
 }

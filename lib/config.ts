@@ -2,6 +2,7 @@
 // owns the shapes (`satisfies`), so config depends on the domain, never the reverse.
 import * as v from 'valibot';
 import type { DataSettings } from './aws/dynamodb.ts';
+import type { QuotaPolicy } from './quota.ts';
 import type { SessionSettings } from './sessions/sessions.ts';
 import type { ThrottlePolicy, ThrottleSettings } from './throttle/throttle.ts';
 import type { KeySettings, KeySource } from './tokens/keys.ts';
@@ -84,6 +85,23 @@ export const SETTINGS = {
   LOGIN_FAILURE_WINDOW: DurationSchema,
   IP_FAILURE_LIMIT: CountSchema,
   IP_FAILURE_WINDOW: DurationSchema,
+  CLIENT_IP_FAILURE_LIMIT: CountSchema,
+  CLIENT_IP_FAILURE_WINDOW: DurationSchema,
+  // Attempts of one name being checked at once: well above a fleet's burst, bounded all the same.
+  LOGIN_INFLIGHT_LIMIT: v.pipe(
+    v.string(),
+    v.regex(/^[1-9]\d{0,3}$/, 'must be a whole number from 1 to 9999'),
+    v.transform(Number),
+  ),
+  KNOWN_SOURCE_PERIOD: v.pipe(OptionalDurationSchema, v.maxValue(90 * 86_400, 'must be at most 90d')),
+  // The published limits (RateLimit-Policy) of API Gateway's login routes and the web ACL.
+  LOGIN_RATE_LIMIT: v.pipe(
+    v.string(),
+    v.regex(/^\d{1,6}(\.\d{1,3})?$/, 'must be a number of requests per second'),
+    v.transform(Number),
+  ),
+  WAF_ENABLED: v.picklist(['true', 'false'], "must be 'true' or 'false'"),
+  WAF_LOGIN_RATE_LIMIT: CountSchema,
   LOGIN_LOCKOUT_BASE: DurationSchema,
   // A lock always ends, and soon: the longest is a day.
   LOGIN_LOCKOUT_MAX: v.pipe(DurationSchema, v.maxValue(86_400, 'must be at most 24h')),
@@ -156,22 +174,46 @@ const ThrottleEnv = pick(
   'LOGIN_FAILURE_WINDOW',
   'IP_FAILURE_LIMIT',
   'IP_FAILURE_WINDOW',
+  'CLIENT_IP_FAILURE_LIMIT',
+  'CLIENT_IP_FAILURE_WINDOW',
   'LOGIN_LOCKOUT_BASE',
   'LOGIN_LOCKOUT_MAX',
+  'LOGIN_INFLIGHT_LIMIT',
+  'KNOWN_SOURCE_PERIOD',
 );
 type ThrottleVars = v.InferOutput<v.ObjectSchema<typeof ThrottleEnv, undefined>>;
-const policy = (env: ThrottleVars, limit: number, windowSeconds: number) =>
+const policy = (env: ThrottleVars, limit: number, windowSeconds: number, inflightLimit: number) =>
   Object.freeze({
     limit,
     windowSeconds,
     baseLockSeconds: env.LOGIN_LOCKOUT_BASE,
     maxLockSeconds: env.LOGIN_LOCKOUT_MAX,
+    // Never below the failure limit: attempts in flight would refuse before failures do.
+    inflightLimit: Math.max(inflightLimit, limit),
   } satisfies ThrottlePolicy);
 const throttle = (env: ThrottleVars) =>
   Object.freeze({
-    username: policy(env, env.LOGIN_FAILURE_LIMIT, env.LOGIN_FAILURE_WINDOW),
-    sourceIp: policy(env, env.IP_FAILURE_LIMIT, env.IP_FAILURE_WINDOW),
+    username: policy(env, env.LOGIN_FAILURE_LIMIT, env.LOGIN_FAILURE_WINDOW, env.LOGIN_INFLIGHT_LIMIT),
+    // An address is shared by many people or machines: its attempts in flight are bounded by its limit.
+    sourceIp: policy(env, env.IP_FAILURE_LIMIT, env.IP_FAILURE_WINDOW, env.IP_FAILURE_LIMIT),
+    clientSourceIp: policy(
+      env,
+      env.CLIENT_IP_FAILURE_LIMIT,
+      env.CLIENT_IP_FAILURE_WINDOW,
+      env.CLIENT_IP_FAILURE_LIMIT,
+    ),
+    knownSourceSeconds: env.KNOWN_SOURCE_PERIOD,
   } satisfies ThrottleSettings);
+
+const PublishedLimitsEnv = pick('LOGIN_RATE_LIMIT', 'WAF_ENABLED', 'WAF_LOGIN_RATE_LIMIT');
+/** The limits in front of the functions that a login route publishes beside its counters' (RateLimit-Policy). */
+const gatewayLimits = (env: v.InferOutput<v.ObjectSchema<typeof PublishedLimitsEnv, undefined>>) =>
+  Object.freeze([
+    { name: 'route', quota: env.LOGIN_RATE_LIMIT, windowSeconds: 1 },
+    ...(env.WAF_ENABLED === 'true'
+      ? [{ name: 'address-requests', quota: env.WAF_LOGIN_RATE_LIMIT, windowSeconds: 300 }]
+      : []),
+  ] satisfies QuotaPolicy[]);
 
 const lockoutOrdered = (env: ThrottleVars) => env.LOGIN_LOCKOUT_BASE <= env.LOGIN_LOCKOUT_MAX;
 const LOCKOUT_UNORDERED = 'LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX';
@@ -180,6 +222,7 @@ const LoginConfigSchema = v.pipe(
   v.object({
     ...SessionEnv,
     ...ThrottleEnv,
+    ...PublishedLimitsEnv,
     ...pick('BCRYPT_COST'),
   }),
   v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
@@ -192,6 +235,7 @@ const LoginConfigSchema = v.pipe(
       bcryptCost: env.BCRYPT_COST,
       loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
       throttle: throttle(env),
+      gatewayLimits: gatewayLimits(env),
     }),
   ),
 );
@@ -199,12 +243,14 @@ const LoginConfigSchema = v.pipe(
 const RefreshConfigSchema = v.pipe(
   v.object({
     ...SessionEnv,
+    ...PublishedLimitsEnv,
     ...pick('VERIFICATION_KEYS', 'REFRESH_REUSE_GRACE'),
   }),
   v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
   v.transform((env) =>
     Object.freeze({
       ...session(env, env.REFRESH_REUSE_GRACE),
+      gatewayLimits: gatewayLimits(env),
       keys: keys(env, { signingKeyring: env.SIGNING_KEYRING, verificationKeys: env.VERIFICATION_KEYS }),
     }),
   ),
@@ -268,6 +314,7 @@ const OAuthTokenConfigSchema = v.pipe(
     ...DataEnv,
     ...KeyReloadEnv,
     ...ThrottleEnv,
+    ...PublishedLimitsEnv,
     ...pick('ACCOUNTS_TABLE', 'SIGNING_KEYRING'),
   }),
   v.check((env) => env.TOKEN_AUDIENCE !== env.TOKEN_ISSUER, AUDIENCE_IS_ISSUER),
@@ -285,6 +332,7 @@ const OAuthTokenConfigSchema = v.pipe(
       keys: keys(env, { signingKeyring: env.SIGNING_KEYRING }),
       loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
       throttle: throttle(env),
+      gatewayLimits: gatewayLimits(env),
     }),
   ),
 );

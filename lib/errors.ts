@@ -1,3 +1,5 @@
+import type { QuotaState } from './quota.ts';
+
 /** The one error vocabulary: domain code throws `AppError`; only `lib/http/problems.ts` maps codes to HTTP. */
 export type ErrorCode =
   | 'VALIDATION_FAILED'
@@ -41,6 +43,8 @@ export interface AppErrorOptions {
   readonly retryAfterSeconds?: number;
   /** INSUFFICIENT_SCOPE: the scope the route needs (RFC 6750 section 3's `scope` attribute). */
   readonly requiredScope?: string;
+  /** What is left of the published limits (the RateLimit field) after this attempt. */
+  readonly quota?: readonly QuotaState[];
   /** Internal cause: logged, never sent. */
   readonly cause?: unknown;
 }
@@ -51,6 +55,7 @@ export class AppError extends Error {
   readonly invalidParams: readonly InvalidParam[] | undefined;
   readonly retryAfterSeconds: number | undefined;
   readonly requiredScope: string | undefined;
+  readonly quota: readonly QuotaState[] | undefined;
 
   constructor(code: ErrorCode, options: AppErrorOptions = {}) {
     super(code, { cause: options.cause });
@@ -60,6 +65,7 @@ export class AppError extends Error {
     this.invalidParams = options.invalidParams;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.requiredScope = options.requiredScope;
+    this.quota = options.quota;
   }
 }
 

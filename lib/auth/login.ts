@@ -14,6 +14,7 @@ import {
 import { AppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import type { LoginFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
+import type { QuotaState } from '../quota.ts';
 import { type SessionDeps, startSession } from '../sessions/sessions.ts';
 import { beginAlongside, type FailureReason, type LoginThrottle } from '../throttle/throttle.ts';
 import { systemClock } from '../time.ts';
@@ -58,12 +59,14 @@ export interface LoginRequest extends Credentials {
 export interface LoginResult {
   readonly user: UserRecord;
   readonly tokens: IssuedTokens;
+  /** What is left of the login's published limits (the RateLimit field). */
+  readonly quota: readonly QuotaState[];
 }
 
 /** Why a login failed (the throttle also counts API clients' failures). */
 type UserFailure = Extract<FailureReason, 'unknown user' | 'bad password' | 'disabled'>;
 
-const invalidCredentials = () => new AppError('INVALID_CREDENTIALS');
+const invalidCredentials = (quota: readonly QuotaState[]) => new AppError('INVALID_CREDENTIALS', { quota });
 
 const FAILURE_METRIC: Record<UserFailure, LoginFailureReason> = {
   'unknown user': 'UnknownUser',
@@ -92,7 +95,7 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
   const matches = await deps.passwords.verify(request.password, user?.passwordHash ?? null);
   if (user === null || !matches || !user.enabled) {
     const reason: UserFailure = user === null ? 'unknown user' : !matches ? 'bad password' : 'disabled';
-    await deps.throttle.failed(attempt, reason, reservation);
+    const quota = await deps.throttle.failed(attempt, reason, reservation);
     // The username only of a user that exists: a mistyped password pasted into the username
     // field must not end up in the log.
     deps.logger.info('login failed', {
@@ -101,14 +104,14 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
       sourceIp: request.sourceIp,
     });
     metrics.count({ name: 'LoginFailed', reason: FAILURE_METRIC[reason] });
-    throw invalidCredentials();
+    throw invalidCredentials(quota);
   }
   // The counters and a hash upgrade are settled alongside the session's start, not before it.
   // Nothing may be awaited between here and the caller's await of `settled`.
   const settled = Promise.all([
     deps.throttle.succeeded(reservation),
     upgradeHash(deps, user, request.password),
-  ]);
+  ]).then(([quota]) => quota);
   return { user, readAt, settled };
 }
 
@@ -143,17 +146,16 @@ export async function login(
 ): Promise<LoginResult> {
   const { user, readAt, settled } = await authenticate(deps, request);
   if (options.requireContext && user.customerId === null) {
-    await settled;
-    throw new AppError('CONTEXT_MISSING');
+    throw new AppError('CONTEXT_MISSING', { quota: await settled });
   }
-  const [tokens] = await Promise.all([startSession(deps.sessions, user, readAt), settled]);
+  const [tokens, quota] = await Promise.all([startSession(deps.sessions, user, readAt), settled]);
   deps.logger.info('login succeeded', {
     username: user.username,
     sourceIp: request.sourceIp,
     ...(options.requireContext && { extended: true }),
   });
   deps.metrics.count({ name: 'LoginSucceeded' });
-  return { user, tokens };
+  return { user, tokens, quota };
 }
 
 export const loginExtended = (deps: LoginDeps, request: LoginRequest) =>

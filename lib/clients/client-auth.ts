@@ -9,6 +9,7 @@ import * as v from 'valibot';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { ClientAuthFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
+import type { QuotaState } from '../quota.ts';
 import { beginAlongside, type FailureReason, type LoginThrottle } from '../throttle/throttle.ts';
 import { type Clock, systemClock } from '../time.ts';
 import { ClientIdSchema, type ClientReader, type ClientRecord, matchSecret } from './clients.ts';
@@ -21,7 +22,8 @@ export interface ClientCredentials {
   readonly clientSecret: string;
 }
 
-const invalidClient = () => new AppError('INVALID_CLIENT');
+const invalidClient = (quota?: readonly QuotaState[]) =>
+  new AppError('INVALID_CLIENT', quota === undefined ? {} : { quota });
 const invalidRequest = (detail: string) => new AppError('VALIDATION_FAILED', { detail });
 
 /** Section 2.3.1: id and secret are form-urlencoded before they are joined by a colon and base64-encoded. */
@@ -86,6 +88,8 @@ export interface AuthenticatedClient {
   readonly secretId: string;
   /** When the client was read: a token granted now gets its `iat` from it (`issuedAtFor`). */
   readonly readAt: Date;
+  /** What is left of the published limits (the RateLimit field). */
+  readonly quota: readonly QuotaState[];
 }
 
 const FAILURE_METRIC: Partial<Record<FailureReason, ClientAuthFailureReason>> = {
@@ -115,7 +119,7 @@ export async function authenticateClient(
   if (client === null || secretId === null || !client.enabled) {
     const reason: FailureReason =
       client === null ? 'unknown client' : secretId === null ? 'bad secret' : 'disabled client';
-    await deps.throttle.failed(attempt, reason, reservation);
+    const quota = await deps.throttle.failed(attempt, reason, reservation);
     // The client id only of a client that exists: a secret pasted into the id field must not be logged.
     logger.info('client authentication failed', {
       reason,
@@ -123,8 +127,8 @@ export async function authenticateClient(
       sourceIp: request.sourceIp,
     });
     metrics.count({ name: 'ClientAuthFailed', reason: FAILURE_METRIC[reason] ?? 'UnknownClient' });
-    throw invalidClient();
+    throw invalidClient(quota);
   }
-  await deps.throttle.succeeded(reservation);
-  return { client, secretId, readAt };
+  const quota = await deps.throttle.succeeded(reservation);
+  return { client, secretId, readAt, quota };
 }

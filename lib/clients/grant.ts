@@ -4,6 +4,7 @@
  */
 
 import { AppError } from '../errors.ts';
+import type { QuotaState } from '../quota.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import type { Scope } from '../scopes.ts';
 import type { ClientTokenIssuer, IssuedClientToken } from '../tokens/issue.ts';
@@ -22,17 +23,19 @@ export interface GrantRequest extends ClientCredentials {
 
 export interface Grant extends IssuedClientToken {
   readonly scopes: readonly Scope[];
+  /** What is left of the grant's published limits (the RateLimit field). */
+  readonly quota: readonly QuotaState[];
 }
 
 export async function grantClientToken(deps: GrantDeps, request: GrantRequest): Promise<Grant> {
   const { metrics, logger } = deps;
-  const { client, secretId, readAt } = await authenticateClient(deps, request);
+  const { client, secretId, readAt, quota } = await authenticateClient(deps, request);
   const scopes = grantedScopes(client, request.scopes);
   // No scope at all (every one the client held since retired): a token that could call nothing.
   if (scopes === null || scopes.length === 0) {
     logger.info('client token refused', { reason: 'scope beyond the client', clientId: client.clientId });
     metrics.count({ name: 'ClientTokenRefused', reason: 'InvalidScope' });
-    throw new AppError('INVALID_SCOPE');
+    throw new AppError('INVALID_SCOPE', { quota });
   }
   const token = await deps.tokens.issue({
     clientId: client.clientId,
@@ -49,5 +52,5 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
     sourceIp: request.sourceIp,
   });
   metrics.count({ name: 'ClientTokenIssued' });
-  return { ...token, scopes };
+  return { ...token, scopes, quota };
 }

@@ -3,7 +3,11 @@
 export const METRICS = {
   LoginSucceeded: {},
   LoginFailed: { reason: ['UnknownUser', 'BadPassword', 'Disabled', 'Locked'] },
-  LockoutStarted: { counter: ['Username', 'SourceAddress', 'Client'] },
+  LockoutStarted: { counter: ['Username', 'Client', 'KnownSource', 'SourceAddress', 'ClientSourceAddress'] },
+  /** An attempt a lock refused (by the first counter that refused it). */
+  LockRefused: { counter: ['Username', 'Client', 'KnownSource', 'SourceAddress', 'ClientSourceAddress'] },
+  /** A success from a known source while its name was locked for the others. */
+  LockSpared: { counter: ['Username', 'Client'] },
   PasswordHashUpgraded: {},
   Refresh: {},
   RefreshReuseDetected: {},

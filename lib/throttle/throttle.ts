@@ -9,6 +9,7 @@ import { foldUsername } from '../accounts/repository.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
+import type { QuotaPolicy, QuotaState } from '../quota.ts';
 import type { Clock } from '../time.ts';
 
 /** One failed-login counter's rule. */
@@ -23,31 +24,54 @@ export interface ThrottlePolicy {
   /** The first lock; each further failure doubles it. */
   readonly baseLockSeconds: number;
   readonly maxLockSeconds: number;
+  /**
+   * A name's known source's attempts being checked at once, right or wrong (counted per in-flight
+   * slot, inflightSlot): what bounds its burst, where failures bound its guesses. Everyone else's
+   * attempts in flight count against `limit` with the failures, as failures would.
+   */
+  readonly inflightLimit: number;
 }
 
 export interface ThrottleSettings {
+  /** Per username and per client id, and a known source's own counter for either. */
   readonly username: ThrottlePolicy;
+  /** Per source address: people's logins. */
   readonly sourceIp: ThrottlePolicy;
+  /** Per source address: API clients' authentications, apart from people's. */
+  readonly clientSourceIp: ThrottlePolicy;
+  /** How long a source stays known for a name after a success from it; 0 turns known sources off. */
+  readonly knownSourceSeconds: number;
 }
 
 /** A counter as stored. Times are epoch milliseconds. */
 export interface ThrottleCounter {
-  /** Attempts since the last success, as of the last attempt: failures, and attempts still being checked. */
+  /** Failed attempts since the last success, in the counter's period (counted as they are decided). */
   readonly failures: number;
-  /** The last attempt, failed or not (a success also sets it before it releases its count). */
+  /** The last attempt started, failed or not. */
   readonly lastAttemptAt: number;
   /** 0 when never locked; a lock runs its course even on a counter that starts again. */
   readonly lockedUntil: number;
   /** A lock was set since the last attempt counted: one more attempt is allowed once it ends. */
   readonly retryAfterLock: boolean;
+  /** A name's known sources: tag (knownSourceTag) to until when it is known. */
+  readonly knownSources: ReadonlyMap<string, number>;
 }
 
 export interface Reserve {
   readonly now: number;
   /** `now` less the window: the window's length also sets the periods counts are kept in. */
   readonly windowStart: number;
+  /** Failures and attempts in flight together at which the counter refuses. */
   readonly limit: number;
-  /** Attempts counted before this and still unsettled are given up on: they hold no longer. */
+  /** The in-flight slot `now` is in (inflightSlot). */
+  readonly slot: number;
+  /**
+   * Lets attempts run in parallel past `limit` while failures alone stay below it: at most
+   * `inflightLimit` in flight in `slot`, and with `knownTag` only while the counter knows that
+   * source. What keeps a fleet's right passwords from being refused, and a stranger's guesses at `limit`.
+   */
+  readonly burst?: { readonly inflightLimit: number; readonly knownTag?: string };
+  /** A counter at its limit whose last attempt is older than this refuses no longer (a lock's write was lost). */
   readonly heldSince: number;
   /** Epoch seconds: the counter's TTL. */
   readonly expiresAt: number;
@@ -55,29 +79,58 @@ export interface Reserve {
   readonly attempt: string;
 }
 
+/** How an attempt counted by `reserve` ended, in the period and slot it was counted in. */
+export interface Settle {
+  readonly attempt: string;
+  readonly period: number;
+  readonly slot: number;
+  /** It failed: counted as a failure. Otherwise it is taken back. */
+  readonly failed: boolean;
+  /** It was the attempt a lock allows after it ends, and is taken back: that retry is handed back. */
+  readonly restoreRetry: boolean;
+}
+
+/** A source remembered as known for a name, and the known sources it forgets (expired, or the oldest past the most kept). */
+export interface KnownSourceWrite {
+  readonly tag: string;
+  /** Epoch ms. */
+  readonly until: number;
+  readonly forget: readonly string[];
+}
+
 export interface ThrottleStore {
   /** The counters under `keys` that exist (a consistent read). */
   read(keys: readonly string[]): Promise<ReadonlyMap<string, ThrottleCounter>>;
   /**
-   * Counts one attempt in one conditional write, whether the counter is new, counted on or
-   * idle, if it is not locked at `now` and holds fewer than `limit` attempts, or has served
-   * its last lock, or was last tried before `heldSince`; one with no attempt in this period
-   * or the one before starts again.
+   * Counts one attempt in flight in one conditional write, whether the counter is new, counted
+   * on or idle, if it is not locked at `now` and holds fewer than `limit` failures and attempts
+   * in flight (or, with `burst`, fewer than `limit` failures and `inflightLimit` attempts in flight
+   * in `slot`), or has served its last lock, or was last tried before `heldSince`; one with no
+   * attempt in this period or the one before starts again.
    */
   reserve(key: string, reserve: Reserve): Promise<{ granted: boolean; record: ThrottleCounter }>;
   /**
-   * Takes back the `attempt` counted in `period` (counterPeriod), unless a later period's
-   * attempt has moved the count on; sent again after its answer was lost, it takes back
-   * nothing more. `restoreRetry`: the attempt was the one a lock allows after it ends, which a
-   * give-back hands back.
+   * Ends an attempt in flight: a failure is counted, anything else taken back (unless a success
+   * set the counter back since); sent again after its answer was lost, it changes nothing more.
+   * The counter after it, if it exists and changed.
    */
-  release(key: string, attempt: string, period: number, restoreRetry: boolean): Promise<void>;
+  settle(key: string, settle: Settle): Promise<ThrottleCounter | undefined>;
   /** Locks the counter until `lockedUntil`, unless it is locked longer already. */
   lock(key: string, lock: { lockedUntil: number; expiresAt: number }): Promise<void>;
-  /** Sets an existing counter back to zero attempts from `period` on, and no lock (a success); keeps its item. */
-  reset(key: string, period: number): Promise<void>;
-  /** Removes the counter (an operator's unlock). */
+  /**
+   * A success: ends the attempt in flight and sets an existing counter back to no failures from
+   * `period` on and no lock, keeping its item; with `known`, remembers the source.
+   */
+  reset(
+    key: string,
+    reset: Omit<Settle, 'failed' | 'restoreRetry'> & { expiresAt: number; known?: KnownSourceWrite },
+  ): Promise<void>;
+  /** Remembers a known source on an existing name's counter, leaving its count and lock as they are. */
+  remember(key: string, known: KnownSourceWrite & { expiresAt: number }): Promise<void>;
+  /** Removes the counter (an operator's unlock of an address or a known source). */
   clear(key: string): Promise<void>;
+  /** An operator's unlock of a name: its failures, attempts in flight and lock go, its known sources stay. */
+  unlock(key: string): Promise<void>;
 }
 
 /** Who is trying to log in. */
@@ -98,32 +151,51 @@ export type FailureReason =
   | 'bad secret'
   | 'disabled client';
 
+type CounterKind = 'username' | 'known source' | 'source address';
+
+/** One counter an attempt was counted on. */
+interface Counted {
+  readonly key: string;
+  readonly kind: CounterKind;
+  readonly policy: ThrottlePolicy;
+  /** Its failures when the attempt was counted. */
+  readonly failures: number;
+  /** The period and in-flight slot the attempt was counted in. */
+  readonly period: number;
+  readonly slot: number;
+}
+
 /** The counters an attempt was counted on, with their counts. */
 export interface Reservation {
   /** The attempt's id, as the counters know it. */
   readonly attempt: string;
-  readonly counted: readonly {
-    readonly key: string;
-    readonly kind: CounterKind;
-    readonly failures: number;
-    /** The period the attempt was counted in (counterPeriod). */
-    readonly period: number;
-  }[];
+  readonly counted: readonly Counted[];
+  /** An API client's authentication, not a person's login. */
+  readonly client: boolean;
+  /** The name refused, and the attempt counted on its known source's own counter instead. */
+  readonly spared: boolean;
+  /** The name's counter and the source's tag for it, for a success to remember (absent: not kept). */
+  readonly known?: {
+    readonly nameKey: string;
+    readonly tag: string;
+    readonly sources: ReadonlyMap<string, number>;
+  };
 }
-
-type CounterKind = 'username' | 'source address';
 
 export interface LoginThrottle {
   /** Counts the attempt before the password is checked, or throws TOO_MANY_ATTEMPTS. */
   begin(attempt: LoginAttempt): Promise<Reservation>;
-  /** The attempt failed: locks a counter that has reached its limit. */
-  failed(attempt: LoginAttempt, reason: FailureReason, reservation: Reservation): Promise<void>;
-  /** The attempt succeeded: resets the username's counter, takes the attempt back from the address's. */
-  succeeded(reservation: Reservation): Promise<void>;
+  /** The attempt failed: counts it, locks a counter that has reached its limit; what is left of each quota. */
+  failed(attempt: LoginAttempt, reason: FailureReason, reservation: Reservation): Promise<QuotaState[]>;
+  /**
+   * The attempt succeeded: resets the name's counter (or its known source's) and remembers the
+   * source, takes the attempt back from the address's; what is left of each quota.
+   */
+  succeeded(reservation: Reservation): Promise<QuotaState[]>;
   /**
    * The attempt was never decided (a dependency failed before the password was checked): takes
    * it back from every counter, so an outage refuses no one afterwards. Never throws: an attempt
-   * it cannot take back holds as one whose function died does, `holdSeconds` at most.
+   * it cannot take back holds its in-flight slot until the slot passes.
    */
   undecided(reservation: Reservation): Promise<void>;
 }
@@ -139,13 +211,35 @@ export const usernameCounterKey = (username: string, secret: Uint8Array) =>
 export const clientCounterKey = (clientId: string, secret: Uint8Array) =>
   `CLIENT#${createHmac('sha256', secret).update(clientId).digest('base64url')}`;
 
-/** An address's counter key: an IPv6 client by its /64, or one subscriber would hold 2^64 counters. */
-export function sourceIpCounterKey(sourceIp: string): string {
+/** An address as counted: an IPv6 client by its /64, or one subscriber would hold 2^64 counters. */
+export function sourceAddress(sourceIp: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(sourceIp)?.[1];
-  if (mapped !== undefined) return `IP#${mapped}`;
-  if (isIPv6(sourceIp)) return `IP#${ipv6Groups(sourceIp).slice(0, 4).join(':')}::/64`;
-  return `IP#${sourceIp}`;
+  if (mapped !== undefined) return mapped;
+  if (isIPv6(sourceIp)) return `${ipv6Groups(sourceIp).slice(0, 4).join(':')}::/64`;
+  return sourceIp;
 }
+
+/** People's counter of an address. */
+export const sourceIpCounterKey = (sourceIp: string) => `IP#${sourceAddress(sourceIp)}`;
+
+/** API clients' counter of an address, apart from people's. */
+export const clientSourceIpCounterKey = (sourceIp: string) => `CLIENTIP#${sourceAddress(sourceIp)}`;
+
+/**
+ * A source's tag for one name's counter: keyed by the counter secret and the name, so the table
+ * holds no address, and one source's tags for two names cannot be matched.
+ */
+export const knownSourceTag = (nameKey: string, sourceIp: string, secret: Uint8Array) =>
+  createHmac('sha256', secret)
+    .update(`${nameKey}\n${sourceAddress(sourceIp)}`)
+    .digest('base64url')
+    .slice(0, 22);
+
+/** A known source's own counter for a name: its failures lock it alone. */
+export const knownSourceCounterKey = (nameKey: string, tag: string) => `${nameKey}#${tag}`;
+
+/** The most known sources a name keeps: past it, the one known the longest ago is forgotten first. */
+export const MAX_KNOWN_SOURCES = 100;
 
 /** The eight groups of an IPv6 address, each as four lower-case hex digits. */
 function ipv6Groups(address: string): string[] {
@@ -188,49 +282,123 @@ export function lockSeconds(policy: ThrottlePolicy, failures: number): number {
   return Math.min(policy.baseLockSeconds * 2 ** doublings, policy.maxLockSeconds);
 }
 
+/** The in-flight slot `now` is in: attempts are bounded per slot, each as long as an attempt's hold. */
+export const inflightSlot = (now: number, policy: ThrottlePolicy) =>
+  Math.floor(now / (holdSeconds(policy) * 1000));
+
+/** The limits a login (or, with `client`, a client authentication) is counted against, as published. */
+export function quotaPolicies(settings: ThrottleSettings, client: boolean): QuotaPolicy[] {
+  const address = client ? settings.clientSourceIp : settings.sourceIp;
+  return [
+    { name: client ? 'client' : 'username', policy: settings.username },
+    { name: 'address', policy: address },
+  ]
+    .filter(({ policy }) => policy.limit > 0)
+    .map(({ name, policy }) => ({ name, quota: policy.limit, windowSeconds: policy.windowSeconds }));
+}
+
 export interface LoginThrottleDeps {
   readonly store: ThrottleStore;
   readonly settings: ThrottleSettings;
-  /** Keys the username counters (usernameCounterKey). */
+  /** Keys the name counters and known sources (usernameCounterKey, knownSourceTag). */
   readonly counterSecret: Uint8Array;
   readonly clock?: Clock;
   readonly logger: Logger;
-  /** Counts the locks started, by counter. */
+  /** Counts the locks started, the attempts a lock refused and the known-source attempts it spared. */
   readonly metrics: MetricsRecorder;
 }
 
-export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
-  const { store, settings, logger } = deps;
-  const { metrics } = deps;
-  const now = () => (deps.clock ?? (() => new Date()))().getTime();
-  const policyOf = (kind: CounterKind) => (kind === 'username' ? settings.username : settings.sourceIp);
-  const expiresAt = (policy: ThrottlePolicy, at: number) =>
-    Math.ceil((at + (policy.windowSeconds + policy.maxLockSeconds) * 1000) / 1000);
-  const counters = (attempt: LoginAttempt) =>
-    [
-      {
-        key:
-          attempt.client === true
-            ? clientCounterKey(attempt.username, deps.counterSecret)
-            : usernameCounterKey(attempt.username, deps.counterSecret),
-        kind: 'username' as const,
-      },
-      // API Gateway always knows the address; without one there is nothing to count by.
-      ...(attempt.sourceIp === ''
-        ? []
-        : [{ key: sourceIpCounterKey(attempt.sourceIp), kind: 'source address' as const }]),
-    ].filter(({ kind }) => policyOf(kind).limit > 0);
+type LockCounter = 'Username' | 'Client' | 'KnownSource' | 'SourceAddress' | 'ClientSourceAddress';
 
-  /** Takes the attempt back from `counted`; what fails stays counted, and is logged. */
-  /** Counted at or past the limit: it was the retry a lock allows after it ends (or a stale hold's). */
-  const retried = (kind: CounterKind, failures: number) => failures > policyOf(kind).limit;
-  const giveBack = async (
-    counted: readonly { key: string; kind: CounterKind; period: number; failures: number }[],
+export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
+  const { store, settings, logger, metrics } = deps;
+  const now = () => (deps.clock ?? (() => new Date()))().getTime();
+  const knownSourceMs = settings.knownSourceSeconds * 1000;
+  const addressPolicy = (attempt: LoginAttempt) =>
+    attempt.client === true ? settings.clientSourceIp : settings.sourceIp;
+  /** A name's counter keeps its known sources as long as they are known. */
+  const expiresAt = (kind: CounterKind, policy: ThrottlePolicy, at: number) =>
+    Math.ceil(
+      (at +
+        Math.max(
+          (policy.windowSeconds + policy.maxLockSeconds) * 1000,
+          kind === 'username' ? knownSourceMs : 0,
+        )) /
+        1000,
+    );
+  const metricCounter = (kind: CounterKind, client: boolean): LockCounter =>
+    kind === 'known source'
+      ? 'KnownSource'
+      : kind === 'username'
+        ? client
+          ? 'Client'
+          : 'Username'
+        : client
+          ? 'ClientSourceAddress'
+          : 'SourceAddress';
+  const quotaName = (kind: CounterKind, client: boolean) =>
+    kind === 'source address' ? 'address' : client ? 'client' : 'username';
+
+  /** What is left of a counter's quota at `at`. */
+  const quota = (
+    counted: Pick<Counted, 'kind' | 'policy' | 'period'>,
+    client: boolean,
+    state: { failures: number; until: number },
+    at: number,
+  ): QuotaState => {
+    const { policy } = counted;
+    const remaining = state.until > at ? 0 : Math.max(0, policy.limit - state.failures);
+    // Failures are carried into the next period and gone after it, unless another is counted.
+    const whole = (counted.period + 2) * policy.windowSeconds * 1000;
+    const reset = state.until > at ? state.until : state.failures > 0 ? whole : at;
+    return {
+      policy: quotaName(counted.kind, client),
+      remaining,
+      resetSeconds: Math.max(0, Math.ceil((reset - at) / 1000)),
+    };
+  };
+
+  const reserveOn = async (
+    key: string,
+    kind: CounterKind,
+    policy: ThrottlePolicy,
+    at: number,
     id: string,
+    burst?: Reserve['burst'],
   ) => {
+    const windowStart = at - policy.windowSeconds * 1000;
+    const slot = inflightSlot(at, policy);
+    const { granted, record } = await store.reserve(key, {
+      now: at,
+      windowStart,
+      limit: policy.limit,
+      ...(burst !== undefined && { burst }),
+      slot,
+      heldSince: at - holdSeconds(policy) * 1000,
+      expiresAt: expiresAt(kind, policy, at),
+      attempt: id,
+    });
+    return { key, kind, policy, period: counterPeriod(at, windowStart), slot, granted, record };
+  };
+  type Reserved = Awaited<ReturnType<typeof reserveOn>>;
+  const countedOf = ({ granted: _granted, record, ...rest }: Reserved): Counted => ({
+    ...rest,
+    failures: record.failures,
+  });
+
+  /** Counted at or past the limit: it was the retry a lock allows after it ends (or a stale hold's). */
+  const retried = ({ policy, failures }: Counted) => failures >= policy.limit;
+  /** Takes the attempt back from `counted`; what fails stays in flight until its slot passes, and is logged. */
+  const giveBack = async (counted: readonly Counted[], id: string) => {
     const released = await Promise.allSettled(
-      counted.map(({ key, kind, period, failures }) =>
-        store.release(key, id, period, retried(kind, failures)),
+      counted.map((entry) =>
+        store.settle(entry.key, {
+          attempt: id,
+          period: entry.period,
+          slot: entry.slot,
+          failed: false,
+          restoreRetry: retried(entry),
+        }),
       ),
     );
     for (const result of released) {
@@ -240,97 +408,228 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
     }
   };
 
+  /** The known-source write of a success: this source, the expired ones forgotten, and the oldest past the most kept. */
+  const knownWrite = (known: NonNullable<Reservation['known']>, at: number): KnownSourceWrite => {
+    const live = [...known.sources].filter(([tag, until]) => tag !== known.tag && until > at);
+    const expired = [...known.sources].filter(([tag, until]) => tag !== known.tag && until <= at);
+    const overflow = live
+      .sort(([, a], [, b]) => a - b)
+      .slice(0, Math.max(0, live.length + 1 - MAX_KNOWN_SOURCES));
+    return {
+      tag: known.tag,
+      until: at + knownSourceMs,
+      forget: [...expired, ...overflow].map(([tag]) => tag),
+    };
+  };
+
   return {
     async begin(attempt) {
       const at = now();
       const id = randomUUID();
+      const client = attempt.client === true;
+      const nameKey = client
+        ? clientCounterKey(attempt.username, deps.counterSecret)
+        : usernameCounterKey(attempt.username, deps.counterSecret);
+      const tag =
+        knownSourceMs > 0 && attempt.sourceIp !== '' && settings.username.limit > 0
+          ? knownSourceTag(nameKey, attempt.sourceIp, deps.counterSecret)
+          : undefined;
+      const targets = [
+        {
+          key: nameKey,
+          kind: 'username' as const,
+          policy: settings.username,
+          // A source the name knows may run attempts in parallel (a fleet starting together).
+          burst:
+            tag === undefined ? undefined : { inflightLimit: settings.username.inflightLimit, knownTag: tag },
+        },
+        // API Gateway always knows the address; without one there is nothing to count by.
+        ...(attempt.sourceIp === ''
+          ? []
+          : [
+              {
+                key: client
+                  ? clientSourceIpCounterKey(attempt.sourceIp)
+                  : sourceIpCounterKey(attempt.sourceIp),
+                kind: 'source address' as const,
+                policy: addressPolicy(attempt),
+                burst: undefined,
+              },
+            ]),
+      ].filter(({ policy }) => policy.limit > 0);
       const settled = await Promise.allSettled(
-        counters(attempt).map(async ({ key, kind }) => {
-          const policy = policyOf(kind);
-          const windowStart = at - policy.windowSeconds * 1000;
-          const period = counterPeriod(at, windowStart);
-          const { granted, record } = await store.reserve(key, {
-            now: at,
-            windowStart,
-            limit: policy.limit,
-            heldSince: at - holdSeconds(policy) * 1000,
-            expiresAt: expiresAt(policy, at),
-            attempt: id,
-          });
-          return { key, kind, period, granted, record, policy };
-        }),
+        targets.map(({ key, kind, policy, burst }) => reserveOn(key, kind, policy, at, id, burst)),
       );
-      const results = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+      let results = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
       const failed = settled.find((result) => result.status === 'rejected');
-      if (failed !== undefined) {
+      const undo = async (reason: unknown): Promise<never> => {
         // Undecided (a counter's write failed): take the attempt back where it was counted.
-        await giveBack(
-          results
-            .filter(({ granted }) => granted)
-            .map(({ record, ...rest }) => ({ ...rest, failures: record.failures })),
-          id,
-        );
-        throw failed.reason;
+        await giveBack(results.filter(({ granted }) => granted).map(countedOf), id);
+        throw reason;
+      };
+      if (failed !== undefined) return undo(failed.reason);
+      const name = results.find(({ kind }) => kind === 'username');
+      let spared = false;
+      // The name is locked (or held): a source it knows is counted on its own counter instead
+      // (the read of the known sources came with the refusal). Not when only attempts in flight
+      // refused: the source would get a second in-flight allowance.
+      if (
+        name !== undefined &&
+        !name.granted &&
+        tag !== undefined &&
+        (name.record.knownSources.get(tag) ?? 0) > at &&
+        refusedUntil(name.record, settings.username, at) > 0
+      ) {
+        let own: Reserved;
+        try {
+          own = await reserveOn(
+            knownSourceCounterKey(nameKey, tag),
+            'known source',
+            settings.username,
+            at,
+            id,
+            {
+              inflightLimit: settings.username.inflightLimit,
+            },
+          );
+        } catch (error) {
+          return undo(error);
+        }
+        results = [own, ...results.filter((result) => result !== name)];
+        spared = own.granted;
       }
       const refused = results.filter(({ granted }) => !granted);
       if (refused.length === 0) {
         return {
           attempt: id,
-          counted: results.map(({ key, kind, period, record }) => ({
-            key,
-            kind,
-            period,
-            failures: record.failures,
-          })),
+          counted: results.map(countedOf),
+          client,
+          spared,
+          ...(tag !== undefined &&
+            name !== undefined && {
+              known: { nameKey, tag, sources: name.record.knownSources },
+            }),
         };
       }
       // Not trying after all: take the attempt back where it was counted.
       await Promise.all(
         results
           .filter(({ granted }) => granted)
-          .map(({ key, kind, period, record }) =>
-            store.release(key, id, period, retried(kind, record.failures)),
+          .map(countedOf)
+          .map((entry) =>
+            store.settle(entry.key, {
+              attempt: id,
+              period: entry.period,
+              slot: entry.slot,
+              failed: false,
+              restoreRetry: retried(entry),
+            }),
           ),
       );
-      const waits = refused.map(({ record, policy }) =>
-        Math.ceil((refusedUntil(record, policy, at) - at) / 1000),
+      const [first] = refused;
+      if (first !== undefined)
+        metrics.count({ name: 'LockRefused', counter: metricCounter(first.kind, client) });
+      const untils = refused.map(({ record, policy }) =>
+        Math.max(refusedUntil(record, policy, at), at + 1000),
       );
-      throw new AppError('TOO_MANY_ATTEMPTS', { retryAfterSeconds: Math.max(1, ...waits) });
+      throw new AppError('TOO_MANY_ATTEMPTS', {
+        retryAfterSeconds: Math.max(1, ...untils.map((until) => Math.ceil((until - at) / 1000))),
+        // Only the counters that refused: their reset is Retry-After, which no other may undercut.
+        quota: refused.map((result) =>
+          quota(
+            result,
+            client,
+            {
+              failures: result.record.failures,
+              until: Math.max(refusedUntil(result.record, result.policy, at), at + 1000),
+            },
+            at,
+          ),
+        ),
+      });
     },
 
     async failed(attempt, reason, reservation) {
       const at = now();
-      await Promise.all(
-        reservation.counted.map(async ({ key, kind, failures }) => {
-          const policy = policyOf(kind);
+      const client = attempt.client === true;
+      return Promise.all(
+        reservation.counted.map(async (entry) => {
+          const { key, kind, policy } = entry;
+          const record = await store.settle(key, {
+            attempt: reservation.attempt,
+            period: entry.period,
+            slot: entry.slot,
+            failed: true,
+            restoreRetry: false,
+          });
+          const failures = record?.failures ?? entry.failures + 1;
           const seconds = lockSeconds(policy, failures);
-          if (seconds === 0) return;
-          await store.lock(key, { lockedUntil: at + seconds * 1000, expiresAt: expiresAt(policy, at) });
-          logger.warn('lockout started', {
-            counter: kind === 'username' && attempt.client === true ? 'client' : kind,
-            failures,
-            lockSeconds: seconds,
-            reason,
-            ...(kind === 'source address' && { sourceIp: attempt.sourceIp }),
-          });
-          metrics.count({
-            name: 'LockoutStarted',
-            counter:
-              kind === 'source address' ? 'SourceAddress' : attempt.client === true ? 'Client' : 'Username',
-          });
+          const lockedUntil = seconds === 0 ? 0 : at + seconds * 1000;
+          if (seconds > 0) {
+            await store.lock(key, { lockedUntil, expiresAt: expiresAt(kind, policy, at) });
+            logger.warn('lockout started', {
+              counter: kind === 'username' && client ? 'client' : kind,
+              failures,
+              lockSeconds: seconds,
+              reason,
+              ...(kind === 'source address' && { sourceIp: attempt.sourceIp }),
+            });
+            metrics.count({ name: 'LockoutStarted', counter: metricCounter(kind, client) });
+          }
+          return quota(
+            entry,
+            client,
+            { failures, until: Math.max(lockedUntil, record?.lockedUntil ?? 0) },
+            at,
+          );
         }),
       );
     },
 
     async succeeded(reservation) {
-      await Promise.all(
+      const at = now();
+      const { known } = reservation;
+      const remember = known === undefined ? undefined : knownWrite(known, at);
+      const { client } = reservation;
+      const states = await Promise.all(
         // Reset, not deleted: the login role may not delete a counter (only `user unlock` does).
-        reservation.counted.map(({ key, kind, period }) =>
-          kind === 'username'
-            ? store.reset(key, period)
-            : store.release(key, reservation.attempt, period, false),
-        ),
+        reservation.counted.map(async (entry): Promise<QuotaState> => {
+          const { key, kind, policy, period, slot } = entry;
+          if (kind === 'source address') {
+            const record = await store.settle(key, {
+              attempt: reservation.attempt,
+              period,
+              slot,
+              failed: false,
+              restoreRetry: false,
+            });
+            return quota(entry, client, { failures: record?.failures ?? entry.failures, until: 0 }, at);
+          }
+          const reset = {
+            attempt: reservation.attempt,
+            period,
+            slot,
+            expiresAt: expiresAt(kind, policy, at),
+          };
+          if (kind === 'username') {
+            await store.reset(key, { ...reset, ...(remember !== undefined && { known: remember }) });
+          } else {
+            // Two items: the known source's own counter, and the name's that remembers it.
+            await Promise.all([
+              store.reset(key, reset),
+              known !== undefined && remember !== undefined
+                ? store.remember(known.nameKey, {
+                    ...remember,
+                    expiresAt: expiresAt('username', settings.username, at),
+                  })
+                : undefined,
+            ]);
+          }
+          return quota(entry, client, { failures: 0, until: 0 }, at);
+        }),
       );
+      if (reservation.spared) metrics.count({ name: 'LockSpared', counter: client ? 'Client' : 'Username' });
+      return states;
     },
 
     async undecided(reservation) {

@@ -193,14 +193,23 @@ describe('client credentials grant', () => {
   let keys: Awaited<ReturnType<typeof testKeys>>;
   let verifier: AccessTokenVerifier;
   const now = new Date();
-  const POLICY = { limit: 3, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
+  const POLICY = {
+    limit: 3,
+    windowSeconds: 3600,
+    baseLockSeconds: 30,
+    maxLockSeconds: 900,
+    inflightLimit: 50,
+  };
 
   beforeAll(async () => {
     keys = await testKeys();
     verifier = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS });
   });
 
-  const setUp = async (scopes: readonly Scope[] = ['tracking:read', 'shipments:write']) => {
+  const setUp = async (
+    scopes: readonly Scope[] = ['tracking:read', 'shipments:write'],
+    clientSourceIpLimit = 50,
+  ) => {
     const clients = memoryClients();
     const metrics = createMemoryMetrics();
     const store = memoryThrottleStore();
@@ -213,7 +222,12 @@ describe('client credentials grant', () => {
       throttle: createLoginThrottle({
         metrics,
         store,
-        settings: { username: POLICY, sourceIp: { ...POLICY, limit: 100 } },
+        settings: {
+          username: POLICY,
+          sourceIp: { ...POLICY, limit: 100 },
+          clientSourceIp: { ...POLICY, limit: clientSourceIpLimit },
+          knownSourceSeconds: 0,
+        },
         counterSecret: COUNTER_SECRET,
         logger: createLogger('error', () => {}),
       }),
@@ -228,7 +242,7 @@ describe('client credentials grant', () => {
         sourceIp: '198.51.100.7',
         ...overrides,
       });
-    return { clients, metrics, store, clientId, secret, stored, ask };
+    return { clients, metrics, store, clientId, secret, stored, ask, throttle: deps.throttle };
   };
 
   it('issues an at+jwt for the client’s customer and scopes, with client_id as sub and the secret’s id', async () => {
@@ -304,6 +318,33 @@ describe('client credentials grant', () => {
     expect([...store.all.keys()].filter((key) => key.startsWith('CLIENT#'))).toHaveLength(1);
     expect([...store.all.keys()].some((key) => key.startsWith('USER#'))).toBe(false);
     expect(clientId).toMatch(/^pcl_/);
+  });
+
+  it('counts a client’s authentications from an address apart from people’s logins from it, to the machines’ limit', async () => {
+    const { ask, store, metrics, throttle } = await setUp(undefined, 2);
+    await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+
+    // Two failures: below the client id's limit of three, at the address's machines' limit.
+    await expect(ask()).rejects.toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
+    expect(metrics.names()).toContain('LockoutStarted{counter=ClientSourceAddress}');
+    expect(store.all.get('CLIENTIP#198.51.100.7')?.failures).toBe(2);
+    expect([...store.all.keys()].some((key) => key.startsWith('IP#'))).toBe(false);
+    await expect(throttle.begin({ username: 'carol', sourceIp: '198.51.100.7' })).resolves.toBeDefined();
+  });
+
+  it('tells what is left of the client’s and the address’s limits with a token and with INVALID_CLIENT', async () => {
+    const { ask } = await setUp();
+    const refused = await ask({ clientSecret: 'pcs_wrong' }).catch((error: AppError) => error);
+    const grant = await ask();
+    expect((refused as AppError).quota?.map(({ policy, remaining }) => ({ policy, remaining }))).toEqual([
+      { policy: 'client', remaining: 2 },
+      { policy: 'address', remaining: 49 },
+    ]);
+    expect(grant.quota.map(({ policy, remaining }) => ({ policy, remaining }))).toEqual([
+      { policy: 'client', remaining: 3 },
+      { policy: 'address', remaining: 49 },
+    ]);
   });
 
   it('gives the second live secret’s tokens its own id, which the first’s removal leaves alive', async () => {
@@ -464,7 +505,13 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
 describe('token revocation and introspection', () => {
   let keys: Awaited<ReturnType<typeof testKeys>>;
   let verifier: AccessTokenVerifier;
-  const POLICY = { limit: 3, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
+  const POLICY = {
+    limit: 3,
+    windowSeconds: 3600,
+    baseLockSeconds: 30,
+    maxLockSeconds: 900,
+    inflightLimit: 50,
+  };
 
   beforeAll(async () => {
     keys = await testKeys();
@@ -505,7 +552,12 @@ describe('token revocation and introspection', () => {
       throttle: createLoginThrottle({
         metrics,
         store: memoryThrottleStore(),
-        settings: { username: POLICY, sourceIp: { ...POLICY, limit: 100 } },
+        settings: {
+          username: POLICY,
+          sourceIp: { ...POLICY, limit: 100 },
+          clientSourceIp: { ...POLICY, limit: 50 },
+          knownSourceSeconds: 0,
+        },
         counterSecret: COUNTER_SECRET,
         logger: createLogger('error', () => {}),
       }),

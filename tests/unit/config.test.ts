@@ -34,6 +34,13 @@ const loginEnv = {
   IP_FAILURE_WINDOW: '1h',
   LOGIN_LOCKOUT_BASE: '30s',
   LOGIN_LOCKOUT_MAX: '15m',
+  CLIENT_IP_FAILURE_LIMIT: '50',
+  CLIENT_IP_FAILURE_WINDOW: '1h',
+  LOGIN_INFLIGHT_LIMIT: '50',
+  KNOWN_SOURCE_PERIOD: '30d',
+  LOGIN_RATE_LIMIT: '50',
+  WAF_ENABLED: 'true',
+  WAF_LOGIN_RATE_LIMIT: '1000',
 };
 
 const { BCRYPT_COST: _cost, ...sessionEnv } = loginEnv;
@@ -95,10 +102,22 @@ describe('configuration', () => {
 
   it('reads the brute-force limits, where 0 turns a counter off', () => {
     const config = readLoginConfig({ ...loginEnv, IP_FAILURE_LIMIT: '0' });
+    const lock = { baseLockSeconds: 30, maxLockSeconds: 900 };
     expect(config.throttle).toEqual({
-      username: { limit: 5, windowSeconds: 86_400, baseLockSeconds: 30, maxLockSeconds: 900 },
-      sourceIp: { limit: 0, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 },
+      username: { limit: 5, windowSeconds: 86_400, ...lock, inflightLimit: 50 },
+      // An address's attempts in flight are bounded by its failure limit, never below it.
+      sourceIp: { limit: 0, windowSeconds: 3600, ...lock, inflightLimit: 0 },
+      clientSourceIp: { limit: 50, windowSeconds: 3600, ...lock, inflightLimit: 50 },
+      knownSourceSeconds: 30 * 86_400,
     });
+    expect(readLoginConfig({ ...loginEnv, KNOWN_SOURCE_PERIOD: '0s' }).throttle.knownSourceSeconds).toBe(0);
+    expect(readLoginConfig({ ...loginEnv, LOGIN_INFLIGHT_LIMIT: '2' }).throttle.username.inflightLimit).toBe(
+      5,
+    );
+    expect(() => readLoginConfig({ ...loginEnv, LOGIN_INFLIGHT_LIMIT: '0' })).toThrow(/LOGIN_INFLIGHT_LIMIT/);
+    expect(() => readLoginConfig({ ...loginEnv, KNOWN_SOURCE_PERIOD: '91d' })).toThrow(
+      /KNOWN_SOURCE_PERIOD must be at most 90d/,
+    );
     expect(() => readLoginConfig({ ...loginEnv, LOGIN_FAILURE_LIMIT: '-1' })).toThrow(/LOGIN_FAILURE_LIMIT/);
     // Locks always end, and within a day.
     expect(() => readLoginConfig({ ...loginEnv, LOGIN_LOCKOUT_MAX: '2d' })).toThrow(
@@ -107,6 +126,17 @@ describe('configuration', () => {
     expect(() => readLoginConfig({ ...loginEnv, LOGIN_LOCKOUT_BASE: '1h' })).toThrow(
       /LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX/,
     );
+  });
+
+  it('publishes the login routes’ API Gateway rate, and the web ACL’s rate only when the web ACL is on', () => {
+    expect(readLoginConfig(loginEnv).gatewayLimits).toEqual([
+      { name: 'route', quota: 50, windowSeconds: 1 },
+      { name: 'address-requests', quota: 1000, windowSeconds: 300 },
+    ]);
+    expect(readLoginConfig({ ...loginEnv, WAF_ENABLED: 'false' }).gatewayLimits).toEqual([
+      { name: 'route', quota: 50, windowSeconds: 1 },
+    ]);
+    expect(() => readLoginConfig({ ...loginEnv, WAF_ENABLED: 'yes' })).toThrow(/WAF_ENABLED/);
   });
 
   it('reads the refresh grace window, which may be zero but not a lifetime', () => {

@@ -23,7 +23,8 @@ import { memoryUsers, TEST_COST } from '../support/memory-users.ts';
 
 const NOW = new Date('2026-11-21T10:00:00Z');
 const IP = '203.0.113.10';
-const OFF = { limit: 0, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
+const OFF = { limit: 0, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900, inflightLimit: 50 };
+const UNTHROTTLED = { username: OFF, sourceIp: OFF, clientSourceIp: OFF, knownSourceSeconds: 0 };
 let deps: LoginDeps;
 
 beforeAll(async () => {
@@ -47,7 +48,7 @@ beforeAll(async () => {
     throttle: createLoginThrottle({
       metrics: noMetrics,
       store: memoryThrottleStore(),
-      settings: { username: OFF, sourceIp: OFF },
+      settings: UNTHROTTLED,
       counterSecret: COUNTER_SECRET,
       logger: createLogger('error', () => {}),
     }),
@@ -191,12 +192,21 @@ describe('login sessions', () => {
 });
 
 describe('login throttling and hash upgrades', () => {
-  const POLICY = { limit: 3, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
+  const POLICY = {
+    limit: 3,
+    windowSeconds: 3600,
+    baseLockSeconds: 30,
+    maxLockSeconds: 900,
+    inflightLimit: 50,
+  };
   let now = NOW;
-  const throttled = async (sourceIpLimit = 0) => {
+  const throttled = async (
+    options: { sourceIpLimit?: number; username?: typeof POLICY; knownSourceSeconds?: number } = {},
+  ) => {
     const logLines: string[] = [];
     const logger = createLogger('info', (line) => logLines.push(line));
     const store = memoryThrottleStore();
+    const metrics = createMemoryMetrics();
     const users = await memoryUsers([
       { username: 'carol', password: 'carol-password' },
       { username: 'old', password: 'old-password', cost: TEST_COST },
@@ -216,16 +226,21 @@ describe('login throttling and hash upgrades', () => {
       users,
       passwords: counting,
       throttle: createLoginThrottle({
-        metrics: noMetrics,
+        metrics,
         store,
-        settings: { username: POLICY, sourceIp: { ...POLICY, limit: sourceIpLimit } },
+        settings: {
+          username: options.username ?? POLICY,
+          sourceIp: { ...POLICY, limit: options.sourceIpLimit ?? 0 },
+          clientSourceIp: OFF,
+          knownSourceSeconds: options.knownSourceSeconds ?? 0,
+        },
         counterSecret: COUNTER_SECRET,
         clock: () => now,
         logger,
       }),
       logger,
     };
-    return { deps: throttledDeps, store, users, logLines, compares: () => compares };
+    return { deps: throttledDeps, store, users, logLines, metrics, compares: () => compares };
   };
 
   it('answers 429 with Retry-After after the limit, without checking the password', async () => {
@@ -271,9 +286,92 @@ describe('login throttling and hash upgrades', () => {
     );
   });
 
+  it.each([12, 20])(
+    'lets %i simultaneous right-password logins of one username from an address it logged in from all in, each with its session',
+    async (count) => {
+      now = NOW;
+      const t = await throttled({
+        username: { ...POLICY, limit: 5 },
+        sourceIpLimit: 100,
+        knownSourceSeconds: 30 * 86_400,
+      });
+      await login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP });
+
+      const results = await Promise.all(
+        Array.from({ length: count }, () =>
+          login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP }),
+        ),
+      );
+
+      expect(new Set(results.map(({ tokens }) => decodeJwt(tokens.refreshToken).sid)).size).toBe(count);
+      expect(t.metrics.names().filter((name) => name.startsWith('Lock'))).toEqual([]);
+    },
+  );
+
+  it('checks no more passwords of a parallel burst of wrong ones from an address the name does not know than the failure limit, then refuses the right one unchecked', async () => {
+    now = NOW;
+    const t = await throttled({ knownSourceSeconds: 30 * 86_400 });
+    await login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP });
+    const before = t.compares();
+
+    const codes = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        failure(login(t.deps, { username: 'carol', password: 'guess', sourceIp: '198.51.100.66' })),
+      ),
+    );
+
+    expect(codes.filter((code) => code === 'INVALID_CREDENTIALS')).toHaveLength(POLICY.limit);
+    expect(codes.filter((code) => code === 'TOO_MANY_ATTEMPTS')).toHaveLength(20 - POLICY.limit);
+    expect(t.compares() - before).toBe(POLICY.limit);
+    expect(
+      await failure(
+        login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: '198.51.100.66' }),
+      ),
+    ).toBe('TOO_MANY_ATTEMPTS');
+    expect(t.compares() - before).toBe(POLICY.limit);
+  });
+
+  it('logs a user in from an address it logged in from while strangers have locked its name, and no one else', async () => {
+    now = NOW;
+    const t = await throttled({ knownSourceSeconds: 30 * 86_400 });
+    await login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP });
+    for (const stranger of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) {
+      await login(t.deps, { username: 'carol', password: 'guess', sourceIp: stranger }).catch(() => {});
+    }
+
+    await expect(
+      login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP }),
+    ).resolves.toBeDefined();
+    expect(
+      await failure(
+        login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: '198.51.100.9' }),
+      ),
+    ).toBe('TOO_MANY_ATTEMPTS');
+    expect(t.metrics.names()).toContain('LockSpared{counter=Username}');
+  });
+
+  it('tells what is left of each limit: with INVALID_CREDENTIALS after a failure, in the result after a success', async () => {
+    now = NOW;
+    const t = await throttled({ sourceIpLimit: 100 });
+    const failed = await login(t.deps, { username: 'carol', password: 'guess', sourceIp: IP }).catch(
+      (e: unknown) => e as AppError,
+    );
+    const succeeded = await login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP });
+
+    // NOW is 10:00 UTC: an hour-long period's failures are gone at 12:00.
+    expect((failed as AppError).quota).toEqual([
+      { policy: 'username', remaining: 2, resetSeconds: 7200 },
+      { policy: 'address', remaining: 99, resetSeconds: 7200 },
+    ]);
+    expect(succeeded.quota).toEqual([
+      { policy: 'username', remaining: 3, resetSeconds: 0 },
+      { policy: 'address', remaining: 99, resetSeconds: 7200 },
+    ]);
+  });
+
   it('throttles a source address across usernames, and a success does not reset it', async () => {
     now = NOW;
-    const t = await throttled(3);
+    const t = await throttled({ sourceIpLimit: 3 });
     await login(t.deps, { username: 'a1', password: 'x', sourceIp: IP }).catch(() => {});
     await login(t.deps, { username: 'carol', password: 'carol-password', sourceIp: IP });
     await login(t.deps, { username: 'a2', password: 'x', sourceIp: IP }).catch(() => {});
@@ -361,7 +459,7 @@ describe('login throttling and hash upgrades', () => {
       throttle: createLoginThrottle({
         metrics: noMetrics,
         store: down,
-        settings: { username: POLICY, sourceIp: OFF },
+        settings: { ...UNTHROTTLED, username: POLICY },
         counterSecret: COUNTER_SECRET,
         logger: createLogger('error', () => {}),
       }),

@@ -4,22 +4,36 @@ import { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import {
   ATTEMPT_MAX_SECONDS,
+  clientSourceIpCounterKey,
   createLoginThrottle,
   holdSeconds,
-  type LoginAttempt,
   lockSeconds,
+  quotaPolicies,
+  type Reservation,
   type Reserve,
   refusedUntil,
   sourceIpCounterKey,
+  type ThrottleCounter,
+  type ThrottleStore,
   usernameCounterKey,
 } from '../../lib/throttle/throttle.ts';
 import { COUNTER_SECRET } from '../support/keys.ts';
+import { ADDRESS_POLICY, OFF, NAME_POLICY as POLICY, T0, throttleOn } from '../support/login-throttle.ts';
 import { noMetrics } from '../support/memory-metrics.ts';
 import { memoryThrottleStore } from '../support/memory-throttle.ts';
 
-const POLICY = { limit: 5, windowSeconds: 86_400, baseLockSeconds: 30, maxLockSeconds: 900 };
-const OFF = { ...POLICY, limit: 0 };
-const T0 = new Date('2026-11-21T10:00:00Z').getTime();
+const attempt = { username: 'Carol', sourceIp: '203.0.113.10' };
+const carolKey = usernameCounterKey('Carol', COUNTER_SECRET);
+const retryAfter = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 0,
+    (error: unknown) => (error as AppError).retryAfterSeconds,
+  );
+/** A memory store and a throttle on it, the name counted alone unless `settings` says otherwise. */
+const setup = (settings: Parameters<typeof throttleOn>[1] = {}) => {
+  const store = memoryThrottleStore();
+  return { store, ...throttleOn(store, settings) };
+};
 
 describe('lock durations', () => {
   it('start at the base at the limit, double with each failure and stop at the cap', () => {
@@ -61,52 +75,51 @@ describe('counter keys', () => {
     expect(sourceIpCounterKey('::ffff:203.0.113.10')).toBe(sourceIpCounterKey('203.0.113.10'));
     expect(sourceIpCounterKey('203.0.113.10')).toBe('IP#203.0.113.10');
   });
+
+  it('count machines’ authentications from an address on a counter of their own, by the same address', () => {
+    expect(clientSourceIpCounterKey('203.0.113.10')).toBe('CLIENTIP#203.0.113.10');
+    expect(clientSourceIpCounterKey('2001:db8:1:2::1')).toBe('CLIENTIP#2001:0db8:0001:0002::/64');
+    expect(clientSourceIpCounterKey('203.0.113.10')).not.toBe(sourceIpCounterKey('203.0.113.10'));
+  });
 });
 
 describe('login throttle', () => {
-  const setup = (settings = { username: POLICY, sourceIp: OFF }) => {
-    let now = T0;
-    const store = memoryThrottleStore();
-    const throttle = createLoginThrottle({
-      metrics: noMetrics,
-      store,
-      settings,
-      counterSecret: COUNTER_SECRET,
-      clock: () => new Date(now),
-      logger: createLogger('error', () => {}),
-    });
-    /** One login attempt that fails its password check. */
-    const fail = async (attempt: LoginAttempt) =>
-      throttle.failed(attempt, 'bad password', await throttle.begin(attempt));
-    return { store, throttle, fail, advance: (ms: number) => (now += ms) };
-  };
-  const attempt = { username: 'Carol', sourceIp: '203.0.113.10' };
-  const retryAfter = (promise: Promise<unknown>) =>
-    promise.then(
-      () => 0,
-      (error: unknown) => (error as AppError).retryAfterSeconds,
-    );
-
   it('counts case variants of a username on one counter', async () => {
     const { store, fail } = setup();
     await fail({ ...attempt, username: 'carol' });
     await fail({ ...attempt, username: 'CAROL' });
-    expect(store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures).toBe(2);
+    expect(store.all.get(carolKey)?.failures).toBe(2);
   });
 
-  it('refuses attempts past the limit before any password is checked, telling the wait', async () => {
+  it('counts an attempt as a failure only once its password check failed', async () => {
+    const { store, throttle } = setup();
+    const first = await throttle.begin(attempt);
+    await throttle.begin(attempt);
+    expect(store.all.get(carolKey)?.failures).toBe(0);
+
+    await throttle.failed(attempt, 'bad password', first);
+
+    expect(store.all.get(carolKey)?.failures).toBe(1);
+  });
+
+  it('gives attempts in sequence exactly the limit of tries, refusing the next before any password is checked', async () => {
     const { throttle, fail, advance } = setup();
-    for (let i = 0; i < 5; i += 1) await fail(attempt);
+    for (let i = 0; i < POLICY.limit; i += 1) await fail(attempt);
     advance(10_500);
     expect(await retryAfter(throttle.begin(attempt))).toBe(20);
     advance(19_500);
     expect(await retryAfter(throttle.begin(attempt))).toBe(0);
   });
 
-  it('refuses a username whose attempts died unsettled at the limit no longer than the shortest lock', async () => {
-    // Five logins counted, then their functions died (a DynamoDB fault): nothing settled them.
-    const { throttle, advance } = setup();
-    for (let i = 0; i < 5; i += 1) await throttle.begin(attempt);
+  it('holds a counter at its limit whose lock was not written no longer than the shortest lock', async () => {
+    // Five failures counted, the lock of the fifth lost (its function died after the count).
+    const { store, throttle, advance } = setup();
+    for (let i = 0; i < POLICY.limit; i += 1) {
+      const { attempt: id, counted } = await throttle.begin(attempt);
+      const { period = 0, slot = 0 } = counted[0] ?? {};
+      await store.settle(carolKey, { attempt: id, period, slot, failed: true, restoreRetry: false });
+    }
+    expect(store.all.get(carolKey)).toMatchObject({ failures: 5, lockedUntil: 0 });
 
     expect(await retryAfter(throttle.begin(attempt))).toBe(30);
     advance(29_000);
@@ -122,7 +135,13 @@ describe('login throttle', () => {
   });
 
   it('sees a counter as refusing exactly while a lock or a hold refuses', () => {
-    const counter = { failures: 5, lastAttemptAt: T0, lockedUntil: 0, retryAfterLock: false };
+    const counter: ThrottleCounter = {
+      failures: 5,
+      lastAttemptAt: T0,
+      lockedUntil: 0,
+      retryAfterLock: false,
+      knownSources: new Map(),
+    };
     expect(refusedUntil(counter, POLICY, T0 + 1000)).toBe(T0 + 30_000);
     expect(refusedUntil(counter, POLICY, T0 + 30_000)).toBe(0);
     expect(refusedUntil({ ...counter, retryAfterLock: true }, POLICY, T0 + 1000)).toBe(0);
@@ -131,15 +150,6 @@ describe('login throttle', () => {
     ).toBe(T0 + 60_000);
     expect(refusedUntil({ ...counter, failures: 4 }, POLICY, T0 + 1000)).toBe(0);
     expect(refusedUntil(counter, OFF, T0 + 1000)).toBe(0);
-  });
-
-  it('gives a burst of parallel attempts no more tries than the limit', async () => {
-    const { throttle } = setup();
-    const results = await Promise.allSettled(Array.from({ length: 20 }, () => throttle.begin(attempt)));
-    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(5);
-    for (const result of results) {
-      if (result.status === 'rejected') expect((result.reason as AppError).code).toBe('TOO_MANY_ATTEMPTS');
-    }
   });
 
   it('lets exactly one attempt try when a lock ends, and doubles the wait if it fails', async () => {
@@ -155,9 +165,9 @@ describe('login throttle', () => {
     expect(await retryAfter(throttle.begin(attempt))).toBe(60);
   });
 
-  it('forgets attempts once a whole window-long period passed without one, and not before', async () => {
+  it('forgets failures once a whole window-long period passed without an attempt, and not before', async () => {
     const { store, fail, advance } = setup();
-    const failures = () => store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures;
+    const failures = () => store.all.get(carolKey)?.failures;
     for (let i = 0; i < 3; i += 1) await fail(attempt);
     // T0 is 10:00 UTC: a day later is the next period, which carries the count on.
     advance(86_400_001);
@@ -168,33 +178,31 @@ describe('login throttle', () => {
     expect(failures()).toBe(1);
   });
 
-  it('resets the username counter on success and takes the attempt back from the address', async () => {
-    const { store, throttle, fail } = setup({ username: POLICY, sourceIp: POLICY });
+  it('resets the username counter on success and keeps the address’s failures, taking only the attempt back', async () => {
+    const { store, fail, succeed } = setup({ sourceIp: ADDRESS_POLICY });
     await fail(attempt);
-    await throttle.succeeded(await throttle.begin(attempt));
-    expect(store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))).toMatchObject({
-      failures: 0,
-      lockedUntil: 0,
-    });
+    await succeed(attempt);
+    expect(store.all.get(carolKey)).toMatchObject({ failures: 0, lockedUntil: 0 });
     expect(store.all.get(sourceIpCounterKey(attempt.sourceIp))?.failures).toBe(1);
   });
 
-  it('counts nothing and locks nothing with both counters off', async () => {
-    const { store, throttle, fail } = setup({ username: OFF, sourceIp: OFF });
+  it('counts nothing and locks nothing with every counter off', async () => {
+    const { store, throttle, fail } = setup({ username: OFF, sourceIp: OFF, clientSourceIp: OFF });
     for (let i = 0; i < 20; i += 1) await fail(attempt);
+    for (let i = 0; i < 20; i += 1) await fail({ ...attempt, client: true });
     await expect(throttle.begin(attempt)).resolves.toMatchObject({ counted: [] });
     expect(store.all.size).toBe(0);
   });
 
-  it('gives an undecided attempt back to both counters, so attempts cut short by an outage lock no one', async () => {
-    const { store, throttle } = setup({ username: POLICY, sourceIp: POLICY });
+  it('gives an undecided attempt back to both counters, so attempts cut short by an outage lock and hold no one', async () => {
+    const { store, throttle } = setup({ sourceIp: { ...ADDRESS_POLICY, limit: POLICY.limit } });
     for (let i = 0; i < 6; i += 1) await throttle.undecided(await throttle.begin(attempt));
 
-    expect(store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures).toBe(0);
+    expect(store.all.get(carolKey)?.failures).toBe(0);
     expect(store.all.get(sourceIpCounterKey(attempt.sourceIp))?.failures).toBe(0);
-    await expect(throttle.begin(attempt)).resolves.toMatchObject({
-      counted: [{ failures: 1 }, { failures: 1 }],
-    });
+    // Both counters count from nothing again: the limit's worth of attempts at once, no more.
+    await Promise.all(Array.from({ length: POLICY.limit }, () => throttle.begin(attempt)));
+    expect(await retryAfter(throttle.begin(attempt))).toBe(1);
   });
 
   it('hands back the one attempt a lock allows after it ends when that attempt is undecided', async () => {
@@ -204,59 +212,266 @@ describe('login throttle', () => {
     // The attempt allowed after the lock meets an outage before the password is checked.
     await throttle.undecided(await throttle.begin(attempt));
 
-    // The user's own retry is still allowed, as if the outage had not taken it.
-    await expect(throttle.begin(attempt)).resolves.toMatchObject({
-      counted: [{ failures: POLICY.limit + 1 }],
-    });
+    // The user's own retry is still allowed, as if the outage had not taken it, and only it.
+    await expect(throttle.begin(attempt)).resolves.toMatchObject({ counted: [{ failures: POLICY.limit }] });
+    expect(await retryAfter(throttle.begin(attempt))).toBeGreaterThan(0);
   });
 
   it('gives the attempt back where it was counted when another counter’s write fails', async () => {
     const memory = memoryThrottleStore();
     const ipKey = sourceIpCounterKey(attempt.sourceIp);
-    const store = {
+    const store: ThrottleStore = {
       ...memory,
       reserve: async (key: string, reserve: Reserve) => {
         if (key === ipKey) throw new Error('DynamoDB is down');
         return memory.reserve(key, reserve);
       },
     };
-    const throttle = createLoginThrottle({
-      metrics: noMetrics,
-      store,
-      settings: { username: POLICY, sourceIp: POLICY },
-      counterSecret: COUNTER_SECRET,
-      clock: () => new Date(T0),
-      logger: createLogger('error', () => {}),
-    });
+    const settings = { username: { ...POLICY, limit: 1 }, sourceIp: ADDRESS_POLICY };
+    const down = throttleOn(store, settings);
 
-    await expect(throttle.begin(attempt)).rejects.toThrow('DynamoDB is down');
+    await expect(down.throttle.begin(attempt)).rejects.toThrow('DynamoDB is down');
 
-    expect(memory.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures).toBe(0);
+    // The name's one attempt was given back: an attempt from elsewhere gets it.
+    const { throttle } = throttleOn(memory, settings);
+    await expect(throttle.begin({ ...attempt, sourceIp: '198.51.100.7' })).resolves.toBeDefined();
   });
 
-  it('never throws when an undecided attempt cannot be given back: it stays held, as one whose function died', async () => {
-    const { store, throttle } = setup();
+  it('never throws when an undecided attempt cannot be given back: it holds the name as one whose function died does', async () => {
+    const { store, throttle, advance } = setup({ username: { ...POLICY, limit: 1 } });
     const reservation = await throttle.begin(attempt);
     const down = createLoginThrottle({
       metrics: noMetrics,
-      store: { ...store, release: () => Promise.reject(new Error('DynamoDB is down')) },
-      settings: { username: POLICY, sourceIp: OFF },
+      store: { ...store, settle: () => Promise.reject(new Error('DynamoDB is down')) },
+      settings: { username: POLICY, sourceIp: OFF, clientSourceIp: OFF, knownSourceSeconds: 0 },
       counterSecret: COUNTER_SECRET,
       clock: () => new Date(T0),
       logger: createLogger('error', () => {}),
     });
 
     await expect(down.undecided(reservation)).resolves.toBeUndefined();
-    expect(store.all.get(usernameCounterKey('Carol', COUNTER_SECRET))?.failures).toBe(1);
+
+    expect(await retryAfter(throttle.begin(attempt))).toBeGreaterThan(0);
+    advance(holdSeconds(POLICY) * 1000 + 1);
+    expect(await retryAfter(throttle.begin(attempt))).toBe(0);
+    expect(store.all.get(carolKey)?.failures).toBe(0);
   });
 
-  it('answers TOO_MANY_ATTEMPTS while the source address is locked, for any username, counting nothing for it', async () => {
-    const { store, throttle, fail } = setup({ username: POLICY, sourceIp: { ...POLICY, limit: 2 } });
+  it('answers TOO_MANY_ATTEMPTS while the source address is locked, for any username, holding nothing of it', async () => {
+    const { throttle, fail } = setup({
+      username: { ...POLICY, limit: 1 },
+      sourceIp: { ...ADDRESS_POLICY, limit: 2 },
+    });
     await fail({ ...attempt, username: 'a' });
     await fail({ ...attempt, username: 'b' });
     const error = await throttle.begin({ ...attempt, username: 'c' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe('TOO_MANY_ATTEMPTS');
-    expect(store.all.get(usernameCounterKey('c', COUNTER_SECRET))?.failures).toBe(0);
+    // c's one attempt was given back.
+    await expect(
+      throttle.begin({ ...attempt, username: 'c', sourceIp: '198.51.100.7' }),
+    ).resolves.toBeDefined();
+  });
+});
+
+describe('attempts in flight', () => {
+  const KNOWN = { sourceIp: ADDRESS_POLICY, knownSourceSeconds: 30 * 86_400 };
+  const stranger = { ...attempt, sourceIp: '198.51.100.66' };
+  const outcomes = async (begun: Promise<Reservation>[]) => {
+    const results = await Promise.allSettled(begun);
+    const refused = results.flatMap((result) =>
+      result.status === 'rejected' ? [result.reason as AppError] : [],
+    );
+    expect(
+      refused.every(({ code, retryAfterSeconds }) => code === 'TOO_MANY_ATTEMPTS' && retryAfterSeconds === 1),
+    ).toBe(true);
+    return results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  };
+
+  it('gives a parallel burst from a source the name does not know no more tries than the limit, then locks the name', async () => {
+    const { throttle, succeed } = setup(KNOWN);
+    await succeed(attempt);
+
+    const granted = await outcomes(Array.from({ length: 30 }, () => throttle.begin(stranger)));
+    await Promise.all(granted.map((reservation) => throttle.failed(stranger, 'bad password', reservation)));
+
+    expect(granted).toHaveLength(POLICY.limit);
+    expect(await retryAfter(throttle.begin(stranger))).toBe(lockSeconds(POLICY, POLICY.limit));
+  });
+
+  it.each([12, 20])(
+    'lets %i simultaneous right-password logins of one username from a source it knows all try',
+    async (count) => {
+      const { store, throttle, succeed } = setup(KNOWN);
+      await succeed(attempt);
+
+      const reservations = await Promise.all(Array.from({ length: count }, () => throttle.begin(attempt)));
+      await Promise.all(reservations.map((reservation) => throttle.succeeded(reservation)));
+
+      expect(reservations.every(({ spared }) => !spared)).toBe(true);
+      expect(store.all.get(carolKey)).toMatchObject({ failures: 0, lockedUntil: 0 });
+    },
+  );
+
+  it('lets a new source’s first burst of right passwords try up to the failure limit, the rest told to retry in a second, and all of the next', async () => {
+    const { throttle } = setup(KNOWN);
+
+    const first = await outcomes(Array.from({ length: 20 }, () => throttle.begin(attempt)));
+    await Promise.all(first.map((reservation) => throttle.succeeded(reservation)));
+    const next = await outcomes(Array.from({ length: 20 }, () => throttle.begin(attempt)));
+
+    expect(first).toHaveLength(POLICY.limit);
+    expect(next).toHaveLength(20);
+  });
+
+  it('gives a parallel burst of wrong passwords from a known source at most the in-flight limit of checks, then locks the name', async () => {
+    const { throttle, succeed } = setup({ ...KNOWN, username: { ...POLICY, inflightLimit: 8 } });
+    await succeed(attempt);
+
+    const granted = await outcomes(Array.from({ length: 30 }, () => throttle.begin(attempt)));
+    await Promise.all(granted.map((reservation) => throttle.failed(attempt, 'bad password', reservation)));
+
+    expect(granted).toHaveLength(8);
+    expect(await retryAfter(throttle.begin(stranger))).toBe(lockSeconds(POLICY, 8));
+  });
+
+  it('holds a name whose attempts died unsettled at the limit no longer than an attempt can run', async () => {
+    // Five logins counted, then their functions died (a DynamoDB fault): nothing settled them.
+    const { throttle, advance } = setup();
+    for (let i = 0; i < POLICY.limit; i += 1) await throttle.begin(attempt);
+
+    expect(await retryAfter(throttle.begin(attempt))).toBeGreaterThan(0);
+    advance(holdSeconds(POLICY) * 1000);
+    expect(await retryAfter(throttle.begin(attempt))).toBeGreaterThan(0);
+    advance(1);
+    expect(await retryAfter(throttle.begin(attempt))).toBe(0);
+  });
+});
+
+describe('people and machines apart', () => {
+  const address = '203.0.113.77';
+  const person = (username: string) => ({ username, sourceIp: address });
+  const machine = (clientId: string) => ({ username: clientId, sourceIp: address, client: true });
+  const settings = {
+    sourceIp: { ...ADDRESS_POLICY, limit: 4 },
+    clientSourceIp: { ...ADDRESS_POLICY, limit: 2 },
+  };
+
+  it('counts client authentications from an address apart from people’s logins, each to its own limit', async () => {
+    const { store, fail, refusal, metrics } = setup(settings);
+    await fail(machine('pcl_1'));
+    expect(await refusal(machine('pcl_2'))).toBe('granted');
+    await fail(machine('pcl_2'));
+
+    expect(await refusal(machine('pcl_3'))).toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
+    expect(await refusal(person('carol'))).toBe('granted');
+    expect(store.all.get(clientSourceIpCounterKey(address))?.failures).toBe(2);
+    expect(store.all.get(sourceIpCounterKey(address))?.failures).toBe(0);
+    expect(metrics.names()).toContain('LockoutStarted{counter=ClientSourceAddress}');
+  });
+
+  it('counts people’s failed logins from an address apart from client authentications, each to its own limit', async () => {
+    const { store, fail, refusal, metrics } = setup(settings);
+    for (const name of ['a', 'b', 'c']) await fail(person(name));
+    expect(await refusal(person('d'))).toBe('granted');
+    await fail(person('d'));
+
+    expect(await refusal(person('e'))).toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
+    expect(await refusal(machine('pcl_1'))).toBe('granted');
+    expect(store.all.get(clientSourceIpCounterKey(address))?.failures).toBe(0);
+    expect(metrics.names()).toContain('LockoutStarted{counter=SourceAddress}');
+    expect(metrics.names()).not.toContain('LockoutStarted{counter=ClientSourceAddress}');
+  });
+});
+
+describe('quota', () => {
+  const settings = { sourceIp: ADDRESS_POLICY };
+  // T0 is 10:00 UTC: the name's period ends at midnight, the next one a day later (38 h);
+  // the address's hour-long period ends at 11:00, the next at 12:00.
+  const NAME_WHOLE = 38 * 3_600;
+  const ADDRESS_WHOLE = 2 * 3_600;
+
+  it('tells after a failure what is left of each counter and when it is whole again', async () => {
+    const { fail, advance } = setup(settings);
+    expect(await fail(attempt)).toEqual([
+      { policy: 'username', remaining: 4, resetSeconds: NAME_WHOLE },
+      { policy: 'address', remaining: 99, resetSeconds: ADDRESS_WHOLE },
+    ]);
+    advance(60_000);
+    expect(await fail(attempt)).toEqual([
+      { policy: 'username', remaining: 3, resetSeconds: NAME_WHOLE - 60 },
+      { policy: 'address', remaining: 98, resetSeconds: ADDRESS_WHOLE - 60 },
+    ]);
+  });
+
+  it('tells of a counter its failure locked that nothing is left until the lock ends', async () => {
+    const { fail } = setup(settings);
+    for (let i = 1; i < POLICY.limit; i += 1) await fail(attempt);
+    expect(await fail(attempt)).toEqual([
+      { policy: 'username', remaining: 0, resetSeconds: 30 },
+      { policy: 'address', remaining: 95, resetSeconds: ADDRESS_WHOLE },
+    ]);
+  });
+
+  it('tells after a success that the name’s quota is whole, and the address’s failures still count', async () => {
+    const { fail, succeed } = setup(settings);
+    await fail(attempt);
+    expect(await succeed(attempt)).toEqual([
+      { policy: 'username', remaining: 5, resetSeconds: 0 },
+      { policy: 'address', remaining: 99, resetSeconds: ADDRESS_WHOLE },
+    ]);
+    expect(await succeed({ ...attempt, sourceIp: '198.51.100.7' })).toEqual([
+      { policy: 'username', remaining: 5, resetSeconds: 0 },
+      { policy: 'address', remaining: 100, resetSeconds: 0 },
+    ]);
+  });
+
+  it('carries in TOO_MANY_ATTEMPTS the quota of the counter that refused: nothing left until Retry-After', async () => {
+    const { throttle, fail, advance } = setup(settings);
+    for (let i = 0; i < POLICY.limit; i += 1) await fail(attempt);
+    advance(10_000);
+    const error = (await throttle.begin(attempt).catch((e: unknown) => e)) as AppError;
+    expect(error.retryAfterSeconds).toBe(20);
+    expect(error.quota).toEqual([{ policy: 'username', remaining: 0, resetSeconds: 20 }]);
+  });
+
+  it('tells a refused attempt that nothing is left of a name its attempts in flight fill, for a second', async () => {
+    const { throttle } = setup(settings);
+    for (let i = 0; i < POLICY.limit; i += 1) await throttle.begin(attempt);
+
+    const error = (await throttle.begin(attempt).catch((e: unknown) => e)) as AppError;
+
+    expect(error.quota).toEqual([{ policy: 'username', remaining: 0, resetSeconds: 1 }]);
+  });
+
+  it('names a client’s quota after the client', async () => {
+    const { fail } = setup({ clientSourceIp: { ...ADDRESS_POLICY, limit: 50 } });
+    expect(await fail({ username: 'pcl_1', sourceIp: attempt.sourceIp, client: true })).toEqual([
+      { policy: 'client', remaining: 4, resetSeconds: NAME_WHOLE },
+      { policy: 'address', remaining: 49, resetSeconds: ADDRESS_WHOLE },
+    ]);
+  });
+
+  it('publishes the name’s and the address’s policies of a login and of a client authentication, leaving out a counter that is off', () => {
+    const all = {
+      username: POLICY,
+      sourceIp: ADDRESS_POLICY,
+      clientSourceIp: { ...ADDRESS_POLICY, limit: 50 },
+      knownSourceSeconds: 0,
+    };
+    expect(quotaPolicies(all, false)).toEqual([
+      { name: 'username', quota: 5, windowSeconds: 86_400 },
+      { name: 'address', quota: 100, windowSeconds: 3_600 },
+    ]);
+    expect(quotaPolicies(all, true)).toEqual([
+      { name: 'client', quota: 5, windowSeconds: 86_400 },
+      { name: 'address', quota: 50, windowSeconds: 3_600 },
+    ]);
+    expect(quotaPolicies({ ...all, sourceIp: OFF }, false)).toEqual([
+      { name: 'username', quota: 5, windowSeconds: 86_400 },
+    ]);
+    expect(quotaPolicies({ ...all, username: OFF }, true)).toEqual([
+      { name: 'address', quota: 50, windowSeconds: 3_600 },
+    ]);
   });
 });
