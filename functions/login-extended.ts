@@ -10,6 +10,9 @@ const deps = await loginDeps(readLoginConfig());
 export const handler = endpoint({
   body: LoginRequestSchema,
   metrics: deps.metrics,
-  handle: async ({ body, sourceIp }) =>
-    ok(toExtendedLoginResponse(await loginExtended(deps, { ...body, sourceIp }))),
+  limits: deps.limits,
+  handle: async ({ body, sourceIp }) => {
+    const result = await loginExtended(deps, { ...body, sourceIp });
+    return ok(toExtendedLoginResponse(result), result.quota);
+  },
 });

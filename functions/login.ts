@@ -10,5 +10,9 @@ const deps = await loginDeps(readLoginConfig());
 export const handler = endpoint({
   body: LoginRequestSchema,
   metrics: deps.metrics,
-  handle: async ({ body, sourceIp }) => ok(toLoginResponse(await login(deps, { ...body, sourceIp }))),
+  limits: deps.limits,
+  handle: async ({ body, sourceIp }) => {
+    const result = await login(deps, { ...body, sourceIp });
+    return ok(toLoginResponse(result), result.quota);
+  },
 });

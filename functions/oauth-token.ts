@@ -10,8 +10,9 @@ const deps = await oauthTokenDeps(readOAuthTokenConfig());
 /** POST /api/v1/oauth/token: the client credentials grant (RFC 6749 section 4.4). */
 export const handler = oauthEndpoint({
   metrics: deps.metrics,
+  limits: deps.limits,
   handle: async ({ form, authorization, sourceIp }) => {
-    const request = parseTokenRequest(form, authorization);
-    return ok(toTokenResponse(await grantClientToken(deps, { ...request, sourceIp })));
+    const grant = await grantClientToken(deps, { ...parseTokenRequest(form, authorization), sourceIp });
+    return ok(toTokenResponse(grant), grant.quota);
   },
 });

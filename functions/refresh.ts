@@ -10,5 +10,6 @@ const deps = await refreshDeps(readRefreshConfig());
 export const handler = endpoint({
   body: RefreshRequestSchema,
   metrics: deps.metrics,
+  limits: deps.limits,
   handle: async ({ body }) => ok(toRefreshResponse(await refreshSession(deps, body.refreshToken))),
 });

@@ -30,13 +30,14 @@ import type {
 } from './config.ts';
 import { describeError, logger } from './log.ts';
 import { createEmfMetrics, type FlushingMetrics } from './metrics/powertools.ts';
+import type { QuotaPolicy } from './quota.ts';
 import { createRevocationCheck } from './revocation/revocation.ts';
 import { createDynamoSessionStore } from './sessions/dynamodb.ts';
 import type { RefreshDeps, SessionDeps } from './sessions/sessions.ts';
 import { createDynamoShipmentRepository } from './shipments/dynamodb.ts';
 import type { ShipmentDeps } from './shipments/shipments.ts';
 import { createDynamoThrottleStore } from './throttle/dynamodb.ts';
-import { createLoginThrottle } from './throttle/throttle.ts';
+import { createLoginThrottle, quotaPolicies } from './throttle/throttle.ts';
 import { createClientTokenIssuer, createTokenIssuer } from './tokens/issue.ts';
 import {
   counterSecretOf,
@@ -115,6 +116,20 @@ export interface Measured {
 
 const emfMetrics = (stage: string) => createEmfMetrics({ stage, logger });
 
+/** What a function's answers publish (RateLimit-Policy, lib/http/rate-limit.ts). */
+export interface Published {
+  readonly limits: readonly QuotaPolicy[];
+}
+
+/**
+ * The limits a login (or, with `client`, the token endpoint) publishes: its failure counters',
+ * then the ones in front of the function (API Gateway's route rate, the web ACL's).
+ */
+export const publishedLimits = (
+  config: Pick<LoginConfig | OAuthTokenConfig, 'throttle' | 'gatewayLimits'>,
+  client: boolean,
+): readonly QuotaPolicy[] => [...quotaPolicies(config.throttle, client), ...config.gatewayLimits];
+
 function sessionDeps(
   config: LoginConfig | RefreshConfig,
   keyring: () => Promise<SigningKeyring>,
@@ -147,7 +162,7 @@ async function loginThrottle(
   });
 }
 
-export async function loginDeps(config: LoginConfig): Promise<LoginDeps & Measured> {
+export async function loginDeps(config: LoginConfig): Promise<LoginDeps & Measured & Published> {
   const metrics = emfMetrics(config.stage);
   const keyring = await signingKeyring(config.keys, config.data.region);
   return {
@@ -157,6 +172,7 @@ export async function loginDeps(config: LoginConfig): Promise<LoginDeps & Measur
     throttle: await loginThrottle(config, keyring, metrics),
     logger,
     metrics,
+    limits: publishedLimits(config, false),
   };
 }
 
@@ -177,7 +193,7 @@ async function clientAuthDeps(
   };
 }
 
-export async function oauthTokenDeps(config: OAuthTokenConfig): Promise<GrantDeps & Measured> {
+export async function oauthTokenDeps(config: OAuthTokenConfig): Promise<GrantDeps & Measured & Published> {
   const metrics = emfMetrics(config.stage);
   const keyring = await signingKeyring(config.keys, config.data.region);
   return {
@@ -187,6 +203,7 @@ export async function oauthTokenDeps(config: OAuthTokenConfig): Promise<GrantDep
       settings: config.tokens,
     }),
     metrics,
+    limits: publishedLimits(config, true),
   };
 }
 
@@ -238,7 +255,7 @@ export async function oauthIntrospectDeps(config: OAuthIntrospectConfig): Promis
   };
 }
 
-export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps & Measured> {
+export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps & Measured & Published> {
   return {
     ...sessionDeps(config, await signingKeyring(config.keys, config.data.region)),
     users: accounts(config.data, config.accountsTable),
@@ -249,6 +266,8 @@ export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps & 
     }),
     logger,
     metrics: emfMetrics(config.stage),
+    // No counter of its own: only the limits in front of it.
+    limits: config.gatewayLimits,
   };
 }
 

@@ -9,13 +9,15 @@ import * as v from 'valibot';
 import { AppError, type InvalidParam } from '../errors.ts';
 import { logger as defaultLogger, type LambdaLogger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
+import type { QuotaPolicy } from '../quota.ts';
 import { type ProtectedFunction, scopeOf } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
 import type { Caller } from '../tokens/claims.ts';
 import { guardBody } from './body.ts';
 import { authorizedCaller, type EndpointContext } from './caller.ts';
 import { header } from './headers.ts';
-import { mapErrors } from './problems.ts';
+import { mapErrors, problemResponse } from './problems.ts';
+import { rateLimitFields } from './rate-limit.ts';
 import { BASE_HEADERS, jsonResponse, type Reply } from './responses.ts';
 
 /** The names of the failing fields with a fixed reason each; never the value that was sent. */
@@ -87,6 +89,8 @@ export interface EndpointSpec<
   readonly logger?: LambdaLogger;
   readonly clock?: Clock;
   readonly metrics?: Pick<FlushingMetrics, 'powertools'>;
+  /** The limits every answer publishes (RateLimit-Policy); what is left rides on the Reply or the AppError. */
+  readonly limits?: readonly QuotaPolicy[];
   readonly handle: (
     input: EndpointInput<Output<TBody>, Output<TParams>, TAuthorized extends true ? Caller : null>,
   ) => Promise<Reply>;
@@ -104,10 +108,11 @@ export function endpoint<
     throw new Error('an authorized endpoint names its route');
   const log = spec.logger ?? defaultLogger;
   const clock = spec.clock ?? systemClock;
+  const limits = rateLimitFields(spec.limits ?? []);
   // First, so every line (mapErrors' too) has the request id. Never log events: they carry passwords, tokens.
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>()
     .use(injectLambdaContext(log.powertools, { logEvent: false }))
-    .use(mapErrors(log));
+    .use(mapErrors(log, problemResponse, limits));
   // After mapErrors: middy runs `onError`s last to first, so a failed request's metrics are written too.
   if (spec.metrics !== undefined) chain.use(logMetrics(spec.metrics.powertools));
   // The caller before the body: an expired token gets its 401, not a verdict on the body.
@@ -125,8 +130,12 @@ export function endpoint<
       baseUrl: spec.needsBaseUrl === true ? publicBaseUrl(event) : '',
     } as Input;
     const reply = await spec.handle(input);
-    if (reply.status === 204) return { statusCode: 204, headers: { ...BASE_HEADERS }, body: '' };
-    const response = jsonResponse(reply.status, 'application/json', reply.body, reply.headers);
+    const fields = limits(reply.quota);
+    if (reply.status === 204) return { statusCode: 204, headers: { ...BASE_HEADERS, ...fields }, body: '' };
+    const response = jsonResponse(reply.status, 'application/json', reply.body, {
+      ...reply.headers,
+      ...fields,
+    });
     if (reply.publicMaxAge === undefined) return response;
     const { Pragma: _noCache, ...headers } = response.headers;
     return { ...response, headers: { ...headers, 'Cache-Control': `public, max-age=${reply.publicMaxAge}` } };

@@ -9,9 +9,11 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { AppError } from '../errors.ts';
 import { logger as defaultLogger, type LambdaLogger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
+import type { QuotaPolicy } from '../quota.ts';
 import { guardBody } from './body.ts';
 import { header, headerValues } from './headers.ts';
 import { mapErrors, oauthErrorResponse } from './problems.ts';
+import { rateLimitFields } from './rate-limit.ts';
 import { BASE_HEADERS, jsonResponse, type Reply } from './responses.ts';
 
 const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
@@ -49,12 +51,15 @@ export interface OAuthInput {
 export function oauthEndpoint(spec: {
   readonly logger?: LambdaLogger;
   readonly metrics?: Pick<FlushingMetrics, 'powertools'>;
+  /** The limits every answer publishes (RateLimit-Policy); what is left rides on the Reply or the AppError. */
+  readonly limits?: readonly QuotaPolicy[];
   readonly handle: (input: OAuthInput) => Promise<Reply>;
 }) {
   const log = spec.logger ?? defaultLogger;
+  const limits = rateLimitFields(spec.limits ?? []);
   const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
     .use(injectLambdaContext(log.powertools, { logEvent: false }))
-    .use(mapErrors(log, oauthErrorResponse));
+    .use(mapErrors(log, oauthErrorResponse, limits));
   if (spec.metrics !== undefined) chain.use(logMetrics(spec.metrics.powertools));
   chain.use(guardBody);
   return chain.handler(async (event) => {
@@ -63,9 +68,10 @@ export function oauthEndpoint(spec: {
       authorization: headerValues(event, 'authorization'),
       sourceIp: event.requestContext?.identity?.sourceIp ?? '',
     });
+    const headers = { ...reply.headers, ...limits(reply.quota) };
     // RFC 7009 section 2.2's 200 says all in its status: no body, so no media type either.
     if (reply.body === undefined)
-      return { statusCode: reply.status, headers: { ...BASE_HEADERS, ...reply.headers }, body: '' };
-    return jsonResponse(reply.status, 'application/json', reply.body, reply.headers);
+      return { statusCode: reply.status, headers: { ...BASE_HEADERS, ...headers }, body: '' };
+    return jsonResponse(reply.status, 'application/json', reply.body, headers);
   });
 }

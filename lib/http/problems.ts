@@ -5,6 +5,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { AppError, type ErrorCode, isAppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import { MAX_BODY_BYTES } from './body.ts';
+import { type RateLimitFields, rateLimitFields } from './rate-limit.ts';
 import { jsonResponse } from './responses.ts';
 
 const PROBLEM_TYPE_PREFIX = 'urn:parcel-auth:problem:';
@@ -242,9 +243,18 @@ function classify(error: unknown): AppError {
   return new AppError('INTERNAL', { cause: error });
 }
 
+const NO_LIMITS = rateLimitFields([]);
+
+/**
+ * Answers every error of the chain, with the endpoint's published limits (`limits`) and what
+ * the error says is left of them. The limits are added here, not by a middleware of their own:
+ * this `onError` returns the answer, which ends middy's error chain, so one used before it
+ * never runs and one used after it runs before there is an answer.
+ */
 export function mapErrors(
   log: Logger,
   respond: (error: AppError) => APIGatewayProxyResult = problemResponse,
+  limits: RateLimitFields = NO_LIMITS,
 ): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError(request) {
@@ -254,7 +264,8 @@ export function mapErrors(
       } else if (error.code === 'INTERNAL') {
         log.error('request failed', { reason: 'internal error', error: describeError(error) });
       }
-      request.response = respond(error);
+      const response = respond(error);
+      request.response = { ...response, headers: { ...response.headers, ...limits(error.quota) } };
       return request.response;
     },
   };

@@ -1,3 +1,5 @@
+import type { QuotaState } from '../quota.ts';
+
 /** Every answer is `no-store` unless it says otherwise: they carry tokens or a customer's shipments. */
 export const BASE_HEADERS = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
@@ -7,9 +9,11 @@ export interface Reply {
   readonly headers?: Readonly<Record<string, string>>;
   /** Seconds any cache may keep the answer; without it the answer is `no-store`. */
   readonly publicMaxAge?: number;
+  /** What is left of the endpoint's published limits after this request (the RateLimit field). */
+  readonly quota?: readonly QuotaState[];
 }
 
-export const ok = (body: unknown): Reply => ({ status: 200, body });
+export const ok = (body: unknown, quota?: readonly QuotaState[]): Reply => ({ status: 200, body, quota });
 export const cacheable = (body: unknown, seconds: number): Reply => ({
   status: 200,
   body,

@@ -82,6 +82,43 @@ describe('POST /api/v1/login', () => {
   });
 });
 
+describe('the limits the login routes publish (docs/integrators.md, "Limits")', () => {
+  // This stack's: LOGIN_FAILURE_LIMIT 0 turns the username's counter off; the local stage's
+  // ipFailureLimit 100 in 1h and loginRateLimit 50, no web ACL.
+  const POLICY = '"address";q=100;w=3600, "route";q=50;w=1';
+  // An address of its own, so what is left of it is this test's alone.
+  const from = '127.0.0.35';
+  const post = (body: unknown, path = '/login') => send(stack, 'POST', path, { body, from });
+
+  it('publishes RateLimit-Policy on every answer, and what is left of the address after each login', async () => {
+    const succeeded = await post(demo);
+    const failed = await post({ ...demo, password: 'wrong-password' });
+    const invalid = await post({ username: demo.username });
+    const extended = await post({ username: 'solo', password: OTHER_PASSWORD }, '/login-extended');
+    expect([succeeded, failed, invalid, extended].map((answer) => answer.status)).toEqual([
+      200, 401, 400, 403,
+    ]);
+    for (const answer of [succeeded, failed, invalid, extended])
+      expect(answer.headers.get('ratelimit-policy')).toBe(POLICY);
+    // A success takes nothing of the address's quota, a failure one, whole again within two windows.
+    expect(succeeded.headers.get('ratelimit')).toBe('"address";r=100;t=0');
+    const reset = Number(/^"address";r=99;t=(\d+)$/.exec(failed.headers.get('ratelimit') ?? '')?.[1]);
+    expect(reset).toBeGreaterThan(3600);
+    expect(reset).toBeLessThanOrEqual(7200);
+    expect(extended.headers.get('ratelimit')).toMatch(/^"address";r=99;t=\d+$/);
+    // Nothing is counted for a body refused before the password is looked at.
+    expect(invalid.headers.get('ratelimit')).toBeNull();
+  });
+
+  it('publishes on refresh the route’s rate alone', async () => {
+    const { refreshToken } = (await post(demo)).json;
+    const answer = await send(stack, 'POST', '/token/refresh', { body: { refreshToken }, from });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('ratelimit-policy')).toBe('"route";q=50;w=1');
+    expect(answer.headers.get('ratelimit')).toBeNull();
+  });
+});
+
 describe('POST /api/v1/login-extended', () => {
   it('200: tokens, userName, the first non-empty depot code and expireAt equal to the token exp', async () => {
     const answer = await login(demo, '/login-extended');

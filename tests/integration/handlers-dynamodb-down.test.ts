@@ -72,7 +72,10 @@ describe('login while DynamoDB is unreachable', () => {
     expect(response.headers).toMatchObject({
       'Content-Type': 'application/problem+json',
       'Retry-After': '1',
+      'RateLimit-Policy': '"username";q=5;w=86400, "address";q=100;w=3600, "route";q=50;w=1',
     });
+    // Nothing was counted: the attempt was never decided.
+    expect(response.headers).not.toHaveProperty('RateLimit');
     expect(JSON.parse(response.body)).toEqual({
       type: 'urn:parcel-auth:problem:service-unavailable',
       title: 'Service unavailable',
@@ -94,6 +97,7 @@ describe('sessions while DynamoDB is unreachable', () => {
     const { refreshToken } = await tokensBeforeOutage();
     const response = await refresh(loginEvent(JSON.stringify({ refreshToken })), lambdaContext());
     expect(response.statusCode).toBe(503);
+    expect(response.headers).toMatchObject({ 'RateLimit-Policy': '"route";q=50;w=1' });
     expect(response.body).not.toContain('eyJ');
   });
 

@@ -233,6 +233,69 @@ describe('POST /api/v1/oauth/token', () => {
   });
 });
 
+describe('the limits every answer of the token endpoint publishes', () => {
+  // The default stage's: loginFailureLimit 5 in 24h per client, clientIpFailureLimit 50 in 1h, loginRateLimit 50.
+  const TOKEN_POLICY = '"client";q=5;w=86400, "address";q=50;w=3600, "route";q=50;w=1';
+  let addresses = 0;
+  /** An address no other test used, so its count is this test's alone. */
+  const newAddress = () => {
+    addresses += 1;
+    return `198.51.100.${addresses}`;
+  };
+
+  it('publishes on a grant its policies and its quotas whole again', async () => {
+    const client = await newClient('C-RL1', ['tracking:read']);
+    const response = await call(token, grantEvent(client, newAddress()));
+    expect(response.statusCode).toBe(200);
+    expect(response.headers).toMatchObject({
+      'RateLimit-Policy': TOKEN_POLICY,
+      RateLimit: '"client";r=5;t=0, "address";r=50;t=0',
+    });
+  });
+
+  it('counts a wrong secret on the client and on the address, and gives a locked client’s 429 Retry-After and nothing left', async () => {
+    const { clientId } = await newClient('C-RL2', ['tracking:read']);
+    const sourceIp = newAddress();
+    const attempt = () => call(token, grantEvent({ clientId, secret: 'pcs_wrong' }, sourceIp));
+    const first = await attempt();
+    expect(first.statusCode).toBe(401);
+    expect(first.headers?.['RateLimit-Policy']).toBe(TOKEN_POLICY);
+    expect(String(first.headers?.RateLimit)).toMatch(/^"client";r=4;t=\d+, "address";r=49;t=\d+$/);
+    for (let i = 1; i < 5; i += 1) expect((await attempt()).statusCode).toBe(401);
+    const locked = await attempt();
+    expect(locked.statusCode).toBe(429);
+    expect(bodyOf(locked).error).toBe('temporarily_unavailable');
+    const retryAfter = Number(locked.headers?.['Retry-After']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(locked.headers?.['RateLimit-Policy']).toBe(TOKEN_POLICY);
+    expect(locked.headers?.RateLimit).toBe(`"client";r=0;t=${retryAfter}`);
+  });
+
+  it('gives invalid_scope after a right secret the quotas whole again, and a request refused before authentication the policies alone', async () => {
+    const { clientId, secret } = await newClient('C-RL3', ['tracking:read']);
+    const beyond = await call(
+      token,
+      tokenEvent(
+        { grant_type: 'client_credentials', scope: 'shipments:write' },
+        { Authorization: basic(clientId, secret) },
+        newAddress(),
+      ),
+    );
+    expect(beyond.statusCode).toBe(400);
+    expect(beyond.headers).toMatchObject({
+      'RateLimit-Policy': TOKEN_POLICY,
+      RateLimit: '"client";r=5;t=0, "address";r=50;t=0',
+    });
+    const password = await call(
+      token,
+      tokenEvent({ grant_type: 'password' }, { Authorization: basic(clientId, secret) }, newAddress()),
+    );
+    expect(password.statusCode).toBe(400);
+    expect(password.headers?.['RateLimit-Policy']).toBe(TOKEN_POLICY);
+    expect(password.headers).not.toHaveProperty('RateLimit');
+  });
+});
+
 describe('GET /.well-known/oauth-authorization-server', () => {
   it('names the issuer, the OAuth endpoints under the stage, the grant, both auth methods, the scopes and the key set', async () => {
     const event = {

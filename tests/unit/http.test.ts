@@ -1,12 +1,24 @@
-/** lib/http/endpoint.ts and lib/http/caller.ts: what an authorized endpoint lets through. */
+/**
+ * lib/http/endpoint.ts and lib/http/caller.ts: what an authorized endpoint lets through; the
+ * errors it answers; the published limits on every answer (lib/http/rate-limit.ts).
+ */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { dynamo } from '../../lib/aws/errors.ts';
+import { AppError } from '../../lib/errors.ts';
 import { endpoint } from '../../lib/http/endpoint.ts';
-import { ok } from '../../lib/http/responses.ts';
+import { oauthEndpoint } from '../../lib/http/oauth-form.ts';
+import { rateLimitFields } from '../../lib/http/rate-limit.ts';
+import { ok, type Reply } from '../../lib/http/responses.ts';
 import { createLogger } from '../../lib/log.ts';
-import { callerContext, lambdaContext, trackingEvent } from '../fixtures/events.ts';
+import {
+  callerContext,
+  createShipmentEvent,
+  lambdaContext,
+  tokenEvent,
+  trackingEvent,
+} from '../fixtures/events.ts';
 
 const EXP = 1_795_260_000;
 const lines: string[] = [];
@@ -132,5 +144,188 @@ describe('errors that say what happened', () => {
     expect(response.headers).toMatchObject({ 'Retry-After': '1' });
     expect(JSON.parse(response.body)).toMatchObject({ type: 'urn:parcel-auth:problem:service-unavailable' });
     expect(logged()).toEqual([expect.objectContaining({ level: 'ERROR', reason: 'dependency unavailable' })]);
+  });
+});
+
+describe('the published limits (lib/http/rate-limit.ts)', () => {
+  const LOGIN_LIMITS = [
+    { name: 'username', quota: 5, windowSeconds: 86_400 },
+    { name: 'address', quota: 100, windowSeconds: 3600 },
+    { name: 'route', quota: 50, windowSeconds: 1 },
+  ];
+  const POLICY = '"username";q=5;w=86400, "address";q=100;w=3600, "route";q=50;w=1';
+  const left = (policy: string, remaining: number, resetSeconds: number) => ({
+    policy,
+    remaining,
+    resetSeconds,
+  });
+
+  it('writes each policy as a String with its quota and window, and what is left as r and t, in the order given', () => {
+    const fields = rateLimitFields(LOGIN_LIMITS);
+    expect(fields([left('username', 4, 172_740), left('address', 99, 7140)])).toEqual({
+      'RateLimit-Policy': POLICY,
+      RateLimit: '"username";r=4;t=172740, "address";r=99;t=7140',
+    });
+  });
+
+  it('sends RateLimit-Policy alone when nothing is known of what is left', () => {
+    const fields = rateLimitFields(LOGIN_LIMITS);
+    expect(fields()).toEqual({ 'RateLimit-Policy': POLICY });
+    expect(fields([])).toEqual({ 'RateLimit-Policy': POLICY });
+  });
+
+  it('sends neither field without a policy, whatever is said to be left', () => {
+    expect(rateLimitFields([])([left('username', 4, 60)])).toEqual({});
+  });
+
+  it('lists only published policies in RateLimit, each once', () => {
+    const fields = rateLimitFields([{ name: 'address', quota: 100, windowSeconds: 3600 }]);
+    expect(fields([left('username', 4, 60), left('address', 99, 60), left('address', 98, 60)])).toEqual({
+      'RateLimit-Policy': '"address";q=100;w=3600',
+      RateLimit: '"address";r=99;t=60',
+    });
+    expect(fields([left('username', 4, 60)])).toEqual({ 'RateLimit-Policy': '"address";q=100;w=3600' });
+  });
+
+  it('escapes a quote and a backslash in a name, and refuses a name that is not printable ASCII at start', () => {
+    const fields = rateLimitFields([{ name: 'a"b\\c', quota: 1, windowSeconds: 1 }]);
+    expect(fields([left('a"b\\c', 0, 1)])).toEqual({
+      'RateLimit-Policy': '"a\\"b\\\\c";q=1;w=1',
+      RateLimit: '"a\\"b\\\\c";r=0;t=1',
+    });
+    expect(() => rateLimitFields([{ name: 'adresa-č', quota: 1, windowSeconds: 1 }])).toThrow(
+      /printable ASCII/,
+    );
+    expect(() => rateLimitFields([{ name: 'a\nb', quota: 1, windowSeconds: 1 }])).toThrow(/printable ASCII/);
+  });
+
+  it.each([
+    [50, 1, 'q=50;w=1'],
+    [0.5, 1, 'q=1;w=2'],
+    [2.25, 1, 'q=9;w=4'],
+    [0.001, 1, 'q=1;w=1000'],
+    [1.5, 300, 'q=3;w=600'],
+    [0, 1, 'q=0;w=1'],
+  ])('publishes a rate of %s per %s s exactly, in whole numbers: %s', (quota, windowSeconds, parameters) => {
+    expect(rateLimitFields([{ name: 'route', quota, windowSeconds }])()).toEqual({
+      'RateLimit-Policy': `"route";${parameters}`,
+    });
+  });
+
+  it.each([
+    ['a quota with more than 3 decimals', { quota: 0.0005, windowSeconds: 1 }],
+    ['a negative quota', { quota: -1, windowSeconds: 1 }],
+    ['a quota that is not a number', { quota: Number.NaN, windowSeconds: 1 }],
+    ['a quota past the largest Integer', { quota: 1e15, windowSeconds: 1 }],
+    ['a window of 0', { quota: 1, windowSeconds: 0 }],
+    ['a fractional window', { quota: 1, windowSeconds: 1.5 }],
+  ])('refuses %s when the endpoint is built, not at a request', (_case, policy) => {
+    expect(() => rateLimitFields([{ name: 'route', ...policy }])).toThrow(/policy route/);
+  });
+
+  it('refuses a policy published twice', () => {
+    const route = { name: 'route', quota: 50, windowSeconds: 1 };
+    expect(() => rateLimitFields([route, route])).toThrow(/published twice/);
+  });
+
+  it('writes what is left as Integers: remaining rounded down, reset rounded up, never below 0', () => {
+    const fields = rateLimitFields(LOGIN_LIMITS);
+    expect(fields([left('username', 3.7, 0.2), left('address', -2, -5)]).RateLimit).toBe(
+      '"username";r=3;t=1, "address";r=0;t=0',
+    );
+    expect(fields([left('username', Number.NaN, 1), left('address', 1, 1)]).RateLimit).toBe(
+      '"address";r=1;t=1',
+    );
+  });
+});
+
+describe('the published limits on every answer of an endpoint', () => {
+  const limits = [
+    { name: 'username', quota: 5, windowSeconds: 86_400 },
+    { name: 'route', quota: 50, windowSeconds: 1 },
+  ];
+  const POLICY = '"username";q=5;w=86400, "route";q=50;w=1';
+  const quota = [{ policy: 'username', remaining: 2, resetSeconds: 90 }];
+  const limited = (handle: () => Promise<Reply>) =>
+    endpoint({ logger, limits, body: v.object({ a: v.number() }), handle });
+
+  it('gives a reply’s quota as RateLimit beside RateLimit-Policy', async () => {
+    const response = await limited(async () => ok({ done: true }, quota))(
+      createShipmentEvent('{"a":1}'),
+      lambdaContext(),
+    );
+    expect(response.statusCode).toBe(200);
+    expect(response.headers).toMatchObject({
+      'Cache-Control': 'no-store',
+      'RateLimit-Policy': POLICY,
+      RateLimit: '"username";r=2;t=90',
+    });
+  });
+
+  it('gives an error’s quota with its problem, keeping Retry-After on a 429', async () => {
+    const response = await limited(async () => {
+      throw new AppError('TOO_MANY_ATTEMPTS', {
+        retryAfterSeconds: 90,
+        quota: [{ policy: 'username', remaining: 0, resetSeconds: 90 }],
+      });
+    })(createShipmentEvent('{"a":1}'), lambdaContext());
+    expect(response.statusCode).toBe(429);
+    expect(response.headers).toMatchObject({
+      'Content-Type': 'application/problem+json',
+      'Retry-After': '90',
+      'RateLimit-Policy': POLICY,
+      RateLimit: '"username";r=0;t=90',
+    });
+  });
+
+  it('publishes the policies on answers refused before the handler ran, and on a failed dependency', async () => {
+    const never = async (): Promise<Reply> => {
+      throw new Error('not reached');
+    };
+    const malformed = await limited(never)(createShipmentEvent('{not json'), lambdaContext());
+    const invalid = await limited(never)(createShipmentEvent('{"a":"x"}'), lambdaContext());
+    const down = await limited(() =>
+      dynamo(async () => {
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { name: 'TimeoutError' });
+      }),
+    )(createShipmentEvent('{"a":1}'), lambdaContext());
+    for (const [response, status] of [
+      [malformed, 400],
+      [invalid, 400],
+      [down, 503],
+    ] as const) {
+      expect(response.statusCode).toBe(status);
+      expect(response.headers?.['RateLimit-Policy']).toBe(POLICY);
+      expect(response.headers).not.toHaveProperty('RateLimit');
+    }
+    expect(down.headers).toMatchObject({ 'Retry-After': '1' });
+  });
+
+  it('publishes nothing on an endpoint without limits', async () => {
+    const response = await endpoint({ logger, handle: async () => ok({}, quota) })(
+      trackingEvent(),
+      lambdaContext(),
+    );
+    expect(response.statusCode).toBe(200);
+    expect(response.headers).not.toHaveProperty('RateLimit-Policy');
+    expect(response.headers).not.toHaveProperty('RateLimit');
+  });
+
+  it('publishes the limits on the OAuth endpoints’ answers and RFC 6749 errors', async () => {
+    const token = (handle: () => Promise<Reply>) =>
+      oauthEndpoint({ logger, limits, handle })(
+        tokenEvent({ grant_type: 'client_credentials' }),
+        lambdaContext(),
+      );
+    const granted = await token(async () => ok({ access_token: 'x' }, quota));
+    const refused = await token(async () => {
+      throw new AppError('INVALID_CLIENT', {
+        quota: [{ policy: 'username', remaining: 1, resetSeconds: 7 }],
+      });
+    });
+    expect(granted.headers).toMatchObject({ 'RateLimit-Policy': POLICY, RateLimit: '"username";r=2;t=90' });
+    expect(refused.statusCode).toBe(401);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: 'invalid_client' });
+    expect(refused.headers).toMatchObject({ 'RateLimit-Policy': POLICY, RateLimit: '"username";r=1;t=7' });
   });
 });

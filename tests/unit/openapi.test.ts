@@ -17,20 +17,27 @@ import { decodeJwt } from 'jose';
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { functionEnvironment } from '../../infra/function-env.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
 import { LoginRequestSchema } from '../../lib/auth/login.ts';
 import { INTROSPECTION_SCOPE } from '../../lib/clients/introspect.ts';
 import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../../lib/clients/metadata.ts';
 import { parseTokenQuery, parseTokenRequest } from '../../lib/clients/token-request.ts';
+import { readLoginConfig, readOAuthTokenConfig, readRefreshConfig } from '../../lib/config.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
-import { publicBaseUrl, validate } from '../../lib/http/endpoint.ts';
+import { endpoint, publicBaseUrl, validate } from '../../lib/http/endpoint.ts';
+import { oauthEndpoint } from '../../lib/http/oauth-form.ts';
 import { oauthErrorResponse, problemResponse } from '../../lib/http/problems.ts';
+import { ok, type Reply } from '../../lib/http/responses.ts';
+import { createLogger } from '../../lib/log.ts';
+import type { QuotaPolicy } from '../../lib/quota.ts';
 import { PROTECTED_ROUTES, SCOPES, scopeOf } from '../../lib/scopes.ts';
 import { RefreshRequestSchema } from '../../lib/sessions/sessions.ts';
 import { ShipmentRequestSchema, TrackingParamsSchema } from '../../lib/shipments/shipments.ts';
 import { importVerificationKeys, parseJwks } from '../../lib/tokens/keys.ts';
 import { createAccessTokenVerifier, createRefreshTokenVerifier } from '../../lib/tokens/verify.ts';
-import { trackingEvent } from '../fixtures/events.ts';
+import { publishedLimits } from '../../lib/wiring.ts';
+import { lambdaContext, tokenEvent, trackingEvent } from '../fixtures/events.ts';
 import {
   assertDocumented,
   contractViolations,
@@ -519,6 +526,108 @@ const TokenExamplesSchema = v.object({
       }),
     }),
   }),
+});
+
+describe('the published limits in docs/openapi.yaml (RateLimit-Policy, RateLimit)', () => {
+  const LOGIN = '/api/v1/login';
+  const REFRESH = '/api/v1/token/refresh';
+  /** The operations whose functions publish limits, and whether one of their answers can say what is left. */
+  const PUBLISHING = { [LOGIN]: true, '/api/v1/login-extended': true, [TOKEN_PATH]: true, [REFRESH]: false };
+  const document = parse(readFileSync(OPENAPI_PATH, 'utf8')) as {
+    components: { responses: Record<string, { headers?: Record<string, unknown> }> };
+  };
+  const headersOf = (response: object) => {
+    const ref = '$ref' in response ? String(response.$ref) : undefined;
+    const resolved =
+      ref === undefined ? response : document.components.responses[ref.split('/').at(-1) ?? ''];
+    return Object.keys((resolved as { headers?: object } | undefined)?.headers ?? {});
+  };
+
+  it('names RateLimit-Policy on every answer those functions give, RateLimit where they may count, and Retry-After on their 429s', () => {
+    for (const [path, counts] of Object.entries(PUBLISHING)) {
+      const operation = documentedRoutes.find((route) => route.path === path)?.operation;
+      expect(operation, path).toBeDefined();
+      for (const [status, response] of Object.entries(operation?.responses ?? {})) {
+        const headers = headersOf(response);
+        const where = `POST ${path} ${status}`;
+        if (status === '429') expect(headers, where).toContain('Retry-After');
+        // Refresh's 429 is API Gateway's or AWS WAF's alone: no function publishes anything on it.
+        if (path === REFRESH && status === '429') expect(headers, where).not.toContain('RateLimit-Policy');
+        else expect(headers, where).toContain('RateLimit-Policy');
+        if (!counts) expect(headers, where).not.toContain('RateLimit');
+      }
+      if (counts) expect(headersOf(operation?.responses['200'] ?? {}), path).toContain('RateLimit');
+    }
+  });
+
+  const log = createLogger('error', () => {});
+  const fails = (error: AppError) => async (): Promise<Reply> => {
+    throw error;
+  };
+  /** What an endpoint publishing `limits` answers when `handle` gives or throws what it does. */
+  const answer = (limits: readonly QuotaPolicy[], handle: () => Promise<Reply>) =>
+    endpoint({ logger: log, limits, handle })(trackingEvent(), lambdaContext());
+  const oauthAnswer = (limits: readonly QuotaPolicy[], handle: () => Promise<Reply>) =>
+    oauthEndpoint({ logger: log, limits, handle })(tokenEvent({}), lambdaContext());
+  const withHeaders = (answer: ObservedResponse, headers: Record<string, string>) => ({
+    ...answer,
+    headers: new Headers({ ...Object.fromEntries(answer.headers), ...headers }),
+  });
+
+  it.each(['default', 'local', 'dev', 'prod'])(
+    'accepts the fields as the functions of %s publish them: a login’s 200, a lock’s 429, a refused refresh',
+    async (stage) => {
+      const login = publishedLimits(readLoginConfig(functionEnvironment('login', stage, {})), false);
+      const token = publishedLimits(readOAuthTokenConfig(functionEnvironment('oauthToken', stage, {})), true);
+      const refresh = readRefreshConfig(functionEnvironment('refresh', stage, {})).gatewayLimits;
+      // A 429 names only the counter that refused.
+      const left = (policy: string) => [{ policy, remaining: 0, resetSeconds: 30 }];
+      const locked = (policy: string) =>
+        new AppError('TOO_MANY_ATTEMPTS', { retryAfterSeconds: 30, quota: left(policy) });
+      const answers = [
+        [
+          'POST',
+          LOGIN,
+          await answer(login, async () =>
+            ok({ token: TOKEN, refreshToken: TOKEN }, [
+              { policy: 'username', remaining: 5, resetSeconds: 0 },
+            ]),
+          ),
+        ],
+        ['POST', LOGIN, await answer(login, fails(locked('username')))],
+        ['POST', TOKEN_PATH, await oauthAnswer(token, fails(locked('client')))],
+        ['POST', REFRESH, await answer(refresh, fails(new AppError('INVALID_REFRESH_TOKEN')))],
+      ] as const;
+      for (const [method, path, result] of answers) {
+        expect(result.headers, `${path} ${result.statusCode}`).toHaveProperty('RateLimit-Policy');
+        expect(
+          contractViolations(observedProblem(method, path, result)),
+          `${path} ${result.statusCode}`,
+        ).toEqual([]);
+      }
+      const [loggedIn, userLocked, clientLocked] = answers.map(([, , result]) => result.headers);
+      expect(loggedIn).toMatchObject({ RateLimit: '"username";r=5;t=0' });
+      expect(userLocked).toMatchObject({
+        'Retry-After': '30',
+        RateLimit: '"username";r=0;t=30',
+      });
+      expect(clientLocked).toMatchObject({
+        'Retry-After': '30',
+        RateLimit: '"client";r=0;t=30',
+      });
+    },
+  );
+
+  it('rejects a field the draft does not allow: a name that is not a String, a missing window, a fraction', () => {
+    const loggedIn = observed('POST', LOGIN, 200, { token: TOKEN, refreshToken: TOKEN });
+    for (const policy of ['username;q=5;w=86400', '"username";q=5', '"route";q=0.5;w=1'])
+      expect(contractViolations(withHeaders(loggedIn, { 'RateLimit-Policy': policy })), policy).toEqual([
+        expect.stringMatching(/^header RateLimit-Policy .* must match pattern/),
+      ]);
+    expect(contractViolations(withHeaders(loggedIn, { RateLimit: '"username";r=-1;t=5' }))).toEqual([
+      expect.stringMatching(/^header RateLimit .* must match pattern/),
+    ]);
+  });
 });
 
 describe('the examples of docs/openapi.yaml, which the API reference page shows', () => {
