@@ -7,6 +7,8 @@
  * It never logs. Tokens, the password and the client secret live in private fields only; no
  * error it throws carries them in its message, its fields or its cause. It follows no redirect
  * (a redirected POST would carry the password or refresh token on) and reads no body past a cap.
+ * It backs off on 429 and 503 as Retry-After says, keeps the rate limits the service publishes,
+ * and sends credentials the service refused no more until it is given credentials again.
  */
 
 /** A user's username and password: `/login` (or `/login-extended`), then `/token/refresh`. */
@@ -35,14 +37,28 @@ export interface ParcelClientOptions {
   readonly timeoutMs?: number;
   /** Attempts of a call answered 429 or 503, the first included. Default 3. */
   readonly maxAttempts?: number;
-  /** The longest Retry-After the client waits for; a longer one is returned to the caller. Default 30 000 ms. */
+  /**
+   * The longest wait between attempts. A longer Retry-After is not waited for: the 429 or 503
+   * goes to the caller at once (a ParcelApiError with `retryAfterSeconds`, or `fetch`'s
+   * Response). The backoff without Retry-After stays under it. Default 30 000 ms.
+   */
   readonly maxRetryAfterMs?: number;
   /** The longest answer body `json` reads, in bytes; a longer one rejects unread. Default 1 MiB. */
   readonly maxResponseBytes?: number;
   /** Default: the global fetch. */
   readonly fetch?: typeof fetch;
-  /** The clock token lifetimes are measured with, epoch milliseconds. Default: Date.now. */
+  /**
+   * The clock, epoch milliseconds: token lifetimes, an HTTP-date Retry-After, whether a wait
+   * fits in the call's time limit. Default: Date.now.
+   */
   readonly now?: () => number;
+  /**
+   * Waits `ms` between attempts, rejecting with the signal's reason when it aborts (the client
+   * stops waiting then anyway). For tests, which need not really wait. Default: setTimeout.
+   */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** A number in [0, 1) that spreads the waits without Retry-After. For tests. Default: Math.random. */
+  readonly random?: () => number;
 }
 
 /** A request body the client can send again (a retry): no streams. */
@@ -95,7 +111,7 @@ export interface ParcelApiErrorInit {
  * aborts and timeouts are not this: fetch's own errors and the signal's reason pass through.
  */
 export class ParcelApiError extends Error {
-  override readonly name = 'ParcelApiError';
+  override readonly name: string = 'ParcelApiError';
   readonly operation: Operation;
   readonly status: number;
   readonly problem: Problem | undefined;
@@ -104,9 +120,8 @@ export class ParcelApiError extends Error {
   readonly oauthErrorDescription: string | undefined;
   readonly retryAfterSeconds: number | undefined;
 
-  constructor(init: ParcelApiErrorInit) {
-    const said = init.problem?.title ?? init.oauthError;
-    super(init.message ?? `${init.operation} failed: ${init.status}${said === undefined ? '' : ` ${said}`}`);
+  constructor(init: ParcelApiErrorInit, options?: ErrorOptions) {
+    super(init.message ?? `${init.operation} failed: ${answerOf(init)}`, options);
     this.operation = init.operation;
     this.status = init.status;
     this.problem = init.problem;
@@ -114,6 +129,67 @@ export class ParcelApiError extends Error {
     this.oauthErrorDescription = init.oauthErrorDescription;
     this.retryAfterSeconds = init.retryAfterSeconds;
   }
+}
+
+/**
+ * The service refused the client's credentials: a login answered 401 `invalid-credentials`,
+ * or the token endpoint `invalid_client`. The client then sends them no more: each further
+ * try would count as another failure, locking the user or client for longer. Every later
+ * call that needs them rejects with this at once, without a request, its `cause` the refusal
+ * the service answered, until `setCredentials`. Its fields are those of that refusal.
+ */
+export class CredentialsRefusedError extends ParcelApiError {
+  override readonly name: string = 'CredentialsRefusedError';
+
+  /** `refusal` as the service answered it; with `again`, a call stopped because of it. */
+  constructor(refusal: ParcelApiError, options: { readonly again?: boolean } = {}) {
+    const { operation } = refusal;
+    super(
+      {
+        operation,
+        status: refusal.status,
+        problem: refusal.problem,
+        oauthError: refusal.oauthError,
+        oauthErrorDescription: refusal.oauthErrorDescription,
+        retryAfterSeconds: refusal.retryAfterSeconds,
+        message:
+          options.again === true
+            ? `${operation} not sent: the credentials were refused (${answerOf(refusal)}); setCredentials to send credentials again`
+            : refusal.message,
+      },
+      options.again === true ? { cause: refusal } : undefined,
+    );
+  }
+}
+
+/** A status and what the service said with it: `401 Invalid credentials`, `401 invalid_client`. */
+function answerOf(error: Pick<ParcelApiErrorInit, 'status' | 'problem' | 'oauthError'>): string {
+  const said = error.problem?.title ?? error.oauthError;
+  return `${error.status}${said === undefined ? '' : ` ${said}`}`;
+}
+
+/** A quota the service publishes (RateLimit-Policy): `quota` units per `windowSeconds`. */
+export interface RateLimitPolicy {
+  readonly name: string;
+  readonly quota: number;
+  readonly windowSeconds?: number;
+}
+
+/** What is left of a policy's quota (RateLimit), whole again in `resetSeconds`. */
+export interface RateLimitRemaining {
+  readonly name: string;
+  readonly remaining: number;
+  readonly resetSeconds?: number;
+}
+
+/** The rate limits the last answer that published them stated (draft-ietf-httpapi-ratelimit-headers-10). */
+export interface RateLimits {
+  /** The call that answer was to. */
+  readonly operation: Operation;
+  /** When the answer came, by the client's clock: `resetSeconds` counts from here. */
+  readonly receivedAt: number;
+  readonly policies: readonly RateLimitPolicy[];
+  readonly remaining: readonly RateLimitRemaining[];
 }
 
 /** The access token the client holds, and when to renew it (this client's clock). */
@@ -128,20 +204,29 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 const MAX_SMALL_ANSWER_BYTES = 64 * 1024;
 const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
-/** Waited for a 429 or 503 without Retry-After. */
-const DEFAULT_RETRY_MS = 1000;
+/** The backoff of a 429 or 503 without Retry-After: full jitter, [0, 1 s · 2^(retry - 1)). */
+const BACKOFF_BASE_MS = 1000;
+/** The problem type of a refused login (docs/behaviour.md); a refused refresh has it too. */
+const INVALID_CREDENTIALS = 'urn:parcel-auth:problem:invalid-credentials';
 
 export class ParcelClient {
   readonly #base: URL;
-  readonly #credentials: PasswordCredentials | ClientCredentials;
   readonly #fetch: typeof fetch;
   readonly #now: () => number;
+  readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly #random: () => number;
   readonly #timeoutMs: number;
   readonly #maxAttempts: number;
   readonly #maxRetryAfterMs: number;
   readonly #maxResponseBytes: number;
+  #credentials: PasswordCredentials | ClientCredentials;
+  /** Counts setCredentials: a token or refusal that answers credentials given before is not kept. */
+  #generation = 0;
+  /** The service's refusal of #credentials: while it stands they are not sent. */
+  #refusal: CredentialsRefusedError | undefined;
   #held: Held | undefined;
   #renewal: Promise<Held> | undefined;
+  #rateLimits: RateLimits | undefined;
 
   constructor(options: ParcelClientOptions) {
     const base = new URL(options.baseUrl);
@@ -155,6 +240,8 @@ export class ParcelClient {
     this.#credentials = options.credentials;
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#now = options.now ?? Date.now;
+    this.#sleep = options.sleep ?? sleep;
+    this.#random = options.random ?? Math.random;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 3);
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
@@ -177,7 +264,7 @@ export class ParcelClient {
     const method = (rest.method ?? 'GET').toUpperCase();
     const timeout = timeoutMs ?? this.#timeoutMs;
     const signal = withTimeout(callerSignal, timeout);
-    const deadline = Date.now() + timeout;
+    const deadline = this.#now() + timeout;
 
     let used = '';
     const send = async () => {
@@ -207,7 +294,7 @@ export class ParcelClient {
     const { parse, maxResponseBytes, ...request } = init;
     const maxBytes = byteCount(maxResponseBytes, this.#maxResponseBytes);
     const response = await this.fetch(path, request);
-    if (!response.ok) throw await errorOf('request', response);
+    if (!response.ok) throw await errorOf('request', response, this.#now());
     const body = await readJson('request', response, maxBytes);
     return parse === undefined ? body : parse(body);
   }
@@ -232,17 +319,51 @@ export class ParcelClient {
       jsonBody({ refreshToken: held.refreshToken }),
       signal,
     );
-    if (!response.ok) throw await errorOf('logout', response);
+    if (!response.ok) throw await errorOf('logout', response, this.#now());
     await discard(response);
+  }
+
+  /**
+   * Uses `credentials` from now on and forgets the tokens got with the former ones (`logout`
+   * first ends their session at the service). After a CredentialsRefusedError this is how the
+   * client sends credentials again: new ones, or the same once the account or API client has
+   * been put right at the service.
+   */
+  setCredentials(credentials: PasswordCredentials | ClientCredentials): void {
+    this.#credentials = credentials;
+    this.#generation++;
+    this.#refusal = undefined;
+    this.#held = undefined;
+    this.#renewal = undefined;
+  }
+
+  /** The refusal that keeps the client from sending its credentials, until setCredentials. */
+  get credentialsRefusal(): CredentialsRefusedError | undefined {
+    return this.#refusal;
+  }
+
+  /**
+   * The RateLimit-Policy and RateLimit of the last answer that had either (the service sends
+   * them on login, refresh and the token endpoint): how close this integration is to a 429.
+   * A malformed field counts as absent.
+   */
+  get rateLimits(): RateLimits | undefined {
+    return this.#rateLimits;
   }
 
   async #accessToken(signal: AbortSignal): Promise<string> {
     const held = this.#held;
     if (this.#renewal === undefined && held !== undefined && this.#now() < held.renewAt) return held.token;
-    this.#renewal ??= this.#obtain().finally(() => {
-      this.#renewal = undefined;
-    });
+    this.#renewal ??= this.#renew();
     return (await abortable(this.#renewal, signal)).token;
+  }
+
+  /** #obtain, shared until it settles; one that setCredentials left behind clears no later one. */
+  #renew(): Promise<Held> {
+    const renewal: Promise<Held> = this.#obtain().finally(() => {
+      if (this.#renewal === renewal) this.#renewal = undefined;
+    });
+    return renewal;
   }
 
   /** A 401 to `used`: renew, unless another call renewed since it was sent. */
@@ -253,37 +374,63 @@ export class ParcelClient {
 
   /** Runs once for any number of concurrent callers (#accessToken shares it), with its own time limit. */
   async #obtain(): Promise<Held> {
+    const generation = this.#generation;
     const credentials = this.#credentials;
-    if (credentials.kind === 'client_credentials') return this.#grant(credentials);
+    if (credentials.kind === 'client_credentials') return this.#grant(credentials, generation);
     const refreshToken = this.#held?.refreshToken;
     if (refreshToken !== undefined) {
       try {
-        return await this.#refresh(refreshToken);
+        return await this.#refresh(refreshToken, generation);
       } catch (error) {
-        // 401 means the session is over (spent, revoked, expired): log in again.
+        // 401 means the session is over (spent, revoked, expired), not that the password is
+        // wrong: log in again.
         if (!(error instanceof ParcelApiError && error.status === 401)) throw error;
-        this.#held = undefined;
+        if (generation === this.#generation) this.#held = undefined;
       }
     }
-    return this.#login(credentials);
+    return this.#login(credentials, generation);
   }
 
-  async #login(credentials: PasswordCredentials): Promise<Held> {
+  async #login(credentials: PasswordCredentials, generation: number): Promise<Held> {
+    this.#stopIfRefused();
     const sentAt = this.#now();
     const route = credentials.loginRoute ?? 'login';
     const body = jsonBody({ username: credentials.username, password: credentials.password });
-    return this.#keep('login', await this.#post('login', `/${route}`, body), sentAt);
+    const response = await this.#post('login', `/${route}`, body);
+    if (!response.ok) throw this.#judge(await errorOf('login', response, this.#now()), generation);
+    return this.#keep('login', response, sentAt, generation);
   }
 
-  async #refresh(refreshToken: string): Promise<Held> {
+  async #refresh(refreshToken: string, generation: number): Promise<Held> {
     const sentAt = this.#now();
     const response = await this.#post('refresh', '/token/refresh', jsonBody({ refreshToken }));
-    return this.#keep('refresh', response, sentAt);
+    if (!response.ok) throw await errorOf('refresh', response, this.#now());
+    return this.#keep('refresh', response, sentAt, generation);
+  }
+
+  /** Rejects, sending nothing, while the service's refusal of the credentials stands. */
+  #stopIfRefused() {
+    if (this.#refusal !== undefined) throw new CredentialsRefusedError(this.#refusal, { again: true });
+  }
+
+  /**
+   * The error of a refused login or token request. A refusal of the credentials is kept, so
+   * that they are not sent again, unless setCredentials came while they were on their way.
+   */
+  #judge(error: ParcelApiError, generation: number): ParcelApiError {
+    if (!refusesCredentials(error)) return error;
+    const refusal = new CredentialsRefusedError(error);
+    if (generation === this.#generation) this.#refusal = refusal;
+    return refusal;
   }
 
   /** A login or refresh answer: the access token and, as refresh tokens rotate, always the newest refresh token. */
-  async #keep(operation: 'login' | 'refresh', response: Response, sentAt: number): Promise<Held> {
-    if (!response.ok) throw await errorOf(operation, response);
+  async #keep(
+    operation: 'login' | 'refresh',
+    response: Response,
+    sentAt: number,
+    generation: number,
+  ): Promise<Held> {
     const body = await readJson(operation, response, MAX_SMALL_ANSWER_BYTES);
     if (!isRecord(body) || typeof body.token !== 'string' || typeof body.refreshToken !== 'string')
       throw new ParcelApiError({
@@ -293,11 +440,13 @@ export class ParcelClient {
       });
     const expireAt = typeof body.expireAt === 'string' ? Date.parse(body.expireAt) : Number.NaN;
     const lifetimeMs = lifetimeOf(body.token, sentAt, expireAt);
-    this.#held = { token: body.token, refreshToken: body.refreshToken, renewAt: renewAt(sentAt, lifetimeMs) };
-    return this.#held;
+    const held = { token: body.token, refreshToken: body.refreshToken, renewAt: renewAt(sentAt, lifetimeMs) };
+    if (generation === this.#generation) this.#held = held;
+    return held;
   }
 
-  async #grant(credentials: ClientCredentials): Promise<Held> {
+  async #grant(credentials: ClientCredentials, generation: number): Promise<Held> {
+    this.#stopIfRefused();
     const sentAt = this.#now();
     const form = new URLSearchParams({ grant_type: 'client_credentials' });
     if (credentials.scope !== undefined) form.set('scope', credentials.scope.join(' '));
@@ -306,7 +455,8 @@ export class ParcelClient {
       headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
       body: form.toString(),
     });
-    if (!response.ok) throw await errorOf('client-credentials', response);
+    if (!response.ok)
+      throw this.#judge(await errorOf('client-credentials', response, this.#now()), generation);
     const body = await readJson('client-credentials', response, MAX_SMALL_ANSWER_BYTES);
     if (
       !isRecord(body) ||
@@ -323,8 +473,9 @@ export class ParcelClient {
       typeof body.expires_in === 'number'
         ? wholeSecondsLifetime(body.expires_in)
         : lifetimeOf(body.access_token, sentAt, Number.NaN);
-    this.#held = { token: body.access_token, refreshToken: undefined, renewAt: renewAt(sentAt, lifetimeMs) };
-    return this.#held;
+    const held = { token: body.access_token, refreshToken: undefined, renewAt: renewAt(sentAt, lifetimeMs) };
+    if (generation === this.#generation) this.#held = held;
+    return held;
   }
 
   /** A POST to an authentication route, retried on 429 and 503 like any call; under its own time limit unless given one. */
@@ -335,7 +486,7 @@ export class ParcelClient {
     signal?: AbortSignal,
   ) {
     const limited = withTimeout(signal, this.#timeoutMs);
-    const deadline = Date.now() + this.#timeoutMs;
+    const deadline = this.#now() + this.#timeoutMs;
     const url = this.#url(path);
     const send = () => this.#send(operation, url, { method: 'POST', ...init, signal: limited });
     // A refresh that rotated but answered 503, sent again within the stage's grace window
@@ -344,6 +495,10 @@ export class ParcelClient {
     return this.#withRetries(send, limited, deadline, true);
   }
 
+  /**
+   * Sends again a call answered 429 (nothing was done) or, when `retry503`, 503, up to
+   * maxAttempts. A network error is not retried: the request may have been done.
+   */
   async #withRetries(
     send: () => Promise<Response>,
     signal: AbortSignal,
@@ -354,11 +509,23 @@ export class ParcelClient {
       const response = await send();
       const retryable = response.status === 429 || (response.status === 503 && retry503);
       if (!retryable || attempt >= this.#maxAttempts) return response;
-      const waitMs = retryAfterMs(response.headers.get('retry-after')) ?? DEFAULT_RETRY_MS;
-      if (waitMs > this.#maxRetryAfterMs || Date.now() + waitMs >= deadline) return response;
+      const waitMs = this.#backoff(response, attempt);
+      if (waitMs === undefined || this.#now() + waitMs >= deadline) return response;
       await discard(response);
-      await sleep(waitMs, signal);
+      await abortable(this.#sleep(waitMs, signal), signal);
     }
+  }
+
+  /**
+   * The wait after the `attempt`th answer: its Retry-After, undefined past maxRetryAfterMs;
+   * without one, AWS's "full jitter", a random wait under an exponential ceiling, so that
+   * clients refused together do not all come back together.
+   */
+  #backoff(response: Response, attempt: number): number | undefined {
+    const told = retryAfterMs(response.headers.get('retry-after'), this.#now());
+    if (told !== undefined) return told > this.#maxRetryAfterMs ? undefined : told;
+    const ceiling = Math.min(this.#maxRetryAfterMs, BACKOFF_BASE_MS * 2 ** (attempt - 1));
+    return Math.floor(this.#random() * ceiling);
   }
 
   /**
@@ -376,7 +543,10 @@ export class ParcelClient {
         : response.status >= 300 && response.status < 400 && response.status !== 304
           ? originOf(response.headers.get('location'), url)
           : undefined;
-    if (target === undefined) return response;
+    if (target === undefined) {
+      this.#observe(operation, response);
+      return response;
+    }
     await discard(response);
     // The target's origin only: its path or query may carry something.
     throw new ParcelApiError({
@@ -384,6 +554,19 @@ export class ParcelClient {
       status: response.status,
       message: `${operation} refused a redirect: ${response.status} to ${target}`,
     });
+  }
+
+  /** Keeps the rate limits an answer publishes, if it has them. */
+  #observe(operation: Operation, response: Response) {
+    const policies = parseRateLimitPolicy(response.headers.get('ratelimit-policy'));
+    const remaining = parseRateLimit(response.headers.get('ratelimit'));
+    if (policies === undefined && remaining === undefined) return;
+    this.#rateLimits = {
+      operation,
+      receivedAt: this.#now(),
+      policies: policies ?? [],
+      remaining: remaining ?? [],
+    };
   }
 
   #url(path: string): URL {
@@ -439,16 +622,236 @@ function jwtClaims(token: string): { exp?: number; iat?: number } {
   }
 }
 
-/** Retry-After as delta-seconds or an HTTP date (RFC 9110 section 10.2.3), in milliseconds. */
+/**
+ * Retry-After as delta-seconds or an HTTP-date (RFC 9110 section 10.2.3), in milliseconds
+ * from `now`; undefined for anything else. Date.parse is not used: it reads "1.5" as a date in
+ * 2001 and asctime as local time.
+ */
 export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
-  if (/^\d+$/.test(text)) return Number.parseInt(text, 10) * 1000;
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  // RFC 9111 section 1.2.2 takes 2^31 for a larger delta-seconds.
+  if (/^\d+$/.test(text)) return Math.min(Number.parseInt(text, 10), 2 ** 31) * 1000;
+  const date = httpDate(text, now);
+  return date === undefined ? undefined : Math.max(0, date - now);
 }
 
-async function errorOf(operation: Operation, response: Response): Promise<ParcelApiError> {
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const WEEKDAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = `(?<month>${MONTHS.join('|')})`;
+const TIME = '(?<hour>\\d\\d):(?<minute>\\d\\d):(?<second>\\d\\d)';
+/** RFC 9110 section 5.6.7: IMF-fixdate, and the obsolete rfc850-date and asctime-date a recipient still reads. */
+const HTTP_DATES = [
+  new RegExp(`^${WEEKDAY}, (?<day>\\d\\d) ${MONTH} (?<year>\\d{4}) ${TIME} GMT$`),
+  new RegExp(
+    `^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, (?<day>\\d\\d)-${MONTH}-(?<year>\\d\\d) ${TIME} GMT$`,
+  ),
+  new RegExp(`^${WEEKDAY} ${MONTH} (?<day>[ \\d]\\d) ${TIME} (?<year>\\d{4})$`),
+];
+
+/** An HTTP-date in epoch milliseconds; a two-digit year is the latest that is not 50 years ahead. */
+function httpDate(text: string, now: number): number | undefined {
+  const fields = HTTP_DATES.map((form) => form.exec(text)?.groups).find((groups) => groups !== undefined);
+  if (fields === undefined) return undefined;
+  const day = Number(fields.day);
+  const hour = Number(fields.hour);
+  const minute = Number(fields.minute);
+  const second = Number(fields.second);
+  let year = Number(fields.year);
+  if (fields.year?.length === 2) {
+    year += 2000;
+    if (year > new Date(now).getUTCFullYear() + 50) year -= 100;
+  }
+  if (day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
+  return Date.UTC(year, MONTHS.indexOf(fields.month ?? ''), day, hour, minute, second);
+}
+
+/**
+ * Whether the service refused the credentials themselves: a login's `invalid-credentials`, the
+ * token endpoint's `invalid_client` (401, or 400 as RFC 6749 section 5.2 allows). Not a 429,
+ * a lock or throttle that passes, and not a refused refresh: its session ended, the
+ * credentials may log in again.
+ */
+function refusesCredentials(error: ParcelApiError): boolean {
+  if (error.operation === 'login') return error.status === 401 && error.problem?.type === INVALID_CREDENTIALS;
+  return (
+    error.operation === 'client-credentials' &&
+    (error.status === 401 || error.status === 400) &&
+    error.oauthError === 'invalid_client'
+  );
+}
+
+/**
+ * RateLimit-Policy (draft-ietf-httpapi-ratelimit-headers-10), e.g.
+ * `"username";q=5;w=86400, "address";q=100;w=3600`: each policy's quota `q` per window of `w`
+ * seconds. Undefined when the field is absent or malformed: a mistake in an advisory field
+ * must not fail the call. A member without a whole `q` is skipped, other parameters ignored.
+ */
+export function parseRateLimitPolicy(value: string | null): RateLimitPolicy[] | undefined {
+  return parseList(value)?.flatMap(({ name, parameters }) => {
+    const quota = count(parameters.get('q'));
+    if (name === undefined || quota === undefined) return [];
+    const windowSeconds = count(parameters.get('w'));
+    return [{ name, quota, ...(windowSeconds !== undefined && { windowSeconds }) }];
+  });
+}
+
+/**
+ * RateLimit (draft-ietf-httpapi-ratelimit-headers-10), e.g. `"username";r=4;t=172740`: what is
+ * left of each policy's quota, `r`, and the seconds until it is whole again, `t`. Read as
+ * parseRateLimitPolicy reads its field; a member without a whole `r` is skipped.
+ */
+export function parseRateLimit(value: string | null): RateLimitRemaining[] | undefined {
+  return parseList(value)?.flatMap(({ name, parameters }) => {
+    const remaining = count(parameters.get('r'));
+    if (name === undefined || remaining === undefined) return [];
+    const resetSeconds = count(parameters.get('t'));
+    return [{ name, remaining, ...(resetSeconds !== undefined && { resetSeconds }) }];
+  });
+}
+
+/** A whole number of at least 0 (a -0 made 0), or undefined. */
+const count = (value: Bare) =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value + 0 : undefined;
+
+/** A member of a Structured Field List: its name if it is a string or token, and its parameters. */
+interface ListMember {
+  readonly name: string | undefined;
+  readonly parameters: ReadonlyMap<string, Bare>;
+}
+/** A bare item as far as the rate limits need it: a string or token's text, a number, else undefined. */
+type Bare = string | number | undefined;
+
+/** Thrown inside FieldReader only, and caught by parseList. */
+const MALFORMED = new SyntaxError('malformed structured field');
+const SF_NUMBER = /-?\d{1,15}(?:\.\d{1,3})?/y;
+const SF_TOKEN = /[A-Za-z*][!#$%&'*+\-.^_`|~\w:/]*/y;
+const SF_KEY = /[a-z*][a-z\d_\-.*]*/iy;
+const SF_BYTES = /:[A-Za-z\d+/=]*:/y;
+
+/**
+ * A Structured Field List (RFC 9651 section 4.2.1), read leniently: whitespace also before
+ * `;` and around `=`, keys in any case. One mistake anywhere voids the field, as RFC 9651
+ * says; never an exception. Linear in the field's length, whatever it holds.
+ */
+function parseList(field: string | null): ListMember[] | undefined {
+  if (field === null || field.trim() === '') return undefined;
+  try {
+    return new FieldReader(field).list();
+  } catch {
+    return undefined;
+  }
+}
+
+class FieldReader {
+  readonly #text: string;
+  #at = 0;
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  list(): ListMember[] {
+    const members: ListMember[] = [];
+    this.#space();
+    for (;;) {
+      members.push(this.#member());
+      this.#space();
+      if (this.#at === this.#text.length) return members;
+      this.#take(',');
+      this.#space();
+    }
+  }
+
+  #member(): ListMember {
+    if (this.#peek() !== '(') {
+      const item = this.#bareItem();
+      return { name: typeof item === 'string' ? item : undefined, parameters: this.#parameters() };
+    }
+    this.#at++;
+    for (;;) {
+      this.#space();
+      if (this.#peek() === ')') break;
+      this.#bareItem();
+      this.#parameters();
+    }
+    this.#at++;
+    return { name: undefined, parameters: this.#parameters() };
+  }
+
+  #parameters(): Map<string, Bare> {
+    const parameters = new Map<string, Bare>();
+    for (;;) {
+      this.#space();
+      if (this.#peek() !== ';') return parameters;
+      this.#at++;
+      this.#space();
+      const key = this.#match(SF_KEY).toLowerCase();
+      this.#space();
+      // A key without a value is the boolean true: no count.
+      let value: Bare;
+      if (this.#peek() === '=') {
+        this.#at++;
+        this.#space();
+        value = this.#bareItem();
+      }
+      parameters.set(key, value);
+    }
+  }
+
+  #bareItem(): Bare {
+    const first = this.#peek();
+    if (first === '"') return this.#string();
+    if (first === '-' || (first >= '0' && first <= '9')) return Number(this.#match(SF_NUMBER));
+    if (first === '*' || /^[A-Za-z]$/.test(first)) return this.#match(SF_TOKEN);
+    if (first === ':') this.#match(SF_BYTES);
+    else if (first === '?') this.#match(/\?[01]/y);
+    else if (first === '@') this.#match(/@-?\d{1,15}/y);
+    else if (first === '%' && this.#text[this.#at + 1] === '"') {
+      this.#at++;
+      this.#string();
+    } else throw MALFORMED;
+    return undefined;
+  }
+
+  #string(): string {
+    let text = '';
+    for (this.#at++; ; ) {
+      const char = this.#text[this.#at++];
+      if (char === '"') return text;
+      if (char === '\\') {
+        const escaped = this.#text[this.#at++];
+        if (escaped !== '"' && escaped !== '\\') throw MALFORMED;
+        text += escaped;
+      } else if (char === undefined || char < ' ' || char > '~') throw MALFORMED;
+      else text += char;
+    }
+  }
+
+  #match(pattern: RegExp): string {
+    pattern.lastIndex = this.#at;
+    const found = pattern.exec(this.#text)?.[0];
+    if (found === undefined) throw MALFORMED;
+    this.#at += found.length;
+    return found;
+  }
+
+  #take(char: string) {
+    if (this.#peek() !== char) throw MALFORMED;
+    this.#at++;
+  }
+
+  #space() {
+    while (this.#peek() === ' ' || this.#peek() === '\t') this.#at++;
+  }
+
+  /** The next character, or '' at the end. */
+  #peek(): string {
+    return this.#text[this.#at] ?? '';
+  }
+}
+
+async function errorOf(operation: Operation, response: Response, now: number): Promise<ParcelApiError> {
   const text = await readText(response, MAX_SMALL_ANSWER_BYTES).catch(() => '');
   let body: unknown;
   try {
@@ -456,7 +859,7 @@ async function errorOf(operation: Operation, response: Response): Promise<Parcel
   } catch {
     // Not JSON: the status alone says what happened.
   }
-  const retryAfter = retryAfterMs(response.headers.get('retry-after'));
+  const retryAfter = retryAfterMs(response.headers.get('retry-after'), now);
   return new ParcelApiError({
     operation,
     status: response.status,

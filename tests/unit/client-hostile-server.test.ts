@@ -1,8 +1,9 @@
 /**
  * integrators/client/parcel-auth-client.ts against answers a broken or hostile server (or an
- * edge in front of it) could give: a redirect, which must not carry a credential anywhere, and
- * a body without end, which must not be read whole. Real servers on 127.0.0.1; a second one,
- * on another port and so another origin, stands for "another host".
+ * edge in front of it) could give: a redirect, which must not carry a credential anywhere, a
+ * body without end, which must not be read whole, and rate-limit fields and Retry-After values
+ * that must not fail a call. Real servers on 127.0.0.1; a second one, on another port and so
+ * another origin, stands for "another host".
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -306,5 +307,65 @@ describe('the size of an answer', () => {
       );
     expect(await rejection(clientOf().json(PARCEL, { maxResponseBytes: -1 }))).toBeInstanceOf(TypeError);
     expect(api.received).toEqual([]);
+  });
+});
+
+describe('rate-limit fields and a Retry-After that make no sense', () => {
+  /** A login answered with `headers`, after the answers of `before`. */
+  const loginWith = (headers: Record<string, string>, before: Handle[] = []) => {
+    api.handle = (request, response, body) => {
+      const next = before.shift();
+      if (next !== undefined) return next(request, response, body);
+      response
+        .writeHead(200, { 'content-type': 'application/json', ...headers })
+        .end(JSON.stringify(tokens()));
+    };
+  };
+
+  it('answers the call, and keeps no limits, when both RateLimit fields are malformed', async () => {
+    loginWith({ 'ratelimit-policy': '"username;q=5', ratelimit: ',,,;' });
+    const client = clientOf();
+
+    expect(await client.token()).toMatch(/^ey/);
+    expect(client.rateLimits).toBeUndefined();
+  });
+
+  it('keeps the well-formed field of the two when the other is malformed', async () => {
+    loginWith({ 'ratelimit-policy': '"address";q=100;w=3600', ratelimit: '"address";r=' });
+    const client = clientOf();
+
+    await client.token();
+
+    expect(client.rateLimits).toMatchObject({
+      policies: [{ name: 'address', quota: 100, windowSeconds: 3600 }],
+      remaining: [],
+    });
+  });
+
+  it('backs off with jitter after a Retry-After that is neither seconds nor an HTTP date', async () => {
+    const waits: number[] = [];
+    const sleep = (ms: number) => {
+      waits.push(ms);
+      return Promise.resolve();
+    };
+    const throttled: Handle = (_request, response) => response.writeHead(429, { 'retry-after': '1.5' }).end();
+    loginWith({}, [throttled]);
+
+    await clientOf({ sleep, random: () => 0.25 }).token();
+
+    // Date.parse would read "1.5" as a day in 2001: a wait of nothing.
+    expect(waits).toEqual([250]);
+    expect(api.received).toHaveLength(2);
+  });
+
+  it('hands a Retry-After of centuries to the caller rather than waiting it', async () => {
+    const throttled: Handle = (_request, response) =>
+      response.writeHead(503, { 'retry-after': '9'.repeat(40) }).end();
+    loginWith({}, [throttled]);
+
+    const error = await rejection(clientOf().token());
+
+    expect(error).toMatchObject({ operation: 'login', status: 503, retryAfterSeconds: 2 ** 31 });
+    expect(api.received).toHaveLength(1);
   });
 });
