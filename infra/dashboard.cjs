@@ -42,6 +42,18 @@ const ALARMS = [
   'RefreshReuseAlarm',
 ];
 const LOGIN_FAILURE_REASONS = ['UnknownUser', 'BadPassword', 'Disabled', 'Locked'];
+/** lib/metrics/metrics.ts's lock counters, labelled for an operator. */
+const LOCK_COUNTERS = [
+  ['Username', 'Username'],
+  ['Client', 'API client id'],
+  ['KnownSource', 'Known source (its own counter)'],
+  ['SourceAddress', 'Address (logins)'],
+  ['ClientSourceAddress', 'Address (API clients)'],
+];
+const SPARED_COUNTERS = [
+  ['Username', 'User logins'],
+  ['Client', 'API client authentications'],
+];
 const CLIENT_FAILURE_REASONS = ['UnknownClient', 'BadSecret', 'Disabled', 'Locked'];
 const DENY_REASONS = ['MissingToken', 'SeveralTokens', 'Expired', 'InvalidToken', 'Revoked'];
 const WAF_RULES = ['IpReputation', 'LoginRateLimit', 'BodySizeLimit', 'CommonRuleSet'];
@@ -170,17 +182,28 @@ module.exports = async ({ resolveVariable }) => {
         ],
         { stacked: true },
       ),
-      graph('Lockouts started', [
-        own('LockoutStarted', { counter: 'Username' }, { label: 'Username locked' }),
-        own('LockoutStarted', { counter: 'SourceAddress' }, { label: 'Address locked' }),
-        own('LockoutStarted', { counter: 'Client' }, { label: 'API client locked' }),
-      ]),
       graph('Sessions and refresh-token reuse', [
         own('Refresh', {}, { label: 'Refreshes' }),
         own('Logout', {}, { label: 'Logouts' }),
         own('RefreshReuseDetected', {}, { label: 'Reuse detected (session revoked)', color: '#d62728' }),
         own('PasswordHashUpgraded', {}, { label: 'Hashes upgraded to the stage’s bcrypt cost' }),
       ]),
+    ],
+    [
+      graph(
+        'Lockouts started',
+        LOCK_COUNTERS.map(([counter, label]) => own('LockoutStarted', { counter }, { label })),
+      ),
+      graph(
+        'Logins a lock refused',
+        LOCK_COUNTERS.map(([counter, label]) => own('LockRefused', { counter }, { label: `By: ${label}` })),
+        { stacked: true },
+      ),
+      // A known source let in while its name refuses the others: the lock hit a stranger only.
+      graph(
+        'Known-source logins a lock spared',
+        SPARED_COUNTERS.map(([counter, label]) => own('LockSpared', { counter }, { label })),
+      ),
     ],
     [
       graph(

@@ -8,6 +8,7 @@ import { isAppError } from '../../lib/errors.ts';
 import { clientCounterKey } from '../../lib/throttle/throttle.ts';
 import type { CommandContext } from './context.ts';
 import { failure } from './errors.ts';
+import { failedLogins, readNameLocks, unlockedLines, unlockName } from './locks.ts';
 import type { Command } from './parse.ts';
 import { printRows } from './rows.ts';
 
@@ -46,7 +47,7 @@ function printSecret(context: CommandContext, clientId: string, secretId: string
   );
 }
 
-/** A client as `client list` shows it: never a digest. */
+/** A client as `client list` and `client show` show it: never a digest. */
 const listed = (client: ClientRecord) => ({
   clientId: client.clientId,
   customerId: client.customerId,
@@ -66,7 +67,7 @@ const cellText = (column: string, value: unknown) => {
   return String(value);
 };
 
-/** `counterSecret`: the secret the stage keys its failed-login counters with (client unlock's). */
+/** `counterSecret`: the secret the stage keys its failed-login counters with (client show's and unlock's). */
 export async function runClientCommand(
   command: ClientCommand,
   context: CommandContext,
@@ -121,12 +122,26 @@ export async function runClientCommand(
       );
       context.print(`removed client ${command.clientId}; its access tokens stop ${WITHIN_BOUND}`);
       return;
+    case 'client show': {
+      // The counters only of a client that exists: for any other id it is "not found", as ever.
+      const found = await clients.findClient(command.clientId);
+      if (found === null) throw failure(notFound(command.clientId));
+      const key = clientCounterKey(found.clientId, await counterSecret());
+      const locks = await readNameLocks(context.loginFailures(), key, context.stageParams(), context.now());
+      context.print(
+        JSON.stringify({ ...listed(found), failedAuthentications: failedLogins(locks) }, null, 2),
+      );
+      return;
+    }
     case 'client unlock': {
-      // Only the client's counter: a source address's counter stays, and only decays.
+      // The client id's counter and its known sources': a source address's counter stays, and only decays.
       if ((await clients.findClient(command.clientId)) === null) throw failure(notFound(command.clientId));
-      const secret = await counterSecret();
-      await context.loginFailures().clear(clientCounterKey(command.clientId, secret));
-      context.print(`cleared the failed authentications of client ${command.clientId}`);
+      const key = clientCounterKey(command.clientId, await counterSecret());
+      const store = context.loginFailures();
+      const locks = await readNameLocks(store, key, context.stageParams(), context.now());
+      await unlockName(store, key, locks);
+      for (const line of unlockedLines(`the failed authentications of client ${command.clientId}`, locks))
+        context.print(line);
       return;
     }
     case 'client secret add': {

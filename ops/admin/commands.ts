@@ -8,12 +8,7 @@
 import type { UserRecord } from '../../lib/accounts/repository.ts';
 import { hashPassword, newPasswordProblem } from '../../lib/auth/passwords.ts';
 import { isAppError } from '../../lib/errors.ts';
-import {
-  refusedUntil,
-  type ThrottleCounter,
-  type ThrottlePolicy,
-  usernameCounterKey,
-} from '../../lib/throttle/throttle.ts';
+import { usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import { exportCommand, importCommand, listCustomers, listUsers, refoldUsers } from './bulk.ts';
 import { runClientCommand } from './clients.ts';
 import type { CommandContext } from './context.ts';
@@ -31,6 +26,7 @@ import {
   showDuration,
   stageKeyLocation,
 } from './keys.ts';
+import { failedLogins, readNameLocks, unlockedLines, unlockName } from './locks.ts';
 import type { Command } from './parse.ts';
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
@@ -62,21 +58,6 @@ async function existingUser(context: CommandContext, username: string): Promise<
   if (user === null) throw failure(`user ${quote(username)} not found`);
   return user;
 }
-
-/** An epoch-milliseconds time as ISO 8601; null for 0, the store's "never". */
-const isoTime = (epochMs: number) => (epochMs > 0 ? new Date(epochMs).toISOString() : null);
-
-/**
- * A username's failed-login counter as operators see it: zero and nulls when there is none,
- * `lockedUntil` null unless the counter refuses logins at `now` (a lock, or unsettled
- * attempts holding it). The count is as stored: the throttle starts it again from one at the
- * first failure after its window.
- */
-const failedLogins = (record: ThrottleCounter | undefined, policy: ThrottlePolicy, now: Date) => ({
-  failures: record?.failures ?? 0,
-  lastAttemptAt: isoTime(record?.lastAttemptAt ?? 0),
-  lockedUntil: record === undefined ? null : isoTime(refusedUntil(record, policy, now.getTime())),
-});
 
 /** Turns the store's NOT_FOUND / ALREADY_EXISTS into the operator's message; rethrows the rest. */
 async function onUser<T>(username: string, call: () => Promise<T>): Promise<T> {
@@ -164,22 +145,22 @@ export async function runCommand(command: Command, context: CommandContext): Pro
       context.print(`removed user ${quote(command.username)} and ${REVOKED}`);
       return;
     case 'user show': {
-      // The counter only of a user that exists: for any other name it is "not found", as ever.
+      // The counters only of a user that exists: for any other name it is "not found", as ever.
       const user = await existingUser(context, command.username);
       const key = usernameCounterKey(user.username, await counterSecret(context));
-      const counters = await context.loginFailures().read([key]);
-      const policy = context.stageParams().usernameThrottle;
-      context.print(
-        json({ ...publicUser(user), failedLogins: failedLogins(counters.get(key), policy, context.now()) }),
-      );
+      const locks = await readNameLocks(context.loginFailures(), key, context.stageParams(), context.now());
+      context.print(json({ ...publicUser(user), failedLogins: failedLogins(locks) }));
       return;
     }
     case 'user unlock': {
-      // Only the username's counter: a source address's counter stays, and only decays.
+      // The username's counter and its known sources': a source address's counter stays, and only decays.
       const user = await existingUser(context, command.username);
-      const secret = await counterSecret(context);
-      await context.loginFailures().clear(usernameCounterKey(user.username, secret));
-      context.print(`cleared the failed logins of user ${quote(user.username)}`);
+      const key = usernameCounterKey(user.username, await counterSecret(context));
+      const store = context.loginFailures();
+      const locks = await readNameLocks(store, key, context.stageParams(), context.now());
+      await unlockName(store, key, locks);
+      for (const line of unlockedLines(`the failed logins of user ${quote(user.username)}`, locks))
+        context.print(line);
       return;
     }
     case 'address add':
@@ -253,6 +234,7 @@ export async function runCommand(command: Command, context: CommandContext): Pro
     case 'client disable':
     case 'client enable':
     case 'client remove':
+    case 'client show':
     case 'client unlock':
     case 'client secret add':
     case 'client secret remove':

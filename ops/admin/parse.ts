@@ -53,6 +53,7 @@ export type Command =
         | 'client disable'
         | 'client enable'
         | 'client remove'
+        | 'client show'
         | 'client unlock'
         | 'client secret add';
       readonly clientId: string;

@@ -104,12 +104,14 @@ export function addCommands(program: Program, run: (command: Command) => void): 
   byName(
     'show',
     'print the user as JSON (never the password hash), with its scopes (null: every scope) and ' +
-      'failed logins: failures, lastAttemptAt, lockedUntil (null when not locked)',
+      'failed logins: failures, lastAttemptAt, lockedUntil (for unknown sources; null when not ' +
+      'locked), knownSources (how many) and knownSourcesLocked (each locked on its own)',
   );
   byName(
     'unlock',
-    'clear the failed logins of the username, ending its lock; the counters of source ' +
-      'addresses are not touched (they only decay)',
+    'clear the failed logins of the username and of its known sources, ending every lock of ' +
+      'it; its known sources stay known; the counters of source addresses are not touched ' +
+      '(they only decay)',
   );
   sub(user, 'list', USERS, 'every user (never a hash), as JSON Lines, or a table on a terminal')
     .option('--customer <customerId>', "only the customer's users", customerOption)
@@ -185,7 +187,7 @@ export function addCommands(program: Program, run: (command: Command) => void): 
     .action((options: { customer?: string }) => run({ name: 'client list', customerId: options.customer }));
   const byClient = (
     parent: Program,
-    action: 'disable' | 'enable' | 'remove' | 'unlock' | 'secret add',
+    action: 'disable' | 'enable' | 'remove' | 'show' | 'unlock' | 'secret add',
     description: string,
   ) =>
     sub(parent, action.split(' ').at(-1) ?? action, CLIENTS, description)
@@ -201,9 +203,16 @@ export function addCommands(program: Program, run: (command: Command) => void): 
   byClient(client, 'remove', 'delete the client; its access tokens stop as with disable');
   byClient(
     client,
+    'show',
+    'print the client as JSON (never a digest), with its failed authentications as user show ' +
+      'prints failed logins',
+  );
+  byClient(
+    client,
     'unlock',
-    'clear the failed authentications of the client id, ending its lock (anyone who knows a ' +
-      'client id can lock it, as a username); the counters of source addresses are not touched',
+    'clear the failed authentications of the client id and of its known sources, ending every ' +
+      'lock of it (anyone who knows a client id can lock it, as a username); its known sources ' +
+      'stay known; the counters of source addresses are not touched',
   );
   const secret = group(client, 'secret', CLIENTS, "manage a client's secrets");
   byClient(

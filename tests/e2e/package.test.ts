@@ -1115,7 +1115,7 @@ describe('the prod dashboard', () => {
     expectDashboardMetricsExist(resources, dashboardOf(resources, 'parcel-auth-prod').widgets, 'prod');
   });
 
-  it('shows requests, errors, latency, logins, client grants, lockouts, reuse, authorizer denies, throttles and the alarms', () => {
+  it('shows requests, errors, latency, logins, client grants, lockouts, locks refused and spared, reuse, authorizer denies, throttles and the alarms', () => {
     const { widgets } = dashboardOf(resources, 'parcel-auth-prod');
     const metrics = metricsOfWidgets(widgets);
     const shown = (namespace: string, name: string, match: Record<string, string> = {}, stat?: string) =>
@@ -1146,8 +1146,20 @@ describe('the prod dashboard', () => {
     for (const reason of METRICS.LoginFailed.reason)
       expect(shown('parcel-auth', 'LoginFailed', { reason })).toBe(true);
     for (const counter of METRICS.LockoutStarted.counter) {
-      expect(shown('parcel-auth', 'LockoutStarted', { counter })).toBe(true);
+      expect(shown('parcel-auth', 'LockoutStarted', { counter }), counter).toBe(true);
     }
+    // Each lock metric on a graph of its own, by every counter it has.
+    const graphed = (title: string) =>
+      metrics
+        .filter((m) => m.widget.properties.title === title)
+        .map((m) => `${m.name}{counter=${m.dimensions.counter}}`);
+    const byCounter = (name: keyof typeof METRICS, counters: readonly string[]) =>
+      counters.map((counter) => `${name}{counter=${counter}}`);
+    expect(graphed('Lockouts started')).toEqual(byCounter('LockoutStarted', METRICS.LockoutStarted.counter));
+    expect(graphed('Logins a lock refused')).toEqual(byCounter('LockRefused', METRICS.LockRefused.counter));
+    expect(graphed('Known-source logins a lock spared')).toEqual(
+      byCounter('LockSpared', METRICS.LockSpared.counter),
+    );
     expect(shown('parcel-auth', 'RefreshReuseDetected')).toBe(true);
     expect(shown('parcel-auth', 'ClientTokenIssued')).toBe(true);
     for (const reason of METRICS.ClientAuthFailed.reason)

@@ -1,7 +1,7 @@
 /**
- * The admin CLI's API client commands (client add, list, disable, enable, remove, secret add,
- * secret remove), `user scopes`, and clients carried by export and import, against the
- * embedded DynamoDB.
+ * The admin CLI's API client commands (client add, list, disable, enable, remove, show, unlock,
+ * secret add, secret remove), `user scopes`, and clients carried by export and import, against
+ * the embedded DynamoDB.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,15 @@ import { matchSecret } from '../../../lib/clients/clients.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { revocationCutoff } from '../../../lib/revocation/revocation.ts';
 import { ALL_SCOPES } from '../../../lib/scopes.ts';
-import { clientCounterKey, createLoginThrottle, sourceIpCounterKey } from '../../../lib/throttle/throttle.ts';
+import {
+  clientCounterKey,
+  clientSourceIpCounterKey,
+  createLoginThrottle,
+  knownSourceCounterKey,
+  knownSourceTag,
+  lockSeconds,
+  type ThrottlePolicy,
+} from '../../../lib/throttle/throttle.ts';
 import { type AdminRun, lines, unique, useAdminCli } from '../../support/admin-cli.ts';
 import { captureServiceLogs } from '../../support/log-capture.ts';
 import { noMetrics } from '../../support/memory-metrics.ts';
@@ -237,7 +245,7 @@ describe('admin CLI: client disable, enable, remove', () => {
   });
 
   it('refuses an unknown client with exit 1 and a malformed client id with exit 2', async () => {
-    const commands = [['disable'], ['enable'], ['remove'], ['secret', 'add']];
+    const commands = [['disable'], ['enable'], ['remove'], ['show'], ['secret', 'add']];
 
     const unknown = [];
     const malformed = [];
@@ -565,32 +573,168 @@ describe('admin CLI: clients in export and import', () => {
   });
 });
 
-describe('admin CLI: client unlock', () => {
-  const POLICY = { limit: 3, windowSeconds: 3600, baseLockSeconds: 30, maxLockSeconds: 900 };
+describe('admin CLI: client show and unlock', () => {
+  const POLICY: ThrottlePolicy = {
+    limit: 3,
+    windowSeconds: 3600,
+    baseLockSeconds: 30,
+    maxLockSeconds: 900,
+    inflightLimit: 10,
+  };
+  const KNOWN_SOURCE_SECONDS = 30 * 86_400;
+  const stageParams = { usernameThrottle: POLICY, knownSourceSeconds: KNOWN_SOURCE_SECONDS };
+  const LOCK_MS = lockSeconds(POLICY, POLICY.limit) * 1000;
+  const PLANT = '198.51.100.23';
+  const STRANGER = '203.0.113.99';
 
-  it('clears the client id’s failed authentications and ends its lock, leaving the source address’s counter', async () => {
-    const { clientId } = await newClient();
-    const throttle = createLoginThrottle({
+  /** The token endpoint's throttle on the CLI's table, at `at`. */
+  const throttleAt = async (at: Date) =>
+    createLoginThrottle({
       metrics: noMetrics,
       store: cli.throttleStore,
-      settings: { username: POLICY, sourceIp: { ...POLICY, limit: 100 } },
+      settings: {
+        username: POLICY,
+        sourceIp: { ...POLICY, limit: 100 },
+        clientSourceIp: { ...POLICY, limit: 100 },
+        knownSourceSeconds: KNOWN_SOURCE_SECONDS,
+      },
       counterSecret: await cli.counterSecret(),
+      clock: () => at,
       logger: createLogger('error', () => {}),
     });
-    const attempt = { username: clientId, sourceIp: '198.51.100.23', client: true } as const;
-    for (let i = 0; i < POLICY.limit; i++) {
+  const attemptOf = (clientId: string, sourceIp: string) =>
+    ({ username: clientId, sourceIp, client: true }) as const;
+  /** Fails `times` authentications of the client from `sourceIp` at `at`. */
+  const failFrom = async (clientId: string, sourceIp: string, times: number, at: Date) => {
+    const throttle = await throttleAt(at);
+    const attempt = attemptOf(clientId, sourceIp);
+    for (let i = 0; i < times; i++)
       await throttle.failed(attempt, 'bad secret', await throttle.begin(attempt));
-    }
-    await expect(throttle.begin(attempt)).rejects.toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
+    return throttle;
+  };
+  /**
+   * A client that authenticated from PLANT, then was locked by a stranger at `at` and, failing
+   * from PLANT 5 s later, on PLANT's own counter too.
+   */
+  const lockedBothWays = async (at: Date) => {
+    const { clientId } = await newClient();
+    const throttle = await throttleAt(at);
+    await throttle.succeeded(await throttle.begin(attemptOf(clientId, PLANT)));
+    await failFrom(clientId, STRANGER, POLICY.limit, at);
+    const later = new Date(at.getTime() + 5000);
+    await failFrom(clientId, PLANT, POLICY.limit, later);
+    const secret = await cli.counterSecret();
+    const nameKey = clientCounterKey(clientId, secret);
+    const tag = knownSourceTag(nameKey, PLANT, secret);
+    return {
+      clientId,
+      nameKey,
+      plantKey: knownSourceCounterKey(nameKey, tag),
+      plantTag: tag.slice(0, 8),
+      nameUntil: new Date(at.getTime() + LOCK_MS).toISOString(),
+      plantUntil: new Date(later.getTime() + LOCK_MS).toISOString(),
+    };
+  };
 
-    const run = await admin(['client', 'unlock', clientId]);
+  it('show prints the client as client list does, with its failed authentications, never a digest', async () => {
+    const { clientId, customerId, secretId } = await newClient();
+    const [stored] = await storedSecrets(clientId);
+
+    const run = await admin(['client', 'show', clientId], { stageParams });
+
+    expect(run).toMatchObject({ code: 0, stderr: [], passwordReads: 0 });
+    expect(JSON.parse(run.stdout)).toEqual({
+      clientId,
+      customerId,
+      scopes: ['tracking:read'],
+      enabled: true,
+      secrets: [{ id: secretId, createdAt: stored?.createdAt }],
+      createdAt: expect.any(String),
+      failedAuthentications: {
+        failures: 0,
+        lastAttemptAt: null,
+        lockedUntil: null,
+        knownSources: 0,
+        knownSourcesLocked: [],
+      },
+    });
+    expect(run.stdout).not.toContain(stored?.digest);
+  });
+
+  it('show reports the client id locked for unknown sources, its known source spared, and how many it knows', async () => {
+    const { clientId } = await newClient();
+    const at = new Date(Date.now() - 1000);
+    const throttle = await throttleAt(at);
+    await throttle.succeeded(await throttle.begin(attemptOf(clientId, PLANT)));
+    await failFrom(clientId, STRANGER, POLICY.limit, at);
+
+    const run = await admin(['client', 'show', clientId], { stageParams });
+
+    expect(JSON.parse(run.stdout).failedAuthentications).toEqual({
+      failures: POLICY.limit,
+      lastAttemptAt: at.toISOString(),
+      lockedUntil: new Date(at.getTime() + LOCK_MS).toISOString(),
+      knownSources: 1,
+      knownSourcesLocked: [],
+    });
+    await expect(throttle.begin(attemptOf(clientId, PLANT))).resolves.toMatchObject({ spared: true });
+  });
+
+  it('show reports a known source locked on its own, by the start of its tag', async () => {
+    const { clientId, nameUntil, plantTag, plantUntil } = await lockedBothWays(new Date(Date.now() - 1000));
+
+    const run = await admin(['client', 'show', clientId], { stageParams });
+
+    expect(JSON.parse(run.stdout).failedAuthentications).toMatchObject({
+      lockedUntil: nameUntil,
+      knownSources: 1,
+      knownSourcesLocked: [{ source: plantTag, lockedUntil: plantUntil }],
+    });
+    expect(run.stdout).not.toContain(PLANT);
+  });
+
+  it('unlock ends the client id’s lock and its known source’s, keeps the source known and the address’s counter', async () => {
+    const at = new Date(Date.now() - 1000);
+    const { clientId, nameKey, plantKey, plantTag, nameUntil, plantUntil } = await lockedBothWays(at);
+    const addressKey = clientSourceIpCounterKey(STRANGER);
+    const address = (await cli.throttleStore.read([addressKey])).get(addressKey);
+
+    const run = await admin(['client', 'unlock', clientId], { stageParams });
 
     expect(run).toMatchObject({ code: 0, stderr: [] });
-    expect(lines(run.stdout)).toEqual([`cleared the failed authentications of client ${clientId}`]);
-    const key = clientCounterKey(clientId, await cli.counterSecret());
-    expect((await cli.throttleStore.read([key])).has(key)).toBe(false);
-    expect((await cli.throttleStore.read([sourceIpCounterKey(attempt.sourceIp)])).size).toBe(1);
-    await expect(throttle.begin(attempt)).resolves.toBeDefined();
+    expect(lines(run.stdout)).toEqual([
+      `cleared the failed authentications of client ${clientId} and of each of its known sources (1, kept as known)`,
+      `ended its lock for unknown sources (until ${nameUntil})`,
+      `ended the lock of known source ${plantTag} (until ${plantUntil})`,
+    ]);
+    const left = await cli.throttleStore.read([nameKey, plantKey, addressKey]);
+    expect(left.has(plantKey)).toBe(false);
+    expect(left.get(nameKey)).toMatchObject({ failures: 0, lockedUntil: 0 });
+    expect(left.get(nameKey)?.knownSources.size).toBe(1);
+    expect(address?.failures).toBeGreaterThanOrEqual(POLICY.limit);
+    expect(left.get(addressKey)).toEqual(address);
+    // A stranger's new lock still spares the known source.
+    const later = new Date(at.getTime() + 10_000);
+    const throttle = await failFrom(clientId, STRANGER, POLICY.limit, later);
+    await expect(throttle.begin(attemptOf(clientId, STRANGER))).rejects.toMatchObject({
+      code: 'TOO_MANY_ATTEMPTS',
+    });
+    await expect(throttle.begin(attemptOf(clientId, PLANT))).resolves.toMatchObject({
+      spared: true,
+      counted: [{ kind: 'known source', failures: 0 }, { kind: 'source address' }],
+    });
+  });
+
+  it('unlock of a client with nothing to clear says no lock was running', async () => {
+    const { clientId } = await newClient();
+
+    const run = await admin(['client', 'unlock', clientId], { stageParams });
+
+    expect(run).toMatchObject({ code: 0, stderr: [] });
+    expect(lines(run.stdout)).toEqual([
+      `cleared the failed authentications of client ${clientId} (no known sources)`,
+      'no lock was running',
+    ]);
   });
 
   it('refuses a client that does not exist with exit 1, clearing nothing', async () => {

@@ -57,7 +57,13 @@ describe('admin CLI: users', () => {
       depotCode: 'PRG01',
       scopes: null,
     });
-    expect(user.failedLogins).toEqual({ failures: 0, lastAttemptAt: null, lockedUntil: null });
+    expect(user.failedLogins).toEqual({
+      failures: 0,
+      lastAttemptAt: null,
+      lockedUntil: null,
+      knownSources: 0,
+      knownSourcesLocked: [],
+    });
     expect(shown.stdout).not.toMatch(/\$2[aby]\$|passwordHash/);
   });
 
