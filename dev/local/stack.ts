@@ -62,12 +62,10 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 async function startOnce(options: StackOptions): Promise<LocalStack> {
   const env = options.env ?? {};
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'parcel-auth-e2e-')));
-  const [port, lambdaPort, dynamodbPort, docsPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
+  // Four different ports: the kernel may hand the same free port out twice in a row.
+  const ports = new Set<number>();
+  while (ports.size < 4) ports.add(await freePort());
+  const [port, lambdaPort, dynamodbPort, docsPort] = [...ports] as [number, number, number, number];
   const workFolder = `.esbuild/e2e-${port}`;
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'dev/start.ts')], {
     cwd: ROOT,
