@@ -49,7 +49,7 @@ import { startDynalite } from './local/dynalite.ts';
 const ROOT = resolve(import.meta.dirname, '..');
 const REPORT = resolve(ROOT, 'docs/PERFORMANCE.md');
 
-/** Calls per part: bounded so a full run takes about five minutes on two cores. */
+/** Calls per part: bounded so a full run takes about six minutes on two cores. */
 const PLANS = {
   full: {
     authorizerCached: { warmup: 2000, rounds: 61, calls: 400 },

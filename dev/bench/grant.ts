@@ -12,6 +12,10 @@
  * the client the same way, then verifies the token as the authorizer does and reads its
  * client's state, which the production revocation cache (30 s) keeps between calls: its floor
  * is the same two steps and secret check, then one jose jwtVerify with the authorizer's options.
+ *
+ * The grant from a known source while strangers have locked the client (dev/bench/known-source.ts)
+ * is timed beside it, for a second client of the same customer, against its own floor: the same
+ * secret check and sign around the known-source path's requests made bare.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -19,12 +23,12 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { type ClientSecret, matchSecret } from '../../lib/clients/clients.ts';
+import { type ClientSecret, matchSecret, newClientSecret } from '../../lib/clients/clients.ts';
 import { clientKey } from '../../lib/clients/dynamodb.ts';
 import { readOAuthIntrospectConfig, readOAuthTokenConfig } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
-import { counterPeriod } from '../../lib/throttle/throttle.ts';
+import { clientCounterKey, knownSourceCounterKey, knownSourceTag } from '../../lib/throttle/throttle.ts';
 import {
   ACCESS_TOKEN_TYPE,
   CLIENT_ID_CLAIM,
@@ -41,7 +45,9 @@ import {
 } from '../../lib/tokens/keys.ts';
 import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/verify.ts';
 import { lambdaContext } from '../../tests/fixtures/events.ts';
+import { type BareAttempt, bareCounters } from './counters.ts';
 import {
+  BENCH_SOURCE,
   grant200,
   importOAuthIntrospect,
   importOAuthToken,
@@ -49,9 +55,10 @@ import {
   introspectionEvent,
   tokenRequestEvent,
 } from './handlers.ts';
-import { interleaved, type Plan } from './measure.ts';
+import { lockByStrangers } from './known-source.ts';
+import { interleaved, type Plan, type Variant } from './measure.ts';
 import type { GrantResult } from './results.ts';
-import { benchStage } from './stage.ts';
+import { type BenchClient, benchStage } from './stage.ts';
 
 /** The live secrets of a client item as stored: a map by secret id. */
 function storedSecrets(item: Record<string, unknown> | undefined): ClientSecret[] {
@@ -72,13 +79,21 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
     const config = readOAuthTokenConfig();
     const client = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
     const tables = tableNames(stage.name);
-    const readClient = () =>
-      client.send(
-        new GetCommand({ TableName: tables.accounts, Key: clientKey(clientId), ConsistentRead: true }),
-      );
+    const readClient = (id = clientId) =>
+      client.send(new GetCommand({ TableName: tables.accounts, Key: clientKey(id), ConsistentRead: true }));
     const secrets = storedSecrets((await readClient()).Item);
     if (secrets.length !== 2 || matchSecret(secret, secrets) === null)
       throw new Error('the bench client does not hold two live secrets, the presented one among them');
+    const colleague = stage.colleagueClient;
+    const locked = await lockByStrangers({
+      handler: oauthToken,
+      store: createDynamoThrottleStore({ client, tableName: tables.loginThrottle }),
+      nameKey: clientCounterKey(colleague.clientId, stage.counterSecret),
+      counterSecret: stage.counterSecret,
+      right: () => tokenRequestEvent(colleague),
+      wrong: () =>
+        tokenRequestEvent({ clientId: colleague.clientId, secret: newClientSecret(new Date()).secret }),
+    });
 
     // The token the grant signs: the same header and claims, fresh times and jti, the same key.
     const { kid } = decodeProtectedHeader(issued);
@@ -111,34 +126,46 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
       throw new Error('the floor signs a token unlike the grant’s: compare their header and claims');
     }
 
-    // The counters' requests exactly as the grant sends them (lib/throttle/dynamodb.ts).
-    const counters = createDynamoThrottleStore({ client, tableName: tables.loginThrottle });
-    const reserve = (counterKey: string, now: number, attempt: string) =>
-      counters.reserve(counterKey, {
-        now,
-        windowStart: now - 86_400_000,
-        limit: 1_000_000,
-        heldSince: now - 30_000,
-        expiresAt: Math.ceil(now / 1000) + 86_400,
-        attempt,
-      });
+    const counters = bareCounters(client, tables.loginThrottle);
+    /** The secret check between the reads and the writes: the client's secret id. */
+    const check = (presented: string, read: { Item?: Record<string, unknown> }) => {
+      const secretId = matchSecret(presented, storedSecrets(read.Item));
+      if (secretId === null) throw new Error('secret check failed');
+      return secretId;
+    };
+    // A locked name of the floors' own, and the bench's source's tag for it, as the handler's.
+    const lockedName = await counters.locked('FLOOR#LOCKED');
+    const tag = knownSourceTag(lockedName, BENCH_SOURCE, stage.counterSecret);
+    const own = knownSourceCounterKey(lockedName, tag);
     /** The client authentication made bare: the two steps, the secret check between them. */
     const authenticate = async () => {
-      const now = Date.now();
-      const attempt = randomUUID();
+      const attempt: BareAttempt = { id: randomUUID(), at: Date.now() };
       const [read] = await Promise.all([
         readClient(),
-        reserve('FLOOR#CLIENT', now, attempt),
-        reserve('FLOOR#IP', now, attempt),
+        counters.reserveName('FLOOR#CLIENT', attempt, tag),
+        counters.reserveAddress('FLOOR#IP', attempt),
       ]);
-      const secretId = matchSecret(secret, storedSecrets(read.Item));
-      if (secretId === null) throw new Error('secret check failed');
-      const period = counterPeriod(now, now - 86_400_000);
+      const secretId = check(secret, read);
       await Promise.all([
-        counters.reset('FLOOR#CLIENT', period),
-        counters.release('FLOOR#IP', attempt, period, false),
+        counters.reset('FLOOR#CLIENT', attempt, tag),
+        counters.release('FLOOR#IP', attempt),
       ]);
       return secretId;
+    };
+    /** The same from a known source of a locked client (dev/bench/counters.ts), then the sign. */
+    const knownSourceFloor = async () => {
+      const attempt: BareAttempt = { id: randomUUID(), at: Date.now() };
+      const [read] = await Promise.all([
+        readClient(colleague.clientId),
+        counters.reserveKnownSource(lockedName, own, attempt, tag),
+        counters.reserveAddress('FLOOR#IP', attempt),
+      ]);
+      const secretId = check(colleague.secret, read);
+      await Promise.all([
+        counters.succeedKnownSource(lockedName, own, attempt, tag),
+        counters.release('FLOOR#IP', attempt),
+      ]);
+      await sign(secretId);
     };
 
     const floor = async () => {
@@ -171,24 +198,27 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
     const introspectTemplate = introspectionEvent(stage.client, issued);
     let introspectEvents: APIGatewayProxyEvent[] = [];
 
-    const template = tokenRequestEvent(stage.client);
     const context = lambdaContext();
-    let events: APIGatewayProxyEvent[] = [];
+    /** The token handler on fresh copies of one grant's event: the middleware chain rewrites its headers. */
+    const grantVariant = <TName extends string>(name: TName, of: BenchClient): Variant<TName> => {
+      const template = tokenRequestEvent(of);
+      let events: APIGatewayProxyEvent[] = [];
+      return {
+        name,
+        prepare: (calls) => {
+          events = Array.from({ length: calls }, () => structuredClone(template));
+        },
+        run: async (index) => {
+          const event = events[index];
+          if (event === undefined) throw new Error('no event prepared');
+          const response = await oauthToken(event, context);
+          if (response.statusCode !== 200) throw new Error(`${name} answered ${response.statusCode}`);
+        },
+      };
+    };
     const samples = await interleaved(
       [
-        {
-          // Fresh copies: the middleware chain rewrites the event's headers.
-          name: 'grant',
-          prepare: (calls) => {
-            events = Array.from({ length: calls }, () => structuredClone(template));
-          },
-          run: async (index) => {
-            const event = events[index];
-            if (event === undefined) throw new Error('no event prepared');
-            const response = await oauthToken(event, context);
-            if (response.statusCode !== 200) throw new Error(`the grant answered ${response.statusCode}`);
-          },
-        },
+        grantVariant('grant', stage.client),
         {
           name: 'secretCheck',
           run: () => {
@@ -218,9 +248,12 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
         },
         { name: 'verify', run: verify },
         { name: 'introspectFloor', run: introspectFloor },
+        grantVariant('knownSourceGrant', colleague),
+        { name: 'knownSourceFloor', run: knownSourceFloor },
       ],
       options.plan,
     );
+    await locked.assertStillLocked();
     client.destroy();
     return { part: 'grant', samples };
   } finally {

@@ -31,6 +31,22 @@ export async function importAuthorizer(instance?: string): Promise<AuthorizerHan
 
 export const credentialsBody = (username: string, password: string) => JSON.stringify({ username, password });
 
+/** The address every event of the bench comes from (the captured login event's): its known source. */
+export const BENCH_SOURCE = loginEvent(null).requestContext.identity.sourceIp;
+
+/** `event` as sent from `sourceIp`. */
+export const fromSource = (event: APIGatewayProxyEvent, sourceIp: string): APIGatewayProxyEvent => ({
+  ...event,
+  requestContext: { ...event.requestContext, identity: { ...event.requestContext.identity, sourceIp } },
+});
+
+/** Calls `handler` with `event`; throws unless it answers `status`. */
+export async function expectStatus(handler: HttpHandler, event: APIGatewayProxyEvent, status: number) {
+  const response = await handler(event, lambdaContext());
+  if (response.statusCode !== status)
+    throw new Error(`expected ${status}, got ${response.statusCode}: ${response.body}`);
+}
+
 /** Calls `handler` with a fresh login event carrying `body`; throws unless it answers 200. */
 export async function call200(handler: HttpHandler, body: string): Promise<Record<string, unknown>> {
   const response = await handler(loginEvent(body), lambdaContext());

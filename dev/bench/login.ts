@@ -7,6 +7,11 @@
  * UpdateItem of each counter in parallel).
  * The compare alone and one GetItem are timed too. The first (warm-up) login has already
  * upgraded the seeded cost-4 hash to the stage's cost when the compare reads it.
+ *
+ * The login from a known source while strangers have locked the name (dev/bench/known-source.ts)
+ * is timed beside it, as alice's colleague, against its own floor: the same compare between the
+ * same requests made bare (the name's refused write and its refusal read, then the source's own
+ * counter's write; after the compare, that counter's reset and then the name's remember write).
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -16,12 +21,21 @@ import { createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
-import { counterPeriod } from '../../lib/throttle/throttle.ts';
+import { knownSourceCounterKey, knownSourceTag, usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import { lambdaContext, loginEvent } from '../../tests/fixtures/events.ts';
-import { call200, credentialsBody, type HttpHandler, importLogin, importLoginExtended } from './handlers.ts';
+import { bareCounters } from './counters.ts';
+import {
+  BENCH_SOURCE,
+  call200,
+  credentialsBody,
+  type HttpHandler,
+  importLogin,
+  importLoginExtended,
+} from './handlers.ts';
+import { lockByStrangers } from './known-source.ts';
 import { interleaved, type Plan, type Variant } from './measure.ts';
 import type { LoginResult } from './results.ts';
-import { benchStage, PASSWORD } from './stage.ts';
+import { benchStage, COLLEAGUE, PASSWORD } from './stage.ts';
 
 /** A handler on fresh copies of one successful login event (the body parser replaces `body`). */
 function handlerVariant<TName extends string>(
@@ -56,51 +70,81 @@ export async function loginPart(options: {
     const login = await importLogin();
     const loginExtended = await importLoginExtended();
     const body = credentialsBody('alice', PASSWORD);
-    await call200(login, body);
-    const hash = (await stage.accounts.findByUsername('alice'))?.passwordHash;
-    if (hash === undefined || bcrypt.getRounds(hash) !== options.cost) {
-      throw new Error(`the stored hash is not at cost ${options.cost}`);
-    }
+    const colleagueBody = credentialsBody(COLLEAGUE, PASSWORD);
     const client = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
     const tables = tableNames(stage.name);
+    const locked = await lockByStrangers({
+      handler: login,
+      store: createDynamoThrottleStore({ client, tableName: tables.loginThrottle }),
+      nameKey: usernameCounterKey(COLLEAGUE, stage.counterSecret),
+      counterSecret: stage.counterSecret,
+      right: () => loginEvent(colleagueBody),
+      wrong: () => loginEvent(credentialsBody(COLLEAGUE, `not-${PASSWORD}`)),
+    });
+    await call200(login, body);
+    // Each one's first login has upgraded the seeded cost-4 hash to the stage's cost.
+    const storedHash = async (username: string) => {
+      const stored = (await stage.accounts.findByUsername(username))?.passwordHash;
+      if (stored === undefined || bcrypt.getRounds(stored) !== options.cost) {
+        throw new Error(`${username}'s stored hash is not at cost ${options.cost}`);
+      }
+      return stored;
+    };
+    const hash = await storedHash('alice');
+    await storedHash(COLLEAGUE);
     const statusReader = createDynamoStatusReader({ client, tableName: tables.accounts });
-    // The counters' requests exactly as the login sends them: the emulator's cost of their
-    // condition expressions is DynamoDB's work, not the function's.
-    const counters = createDynamoThrottleStore({ client, tableName: tables.loginThrottle });
-    const reserve = (counterKey: string, now: number) =>
-      counters.reserve(counterKey, {
-        now,
-        windowStart: now - 86_400_000,
-        limit: 1_000_000,
-        heldSince: now - 30_000,
-        expiresAt: Math.ceil(now / 1000) + 86_400,
-        attempt: randomUUID(),
-      });
-    const floor = async () => {
-      const nowMs = Date.now();
-      const now = Math.floor(nowMs / 1000);
-      const [user] = await Promise.all([
-        client.send(
-          new GetCommand({
-            TableName: tables.accounts,
-            Key: { pk: 'USER#alice', sk: 'USER' },
-            ConsistentRead: true,
-          }),
-        ),
-        reserve('FLOOR#USER', nowMs),
-        reserve('FLOOR#IP', nowMs),
-      ]);
+    const counters = bareCounters(client, tables.loginThrottle);
+    const readUser = (username: string) =>
+      client.send(
+        new GetCommand({
+          TableName: tables.accounts,
+          Key: { pk: `USER#${username}`, sk: 'USER' },
+          ConsistentRead: true,
+        }),
+      );
+    const startSession = (username: string, at: number) => {
+      const now = Math.floor(at / 1000);
+      return client.send(
+        new PutCommand({
+          TableName: tables.sessions,
+          Item: { sessionId: randomUUID(), username, createdAt: now, expiresAt: now + 86_400 },
+        }),
+      );
+    };
+    const check = async (user: { Item?: Record<string, unknown> }) => {
       if (!(await bcrypt.compare(PASSWORD, String(user.Item?.passwordHash))))
         throw new Error('compare failed');
+    };
+    // A locked name of the floors' own, and the bench's source's tag for it, as the handler's.
+    const lockedName = await counters.locked('FLOOR#LOCKED');
+    const tag = knownSourceTag(lockedName, BENCH_SOURCE, stage.counterSecret);
+    const own = knownSourceCounterKey(lockedName, tag);
+    const floor = async () => {
+      const attempt = { id: randomUUID(), at: Date.now() };
+      const [user] = await Promise.all([
+        readUser('alice'),
+        counters.reserveName('FLOOR#USER', attempt, tag),
+        counters.reserveAddress('FLOOR#IP', attempt),
+      ]);
+      await check(user);
       await Promise.all([
-        client.send(
-          new PutCommand({
-            TableName: tables.sessions,
-            Item: { sessionId: randomUUID(), username: 'alice', createdAt: now, expiresAt: now + 86_400 },
-          }),
-        ),
-        counters.reset('FLOOR#USER', counterPeriod(nowMs, nowMs - 86_400_000)),
-        counters.release('FLOOR#IP', randomUUID(), counterPeriod(nowMs, nowMs - 86_400_000), false),
+        startSession('alice', attempt.at),
+        counters.reset('FLOOR#USER', attempt, tag),
+        counters.release('FLOOR#IP', attempt),
+      ]);
+    };
+    const knownSourceFloor = async () => {
+      const attempt = { id: randomUUID(), at: Date.now() };
+      const [user] = await Promise.all([
+        readUser(COLLEAGUE),
+        counters.reserveKnownSource(lockedName, own, attempt, tag),
+        counters.reserveAddress('FLOOR#IP', attempt),
+      ]);
+      await check(user);
+      await Promise.all([
+        startSession(COLLEAGUE, attempt.at),
+        counters.succeedKnownSource(lockedName, own, attempt, tag),
+        counters.release('FLOOR#IP', attempt),
       ]);
     };
     const samples = await interleaved(
@@ -121,22 +165,14 @@ export async function loginPart(options: {
           },
         },
         { name: 'floor', run: floor },
+        handlerVariant('knownSourceLogin', login, colleagueBody),
+        { name: 'knownSourceFloor', run: knownSourceFloor },
       ],
       options.plan,
     );
-    const {
-      login: loginSample,
-      loginExtended: extendedSample,
-      compare,
-      getItem,
-      floor: floorSample,
-    } = samples;
+    await locked.assertStillLocked();
     client.destroy();
-    return {
-      part: 'login',
-      cost: options.cost,
-      samples: { login: loginSample, loginExtended: extendedSample, compare, getItem, floor: floorSample },
-    };
+    return { part: 'login', cost: options.cost, samples };
   } finally {
     await stage.close();
   }

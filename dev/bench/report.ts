@@ -175,8 +175,26 @@ export function floorRows(results: BenchResults): FloorRow[] {
         ...(cost !== 10 && { limitLabel: `floor + ${ms(limitOf('loginOwnWork4'))}` }),
       });
     }
+    if (cost === 10) {
+      rows.push({
+        label: `login from a known source, warm, cost ${cost}`,
+        what: 'per call, the name locked by strangers',
+        floorLabel: 'bcrypt + the known-source path’s requests',
+        value: result.samples.knownSourceLogin.medianUs,
+        floor: result.samples.knownSourceFloor.medianUs,
+        format: ms,
+        limit: limitOf('knownSourceLoginRatio10'),
+      });
+    }
   }
-  const { grant, floor: grantFloor, introspect, introspectFloor } = results.grant.samples;
+  const {
+    grant,
+    floor: grantFloor,
+    introspect,
+    introspectFloor,
+    knownSourceGrant,
+    knownSourceFloor,
+  } = results.grant.samples;
   rows.push({
     label: 'client credentials grant, warm',
     what: 'per call',
@@ -185,6 +203,15 @@ export function floorRows(results: BenchResults): FloorRow[] {
     floor: grantFloor.medianUs,
     format: duration,
     limit: limitOf('grantRatio'),
+  });
+  rows.push({
+    label: 'grant from a known source, warm',
+    what: 'per call, the client locked by strangers',
+    floorLabel: 'SHA-256 + sign + the known-source path’s requests',
+    value: knownSourceGrant.medianUs,
+    floor: knownSourceFloor.medianUs,
+    format: duration,
+    limit: limitOf('knownSourceGrantRatio'),
   });
   rows.push({
     label: 'token introspection, warm',
@@ -237,11 +264,13 @@ function measured(results: BenchResults): Map<string, number> {
   if (runtimeSdk !== undefined && authorizerVariants?.bundled !== undefined)
     set('runtimeSdkImportMs', runtimeSdk.importMs - authorizerVariants.bundled.importMs);
   for (const { cost, samples } of results.login) {
-    const { login, loginExtended, compare, floor } = samples;
+    const { login, loginExtended, compare, floor, knownSourceLogin, knownSourceFloor } = samples;
     if (cost === 10) {
       set('loginRatio10', login.medianUs / floor.medianUs);
       set('loginExtendedRatio10', loginExtended.medianUs / floor.medianUs);
       set('loginOverCompare10', login.medianUs / compare.medianUs);
+      set('knownSourceLoginRatio10', knownSourceLogin.medianUs / knownSourceFloor.medianUs);
+      set('knownSourceLoginOverLogin10', knownSourceLogin.medianUs / login.medianUs);
     }
     if (cost === 4) {
       set('loginOwnWork4', login.medianUs - floor.medianUs);
@@ -251,6 +280,9 @@ function measured(results: BenchResults): Map<string, number> {
   }
   const { grant, secretCheck, getItem, sign, floor: grantFloor } = results.grant.samples;
   set('grantRatio', grant.medianUs / grantFloor.medianUs);
+  const { knownSourceGrant, knownSourceFloor } = results.grant.samples;
+  set('knownSourceGrantRatio', knownSourceGrant.medianUs / knownSourceFloor.medianUs);
+  set('knownSourceGrantOverGrant', knownSourceGrant.medianUs / grant.medianUs);
   set(
     'introspectionRatio',
     results.grant.samples.introspect.medianUs / results.grant.samples.introspectFloor.medianUs,
@@ -424,7 +456,8 @@ function authorizerSection(results: readonly AuthorizerResult[]): string {
 /** `requests`: DynamoDB requests per login (section 3), to take their floor out of the overhead. */
 function loginSection(results: readonly LoginResult[], requests: number | undefined): string {
   const parts = results.map((result) => {
-    const { login, loginExtended, compare, getItem, floor } = result.samples;
+    const { login, loginExtended, compare, getItem, floor, knownSourceLogin, knownSourceFloor } =
+      result.samples;
     const rows = [
       ['Login handler', ms(login.medianUs), spread(login, ms), plan(login)],
       ['Login-extended handler', ms(loginExtended.medianUs), spread(loginExtended, ms), plan(loginExtended)],
@@ -446,6 +479,18 @@ function loginSection(results: readonly LoginResult[], requests: number | undefi
         spread(floor, ms),
         plan(floor),
       ],
+      [
+        'Login handler from a known source, the name locked by strangers',
+        ms(knownSourceLogin.medianUs),
+        spread(knownSourceLogin, ms),
+        plan(knownSourceLogin),
+      ],
+      [
+        'Known-source floor: the compare between the known-source path’s requests, made bare',
+        ms(knownSourceFloor.medianUs),
+        spread(knownSourceFloor, ms),
+        plan(knownSourceFloor),
+      ],
     ];
     const derived = [
       ['Login ÷ floor', times(login.medianUs / floor.medianUs)],
@@ -464,6 +509,14 @@ function loginSection(results: readonly LoginResult[], requests: number | undefi
               ms(login.medianUs - compare.medianUs - requests * getItem.medianUs),
             ],
           ]),
+      ['Known-source login ÷ floor', times(knownSourceLogin.medianUs / floor.medianUs)],
+      ['Known-source login ÷ its floor', times(knownSourceLogin.medianUs / knownSourceFloor.medianUs)],
+      [
+        'Known-source login − its floor (own work)',
+        ms(knownSourceLogin.medianUs - knownSourceFloor.medianUs),
+      ],
+      ['Known-source login ÷ login', times(knownSourceLogin.medianUs / login.medianUs)],
+      ['Known-source login − login (the known-source path)', ms(knownSourceLogin.medianUs - login.medianUs)],
     ];
     return [
       `### bcrypt cost ${result.cost}${result.cost === 10 ? ' (production)' : ''}`,
@@ -476,12 +529,27 @@ function loginSection(results: readonly LoginResult[], requests: number | undefi
   return [
     '## 2. Login and login-extended, warm (embedded DynamoDB on loopback)',
     '',
+    'Each against the same work made bare, and a login from a source the name knows while strangers',
+    'have locked the name, beside the login and against its own floor:',
+    '[the known-source path](performance-design.md#the-known-source-path).',
+    '',
     ...parts.flatMap((part) => [part, '']),
   ].join('\n');
 }
 
 function grantSection(result: GrantResult): string {
-  const { grant, secretCheck, getItem, sign, floor, introspect, verify, introspectFloor } = result.samples;
+  const {
+    grant,
+    secretCheck,
+    getItem,
+    sign,
+    floor,
+    introspect,
+    verify,
+    introspectFloor,
+    knownSourceGrant,
+    knownSourceFloor,
+  } = result.samples;
   const row = (variant: string, sample: Sample) => [
     variant,
     duration(sample.medianUs),
@@ -500,6 +568,11 @@ function grantSection(result: GrantResult): string {
     ],
     ['Introspection ÷ its floor', times(introspect.medianUs / introspectFloor.medianUs)],
     ['Introspection − its floor (own work)', ms(introspect.medianUs - introspectFloor.medianUs)],
+    ['Known-source grant ÷ floor', times(knownSourceGrant.medianUs / floor.medianUs)],
+    ['Known-source grant ÷ its floor', times(knownSourceGrant.medianUs / knownSourceFloor.medianUs)],
+    ['Known-source grant − its floor (own work)', ms(knownSourceGrant.medianUs - knownSourceFloor.medianUs)],
+    ['Known-source grant ÷ grant', times(knownSourceGrant.medianUs / grant.medianUs)],
+    ['Known-source grant − grant (the known-source path)', ms(knownSourceGrant.medianUs - grant.medianUs)],
   ];
   return [
     '## 9. Client credentials grant and token introspection, warm (embedded DynamoDB on loopback)',
@@ -507,7 +580,9 @@ function grantSection(result: GrantResult): string {
     '`POST /api/v1/oauth/token` with the client’s id and secret by HTTP Basic, and',
     '`POST /api/v1/oauth/introspect` of the token it issued (active, its client’s state in the',
     'revocation cache), each against the same work made bare:',
-    '[how it is measured](performance-design.md#the-client-credentials-grant).',
+    '[how it is measured](performance-design.md#the-client-credentials-grant). Beside them, the grant',
+    'from a source the client knows while strangers have locked the client, against its own floor:',
+    '[the known-source path](performance-design.md#the-known-source-path).',
     '',
     table(
       ['Variant', 'Median per call', 'Round means p25 – p75', 'Rounds × calls'],
@@ -522,6 +597,11 @@ function grantSection(result: GrantResult): string {
         row(
           'Introspection floor: the same two DynamoDB steps and secret check, then the verify',
           introspectFloor,
+        ),
+        row('Token handler from a known source, the client locked by strangers', knownSourceGrant),
+        row(
+          'Known-source floor: the secret check between the known-source path’s requests made bare, then the sign',
+          knownSourceFloor,
         ),
       ],
     ),
@@ -866,7 +946,7 @@ export function renderReport(results: BenchResults): string {
     '',
     '```sh',
     'npm ci',
-    'npm run bench            # about five minutes on two cores; rewrites docs/PERFORMANCE.md',
+    'npm run bench            # about six minutes on two cores; rewrites docs/PERFORMANCE.md',
     'npm run bench -- --quick # a smoke run of a few iterations; writes to stdout or --out FILE',
     '```',
     '',

@@ -29,6 +29,10 @@ export interface LoginResult {
     readonly getItem: Sample;
     /** The login's floor: the compare between its two DynamoDB steps, made bare (same six requests). */
     readonly floor: Sample;
+    /** The login handler from a source the name knows, while strangers have locked the name. */
+    readonly knownSourceLogin: Sample;
+    /** Its floor: the same compare between the known-source path's nine requests, made bare. */
+    readonly knownSourceFloor: Sample;
   };
 }
 
@@ -51,6 +55,10 @@ export interface GrantResult {
     readonly verify: Sample;
     /** Introspection's floor: the grant's two DynamoDB steps and secret check made bare, then the verify. */
     readonly introspectFloor: Sample;
+    /** The grant from a source the client knows, while strangers have locked the client. */
+    readonly knownSourceGrant: Sample;
+    /** Its floor: the secret check between the known-source path's eight requests made bare, then the sign. */
+    readonly knownSourceFloor: Sample;
   };
 }
 

@@ -1,15 +1,21 @@
 /**
  * DynamoDB round trips per operation, counted at the wire: the handlers reach the embedded
  * DynamoDB through the fault matrix's proxy (dev/local/dynamodb-proxy.ts), which hears of every
- * request's `X-Amz-Target` action and when it started and ended. Requests that overlap in time are one step of the
- * latency path; `sequential` counts those steps.
+ * request's `X-Amz-Target` action and when it started and ended. Requests in flight together are
+ * one step of the latency path; `sequential` counts those steps.
  */
 
-import { authorizerEvent, lambdaContext } from '../../tests/fixtures/events.ts';
+import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
+import { newClientSecret } from '../../lib/clients/clients.ts';
+import { tableNames } from '../../lib/stage.ts';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import { clientCounterKey, usernameCounterKey } from '../../lib/throttle/throttle.ts';
+import { authorizerEvent, lambdaContext, loginEvent } from '../../tests/fixtures/events.ts';
 import { type Exchange, startDynamoProxy } from '../local/dynamodb-proxy.ts';
 import {
   type AuthorizerHandler,
   call200,
+  credentialsBody,
   grant200,
   importAuthorizer,
   importLogin,
@@ -20,9 +26,15 @@ import {
   importRefresh,
   introspectActive,
   revocationEvent,
+  tokenRequestEvent,
 } from './handlers.ts';
+import { lockByStrangers } from './known-source.ts';
 import type { RoundTrips, RoundTripsResult } from './results.ts';
-import { benchStage, PASSWORD } from './stage.ts';
+import { benchStage, COLLEAGUE, PASSWORD } from './stage.ts';
+
+/** The known-source path's operations, as section 3 names them. */
+const KNOWN_SOURCE_LOGIN = 'login from a known source, the name locked by strangers';
+const KNOWN_SOURCE_GRANT = 'client credentials grant from a known source, the client locked by strangers';
 
 /** The proxy of the fault matrix, counting: every exchange since the last take(). */
 async function startCountingProxy(upstream: string) {
@@ -45,16 +57,21 @@ async function startCountingProxy(upstream: string) {
   };
 }
 
-/** Steps of overlapping requests, one after the other. */
+/**
+ * Steps of requests in flight together, one after the other: a request is one of a step's if it
+ * started before any of the step's answers came. Not "while any was still open": a request sent
+ * on another's answer (a refusal's read) starts as that answer comes, often while another of the
+ * step is still held, and is a step of its own.
+ */
 export function sequentialSteps(exchanges: readonly Pick<Exchange, 'start' | 'end'>[]): number {
   let steps = 0;
-  let stepEnd = Number.NEGATIVE_INFINITY;
+  let firstAnswer = Number.NEGATIVE_INFINITY;
   for (const { start, end } of [...exchanges].sort((a, b) => a.start - b.start)) {
-    if (start >= stepEnd) {
+    if (start >= firstAnswer) {
       steps += 1;
-      stepEnd = end;
+      firstAnswer = end;
     } else {
-      stepEnd = Math.max(stepEnd, end);
+      firstAnswer = Math.min(firstAnswer, end);
     }
   }
   return steps;
@@ -105,6 +122,39 @@ export async function roundTripsPart(options: { endpoint: string }): Promise<Rou
     await count('login', 3, () => call200(login, body));
     await count('login-extended', 3, () => call200(loginExtended, body));
     await count('client credentials grant', 3, () => grant200(oauthToken, stage.client));
+
+    // The known-source path (dev/bench/known-source.ts): names strangers locked, their known source logging in.
+    const setup = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
+    const store = createDynamoThrottleStore({
+      client: setup,
+      tableName: tableNames(stage.name).loginThrottle,
+    });
+    const colleagueBody = credentialsBody(COLLEAGUE, PASSWORD);
+    const colleague = stage.colleagueClient;
+    const lockedNames = [
+      await lockByStrangers({
+        handler: login,
+        store,
+        nameKey: usernameCounterKey(COLLEAGUE, stage.counterSecret),
+        counterSecret: stage.counterSecret,
+        right: () => loginEvent(colleagueBody),
+        wrong: () => loginEvent(credentialsBody(COLLEAGUE, `not-${PASSWORD}`)),
+      }),
+      await lockByStrangers({
+        handler: oauthToken,
+        store,
+        nameKey: clientCounterKey(colleague.clientId, stage.counterSecret),
+        counterSecret: stage.counterSecret,
+        right: () => tokenRequestEvent(colleague),
+        wrong: () =>
+          tokenRequestEvent({ clientId: colleague.clientId, secret: newClientSecret(new Date()).secret }),
+      }),
+    ];
+    await count(KNOWN_SOURCE_LOGIN, 3, () => call200(login, colleagueBody));
+    await count(KNOWN_SOURCE_GRANT, 3, () => grant200(oauthToken, colleague));
+    for (const locked of lockedNames) await locked.assertStillLocked();
+    setup.destroy();
+
     const clientToken = await grant200(oauthToken, stage.client);
     await count('token introspection, revocation cache 0s', 3, () =>
       introspectActive(oauthIntrospect, stage.client, clientToken),

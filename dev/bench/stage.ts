@@ -19,6 +19,12 @@ import { ensureTables } from '../local/tables.ts';
 
 export const PASSWORD = 'a-long-test-password';
 
+/**
+ * Alice's colleague: her customer, password and hash cost. The known-source rows lock her name
+ * (dev/bench/known-source.ts), so the normal rows' alice is never refused.
+ */
+export const COLLEAGUE = 'carol';
+
 /** serverless.yml's default (production) values of what changes a call's cost, which the tests lower. */
 const PRODUCTION = Object.fromEntries(
   Object.entries(stageEnv()).filter(([name]) =>
@@ -68,8 +74,13 @@ export async function benchStage(options: {
   const documentClient = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
   const tables = tableNames(stage);
   const accounts = await seedHandlerUsers({ documentClient, tables }, PASSWORD);
+  const alice = await accounts.findByUsername('alice');
+  if (alice === null) throw new Error('alice was not seeded');
+  await accounts.createUser({ username: COLLEAGUE, passwordHash: alice.passwordHash, customerId: 'C-1001' });
   const client = await seedClient(documentClient, tables.accounts);
-  const { env, cleanup } = await functionEnv({
+  // As `client`, for the known-source rows to lock.
+  const colleagueClient = await seedClient(documentClient, tables.accounts);
+  const { env, cleanup, counterSecret } = await functionEnv({
     endpoint: options.handlerEndpoint ?? options.endpoint,
     tables,
   });
@@ -79,6 +90,9 @@ export async function benchStage(options: {
     name: stage,
     accounts,
     client,
+    colleagueClient,
+    /** What the functions key the name counters and known sources with. */
+    counterSecret,
     jwksFile: (env.VERIFICATION_KEYS ?? '').slice('file:'.length),
     keyringFile: (env.SIGNING_KEYRING ?? '').slice('file:'.length),
     async close() {

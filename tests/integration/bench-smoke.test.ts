@@ -95,13 +95,18 @@ describe('npm run bench -- --quick', () => {
     const targets = rowsAfter('## Targets');
     // The authorizer against its floors (warm, bundle, cold start), the login functions
     // against theirs (two at cost 10, two at cost 4), the client credentials grant and token
-    // introspection against theirs, 13 functions' bundled ÷ unbundled import, the load test's
-    // errors, the bulk import's throughput.
-    expect(targets).toHaveLength(24);
+    // introspection against theirs, the known-source login and grant against theirs and the
+    // normal path's, 13 functions' bundled ÷ unbundled import, the load test's errors, the bulk
+    // import's throughput.
+    expect(targets).toHaveLength(28);
     expect(targets.map(([name]) => name)).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^Client credentials grant warm ÷ its floor/),
         expect.stringMatching(/^Token introspection warm ÷ its floor/),
+        expect.stringMatching(/^Login from a known source .* ÷ its floor .*cost 10$/),
+        expect.stringMatching(/^Login from a known source .* ÷ login, cost 10$/),
+        expect.stringMatching(/^Client credentials grant from a known source .* ÷ its floor/),
+        expect.stringMatching(/^Client credentials grant from a known source .* ÷ the grant/),
         'oauthToken: bundled import time ÷ unbundled',
         'oauthRevoke: bundled import time ÷ unbundled',
         'oauthIntrospect: bundled import time ÷ unbundled',
@@ -132,10 +137,34 @@ describe('npm run bench -- --quick', () => {
     expect(derived(authorizer)).toHaveLength(8);
     for (const value of derived(authorizer)) expect(value).toMatch(/^\d+\.\d\d×$/);
     const login = rowsAfter('## 2. Login');
-    // Login, login-extended, the compare, one GetItem and the floor, at cost 4 and 10.
-    expect(timings(login, /^\d+\.\d\d ms$/)).toBe(10);
-    expect(derived(login)).toHaveLength(18);
+    // Login, login-extended, the compare, one GetItem, the floor, the login from a known source
+    // and its floor, at cost 4 and 10.
+    expect(timings(login, /^\d+\.\d\d ms$/)).toBe(14);
+    expect(derived(login)).toHaveLength(28);
     for (const value of derived(login)) expect(value).toMatch(/^-?\d+\.\d\d(×| ms)$/);
+  });
+
+  it('times the login from a known source while strangers lock the name, beside the login and against its floor', () => {
+    const login = rowsAfter('## 2. Login');
+    const timed = login.filter((row) => row.length === 4).map(([variant = '']) => variant);
+    // At cost 4 and at cost 10.
+    expect(
+      timed.filter((name) => name === 'Login handler from a known source, the name locked by strangers'),
+    ).toHaveLength(2);
+    expect(timed.filter((name) => name.startsWith('Known-source floor: '))).toHaveLength(2);
+    const derivedNames = login.filter((row) => row.length === 2).map(([name]) => name);
+    for (const name of [
+      'Known-source login ÷ floor',
+      'Known-source login ÷ its floor',
+      'Known-source login − its floor (own work)',
+      'Known-source login ÷ login',
+      'Known-source login − login (the known-source path)',
+    ]) {
+      expect(
+        derivedNames.filter((derivedName) => derivedName === name),
+        name,
+      ).toHaveLength(2);
+    }
   });
 
   it('times the client credentials grant and token introspection against their floors, the secret check, one GetItem, the sign and the verify', () => {
@@ -150,6 +179,8 @@ describe('npm run bench -- --quick', () => {
       expect.stringMatching(/^Introspection handler/),
       expect.stringMatching(/^One jose jwtVerify/),
       expect.stringMatching(/^Introspection floor: /),
+      'Token handler from a known source, the client locked by strangers',
+      expect.stringMatching(/^Known-source floor: /),
     ]);
     for (const [variant, median, spread, plan] of timed) {
       expect(median, variant).toMatch(/^\d+\.\d+ (µs|ms)$/);
@@ -157,7 +188,8 @@ describe('npm run bench -- --quick', () => {
       expect(plan, variant).toMatch(/^\d+ × \d+$/);
     }
     const derived = rows.filter((row) => row.length === 2);
-    // Against the floor, its own work, against the bare work, and what the throttle adds to it.
+    // Against the floor, its own work, against the bare work, and what the throttle adds to it;
+    // the known-source grant against both floors and the grant.
     expect(derived.map(([name]) => name)).toEqual([
       'Grant ÷ floor',
       'Grant − floor (own work)',
@@ -165,6 +197,11 @@ describe('npm run bench -- --quick', () => {
       expect.stringMatching(/^Floor − \(secret check \+ one GetItem \+ sign\): the throttle/),
       'Introspection ÷ its floor',
       'Introspection − its floor (own work)',
+      'Known-source grant ÷ floor',
+      'Known-source grant ÷ its floor',
+      'Known-source grant − its floor (own work)',
+      'Known-source grant ÷ grant',
+      'Known-source grant − grant (the known-source path)',
     ]);
     for (const [name, value] of derived) expect(value, name).toMatch(/^-?\d+\.\d\d(×| ms)$/);
   });
@@ -174,16 +211,49 @@ describe('npm run bench -- --quick', () => {
     expect(trips.map(([operation]) => operation)).toEqual(
       expect.arrayContaining(['login', 'login-extended', 'client credentials grant', 'refresh']),
     );
-    expect(trips.length).toBeGreaterThanOrEqual(7);
+    expect(trips.length).toBeGreaterThanOrEqual(9);
     for (const [operation, total, sequential] of trips) {
       expect(total, operation).toMatch(/^\d+$/);
       expect(sequential, operation).toMatch(/^\d+$/);
     }
     // As the fault matrix names their call sites (docs/FAULTS.md): the counting proxy counts them all.
     const row = (operation: string) => trips.find(([name]) => name === operation)?.slice(0, 3);
+    /** The requests cell, `UpdateItem × 4, GetItem × 1`, as counts by action. */
+    const requests = (operation: string) =>
+      Object.fromEntries(
+        (trips.find(([name]) => name === operation)?.[3] ?? '')
+          .split(', ')
+          .map((entry) => entry.split(' × '))
+          .map(([action, count]) => [action, Number(count)]),
+      );
+    // The user read beside the name's and the address's reservations; then the session, the
+    // name's reset (which remembers the source) and the address's settle.
     expect(row('login')).toEqual(['login', '6', '2']);
+    expect(requests('login')).toEqual({ GetItem: 1, UpdateItem: 4, PutItem: 1 });
+    // The name locked: its refusal read, then the source's own reservation; after the password,
+    // the own counter's reset beside the source remembered on the name.
+    expect(row('login from a known source, the name locked by strangers')).toEqual([
+      'login from a known source, the name locked by strangers',
+      '9',
+      '4',
+    ]);
+    expect(requests('login from a known source, the name locked by strangers')).toEqual({
+      GetItem: 2,
+      UpdateItem: 6,
+      PutItem: 1,
+    });
     // As login's: the client read beside the two counters' reservations, then the counters settled.
     expect(row('client credentials grant')).toEqual(['client credentials grant', '5', '2']);
+    expect(requests('client credentials grant')).toEqual({ GetItem: 1, UpdateItem: 4 });
+    expect(row('client credentials grant from a known source, the client locked by strangers')).toEqual([
+      'client credentials grant from a known source, the client locked by strangers',
+      '8',
+      '4',
+    ]);
+    expect(requests('client credentials grant from a known source, the client locked by strangers')).toEqual({
+      GetItem: 2,
+      UpdateItem: 6,
+    });
     // The grant's client authentication, then the token's client read (no revocation cache) or
     // the client item's two writes.
     expect(row('token introspection, revocation cache 0s')).toEqual([
@@ -334,11 +404,13 @@ describe('npm run bench -- --quick', () => {
       'admin import, 500 users',
       'client credentials grant, warm',
       'token introspection, warm',
+      'login from a known source, warm, cost 10',
+      'grant from a known source, warm',
     ]) {
       expect(chart).toContain(`>${label}<`);
     }
     // One floor bar and one measured bar per row.
-    expect(chart.match(/<rect /g)?.length).toBe(1 + 2 * 9);
+    expect(chart.match(/<rect /g)?.length).toBe(1 + 2 * 11);
   });
 
   it('leaves the committed docs/PERFORMANCE.md and its chart alone', async () => {
