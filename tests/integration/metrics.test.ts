@@ -111,7 +111,7 @@ describe('login metrics', () => {
     ]);
   });
 
-  it('writes LockoutStarted with the failure that locks a username, then LoginFailed Locked', async () => {
+  it('writes LockoutStarted with the failure that locks a username, then LockRefused and LoginFailed Locked', async () => {
     const guess = () => call(login, { username: 'lockout-target', password: 'a-guessed-password' });
     for (let attempt = 0; attempt < 5; attempt++) await guess();
     const refused = await guess();
@@ -122,6 +122,8 @@ describe('login metrics', () => {
       // The fifth failure and the lock it starts: one invocation, one line each.
       'LockoutStarted{counter=Username}=1',
       'LoginFailed{reason=UnknownUser}=1',
+      // The refusal: by which counter, and as a failed login.
+      'LockRefused{counter=Username}=1',
       'LoginFailed{reason=Locked}=1',
     ]);
   });
