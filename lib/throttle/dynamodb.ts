@@ -27,6 +27,7 @@ const KNOWN = 'known_';
 
 const toRecord = (item: Record<string, unknown>): ThrottleCounter => ({
   failures: Number(item[countIn(Number(item.period))] ?? 0),
+  attempts: Number(item[attemptsIn(Number(item.period))] ?? item[countIn(Number(item.period))] ?? 0),
   lastAttemptAt: Number(item.lastAttemptAt ?? 0),
   lockedUntil: Number(item.lockedUntil ?? 0),
   retryAfterLock: item.retryAfterLock === 1,

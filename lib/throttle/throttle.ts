@@ -47,6 +47,8 @@ export interface ThrottleSettings {
 export interface ThrottleCounter {
   /** Failed attempts since the last success, in the counter's period (counted as they are decided). */
   readonly failures: number;
+  /** Failures and attempts not yet decided together: what a source the name does not know is counted against. */
+  readonly attempts: number;
   /** The last attempt started, failed or not. */
   readonly lastAttemptAt: number;
   /** 0 when never locked; a lock runs its course even on a counter that starts again. */
@@ -267,8 +269,10 @@ export const holdSeconds = (policy: ThrottlePolicy) => Math.min(ATTEMPT_MAX_SECO
  */
 export function refusedUntil(counter: ThrottleCounter, policy: ThrottlePolicy, now: number): number {
   if (policy.limit === 0) return 0;
+  // At the limit with failures, or with attempts not decided yet (in flight, or cut short by a
+  // fault): held for as long as an attempt can run after the last one started.
   const held =
-    counter.failures >= policy.limit && !counter.retryAfterLock
+    Math.max(counter.failures, counter.attempts) >= policy.limit && !counter.retryAfterLock
       ? counter.lastAttemptAt + holdSeconds(policy) * 1000
       : 0;
   const until = Math.max(counter.lockedUntil, held);
@@ -470,15 +474,16 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
       if (failed !== undefined) return undo(failed.reason);
       const name = results.find(({ kind }) => kind === 'username');
       let spared = false;
-      // The name is locked (or held): a source it knows is counted on its own counter instead
-      // (the read of the known sources came with the refusal). Not when only attempts in flight
-      // refused: the source would get a second in-flight allowance.
+      // The name is locked (or held by failures): a source it knows is counted on its own
+      // counter instead (the read of the known sources came with the refusal). Not when only
+      // attempts in flight refused: the source would get a second in-flight allowance.
       if (
         name !== undefined &&
         !name.granted &&
         tag !== undefined &&
         (name.record.knownSources.get(tag) ?? 0) > at &&
-        refusedUntil(name.record, settings.username, at) > 0
+        // Locked, or held by failures: not attempts in flight.
+        refusedUntil({ ...name.record, attempts: 0 }, settings.username, at) > 0
       ) {
         let own: Reserved;
         try {

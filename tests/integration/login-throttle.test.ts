@@ -53,6 +53,7 @@ const ending = (reserve: Reserve, failed: boolean, restoreRetry = false): Settle
 });
 const counter = (fields: Partial<ThrottleCounter>): ThrottleCounter => ({
   failures: 0,
+  attempts: fields.failures ?? 0,
   lastAttemptAt: T0,
   lockedUntil: 0,
   retryAfterLock: false,
@@ -114,7 +115,8 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
 
     expect(reserved).toEqual({
       granted: true,
-      record: counter({ lastAttemptAt: T0 + 2 * HOUR, lockedUntil: T0 + 90 * 60_000 }),
+      // This attempt, in flight.
+      record: counter({ attempts: 1, lastAttemptAt: T0 + 2 * HOUR, lockedUntil: T0 + 90 * 60_000 }),
     });
   });
 
@@ -474,7 +476,7 @@ describeEachDynamo('login throttle store on DynamoDB', (kind) => {
     const created = await first.store.reserve('USER#never-tried', at(T0 + 1000));
     const counted = await again.store.reserve(existing, at(T0 + 1000));
 
-    expect(created).toEqual({ granted: true, record: counter({ lastAttemptAt: T0 + 1000 }) });
+    expect(created).toEqual({ granted: true, record: counter({ attempts: 1, lastAttemptAt: T0 + 1000 }) });
     expect(counted.record.failures).toBe(1);
     expect(first.sent).toEqual(['UpdateCommand']);
     expect(again.sent).toEqual(['UpdateCommand']);
@@ -526,7 +528,7 @@ describeEachDynamo('login throttle store on DynamoDB', (kind) => {
 
     const reserved = await store.reserve(key, at(T0 + 1000));
 
-    expect(reserved).toEqual({ granted: true, record: counter({ lastAttemptAt: T0 + 1000 }) });
+    expect(reserved).toEqual({ granted: true, record: counter({ attempts: 1, lastAttemptAt: T0 + 1000 }) });
   });
 
   it('counts again on a counter an operator cleared after this login found it locked', async () => {
@@ -540,7 +542,7 @@ describeEachDynamo('login throttle store on DynamoDB', (kind) => {
 
     const reserved = await store.reserve(key, at(T0 + 1000));
 
-    expect(reserved.record).toEqual(counter({ lastAttemptAt: T0 + 1000 }));
+    expect(reserved.record).toEqual(counter({ attempts: 1, lastAttemptAt: T0 + 1000 }));
     expect(sent).toEqual(['UpdateCommand', 'GetCommand', 'UpdateCommand']);
   });
 

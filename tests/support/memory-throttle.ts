@@ -32,8 +32,9 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
   /** The counters as stored, for tests to look at (and, rarely, to set). */
   const all = new Map<string, ThrottleCounter>();
   const save = (key: string, entry: Entry) => {
-    entries.set(key, entry);
-    all.set(key, entry.counter);
+    const counter = { ...entry.counter, attempts: entry.attempts };
+    entries.set(key, { ...entry, counter });
+    all.set(key, counter);
   };
   const entryOf = (key: string): Entry | undefined => {
     const entry = entries.get(key);
@@ -41,7 +42,7 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
     if (counter === undefined) return undefined;
     // A test may have set a counter directly.
     return entry === undefined
-      ? { counter, attempts: counter.failures, period: Number.NEGATIVE_INFINITY, inflight: new Map() }
+      ? { counter, attempts: counter.attempts, period: Number.NEGATIVE_INFINITY, inflight: new Map() }
       : { ...entry, counter };
   };
   return {
@@ -76,6 +77,7 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
       if (!allowed) return { granted: false, record: (current as Entry).counter };
       const counter: ThrottleCounter = {
         failures,
+        attempts: attempts + 1,
         lastAttemptAt: now,
         lockedUntil: current?.counter.lockedUntil ?? 0,
         retryAfterLock: false,

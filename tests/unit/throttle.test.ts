@@ -134,9 +134,10 @@ describe('login throttle', () => {
     expect(holdSeconds({ ...POLICY, baseLockSeconds: 2 })).toBe(2);
   });
 
-  it('sees a counter as refusing exactly while a lock or a hold refuses', () => {
+  it('sees a counter as refusing exactly while a lock or a hold refuses, a hold by failures or by attempts not yet decided', () => {
     const counter: ThrottleCounter = {
       failures: 5,
+      attempts: 5,
       lastAttemptAt: T0,
       lockedUntil: 0,
       retryAfterLock: false,
@@ -148,7 +149,9 @@ describe('login throttle', () => {
     expect(
       refusedUntil({ ...counter, retryAfterLock: true, lockedUntil: T0 + 60_000 }, POLICY, T0 + 1000),
     ).toBe(T0 + 60_000);
-    expect(refusedUntil({ ...counter, failures: 4 }, POLICY, T0 + 1000)).toBe(0);
+    expect(refusedUntil({ ...counter, failures: 4, attempts: 4 }, POLICY, T0 + 1000)).toBe(0);
+    // Four failures and an attempt not decided (in flight, or cut short by a fault): held alike.
+    expect(refusedUntil({ ...counter, failures: 4 }, POLICY, T0 + 1000)).toBe(T0 + 30_000);
     expect(refusedUntil(counter, OFF, T0 + 1000)).toBe(0);
   });
 
@@ -202,7 +205,7 @@ describe('login throttle', () => {
     expect(store.all.get(sourceIpCounterKey(attempt.sourceIp))?.failures).toBe(0);
     // Both counters count from nothing again: the limit's worth of attempts at once, no more.
     await Promise.all(Array.from({ length: POLICY.limit }, () => throttle.begin(attempt)));
-    expect(await retryAfter(throttle.begin(attempt))).toBe(1);
+    expect(await retryAfter(throttle.begin(attempt))).toBe(holdSeconds(POLICY));
   });
 
   it('hands back the one attempt a lock allows after it ends when that attempt is undecided', async () => {
@@ -283,7 +286,11 @@ describe('attempts in flight', () => {
       result.status === 'rejected' ? [result.reason as AppError] : [],
     );
     expect(
-      refused.every(({ code, retryAfterSeconds }) => code === 'TOO_MANY_ATTEMPTS' && retryAfterSeconds === 1),
+      // Held by attempts not yet decided: told to come back when the hold ends at the latest.
+      refused.every(
+        ({ code, retryAfterSeconds }) =>
+          code === 'TOO_MANY_ATTEMPTS' && retryAfterSeconds === holdSeconds(POLICY),
+      ),
     ).toBe(true);
     return results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   };
@@ -313,7 +320,7 @@ describe('attempts in flight', () => {
     },
   );
 
-  it('lets a new source’s first burst of right passwords try up to the failure limit, the rest told to retry in a second, and all of the next', async () => {
+  it('lets a new source’s first burst of right passwords try up to the failure limit, the rest told to come back when the hold ends, and all of the next', async () => {
     const { throttle } = setup(KNOWN);
 
     const first = await outcomes(Array.from({ length: 20 }, () => throttle.begin(attempt)));
@@ -435,13 +442,13 @@ describe('quota', () => {
     expect(error.quota).toEqual([{ policy: 'username', remaining: 0, resetSeconds: 20 }]);
   });
 
-  it('tells a refused attempt that nothing is left of a name its attempts in flight fill, for a second', async () => {
+  it('tells a refused attempt that nothing is left of a name its attempts in flight fill, until the hold ends', async () => {
     const { throttle } = setup(settings);
     for (let i = 0; i < POLICY.limit; i += 1) await throttle.begin(attempt);
 
     const error = (await throttle.begin(attempt).catch((e: unknown) => e)) as AppError;
 
-    expect(error.quota).toEqual([{ policy: 'username', remaining: 0, resetSeconds: 1 }]);
+    expect(error.quota).toEqual([{ policy: 'username', remaining: 0, resetSeconds: holdSeconds(POLICY) }]);
   });
 
   it('names a client’s quota after the client', async () => {
