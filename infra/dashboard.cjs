@@ -28,7 +28,7 @@ const FUNCTIONS = [
   ['createShipment', 'CreateShipmentLambdaFunction'],
   ['trackShipment', 'TrackShipmentLambdaFunction'],
 ];
-const TABLES = ['AccountsTable', 'SessionsTable', 'LoginThrottleTable', 'ShipmentsTable'];
+const TABLES = ['AccountsTable', 'SessionsTable', 'LoginThrottleTable', 'ShipmentsTable', 'AuditTable'];
 const ALARMS = [
   'Api5xxRateAlarm',
   'FunctionErrorsAlarm',
@@ -54,7 +54,7 @@ const SPARED_COUNTERS = [
   ['Username', 'User logins'],
   ['Client', 'API client authentications'],
 ];
-const CLIENT_FAILURE_REASONS = ['UnknownClient', 'BadSecret', 'Disabled', 'Locked'];
+const CLIENT_FAILURE_REASONS = ['UnknownClient', 'BadSecret', 'Disabled', 'Locked', 'MalformedSecret'];
 const DENY_REASONS = ['MissingToken', 'SeveralTokens', 'Expired', 'InvalidToken', 'Revoked'];
 const WAF_RULES = ['IpReputation', 'LoginRateLimit', 'BodySizeLimit', 'CommonRuleSet'];
 

@@ -2,9 +2,10 @@
  * Reads the stage parameters the operator tools need from serverless.yml (`params.<stage>`
  * over `params.default`), so the admin CLI hashes passwords at the stage's bcrypt cost,
  * imports hashes up to the cost the stage's login can afford, keeps retired keys as long as
- * the stage's tokens live and encrypts the keyring with the KMS key the stage's template puts
- * it under, without a second copy of a value. (A `--param`
- * given to `serverless deploy` is not seen here: set a stage's values in its `params` block.)
+ * the stage's tokens live, keeps audit events as long as the stage's functions do and
+ * encrypts the keyring with the KMS key the stage's template puts it under, without a second
+ * copy of a value. (A `--param` given to `serverless deploy` is not seen here: set a stage's
+ * values in its `params` block.)
  *
  * A parameter may be a literal or use `${env:NAME}` / `${env:NAME, 'default'}`, resolved as
  * the Serverless Framework does (the variable when set, even to '', else the default). Any other
@@ -53,6 +54,7 @@ const FunctionParamsSchema = v.pick(v.object(SETTINGS), [
   'LOGIN_LOCKOUT_MAX',
   'LOGIN_INFLIGHT_LIMIT',
   'KNOWN_SOURCE_PERIOD',
+  'AUDIT_RETENTION',
 ]);
 
 /** The parameters no function reads: declared here, their one home. */
@@ -94,6 +96,8 @@ export interface StageParams {
   readonly usernameThrottle: ThrottlePolicy;
   /** How long a source stays known for a name (0: known sources off). */
   readonly knownSourceSeconds: number;
+  /** How long the audit trail keeps the events the admin CLI writes, as the functions keep theirs. */
+  readonly auditRetentionSeconds: number;
 }
 
 /**
@@ -212,5 +216,6 @@ export function readStageParams(
       inflightLimit: Math.max(fn.LOGIN_INFLIGHT_LIMIT, fn.LOGIN_FAILURE_LIMIT),
     },
     knownSourceSeconds: fn.KNOWN_SOURCE_PERIOD,
+    auditRetentionSeconds: fn.AUDIT_RETENTION,
   };
 }

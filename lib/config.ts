@@ -110,6 +110,9 @@ export const SETTINGS = {
   SESSIONS_TABLE: NonEmpty,
   LOGIN_THROTTLE_TABLE: NonEmpty,
   SHIPMENTS_TABLE: NonEmpty,
+  AUDIT_TABLE: NonEmpty,
+  // Long enough that an event outlives the incident it documents.
+  AUDIT_RETENTION: v.pipe(DurationSchema, v.minValue(86_400, 'must be at least 1d')),
 };
 type Setting = keyof typeof SETTINGS;
 
@@ -215,6 +218,11 @@ const gatewayLimits = (env: v.InferOutput<v.ObjectSchema<typeof PublishedLimitsE
       : []),
   ] satisfies QuotaPolicy[]);
 
+const AuditEnv = pick('AUDIT_TABLE', 'AUDIT_RETENTION');
+/** Where the OAuth endpoints record failed client authentications, and for how long. */
+const audit = (env: v.InferOutput<v.ObjectSchema<typeof AuditEnv, undefined>>) =>
+  Object.freeze({ table: env.AUDIT_TABLE, retentionSeconds: env.AUDIT_RETENTION });
+
 const lockoutOrdered = (env: ThrottleVars) => env.LOGIN_LOCKOUT_BASE <= env.LOGIN_LOCKOUT_MAX;
 const LOCKOUT_UNORDERED = 'LOGIN_LOCKOUT_BASE must not exceed LOGIN_LOCKOUT_MAX';
 
@@ -315,6 +323,7 @@ const OAuthTokenConfigSchema = v.pipe(
     ...KeyReloadEnv,
     ...ThrottleEnv,
     ...PublishedLimitsEnv,
+    ...AuditEnv,
     ...pick('ACCOUNTS_TABLE', 'SIGNING_KEYRING'),
   }),
   v.check((env) => env.TOKEN_AUDIENCE !== env.TOKEN_ISSUER, AUDIENCE_IS_ISSUER),
@@ -333,6 +342,7 @@ const OAuthTokenConfigSchema = v.pipe(
       loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
       throttle: throttle(env),
       gatewayLimits: gatewayLimits(env),
+      audit: audit(env),
     }),
   ),
 );
@@ -345,6 +355,7 @@ const ClientTokenQueryEnv = {
   ...DataEnv,
   ...KeyReloadEnv,
   ...ThrottleEnv,
+  ...AuditEnv,
   ...pick('ACCOUNTS_TABLE', 'SIGNING_KEYRING', 'VERIFICATION_KEYS'),
 };
 const clientTokenQuery = (env: v.InferOutput<v.ObjectSchema<typeof ClientTokenQueryEnv, undefined>>) => ({
@@ -355,6 +366,7 @@ const clientTokenQuery = (env: v.InferOutput<v.ObjectSchema<typeof ClientTokenQu
   keys: keys(env, { signingKeyring: env.SIGNING_KEYRING, verificationKeys: env.VERIFICATION_KEYS }),
   loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
   throttle: throttle(env),
+  audit: audit(env),
 });
 
 const OAuthRevokeConfigSchema = v.pipe(

@@ -6,6 +6,7 @@ export const tableNames = (stage: string) => ({
   shipments: `${SERVICE}-${stage}-shipments`,
   sessions: `${SERVICE}-${stage}-sessions`,
   loginThrottle: `${SERVICE}-${stage}-login-throttle`,
+  audit: `${SERVICE}-${stage}-audit`,
 });
 
 export type TableKey = keyof ReturnType<typeof tableNames>;

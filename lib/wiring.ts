@@ -3,6 +3,8 @@
 
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoAccountRepository, createDynamoStatusReader } from './accounts/dynamodb.ts';
+import { createClientAuthAudit } from './audit/audit.ts';
+import { createDynamoAuditTrail } from './audit/dynamodb.ts';
 import type { AuthorizerDeps } from './auth/authorizer.ts';
 import type { LoginDeps } from './auth/login.ts';
 import { createPasswordVerifier } from './auth/passwords.ts';
@@ -176,7 +178,10 @@ export async function loginDeps(config: LoginConfig): Promise<LoginDeps & Measur
   };
 }
 
-/** Client authentication at an OAuth endpoint: the client's consistent read and the login throttle. */
+/**
+ * Client authentication at an OAuth endpoint: the client's consistent read, the login throttle,
+ * and the audit trail its failures are recorded in.
+ */
 async function clientAuthDeps(
   config: OAuthTokenConfig | OAuthRevokeConfig,
   keyring: () => Promise<SigningKeyring>,
@@ -190,6 +195,11 @@ async function clientAuthDeps(
     throttle: await loginThrottle(config, keyring, metrics),
     logger,
     metrics,
+    audit: createClientAuthAudit({
+      trail: createDynamoAuditTrail({ client: documentClient(config.data), tableName: config.audit.table }),
+      logger,
+      retentionSeconds: config.audit.retentionSeconds,
+    }),
   };
 }
 

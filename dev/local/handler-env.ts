@@ -18,7 +18,7 @@ export const stageEnv = (stage = 'test'): Record<string, string> =>
 
 export async function functionEnv(options: {
   endpoint: string;
-  tables: { accounts: string; shipments: string; sessions: string; loginThrottle: string };
+  tables: { accounts: string; shipments: string; sessions: string; loginThrottle: string; audit: string };
 }) {
   const keyDir = await mkdtemp(join(tmpdir(), 'parcel-auth-keys-'));
   const keys = await ensureLocalKeys(keyDir);
@@ -36,6 +36,7 @@ export async function functionEnv(options: {
     SHIPMENTS_TABLE: options.tables.shipments,
     SESSIONS_TABLE: options.tables.sessions,
     LOGIN_THROTTLE_TABLE: options.tables.loginThrottle,
+    AUDIT_TABLE: options.tables.audit,
     DYNAMODB_ENDPOINT: options.endpoint,
     SIGNING_KEYRING: `file:${keys.keyringFile}`,
     VERIFICATION_KEYS: `file:${keys.jwksFile}`,

@@ -81,6 +81,8 @@ export interface UserItem {
   revokedBefore?: number;
   /** Absent: every scope. */
   scopes?: string[];
+  /** Present (true) only while the user administers its customer. */
+  admin?: boolean;
   /** Session id to epoch seconds: sessions revoked for reuse, until their access tokens expire. */
   revokedSessions?: Record<string, number>;
   createdAt: string;
@@ -95,6 +97,7 @@ export const toUser = (item: UserItem): UserRecord => ({
   depotCode: item.depotCode ?? null,
   revokedBefore: item.revokedBefore ?? 0,
   scopes: item.scopes === undefined ? null : sortScopes(item.scopes.filter(isScope)),
+  admin: item.admin === true,
   createdAt: item.createdAt,
   updatedAt: item.updatedAt,
 });

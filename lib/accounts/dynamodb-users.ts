@@ -1,6 +1,6 @@
 /**
- * The user items: reads, creation, password, enabling, scopes and removal. Every change that
- * takes something away from a user also moves its revocation cutoff, in the same write.
+ * The user items: reads, creation, password, enabling, scopes, administration and removal. Every
+ * change that takes something away from a user also moves its revocation cutoff, in the same write.
  */
 
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -22,6 +22,7 @@ export type UserStore = Pick<
   | 'upgradePasswordHash'
   | 'revokeUserTokens'
   | 'setUserScopes'
+  | 'setAdministrator'
   | 'removeUser'
 >;
 
@@ -134,6 +135,19 @@ export function createUserStore(table: AccountsTable): UserStore {
       scopes === null
         ? updateAndRevoke(username, [], {}, ['scopes'])
         : updateAndRevoke(username, ['scopes = :scopes'], { ':scopes': [...scopes] }),
+
+    async setAdministrator(username, admin) {
+      if (!admin) return updateAndRevoke(username, [], {}, ['admin']);
+      const granted = await updateOwned(table, userKey(username), owner(username), {
+        expression: 'SET admin = :admin, updatedAt = :now',
+        condition: 'attribute_exists(customerId)',
+        values: { ':admin': true, ':now': now() },
+      });
+      if (granted !== undefined) return;
+      // The condition failed: no such user, or one without a customer.
+      if ((await readItem(username))?.username !== username) throw noSuchUser();
+      throw new AppError('VALIDATION_FAILED', { detail: 'the user has no customer to administer' });
+    },
 
     async removeUser(username) {
       // The membership first: a run that fails after it leaves the user, and the next run

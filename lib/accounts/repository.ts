@@ -15,6 +15,11 @@ export interface UserRecord {
   readonly revokedBefore: number;
   /** The scopes an operator narrowed the user to; null: every scope (the seed's contract). */
   readonly scopes: readonly Scope[] | null;
+  /**
+   * Whether the user administers its own customer's credentials: only when an operator granted
+   * it, never by default, and never without a customer.
+   */
+  readonly admin: boolean;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -45,8 +50,9 @@ export interface PasswordHashUpgrader {
 }
 
 /**
- * The admin CLI's; throws `AppError` NOT_FOUND or ALREADY_EXISTS. A new password or scopes, disabling
- * and removal revoke the user's sessions and access tokens; enabling revives none.
+ * The admin CLI's; throws `AppError` NOT_FOUND or ALREADY_EXISTS. A new password or scopes, disabling,
+ * the end of an administration and removal revoke the user's sessions and access tokens; enabling
+ * and a grant revive none.
  */
 export interface AccountRepository
   extends UserReader,
@@ -59,6 +65,12 @@ export interface AccountRepository
   setEnabled(username: string, enabled: boolean): Promise<void>;
   revokeUserTokens(username: string): Promise<void>;
   setUserScopes(username: string, scopes: readonly Scope[] | null): Promise<void>;
+  /**
+   * Grants (true) or ends (false) the user's administration of its customer. A grant refuses a
+   * user without a customer (VALIDATION_FAILED): there is nothing it could administer. Ending it
+   * also revokes the user's tokens, so none issued while it administered outlives the grant.
+   */
+  setAdministrator(username: string, admin: boolean): Promise<void>;
   removeUser(username: string): Promise<void>;
   addPickupAddress(customerId: string, depotCode: string): Promise<PickupAddress>;
   listPickupAddresses(customerId: string): Promise<PickupAddress[]>;

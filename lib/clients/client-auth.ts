@@ -3,18 +3,27 @@
  * and introspection endpoints take the same credentials the same ways and check them with the
  * same work. Every failure (unknown client, wrong secret, disabled client) is the same
  * INVALID_CLIENT after the same work, counted by the login throttle on the client id and the
- * source address like a failed login.
+ * source address like a failed login. A `pcs_` secret of no format we issue (a checksum that
+ * fails: secret-format.ts) is the same INVALID_CLIENT before any of it: it cannot be right.
  */
 import * as v from 'valibot';
+import type { ClientAuthAudit } from '../audit/audit.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { ClientAuthFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { QuotaState } from '../quota.ts';
 import { beginAlongside, type FailureReason, type LoginThrottle } from '../throttle/throttle.ts';
 import { type Clock, systemClock } from '../time.ts';
-import { ClientIdSchema, type ClientReader, type ClientRecord, matchSecret } from './clients.ts';
+import {
+  ClientIdSchema,
+  type ClientReader,
+  type ClientRecord,
+  type ClientUseRecorder,
+  matchSecret,
+} from './clients.ts';
+import { secretFormat } from './secret-format.ts';
 
-/** Longer than any secret we issue (47 characters); bounds the hashing a request can cause. */
+/** Longer than any secret we issue (53 characters); bounds the hashing a request can cause. */
 const MAX_SECRET_LENGTH = 256;
 
 export interface ClientCredentials {
@@ -74,12 +83,15 @@ export function clientCredentials(
 }
 
 export interface ClientAuthDeps {
-  readonly clients: ClientReader;
+  /** The client's read; the token endpoint's grant also records last use through it (grant.ts). */
+  readonly clients: ClientReader & ClientUseRecorder;
   readonly throttle: LoginThrottle;
   readonly logger: Logger;
   /** Counts failed client authentications by reason. */
   readonly metrics: MetricsRecorder;
   readonly clock?: Clock;
+  /** Records the failures of clients that exist; never rejects. */
+  readonly audit?: ClientAuthAudit;
 }
 
 export interface AuthenticatedClient {
@@ -104,6 +116,12 @@ export async function authenticateClient(
   request: ClientCredentials & { readonly sourceIp: string },
 ): Promise<AuthenticatedClient> {
   const { metrics, logger } = deps;
+  // No read and no count: nobody holds such a secret, so it guesses nothing and locks nobody out.
+  if (secretFormat(request.clientSecret) === 'malformed') {
+    logger.info('client authentication failed', { reason: 'malformed secret', sourceIp: request.sourceIp });
+    metrics.count({ name: 'ClientAuthFailed', reason: 'MalformedSecret' });
+    throw invalidClient();
+  }
   const attempt = { username: request.clientId, sourceIp: request.sourceIp, client: true } as const;
   const readAt = (deps.clock ?? systemClock)();
   const { reservation, found: client } = await beginAlongside(
@@ -119,7 +137,18 @@ export async function authenticateClient(
   if (client === null || secretId === null || !client.enabled) {
     const reason: FailureReason =
       client === null ? 'unknown client' : secretId === null ? 'bad secret' : 'disabled client';
-    const quota = await deps.throttle.failed(attempt, reason, reservation);
+    // The audit event beside the settle: no step more, and it never changes the answer.
+    const [quota] = await Promise.all([
+      deps.throttle.failed(attempt, reason, reservation),
+      client !== null &&
+        deps.audit?.failedAuthentication({
+          customerId: client.customerId,
+          clientId: client.clientId,
+          ...(secretId !== null && { secretId }),
+          sourceIp: request.sourceIp,
+          reason,
+        }),
+    ]);
     // The client id only of a client that exists: a secret pasted into the id field must not be logged.
     logger.info('client authentication failed', {
       reason,

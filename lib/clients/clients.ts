@@ -4,6 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
 import type { ClientStatusReader } from '../revocation/revocation.ts';
 import { type Scope, sortScopes } from '../scopes.ts';
+import { generateSecretText } from './secret-format.ts';
 
 /** The one in use and its successor. */
 export const MAX_LIVE_SECRETS = 2;
@@ -14,6 +15,8 @@ export interface ClientSecret {
   /** SHA-256 of the secret's UTF-8 bytes, base64url. */
   readonly digest: string;
   readonly createdAt: string;
+  /** The last grant with it, to within LAST_USE_PRECISION_MS; absent until its first. */
+  readonly lastUsedAt?: string;
 }
 
 export interface ClientRecord {
@@ -26,6 +29,8 @@ export interface ClientRecord {
   readonly revokedBefore: number;
   readonly createdAt: string;
   readonly updatedAt: string;
+  /** The latest of its secrets' `lastUsedAt`, a removed secret's included; absent until its first grant. */
+  readonly lastUsedAt?: string;
 }
 
 export interface NewClient {
@@ -39,8 +44,29 @@ export interface ClientReader {
   findClient(clientId: string): Promise<ClientRecord | null>;
 }
 
+/**
+ * A secret's last use is written at most once per LAST_USE_PRECISION_MS (lucia's pattern for
+ * sessions): the grant knows from the client item it read whether the stored time is that old,
+ * so the grants in between cost no write.
+ */
+export const LAST_USE_PRECISION_MS = 60 * 60 * 1000;
+
+/** Whether a grant at `now` with a secret last used at `lastUsedAt` records its use. */
+export const lastUseDue = (lastUsedAt: string | undefined, now: Date) =>
+  lastUsedAt === undefined || now.getTime() - Date.parse(lastUsedAt) >= LAST_USE_PRECISION_MS;
+
+export interface ClientUseRecorder {
+  /**
+   * Sets the secret's and the client's `lastUsedAt` to `at`, in one conditional write: only
+   * while the secret is live and its stored time is absent or LAST_USE_PRECISION_MS before `at`,
+   * so of parallel grants one writes. False when it wrote nothing (another grant did, or the
+   * secret or client is gone); rejects when the store cannot be reached.
+   */
+  recordUse(clientId: string, secretId: string, at: Date): Promise<boolean>;
+}
+
 /** The admin CLI's; throws `AppError` NOT_FOUND, ALREADY_EXISTS or VALIDATION_FAILED. */
-export interface ClientRepository extends ClientReader, ClientStatusReader {
+export interface ClientRepository extends ClientReader, ClientUseRecorder, ClientStatusReader {
   createClient(client: NewClient): Promise<void>;
   listClients(customerId?: string): Promise<ClientRecord[]>;
   /** Disabling also revokes every token the client holds; enabling revives none. */
@@ -54,7 +80,6 @@ export interface ClientRepository extends ClientReader, ClientStatusReader {
 }
 
 export const CLIENT_ID_PREFIX = 'pcl_';
-export const CLIENT_SECRET_PREFIX = 'pcs_';
 
 /** Generated, never chosen; URL-safe, so the same in a Basic header, a form body and a token. */
 export const ClientIdSchema = v.pipe(
@@ -68,9 +93,9 @@ export const SecretIdSchema = v.pipe(
 
 export const newClientId = () => `${CLIENT_ID_PREFIX}${randomBytes(10).toString('hex')}`;
 
-/** Shown once. The prefix lets secret scanners spot a leak; 32 random bytes make guessing hopeless. */
+/** Shown once. Its format lets secret scanners spot a leak (secret-format.ts); 256 random bits make guessing hopeless. */
 export function newClientSecret(now: Date): { readonly secret: string; readonly stored: ClientSecret } {
-  const secret = `${CLIENT_SECRET_PREFIX}${randomBytes(32).toString('base64url')}`;
+  const secret = generateSecretText();
   return {
     secret,
     stored: {

@@ -7,6 +7,8 @@
  *
  * One item per client, its live secrets in a map by secret id, so the token endpoint and the
  * authorizer each read exactly one item, and at most two live secrets is one write's condition.
+ * A secret's last use is in its map entry (`lastUsedAt`), addressed by the secret's id, so a
+ * removal racing it cannot move the write onto another secret; the client's beside the map.
  * The tokens the client revoked itself are a map beside them (`revokedTokens`, jti → exp).
  */
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -22,6 +24,8 @@ import {
   type ClientRecord,
   type ClientRepository,
   type ClientSecret,
+  type ClientUseRecorder,
+  LAST_USE_PRECISION_MS,
   MAX_LIVE_SECRETS,
   type NewClient,
 } from './clients.ts';
@@ -42,31 +46,57 @@ export function clientItem(record: ClientRecord): Record<string, unknown> {
     scopes: [...record.scopes],
     enabled: record.enabled,
     secrets: Object.fromEntries(
-      record.secrets.map(({ id, digest, createdAt }) => [id, { digest, createdAt }]),
+      record.secrets.map(({ id, digest, createdAt, lastUsedAt }) => [
+        id,
+        { digest, createdAt, ...(lastUsedAt !== undefined && { lastUsedAt }) },
+      ]),
     ),
     revokedBefore: record.revokedBefore,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
+    ...(record.lastUsedAt !== undefined && { lastUsedAt: record.lastUsedAt }),
   };
 }
 
-type SecretMap = Record<string, { digest?: unknown; createdAt?: unknown }>;
+type SecretMap = Record<string, { digest?: unknown; createdAt?: unknown; lastUsedAt?: unknown }>;
+
+/** An ISO time as stored, if there is one (items written before last use have none). */
+const timeOf = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
 const secretsOf = (map: unknown): ClientSecret[] =>
   Object.entries((map ?? {}) as SecretMap)
-    .map(([id, secret]) => ({ id, digest: String(secret.digest), createdAt: String(secret.createdAt) }))
+    .map(([id, secret]) => {
+      const lastUsedAt = timeOf(secret.lastUsedAt);
+      return {
+        id,
+        digest: String(secret.digest),
+        createdAt: String(secret.createdAt),
+        ...(lastUsedAt !== undefined && { lastUsedAt }),
+      };
+    })
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
 
+/** The latest of ISO times of one format (toISOString's), which order as text. */
+const latest = (times: readonly (string | undefined)[]) =>
+  times.reduce<string | undefined>(
+    (found, time) => (time !== undefined && (found === undefined || time > found) ? time : found),
+    undefined,
+  );
+
 function toClient(item: Record<string, unknown>): ClientRecord {
+  const secrets = secretsOf(item.secrets);
+  // Two secrets' writes may land out of order: the client's is the latest of all it stores.
+  const lastUsedAt = latest([timeOf(item.lastUsedAt), ...secrets.map((secret) => secret.lastUsedAt)]);
   return {
     clientId: String(item.clientId),
     customerId: String(item.customerId),
     scopes: sortScopes(((item.scopes ?? []) as string[]).filter(isScope) as Scope[]),
     enabled: item.enabled === true,
-    secrets: secretsOf(item.secrets),
+    secrets,
     revokedBefore: Number(item.revokedBefore ?? 0),
     createdAt: String(item.createdAt),
     updatedAt: String(item.updatedAt),
+    ...(lastUsedAt !== undefined && { lastUsedAt }),
   };
 }
 
@@ -97,8 +127,12 @@ export const createDynamoClientTokenRevoker = (
 ): ClientTokenRevoker =>
   createClientTokenRevoker({ ...deps, keyOf: clientKey, clock: deps.clock ?? systemClock });
 
-/** The token endpoint's read: consistent, so a client or secret just added or removed is seen at once. */
-export function createDynamoClientReader(deps: Table): ClientReader {
+/**
+ * The token endpoint's read: consistent, so a client or secret just added or removed is seen at
+ * once; and its last-use write. The write touches the secret's `lastUsedAt` and the client's
+ * alone, and never `updatedAt`: the client did not change.
+ */
+export function createDynamoClientReader(deps: Table): ClientReader & ClientUseRecorder {
   const { client, tableName: TableName } = deps;
   return {
     async findClient(clientId) {
@@ -106,6 +140,22 @@ export function createDynamoClientReader(deps: Table): ClientReader {
         client.send(new GetCommand({ TableName, Key: clientKey(clientId), ConsistentRead: true })),
       );
       return Item !== undefined && Item.clientId === clientId ? toClient(Item) : null;
+    },
+
+    async recordUse(clientId, secretId, at) {
+      const written = await updateOwned(deps, clientKey(clientId), clientOwner(clientId), {
+        expression: 'SET secrets.#id.lastUsedAt = :at, lastUsedAt = :at',
+        // The secret still live (a removed one is not written back), and not written within the precision.
+        condition:
+          'attribute_exists(secrets.#id) AND ' +
+          '(attribute_not_exists(secrets.#id.lastUsedAt) OR secrets.#id.lastUsedAt <= :due)',
+        values: {
+          ':at': at.toISOString(),
+          ':due': new Date(at.getTime() - LAST_USE_PRECISION_MS).toISOString(),
+        },
+        names: { '#id': secretId },
+      });
+      return written !== undefined;
     },
   };
 }
@@ -116,7 +166,8 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
   const now = () => clock().toISOString();
   const noSuchClient = () => new AppError('NOT_FOUND', { detail: 'no such client' });
 
-  const read = createDynamoClientReader(deps).findClient;
+  const reader = createDynamoClientReader(deps);
+  const read = reader.findClient;
 
   const scan = async (customerId?: string) => {
     const clients: ClientRecord[] = [];
@@ -153,6 +204,7 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
 
   return {
     findClient: read,
+    recordUse: reader.recordUse,
     findClientStatus: createDynamoClientStatusReader(deps).findClientStatus,
     listClients: (customerId) => scan(customerId),
     exportClients: () => scan(),

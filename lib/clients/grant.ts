@@ -1,15 +1,22 @@
 /**
  * The client credentials grant (RFC 6749 section 4.4): a client proves a secret (client-auth.ts,
- * throttled like a login) and gets an access token for its customer and scopes.
+ * throttled like a login) and gets an access token for its customer and scopes; the secret's
+ * last use is recorded, at most once an hour (docs/clients.md, "Last use").
  */
 
 import { AppError } from '../errors.ts';
+import { describeError } from '../log.ts';
 import type { QuotaState } from '../quota.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import type { Scope } from '../scopes.ts';
 import type { ClientTokenIssuer, IssuedClientToken } from '../tokens/issue.ts';
-import { authenticateClient, type ClientAuthDeps, type ClientCredentials } from './client-auth.ts';
-import { grantedScopes } from './clients.ts';
+import {
+  type AuthenticatedClient,
+  authenticateClient,
+  type ClientAuthDeps,
+  type ClientCredentials,
+} from './client-auth.ts';
+import { grantedScopes, lastUseDue } from './clients.ts';
 
 export interface GrantDeps extends ClientAuthDeps {
   readonly tokens: ClientTokenIssuer;
@@ -27,9 +34,30 @@ export interface Grant extends IssuedClientToken {
   readonly quota: readonly QuotaState[];
 }
 
+/**
+ * Records the secret's use when the client item just read says its last one is an hour old or
+ * more (lucia's pattern): the grants in between write nothing. Never rejects: a grant is not
+ * refused, nor answered 503, for its bookkeeping; a failed write is tried again by the next grant.
+ */
+async function recordLastUse(deps: GrantDeps, { client, secretId, readAt }: AuthenticatedClient) {
+  const secret = client.secrets.find((live) => live.id === secretId);
+  if (!lastUseDue(secret?.lastUsedAt, readAt)) return;
+  try {
+    await deps.clients.recordUse(client.clientId, secretId, readAt);
+  } catch (error) {
+    // The id of the secret, never the secret (a `secret*` field name would be redacted).
+    deps.logger.warn('client last use not recorded', {
+      clientId: client.clientId,
+      grantedWith: secretId,
+      error: describeError(error),
+    });
+  }
+}
+
 export async function grantClientToken(deps: GrantDeps, request: GrantRequest): Promise<Grant> {
   const { metrics, logger } = deps;
-  const { client, secretId, readAt, quota } = await authenticateClient(deps, request);
+  const authenticated = await authenticateClient(deps, request);
+  const { client, secretId, readAt, quota } = authenticated;
   const scopes = grantedScopes(client, request.scopes);
   // No scope at all (every one the client held since retired): a token that could call nothing.
   if (scopes === null || scopes.length === 0) {
@@ -37,13 +65,17 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
     metrics.count({ name: 'ClientTokenRefused', reason: 'InvalidScope' });
     throw new AppError('INVALID_SCOPE', { quota });
   }
-  const token = await deps.tokens.issue({
-    clientId: client.clientId,
-    secretId,
-    customerId: client.customerId,
-    scopes,
-    issuedAt: issuedAtFor(client, readAt),
-  });
+  // Beside the signing; awaited, as Lambda freezes whatever is still running once it has answered.
+  const [token] = await Promise.all([
+    deps.tokens.issue({
+      clientId: client.clientId,
+      secretId,
+      customerId: client.customerId,
+      scopes,
+      issuedAt: issuedAtFor(client, readAt),
+    }),
+    recordLastUse(deps, authenticated),
+  ]);
   logger.info('client token issued', {
     clientId: client.clientId,
     // The id of the secret used, never the secret (a `secret*` field name would be redacted).

@@ -13,7 +13,7 @@ export const METRICS = {
   RefreshReuseDetected: {},
   Logout: {},
   ClientTokenIssued: {},
-  ClientAuthFailed: { reason: ['UnknownClient', 'BadSecret', 'Disabled', 'Locked'] },
+  ClientAuthFailed: { reason: ['UnknownClient', 'BadSecret', 'Disabled', 'Locked', 'MalformedSecret'] },
   ClientTokenRefused: { reason: ['InvalidScope'] },
   ClientTokenRevoked: {},
   TokenRevocationRefused: { reason: ['NotIssuedToClient', 'TooManyRevoked'] },

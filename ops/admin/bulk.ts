@@ -79,6 +79,7 @@ export async function exportCommand(command: CommandOf<'export'>, context: Comma
 interface ListedUser {
   username: string;
   enabled: boolean;
+  admin: boolean;
   customerId: string | null;
   depotCode: string | null;
   createdAt: string;
@@ -96,6 +97,7 @@ export async function listUsers(
     const user: ListedUser = {
       username: String(item.username),
       enabled: item.enabled === true,
+      admin: item.admin === true,
       customerId: typeof item.customerId === 'string' ? item.customerId : null,
       depotCode: typeof item.depotCode === 'string' ? item.depotCode : null,
       createdAt: String(item.createdAt),
@@ -130,6 +132,7 @@ export async function listUsers(
   printRows(context, listed as unknown as Record<string, unknown>[], [
     'username',
     'enabled',
+    'admin',
     'customerId',
     'depotCode',
     'createdAt',

@@ -6,6 +6,7 @@
 import { type ClientRecord, newClientId, newClientSecret } from '../../lib/clients/clients.ts';
 import { isAppError } from '../../lib/errors.ts';
 import { clientCounterKey } from '../../lib/throttle/throttle.ts';
+import { auditedClients, recordClientEvent } from './audit.ts';
 import type { CommandContext } from './context.ts';
 import { failure } from './errors.ts';
 import { failedLogins, readNameLocks, unlockedLines, unlockName } from './locks.ts';
@@ -47,23 +48,34 @@ function printSecret(context: CommandContext, clientId: string, secretId: string
   );
 }
 
-/** A client as `client list` and `client show` show it: never a digest. */
+/**
+ * A client as `client list` and `client show` show it: never a digest. `lastUsedAt` is the last
+ * token grant, to within an hour (docs/clients.md, "Last use"); null: none recorded yet.
+ */
 const listed = (client: ClientRecord) => ({
   clientId: client.clientId,
   customerId: client.customerId,
   scopes: [...client.scopes],
   enabled: client.enabled,
-  secrets: client.secrets.map(({ id, createdAt }) => ({ id, createdAt })),
+  secrets: client.secrets.map(({ id, createdAt, lastUsedAt }) => ({
+    id,
+    createdAt,
+    lastUsedAt: lastUsedAt ?? null,
+  })),
   createdAt: client.createdAt,
+  lastUsedAt: client.lastUsedAt ?? null,
 });
+
+type ListedSecret = ReturnType<typeof listed>['secrets'][number];
 
 const cellText = (column: string, value: unknown) => {
   if (column === 'scopes') return (value as string[]).join(' ');
   if (column === 'secrets')
-    return (value as { id: string; createdAt: string }[])
-      .map(({ id, createdAt }) => `${id} (${createdAt})`)
+    return (value as ListedSecret[])
+      .map(({ id, createdAt, lastUsedAt }) => `${id} (${createdAt}, used ${lastUsedAt ?? 'never'})`)
       .join(', ');
   if (column === 'enabled') return value === true ? 'enabled' : 'disabled';
+  if (column === 'lastUsedAt') return value === null ? 'never' : String(value);
   return String(value);
 };
 
@@ -73,7 +85,7 @@ export async function runClientCommand(
   context: CommandContext,
   counterSecret: () => Promise<Uint8Array>,
 ): Promise<void> {
-  const clients = context.clients();
+  const clients = auditedClients(context);
   switch (command.name) {
     case 'client add': {
       const clientId = newClientId();
@@ -91,7 +103,7 @@ export async function runClientCommand(
       printRows(
         context,
         found.map(listed),
-        ['clientId', 'customerId', 'scopes', 'enabled', 'secrets', 'createdAt'],
+        ['clientId', 'customerId', 'scopes', 'enabled', 'secrets', 'createdAt', 'lastUsedAt'],
         cellText,
       );
       return;
@@ -140,6 +152,7 @@ export async function runClientCommand(
       const store = context.loginFailures();
       const locks = await readNameLocks(store, key, context.stageParams(), context.now());
       await unlockName(store, key, locks);
+      await recordClientEvent(context, 'client.unlocked', command.clientId);
       for (const line of unlockedLines(`the failed authentications of client ${command.clientId}`, locks))
         context.print(line);
       return;

@@ -1,14 +1,16 @@
 /**
  * What each admin command does, given what it needs: the account store, the API clients, the
- * failed-login counters, the password on stdin, the stage's parameters, the key stores, a
- * clock, and a writer. Nothing here reads the environment or the process: tests run these
- * against the embedded DynamoDB in-process.
+ * failed-login counters, the audit trail, the password on stdin, the stage's parameters, the
+ * key stores, a clock, and a writer. Nothing here reads the environment or the process: tests
+ * run these against the embedded DynamoDB in-process.
  */
 
 import type { UserRecord } from '../../lib/accounts/repository.ts';
 import { hashPassword, newPasswordProblem } from '../../lib/auth/passwords.ts';
 import { isAppError } from '../../lib/errors.ts';
 import { usernameCounterKey } from '../../lib/throttle/throttle.ts';
+import { runAdministratorCommand } from './administrators.ts';
+import { listAuditEvents } from './audit.ts';
 import { exportCommand, importCommand, listCustomers, listUsers, refoldUsers } from './bulk.ts';
 import { runClientCommand } from './clients.ts';
 import type { CommandContext } from './context.ts';
@@ -39,6 +41,8 @@ const publicUser = (user: UserRecord) => ({
   depotCode: user.depotCode,
   /** null: every scope, including any the service adds later. */
   scopes: user.scopes,
+  /** Administers its customer: only when an operator granted it (user admin grant). */
+  admin: user.admin,
   createdAt: user.createdAt,
   updatedAt: user.updatedAt,
 });
@@ -163,6 +167,13 @@ export async function runCommand(command: Command, context: CommandContext): Pro
         context.print(line);
       return;
     }
+    case 'user admin grant':
+    case 'user admin revoke':
+      await runAdministratorCommand(command, context);
+      return;
+    case 'audit list':
+      await listAuditEvents(command, context);
+      return;
     case 'address add':
       context.print(json(await context.accounts().addPickupAddress(command.customerId, command.depotCode)));
       return;

@@ -1,10 +1,12 @@
 /**
  * What every admin command is given: the target's stores, the operator's input and output,
- * the stage's parameters and a clock. main.ts builds the real one; tests build their own.
+ * who the operator is, the stage's parameters and a clock. main.ts builds the real one; tests
+ * build their own.
  */
 
 import type { StageParams } from '../../infra/stage-params.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
+import type { AuditTrail } from '../../lib/audit/audit.ts';
 import type { ClientRepository } from '../../lib/clients/clients.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
 import type { BulkAccountStore } from '../accounts/bulk-dynamodb.ts';
@@ -23,6 +25,10 @@ export interface CommandContext {
   loginFailures(): ThrottleStore;
   /** The accounts table in bulk (import, export, listings); opened on first use. */
   bulk(): BulkAccountStore;
+  /** The audit trail of the target (its audit table); opened on first use. */
+  audit(): AuditTrail;
+  /** The operator as audit events name it: `operator:<name>` (ops/admin/audit.ts operatorActor). */
+  readonly actor: string;
   /** The lines of a file, read anew on each call; a missing file fails on the first call. */
   fileLines(path: string): () => AsyncIterable<string>;
   /** Progress on stderr: a bar on a terminal, plain lines otherwise. */
@@ -42,4 +48,6 @@ export interface CommandContext {
   now(): Date;
   /** One result line or JSON document, to stdout. */
   print(text: string): void;
+  /** One line to stderr about something that went wrong without failing the command. */
+  warn(text: string): void;
 }

@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { readStageParams, type StageParams } from '../../infra/stage-params.ts';
 import type { Env } from '../../lib/config.ts';
 import { ensureLocalKeys, localKeyFiles } from '../keys/local.ts';
+import { operatorActor } from './audit.ts';
 import { parseInvocation } from './cli.ts';
 import { runCommand } from './commands.ts';
 import { csvUserLines } from './csv.ts';
@@ -27,7 +28,7 @@ export interface AdminDeps {
   readonly stderr: (text: string) => void;
   /** The first line of stdin. Called only by commands that set a password. */
   readonly readPassword: () => Promise<string>;
-  /** The account store, failed-login counters and bulk store of a target. Default: its DynamoDB tables. */
+  /** The account store, failed-login counters, bulk store and audit trail of a target. Default: its DynamoDB tables. */
   readonly openStores?: (target: Target) => OpenedStores;
   /** SSM of a region. Default: AWS SSM through the credential chain. */
   readonly parameters?: (region: string) => ParameterStore;
@@ -79,6 +80,8 @@ export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promis
       clients: () => stores().bulk.clients,
       loginFailures: () => stores().loginFailures,
       bulk: () => stores().bulk,
+      audit: () => stores().audit,
+      actor: operatorActor(deps.env),
       fileLines: (path) => fileLines(deps.cwd, path),
       progress: (label) => createProgress(label, { tty: deps.stderrIsTTY === true, write: deps.stderr }),
       stdoutIsTTY: deps.stdoutIsTTY === true,
@@ -95,6 +98,7 @@ export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promis
       parameters: deps.parameters ?? createSsmParameterStore,
       now: deps.now ?? (() => new Date()),
       print: deps.stdout,
+      warn: (text) => deps.stderr(`warning: ${text}`),
     });
     return 0;
   } catch (error) {

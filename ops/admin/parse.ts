@@ -23,6 +23,8 @@ export type Command =
         | 'user unlock';
       readonly username: string;
     }
+  | { readonly name: 'user admin grant' | 'user admin revoke'; readonly username: string }
+  | { readonly name: 'audit list'; readonly customerId: string | undefined; readonly limit: number }
   | { readonly name: 'address add'; readonly customerId: string; readonly depotCode: string }
   | { readonly name: 'address list'; readonly customerId: string }
   | { readonly name: 'keys init' | 'keys rotate'; readonly force: boolean }
@@ -80,6 +82,12 @@ export const RegionSchema = v.pipe(
 /** Lookups match the stored name exactly, so any name that could have been stored is accepted. */
 export const ExistingUsernameSchema = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 export const FileSchema = v.pipe(v.string(), v.nonEmpty('must not be empty'));
+
+/** How many audit events `audit list` prints: as text, as commander hands it over. */
+export const AuditLimitSchema = v.pipe(
+  v.string(),
+  v.regex(/^(?:[1-9]\d{0,3}|10000)$/, 'must be a whole number from 1 to 10000'),
+);
 
 /** A key id as `keys list` prints it: every kid here is a base64url thumbprint. */
 export const KidSchema = v.pipe(

@@ -21,6 +21,7 @@ import {
   scopesOf,
   valid,
 } from './parse.ts';
+import { addAuditCommands } from './program-audit.ts';
 import { addKeyCommands } from './program-keys.ts';
 
 const username = valid(ExistingUsernameSchema, 'username');
@@ -146,6 +147,25 @@ export function addCommands(program: Program, run: (command: Command) => void): 
         scopes: options.all === true ? null : scopesOf(scopes, 'user scopes'),
       });
     });
+  const admin = group(user, 'admin', USERS, "grant or revoke a user's administration of its customer");
+  sub(
+    admin,
+    'grant',
+    USERS,
+    "the user administers its own customer's API clients (no other customer's); refused for a " +
+      'user without a customer. Recorded in the audit trail',
+  )
+    .argument('<username>', undefined, username)
+    .action((name: string) => run({ name: 'user admin grant', username: name }));
+  sub(
+    admin,
+    'revoke',
+    USERS,
+    'the user no longer administers its customer; revokes its sessions and access tokens. ' +
+      'Recorded in the audit trail',
+  )
+    .argument('<username>', undefined, username)
+    .action((name: string) => run({ name: 'user admin revoke', username: name }));
   sub(
     user,
     'refold',
@@ -229,6 +249,8 @@ export function addCommands(program: Program, run: (command: Command) => void): 
     .argument('<clientId>', undefined, clientId)
     .argument('<secretId>', undefined, valid(SecretIdSchema, 'secretId'))
     .action((id: string, secretId: string) => run({ name: 'client secret remove', clientId: id, secretId }));
+
+  addAuditCommands(program, run);
 
   const BULK =
     'Import and export (JSON Lines, one customer, user or client per line, or users alone in a\n' +

@@ -9,6 +9,8 @@ import * as v from 'valibot';
 import { LocalStackLocationSchema } from '../../infra/local-stage.ts';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
+import type { AuditTrail } from '../../lib/audit/audit.ts';
+import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { Env } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
@@ -67,6 +69,8 @@ export interface OpenedStores {
   readonly loginFailures: ThrottleStore;
   /** The accounts table in bulk: import, export, listings; it carries the API clients too. */
   readonly bulk: BulkAccountStore;
+  /** The audit trail (the audit table). */
+  readonly audit: AuditTrail;
   /** Lets the process exit without waiting for idle connections. */
   close(): void;
 }
@@ -82,6 +86,7 @@ export function openDynamoStores(target: Target): OpenedStores {
     accounts: createDynamoAccountRepository({ client, tableName: tables.accounts }),
     loginFailures: createDynamoThrottleStore({ client, tableName: tables.loginThrottle }),
     bulk: createBulkAccountStore({ client, tableName: tables.accounts }),
+    audit: createDynamoAuditTrail({ client, tableName: tables.audit }),
     // The document client shares its request handler with the client it wraps.
     close: () => client.config.requestHandler.destroy?.(),
   };

@@ -13,7 +13,7 @@ import * as client from 'openid-client';
 import * as v from 'valibot';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
-import { newClientId } from '../../lib/clients/clients.ts';
+import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
 import { ALL_SCOPES, type Scope } from '../../lib/scopes.ts';
 import { answerLog } from '../support/answer-log.ts';
 import { type Answer, bearer, send } from '../support/http.ts';
@@ -24,6 +24,8 @@ import { addStackClient, printedValue, stackAdmin } from '../support/stack-admin
 const CUSTOMER = 'C-OAUTH-1';
 const OTHER_CUSTOMER = 'C-OAUTH-2';
 const SHIPMENT = { recipient: { name: 'Petra Malá', city: 'Ostrava' }, parcels: [{ weightKg: 0.8 }] };
+/** Of the format we issue, held by no client: read and counted (a malformed one is refused unread). */
+const WRONG_SECRET = newClientSecret(new Date()).secret;
 
 /** The metadata members the service publishes (RFC 8414 section 2), as the library takes them. */
 const MetadataSchema = v.strictObject({
@@ -248,7 +250,7 @@ describe('the token endpoint’s RFC 6749 errors, as openid-client sees them', (
   it('a wrong secret: 401 invalid_client, with a Basic challenge', async () => {
     const error = await refusal(
       client.clientCredentialsGrant(
-        configure({ ...credentials, clientSecret: `${credentials.clientSecret}x` }),
+        configure({ ...credentials, clientSecret: newClientSecret(new Date()).secret }),
       ),
     );
 
@@ -264,13 +266,11 @@ describe('the token endpoint’s RFC 6749 errors, as openid-client sees them', (
 
   it('an unknown client: the same 401 as a wrong secret', async () => {
     const wrongSecret = await refusal(
-      client.clientCredentialsGrant(configure({ ...credentials, clientSecret: 'pcs_not-the-secret' })),
+      client.clientCredentialsGrant(configure({ ...credentials, clientSecret: WRONG_SECRET })),
     );
     const wrongBody = lastAnswer().body;
     const unknown = await refusal(
-      client.clientCredentialsGrant(
-        configure({ clientId: newClientId(), clientSecret: 'pcs_not-the-secret' }),
-      ),
+      client.clientCredentialsGrant(configure({ clientId: newClientId(), clientSecret: WRONG_SECRET })),
     );
 
     expect(unknown).toBeInstanceOf(client.WWWAuthenticateChallengeError);
@@ -355,7 +355,7 @@ describe('an operator’s changes to a client', () => {
 describe('failed client authentications, throttled like logins', () => {
   it('locks a client id after loginFailureLimit failures: 429 temporarily_unavailable, its right secret unchecked', async () => {
     const credentials = await addClient(CUSTOMER, ['tracking:read']);
-    const wrong = configure({ ...credentials, clientSecret: `${credentials.clientSecret}x` });
+    const wrong = configure({ ...credentials, clientSecret: newClientSecret(new Date()).secret });
     // The local stage's loginFailureLimit: 5.
     for (let failure = 1; failure <= 5; failure++) {
       await refusal(client.clientCredentialsGrant(wrong));

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unzip } from '../../dev/bench/bundles.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
+import { createClientAuthAudit } from '../../lib/audit/audit.ts';
+import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import {
   createDynamoClientReader,
   createDynamoClientStatusReader,
@@ -17,6 +19,7 @@ import {
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/body.ts';
 import { problemResponse } from '../../lib/http/problems.ts';
+import { createLogger } from '../../lib/log.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { tableNames } from '../../lib/stage.ts';
 import {
@@ -303,19 +306,23 @@ describe('the prod CloudFormation template', () => {
       expect(grants('OAuthTokenRole')).toEqual(
         [
           'dynamodb:GetItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
           'dynamodb:UpdateItem on LoginThrottleTable',
+          'dynamodb:PutItem on AuditTable',
           `ssm:GetParameter on ${keyring}`,
         ].sort(),
       );
       expect(grants('OAuthMetadataRole')).toEqual([]);
       // The token endpoint's 405 answers every other method from nothing but its own code.
       expect(grants('OAuthWrongMethodRole')).toEqual([]);
-      // The token endpoint reads client items only.
+      // The token endpoint reads client items only (its one write, last use, is held below).
       expect(
-        statementsOf(resources, 'OAuthTokenRole').find((statement) =>
-          JSON.stringify(statement.Resource).includes('"AccountsTable"'),
+        statementsOf(resources, 'OAuthTokenRole').find(
+          (statement) =>
+            statement.Action.includes('dynamodb:GetItem') &&
+            JSON.stringify(statement.Resource).includes('"AccountsTable"'),
         )?.Condition,
       ).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } });
       // Revocation and introspection authenticate clients as the token endpoint does (the client
@@ -327,6 +334,7 @@ describe('the prod CloudFormation template', () => {
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
           'dynamodb:UpdateItem on LoginThrottleTable',
+          'dynamodb:PutItem on AuditTable',
           `ssm:GetParameter on ${keyring}`,
           `ssm:GetParameter on ${jwks}`,
         ].sort(),
@@ -339,6 +347,7 @@ describe('the prod CloudFormation template', () => {
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
           'dynamodb:UpdateItem on LoginThrottleTable',
+          'dynamodb:PutItem on AuditTable',
           `ssm:GetParameter on ${keyring}`,
           `ssm:GetParameter on ${jwks}`,
         ].sort(),
@@ -494,6 +503,16 @@ describe('the prod CloudFormation template', () => {
       for (const roleId of ['OAuthTokenRole', 'OAuthRevokeRole', 'OAuthIntrospectRole']) {
         expectAllowed(clientRead, roleId, 'dynamodb:GetItem');
       }
+      // The grant's last-use write: a secret's lastUsedAt and the client's.
+      const lastUse = await requestsOf(() =>
+        createDynamoClientReader({ client, tableName }).recordUse(
+          'pcl_0123456789abcdef0123',
+          '0a1b2c3d',
+          new Date(),
+        ),
+      );
+      expect(lastUse).toHaveLength(1);
+      expectAllowed(lastUse, 'OAuthTokenRole', 'dynamodb:UpdateItem');
       // Revocation: its two writes of the client item's revokedTokens (make the map, then list
       // the token and drop expired entries; the recording client answers no entries).
       const revocation = await requestsOf(() =>
@@ -510,7 +529,7 @@ describe('the prod CloudFormation template', () => {
       expectAllowed(clientStatus, 'OAuthIntrospectRole', 'dynamodb:GetItem');
     });
 
-    it('lets login update only a user item’s password hash, refresh only its revokedSessions, and revocation only a client item’s revokedTokens', () => {
+    it('lets login update only a user item’s password hash, refresh only its revokedSessions, revocation only a client item’s revokedTokens, and the token endpoint only its last use', () => {
       const accountUpdates = (roleId: string) =>
         statementsOf(resources, roleId).filter(
           (statement) =>
@@ -538,9 +557,41 @@ describe('the prod CloudFormation template', () => {
       expect(accountUpdates('OAuthRevokeRole')).toEqual([
         updateOf(['pk', 'sk', 'clientId', 'revokedTokens'], 'CLIENT#*'),
       ]);
-      const writers = ['LoginRole', 'RefreshRole', 'OAuthRevokeRole'];
+      // lib/clients/dynamodb.ts recordUse: a secret's lastUsedAt and the client's, on condition of clientId.
+      expect(accountUpdates('OAuthTokenRole')).toEqual([
+        updateOf(['pk', 'sk', 'clientId', 'secrets', 'lastUsedAt'], 'CLIENT#*'),
+      ]);
+      const writers = ['LoginRole', 'RefreshRole', 'OAuthRevokeRole', 'OAuthTokenRole'];
       const others = ofType('AWS::IAM::Role').filter(([id]) => !writers.includes(id));
       for (const [id] of others) expect(accountUpdates(id), id).toEqual([]);
+    });
+
+    it('lets only the OAuth endpoints write the audit trail, by PutItem alone, and no function read it', async () => {
+      const auditGrants = (roleId: string) =>
+        grants(roleId).filter((grant) => grant.endsWith(' on AuditTable'));
+      const writers = ['OAuthTokenRole', 'OAuthRevokeRole', 'OAuthIntrospectRole'];
+      for (const roleId of writers)
+        expect(auditGrants(roleId), roleId).toEqual(['dynamodb:PutItem on AuditTable']);
+      for (const [id] of ofType('AWS::IAM::Role').filter(([id]) => !writers.includes(id)))
+        expect(auditGrants(id), id).toEqual([]);
+      // What the functions' recorder sends for a failure: one PutItem of the event, nothing else.
+      const { client, requestsOf } = recordingClient();
+      const tableName = tableNames('prod').audit;
+      const audit = createClientAuthAudit({
+        trail: createDynamoAuditTrail({ client, tableName }),
+        logger: createLogger('error', () => {}),
+        retentionSeconds: 86_400,
+      });
+      const sent = await requestsOf(() =>
+        audit.failedAuthentication({
+          customerId: 'C-1001',
+          clientId: 'pcl_0123456789abcdef0123',
+          sourceIp: '203.0.113.9',
+          reason: 'bad secret',
+        }),
+      );
+      expect(sent.map((request) => Object.keys(request).sort())).toEqual([['Item', 'TableName']]);
+      expect(sent[0]?.TableName).toBe(tableName);
     });
   });
 
@@ -987,6 +1038,28 @@ describe('the prod CloudFormation template', () => {
       const body = JSON.stringify(response.ResponseTemplates);
       expect(body).toContain('urn:parcel-auth:problem:');
     }
+  });
+
+  it('gives the OAuth endpoints the audit table and the stage’s retention, a year on prod', () => {
+    for (const id of [
+      'OauthTokenLambdaFunction',
+      'OauthRevokeLambdaFunction',
+      'OauthIntrospectLambdaFunction',
+    ]) {
+      expect(variablesOf(id), id).toMatchObject({
+        AUDIT_TABLE: 'parcel-auth-prod-audit',
+        AUDIT_RETENTION: '365d',
+      });
+    }
+    expect(variablesOf('LoginLambdaFunction')).not.toHaveProperty('AUDIT_TABLE');
+    const [, audit] = ofType('AWS::DynamoDB::Table').find(([id]) => id === 'AuditTable') ?? [];
+    expect(audit?.Properties).toMatchObject({
+      KeySchema: [
+        { AttributeName: 'customerId', KeyType: 'HASH' },
+        { AttributeName: 'eventId', KeyType: 'RANGE' },
+      ],
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
   });
 
   it('gives the session settings to the functions that use them', () => {

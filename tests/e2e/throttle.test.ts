@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { type LocalStack, stackAccounts, startLocalStack } from '../../dev/local/stack.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { newClientId } from '../../lib/clients/clients.ts';
+import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
 import { type Answer, send } from '../support/http.ts';
 import { emfLines, summarise } from '../support/metrics-capture.ts';
 import { addStackClient } from '../support/stack-admin.ts';
@@ -268,7 +268,8 @@ describe('known sources keep getting client tokens while others lock the client 
   beforeAll(async () => {
     client = await addStackClient(stack, 'C-THROTTLE-1', ['tracking:read']);
   });
-  const wrongSecret = () => ({ clientId: client.clientId, clientSecret: `${client.clientSecret}x` });
+  // Of the format we issue, so it is read and counted (a malformed one is refused before the throttle).
+  const wrongSecret = () => ({ clientId: client.clientId, clientSecret: newClientSecret(new Date()).secret });
 
   it(
     'a client id locked by a stranger’s wrong secrets refuses every source it never got a token from, and still grants the ones it did',
@@ -318,7 +319,10 @@ describe('people and API clients are counted apart at one address', () => {
     async () => {
       const ADDRESS = '127.0.0.5';
       for (let left = CLIENT_ADDRESS_LIMIT - 1; left >= 0; left -= 1) {
-        const failed = await grant({ clientId: newClientId(), clientSecret: 'pcs_not-a-secret' }, ADDRESS);
+        const failed = await grant(
+          { clientId: newClientId(), clientSecret: newClientSecret(new Date()).secret },
+          ADDRESS,
+        );
         expectGrant(failed, 401);
         expect(remaining(failed, 'address')).toBe(left);
       }

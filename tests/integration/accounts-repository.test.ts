@@ -182,6 +182,7 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
       depotCode: null,
       revokedBefore: Math.floor(at.getTime() / 1000) + 1,
       scopes: null,
+      admin: false,
       createdAt: at.toISOString(),
       updatedAt: at.toISOString(),
     });

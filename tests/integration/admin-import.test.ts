@@ -12,6 +12,7 @@ import { ensureTables } from '../../dev/local/tables.ts';
 import { readStageParams, type StageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
+import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import { type BulkAccountStore, createBulkAccountStore } from '../../ops/accounts/bulk-dynamodb.ts';
@@ -80,6 +81,7 @@ describeEachDynamo('admin import and export', (kind) => {
         accounts: createDynamoAccountRepository({ client, tableName: stage.tables.accounts }),
         loginFailures: createDynamoThrottleStore({ client, tableName: stage.tables.loginThrottle }),
         bulk: wrap(createBulkAccountStore({ client, tableName: stage.tables.accounts, baseDelayMs: 1 })),
+        audit: createDynamoAuditTrail({ client, tableName: stage.tables.audit }),
         close: () => {},
       }),
     });

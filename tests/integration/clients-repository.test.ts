@@ -96,6 +96,71 @@ describeStoreContract('client repository', CLIENT_STORES, (store) => {
     });
   });
 
+  it('records a secret’s last use and the client’s, at most once an hour, leaving updatedAt as it was', async () => {
+    const { clientId, secret } = await newClient();
+    const before = await clients().findClient(clientId);
+    const at = new Date('2026-11-25T10:00:00.000Z');
+    const lastUse = async () => {
+      const found = await clients().findClient(clientId);
+      return { client: found?.lastUsedAt, secret: found?.secrets[0]?.lastUsedAt };
+    };
+
+    expect(await lastUse()).toEqual({ client: undefined, secret: undefined });
+    expect(await clients().recordUse(clientId, secret.stored.id, at)).toBe(true);
+    expect(await lastUse()).toEqual({ client: at.toISOString(), secret: at.toISOString() });
+    const within = new Date(at.getTime() + 60 * 60 * 1000 - 1);
+    expect(await clients().recordUse(clientId, secret.stored.id, within)).toBe(false);
+    expect(await lastUse()).toEqual({ client: at.toISOString(), secret: at.toISOString() });
+    const hourOn = new Date(at.getTime() + 60 * 60 * 1000);
+    expect(await clients().recordUse(clientId, secret.stored.id, hourOn)).toBe(true);
+    expect(await lastUse()).toEqual({ client: hourOn.toISOString(), secret: hourOn.toISOString() });
+    expect((await clients().findClient(clientId))?.updatedAt).toBe(before?.updatedAt);
+  });
+
+  it('writes one of the last uses sent at once', async () => {
+    const { clientId, secret } = await newClient();
+    const at = new Date();
+    const written = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        clients().recordUse(clientId, secret.stored.id, new Date(at.getTime() + i)),
+      ),
+    );
+    expect(written.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('never writes the last use of a removed secret back, nor of a client that does not exist', async () => {
+    const { clientId, secret } = await newClient();
+    const next = newClientSecret(new Date(Date.now() + 1000));
+    await clients().addClientSecret(clientId, next.stored);
+    await clients().removeClientSecret(clientId, secret.stored.id);
+
+    expect(await clients().recordUse(clientId, secret.stored.id, new Date())).toBe(false);
+    expect((await clients().findClient(clientId))?.secrets.map((s) => s.id)).toEqual([next.stored.id]);
+    expect((await clients().findClientStatus(clientId))?.secretIds).toEqual(new Set([next.stored.id]));
+    expect(await clients().recordUse(newClientId(), secret.stored.id, new Date())).toBe(false);
+    expect(await clients().findClient(newClientId())).toBeNull();
+  });
+
+  it('keeps the client’s last use the latest of its secrets’, a removed secret’s included', async () => {
+    const { clientId, secret } = await newClient();
+    const next = newClientSecret(new Date(Date.now() + 1000));
+    await clients().addClientSecret(clientId, next.stored);
+    await clients().recordUse(clientId, secret.stored.id, new Date('2026-11-25T10:00:00.000Z'));
+    await clients().recordUse(clientId, secret.stored.id, new Date('2026-11-25T11:00:00.000Z'));
+    // Written late: an earlier grant's write with the other secret landing after the later one's.
+    await clients().recordUse(clientId, next.stored.id, new Date('2026-11-25T10:30:00.000Z'));
+    const both = await clients().findClient(clientId);
+    expect(both?.secrets.map((s) => s.lastUsedAt)).toEqual([
+      '2026-11-25T11:00:00.000Z',
+      '2026-11-25T10:30:00.000Z',
+    ]);
+    expect(both?.lastUsedAt).toBe('2026-11-25T11:00:00.000Z');
+
+    await clients().recordUse(clientId, next.stored.id, new Date('2026-11-25T12:00:00.000Z'));
+    await clients().removeClientSecret(clientId, next.stored.id);
+    expect((await clients().findClient(clientId))?.lastUsedAt).toBe('2026-11-25T12:00:00.000Z');
+  });
+
   it('removes a client, and answers NOT_FOUND for one that does not exist', async () => {
     const { clientId } = await newClient();
     await clients().removeClient(clientId);

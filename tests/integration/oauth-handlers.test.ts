@@ -7,7 +7,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { functionEnv } from '../../dev/local/handler-env.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { newClientId } from '../../lib/clients/clients.ts';
+import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import {
   authorizerEvent,
@@ -74,6 +74,9 @@ const grant = async (client: { clientId: string; secret: string }) =>
   String(bodyOf(await call(token, grantEvent(client))).access_token);
 
 const basic = basicCredentials;
+
+/** A secret of the format we issue that no client holds: read and counted, as any wrong secret. */
+const wrongSecret = () => newClientSecret(new Date()).secret;
 
 /** The protected function behind the real authorizer, given the decision API Gateway would pass on. */
 async function throughAuthorizer(
@@ -159,14 +162,27 @@ describe('POST /api/v1/oauth/token', () => {
     [
       'a wrong secret',
       (id: string) =>
-        tokenEvent({ grant_type: 'client_credentials' }, { Authorization: basic(id, 'pcs_wrong') }),
+        tokenEvent({ grant_type: 'client_credentials' }, { Authorization: basic(id, wrongSecret()) }),
+      401,
+      'invalid_client',
+    ],
+    [
+      'a secret whose checksum fails',
+      (id: string) =>
+        tokenEvent(
+          { grant_type: 'client_credentials' },
+          { Authorization: basic(id, `${wrongSecret().slice(0, -1)}!`) },
+        ),
       401,
       'invalid_client',
     ],
     [
       'an unknown client',
       () =>
-        tokenEvent({ grant_type: 'client_credentials' }, { Authorization: basic(newClientId(), 'pcs_x') }),
+        tokenEvent(
+          { grant_type: 'client_credentials' },
+          { Authorization: basic(newClientId(), wrongSecret()) },
+        ),
       401,
       'invalid_client',
     ],
@@ -256,7 +272,8 @@ describe('the limits every answer of the token endpoint publishes', () => {
   it('counts a wrong secret on the client and on the address, and gives a locked client’s 429 Retry-After and nothing left', async () => {
     const { clientId } = await newClient('C-RL2', ['tracking:read']);
     const sourceIp = newAddress();
-    const attempt = () => call(token, grantEvent({ clientId, secret: 'pcs_wrong' }, sourceIp));
+    const wrong = wrongSecret();
+    const attempt = () => call(token, grantEvent({ clientId, secret: wrong }, sourceIp));
     const first = await attempt();
     expect(first.statusCode).toBe(401);
     expect(first.headers?.['RateLimit-Policy']).toBe(TOKEN_POLICY);
@@ -269,6 +286,28 @@ describe('the limits every answer of the token endpoint publishes', () => {
     expect(retryAfter).toBeGreaterThan(0);
     expect(locked.headers?.['RateLimit-Policy']).toBe(TOKEN_POLICY);
     expect(locked.headers?.RateLimit).toBe(`"client";r=0;t=${retryAfter}`);
+  });
+
+  it('counts nothing for a secret of no format we issue: 401 with the policies alone, the quotas whole after it', async () => {
+    const { clientId, secret } = await newClient('C-RL4', ['tracking:read']);
+    const sourceIp = newAddress();
+    const last = secret.at(-1) === 'A' ? 'B' : 'A';
+
+    const refused = await call(
+      token,
+      grantEvent({ clientId, secret: `${secret.slice(0, -1)}${last}` }, sourceIp),
+    );
+    const granted = await call(token, grantEvent({ clientId, secret }, sourceIp));
+
+    expect(refused.statusCode).toBe(401);
+    expect(bodyOf(refused).error).toBe('invalid_client');
+    expect(refused.headers?.['RateLimit-Policy']).toBe(TOKEN_POLICY);
+    expect(refused.headers).not.toHaveProperty('RateLimit');
+    expect(granted.headers?.RateLimit).toBe('"client";r=5;t=0, "address";r=50;t=0');
+    expect(logs.events('client authentication failed')).toEqual([
+      expect.objectContaining({ reason: 'malformed secret', sourceIp }),
+    ]);
+    expect(JSON.stringify(logs.lines())).not.toContain(secret.slice(4, 47));
   });
 
   it('gives invalid_scope after a right secret the quotas whole again, and a request refused before authentication the policies alone', async () => {

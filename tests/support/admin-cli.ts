@@ -11,18 +11,22 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import { type EmbeddedDynamo, startDynalite } from '../../dev/local/dynalite.ts';
 import { ensureTables } from '../../dev/local/tables.ts';
 import { readStageParams, type StageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
+import type { AuditTrail } from '../../lib/audit/audit.ts';
+import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { ClientRepository } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
+import { systemClock } from '../../lib/time.ts';
 import { counterSecretOf, parseKeyring } from '../../lib/tokens/keys.ts';
 import { createBulkAccountStore } from '../../ops/accounts/bulk-dynamodb.ts';
 import type { ParameterStore } from '../../ops/admin/keys.ts';
@@ -83,6 +87,10 @@ export interface AdminOptions {
   readonly stageParams?: Partial<StageParams>;
   /** Whether stdout is a terminal (listings print a table); default no. */
   readonly stdoutIsTTY?: boolean;
+  /** The CLI's clock (the audit events' time); default the system clock. */
+  readonly now?: () => Date;
+  /** The audit table the CLI writes; default the local stage's (a missing one fails every write). */
+  readonly auditTable?: string;
 }
 
 export interface AdminCli {
@@ -96,6 +104,10 @@ export interface AdminCli {
   readonly clients: ClientRepository;
   /** The failed-login counters of the local stage. */
   readonly throttleStore: ThrottleStore;
+  /** The audit trail of the local stage. */
+  readonly audit: AuditTrail;
+  /** The embedded DynamoDB's document client, for reading items as stored. */
+  readonly documentClient: DynamoDBDocumentClient;
   /** The secret the local stage keys its username counters with (its keyring made if missing). */
   counterSecret(): Promise<Uint8Array>;
   /** Runs the CLI in-process on the local target; `options.password` is what stdin holds. */
@@ -117,6 +129,7 @@ interface Bench {
   readonly deployed: AccountRepository;
   readonly clients: ClientRepository;
   readonly throttleStore: ThrottleStore;
+  readonly audit: AuditTrail;
 }
 
 /** Starts the bench before the calling file's tests and removes it after them. */
@@ -139,6 +152,7 @@ export function useAdminCli(): AdminCli {
       deployed: createDynamoAccountRepository({ client, tableName: tableNames(OTHER_STAGE).accounts }),
       clients: createDynamoClientRepository({ client, tableName: tableNames('local').accounts }),
       throttleStore: createDynamoThrottleStore({ client, tableName: tableNames('local').loginThrottle }),
+      audit: createDynamoAuditTrail({ client, tableName: tableNames('local').audit }),
     };
   });
 
@@ -155,7 +169,8 @@ export function useAdminCli(): AdminCli {
 
   async function admin(args: string[], options: AdminOptions = {}): Promise<AdminRun> {
     const { dynamo, dataDir, client, throttleStore } = started();
-    const { accountsClock } = options;
+    const { accountsClock, auditTable } = options;
+    const clock = accountsClock ?? systemClock;
     const stdout: string[] = [];
     const stderr: string[] = [];
     let passwordReads = 0;
@@ -169,23 +184,21 @@ export function useAdminCli(): AdminCli {
         return options.password ?? '';
       },
       ...(options.stdoutIsTTY !== undefined && { stdoutIsTTY: options.stdoutIsTTY }),
+      ...(options.now && { now: options.now }),
       ...(options.parameters && { parameters: () => options.parameters as ParameterStore }),
       ...(options.stageParams && {
         stageParams: (stage: string) => ({ ...readStageParams(stage), ...options.stageParams }),
       }),
-      ...(accountsClock && {
+      ...((accountsClock ?? auditTable) !== undefined && {
         openStores: () => ({
           accounts: createDynamoAccountRepository({
             client,
             tableName: tableNames('local').accounts,
-            clock: accountsClock,
+            clock,
           }),
           loginFailures: throttleStore,
-          bulk: createBulkAccountStore({
-            client,
-            tableName: tableNames('local').accounts,
-            clock: accountsClock,
-          }),
+          bulk: createBulkAccountStore({ client, tableName: tableNames('local').accounts, clock }),
+          audit: createDynamoAuditTrail({ client, tableName: auditTable ?? tableNames('local').audit }),
           close: () => {},
         }),
       }),
@@ -226,6 +239,12 @@ export function useAdminCli(): AdminCli {
     },
     get throttleStore() {
       return started().throttleStore;
+    },
+    get audit() {
+      return started().audit;
+    },
+    get documentClient() {
+      return started().client;
     },
     async counterSecret() {
       const { keyringFile } = await ensureLocalKeys(started().dataDir);

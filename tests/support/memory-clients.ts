@@ -1,5 +1,10 @@
 /** An in-memory ClientRepository for unit tests, with the DynamoDB store's rules (tests/support/stores.ts checks both alike). */
-import { type ClientRecord, type ClientRepository, MAX_LIVE_SECRETS } from '../../lib/clients/clients.ts';
+import {
+  type ClientRecord,
+  type ClientRepository,
+  LAST_USE_PRECISION_MS,
+  MAX_LIVE_SECRETS,
+} from '../../lib/clients/clients.ts';
 import { AppError } from '../../lib/errors.ts';
 import {
   type ClientTokenRevoker,
@@ -12,14 +17,23 @@ export interface MemoryClients extends ClientRepository, ClientTokenRevoker {
   readonly records: Map<string, ClientRecord>;
   /** Client reads so far (findClient and findClientStatus). */
   reads(): number;
+  /** Last-use writes so far that wrote (recordUse answering true). */
+  useWrites(): number;
 }
 
-export function memoryClients(options: { clock?: Clock; failFor?: string } = {}): MemoryClients {
+/**
+ * `failFor`: that client's reads fail as an unreachable DynamoDB; `failUseWrites`: every
+ * recordUse rejects so.
+ */
+export function memoryClients(
+  options: { clock?: Clock; failFor?: string; failUseWrites?: boolean } = {},
+): MemoryClients {
   const clock = options.clock ?? systemClock;
   const records = new Map<string, ClientRecord>();
   /** Each client's revoked tokens: jti → exp, as the client item's `revokedTokens`. */
   const revokedTokens = new Map<string, Map<string, number>>();
   let reads = 0;
+  let useWrites = 0;
   const noSuchClient = () => new AppError('NOT_FOUND', { detail: 'no such client' });
   const get = (clientId: string) => {
     const record = records.get(clientId);
@@ -37,8 +51,28 @@ export function memoryClients(options: { clock?: Clock; failFor?: string } = {})
   return {
     records,
     reads: () => reads,
+    useWrites: () => useWrites,
     async findClient(clientId) {
       return read(clientId);
+    },
+    async recordUse(clientId, secretId, at) {
+      if (options.failUseWrites === true)
+        throw new AppError('DEPENDENCY_UNAVAILABLE', { cause: new Error('DynamoDB unreachable') });
+      const record = records.get(clientId);
+      const secret = record?.secrets.find((live) => live.id === secretId);
+      if (record === undefined || secret === undefined) return false;
+      const due = at.getTime() - LAST_USE_PRECISION_MS;
+      if (secret.lastUsedAt !== undefined && Date.parse(secret.lastUsedAt) > due) return false;
+      const lastUsedAt = at.toISOString();
+      // As the store: the client's is the latest of its secrets', and updatedAt stays.
+      records.set(clientId, {
+        ...record,
+        secrets: record.secrets.map((live) => (live.id === secretId ? { ...live, lastUsedAt } : live)),
+        lastUsedAt:
+          record.lastUsedAt !== undefined && record.lastUsedAt > lastUsedAt ? record.lastUsedAt : lastUsedAt,
+      });
+      useWrites += 1;
+      return true;
     },
     async findClientStatus(clientId) {
       const record = read(clientId);

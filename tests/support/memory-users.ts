@@ -116,6 +116,7 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
         depotCode: customerId === null ? null : firstDepotCode(customer(customerId).addresses),
         revokedBefore: revocationCutoff(clock()),
         scopes: null,
+        admin: false,
         createdAt: at,
         updatedAt: at,
       });
@@ -142,6 +143,14 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
 
     async setUserScopes(username, scopes) {
       revoke(username, { scopes: scopes === null ? null : [...scopes] });
+    },
+
+    async setAdministrator(username, admin) {
+      const user = existing(username);
+      if (!admin) return revoke(username, { admin: false });
+      if (user.customerId === null)
+        throw new AppError('VALIDATION_FAILED', { detail: 'the user has no customer to administer' });
+      records.set(username, { ...user, admin: true, updatedAt: now() });
     },
 
     async removeUser(username) {
@@ -199,6 +208,7 @@ export async function memoryUsers(
       depotCode: user.depotCode ?? null,
       revokedBefore: 0,
       scopes: null,
+      admin: false,
       createdAt: '2026-11-21T10:00:00.000Z',
       updatedAt: '2026-11-21T10:00:00.000Z',
     });

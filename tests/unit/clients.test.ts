@@ -23,6 +23,7 @@ import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
 import { ALL_SCOPES, allowedMethodArns, type Scope, ScopeListSchema } from '../../lib/scopes.ts';
 import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
+import type { Clock } from '../../lib/time.ts';
 import { createClientTokenIssuer, createTokenIssuer } from '../../lib/tokens/issue.ts';
 import { type AccessTokenVerifier, createAccessTokenVerifier } from '../../lib/tokens/verify.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
@@ -34,6 +35,8 @@ import { memoryStatuses } from '../support/memory-statuses.ts';
 import { memoryThrottleStore } from '../support/memory-throttle.ts';
 
 const CLIENT_SETTINGS = { ...TOKEN_SETTINGS, accessTtlSeconds: 3600 };
+/** A secret of the format we issue that no client holds: a wrong secret the throttle counts. */
+const WRONG = newClientSecret(new Date()).secret;
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 const codeOf = (run: () => unknown) => {
@@ -50,7 +53,7 @@ describe('client secrets', () => {
 
   it('generates a prefixed secret of 256 random bits and stores only its SHA-256', () => {
     const { secret, stored } = newClientSecret(now);
-    expect(secret).toMatch(/^pcs_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^pcs_[A-Za-z0-9]{49}$/);
     expect(stored.digest).toBe(secretDigest(secret));
     expect(JSON.stringify(stored)).not.toContain(secret.slice(4));
     expect(stored.id).toMatch(/^[0-9a-f]{8}$/);
@@ -209,13 +212,15 @@ describe('client credentials grant', () => {
   const setUp = async (
     scopes: readonly Scope[] = ['tracking:read', 'shipments:write'],
     clientSourceIpLimit = 50,
+    options: { readonly clock?: Clock; readonly failUseWrites?: boolean } = {},
   ) => {
-    const clients = memoryClients();
+    const clients = memoryClients({ ...(options.failUseWrites !== undefined && { failUseWrites: true }) });
     const metrics = createMemoryMetrics();
     const store = memoryThrottleStore();
     const clientId = newClientId();
     const { secret, stored } = newClientSecret(now);
     await clients.createClient({ clientId, customerId: 'C-1001', scopes: [...scopes], secret: stored });
+    const lines: string[] = [];
     const deps: GrantDeps = {
       clients,
       tokens: createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }),
@@ -231,8 +236,9 @@ describe('client credentials grant', () => {
         counterSecret: COUNTER_SECRET,
         logger: createLogger('error', () => {}),
       }),
-      logger: createLogger('error', () => {}),
+      logger: createLogger('info', (line) => lines.push(line)),
       metrics,
+      ...(options.clock !== undefined && { clock: options.clock }),
     };
     const ask = (overrides: Partial<Parameters<typeof grantClientToken>[1]> = {}) =>
       grantClientToken(deps, {
@@ -242,7 +248,10 @@ describe('client credentials grant', () => {
         sourceIp: '198.51.100.7',
         ...overrides,
       });
-    return { clients, metrics, store, clientId, secret, stored, ask, throttle: deps.throttle };
+    /** The grant's log lines named `event`. */
+    const logged = (event: string) =>
+      lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.event === event);
+    return { clients, metrics, store, clientId, secret, stored, ask, throttle: deps.throttle, lines, logged };
   };
 
   it('issues an at+jwt for the client’s customer and scopes, with client_id as sub and the secret’s id', async () => {
@@ -282,7 +291,7 @@ describe('client credentials grant', () => {
   it('answers one INVALID_CLIENT for an unknown client, a wrong secret and a disabled client, counting each reason', async () => {
     const { ask, clients, clientId, metrics } = await setUp();
     await expect(ask({ clientId: newClientId() })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
-    await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    await expect(ask({ clientSecret: WRONG })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
     await clients.setClientEnabled(clientId, false);
     await expect(ask()).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
     expect(metrics.names()).toEqual([
@@ -295,7 +304,7 @@ describe('client credentials grant', () => {
   it('locks a client id after the limit of wrong secrets, then refuses even the right one until the lock ends', async () => {
     const { ask, metrics } = await setUp();
     for (let i = 0; i < POLICY.limit; i++) {
-      await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+      await expect(ask({ clientSecret: WRONG })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
     }
     const locked = await ask().catch((error: AppError) => error);
     expect(locked).toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
@@ -314,7 +323,7 @@ describe('client credentials grant', () => {
 
   it('counts a client id apart from a username of the same text', async () => {
     const { store, clientId, ask } = await setUp();
-    await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    await expect(ask({ clientSecret: WRONG })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
     expect([...store.all.keys()].filter((key) => key.startsWith('CLIENT#'))).toHaveLength(1);
     expect([...store.all.keys()].some((key) => key.startsWith('USER#'))).toBe(false);
     expect(clientId).toMatch(/^pcl_/);
@@ -322,8 +331,8 @@ describe('client credentials grant', () => {
 
   it('counts a client’s authentications from an address apart from people’s logins from it, to the machines’ limit', async () => {
     const { ask, store, metrics, throttle } = await setUp(undefined, 2);
-    await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
-    await expect(ask({ clientSecret: 'pcs_wrong' })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    await expect(ask({ clientSecret: WRONG })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    await expect(ask({ clientSecret: WRONG })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
 
     // Two failures: below the client id's limit of three, at the address's machines' limit.
     await expect(ask()).rejects.toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
@@ -335,7 +344,7 @@ describe('client credentials grant', () => {
 
   it('tells what is left of the client’s and the address’s limits with a token and with INVALID_CLIENT', async () => {
     const { ask } = await setUp();
-    const refused = await ask({ clientSecret: 'pcs_wrong' }).catch((error: AppError) => error);
+    const refused = await ask({ clientSecret: WRONG }).catch((error: AppError) => error);
     const grant = await ask();
     expect((refused as AppError).quota?.map(({ policy, remaining }) => ({ policy, remaining }))).toEqual([
       { policy: 'client', remaining: 2 },
@@ -347,6 +356,74 @@ describe('client credentials grant', () => {
     ]);
   });
 
+  it('records a secret’s first use, writes nothing again within the hour, and again once an hour has passed', async () => {
+    let at = new Date('2026-11-25T10:00:00.000Z');
+    const { ask, clients, clientId, stored } = await setUp(undefined, undefined, { clock: () => at });
+    const lastUse = () => {
+      const record = clients.records.get(clientId);
+      return {
+        client: record?.lastUsedAt,
+        secret: record?.secrets.find((s) => s.id === stored.id)?.lastUsedAt,
+      };
+    };
+
+    await ask();
+    expect(clients.useWrites()).toBe(1);
+    expect(lastUse()).toEqual({ client: '2026-11-25T10:00:00.000Z', secret: '2026-11-25T10:00:00.000Z' });
+
+    at = new Date('2026-11-25T10:59:59.999Z');
+    await ask();
+    expect(clients.useWrites(), 'a grant within the hour').toBe(1);
+    expect(lastUse().secret).toBe('2026-11-25T10:00:00.000Z');
+
+    at = new Date('2026-11-25T11:00:00.000Z');
+    await ask();
+    expect(clients.useWrites(), 'the first grant an hour on').toBe(2);
+    expect(lastUse()).toEqual({ client: '2026-11-25T11:00:00.000Z', secret: '2026-11-25T11:00:00.000Z' });
+  });
+
+  it('records the use once when grants come at once', async () => {
+    const { ask, clients } = await setUp();
+    // Three: the client id's limit of attempts in flight from a source it does not know yet.
+    const grants = await Promise.all(Array.from({ length: POLICY.limit }, () => ask()));
+    expect(grants).toHaveLength(POLICY.limit);
+    expect(clients.useWrites()).toBe(1);
+  });
+
+  it('records each secret’s use apart; the client’s is the latest', async () => {
+    let at = new Date('2026-11-25T10:00:00.000Z');
+    const { ask, clients, clientId, stored } = await setUp(undefined, undefined, { clock: () => at });
+    const next = newClientSecret(at);
+    await clients.addClientSecret(clientId, next.stored);
+    await ask();
+    at = new Date('2026-11-25T10:20:00.000Z');
+    await ask({ clientSecret: next.secret });
+    const record = clients.records.get(clientId);
+    expect(record?.secrets.map((s) => [s.id, s.lastUsedAt])).toEqual([
+      [stored.id, '2026-11-25T10:00:00.000Z'],
+      [next.stored.id, '2026-11-25T10:20:00.000Z'],
+    ]);
+    expect(record?.lastUsedAt).toBe('2026-11-25T10:20:00.000Z');
+  });
+
+  it('grants the token when the last-use write fails, logging it without the secret', async () => {
+    const { ask, clientId, stored, secret, logged, lines } = await setUp(undefined, undefined, {
+      failUseWrites: true,
+    });
+    const grant = await ask();
+    expect(decodeJwt(grant.accessToken).sub).toBe(clientId);
+    expect(logged('client last use not recorded')).toEqual([
+      expect.objectContaining({ level: 'WARN', clientId, grantedWith: stored.id }),
+    ]);
+    expect(lines.join('\n')).not.toContain(secret.slice(4));
+  });
+
+  it('records no use for a grant refused for its scope', async () => {
+    const { ask, clients } = await setUp(['tracking:read']);
+    await expect(ask({ scopes: ['shipments:write'] })).rejects.toMatchObject({ code: 'INVALID_SCOPE' });
+    expect(clients.useWrites()).toBe(0);
+  });
+
   it('gives the second live secret’s tokens its own id, which the first’s removal leaves alive', async () => {
     const { clients, clientId, stored, ask } = await setUp();
     const next = newClientSecret(now);
@@ -356,6 +433,84 @@ describe('client credentials grant', () => {
     await clients.removeClientSecret(clientId, stored.id);
     await expect(ask()).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
     await expect(ask({ clientSecret: next.secret })).resolves.toBeDefined();
+  });
+});
+
+describe('client secrets of no format we issue, at the grant', () => {
+  let keys: Awaited<ReturnType<typeof testKeys>>;
+  const POLICY = {
+    limit: 3,
+    windowSeconds: 3600,
+    baseLockSeconds: 30,
+    maxLockSeconds: 900,
+    inflightLimit: 50,
+  };
+  beforeAll(async () => {
+    keys = await testKeys();
+  });
+
+  /** A client holding `secret` (stored as the store holds any: its digest), and the grant's deps. */
+  const withSecret = async (secret: string) => {
+    const clients = memoryClients();
+    const metrics = createMemoryMetrics();
+    const store = memoryThrottleStore();
+    const clientId = newClientId();
+    const stored = { id: '0a1b2c3d', digest: secretDigest(secret), createdAt: new Date().toISOString() };
+    await clients.createClient({ clientId, customerId: 'C-1001', scopes: ['tracking:read'], secret: stored });
+    const lines: string[] = [];
+    const deps: GrantDeps = {
+      clients,
+      tokens: createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }),
+      throttle: createLoginThrottle({
+        metrics,
+        store,
+        settings: {
+          username: POLICY,
+          sourceIp: { ...POLICY, limit: 100 },
+          clientSourceIp: { ...POLICY, limit: 50 },
+          knownSourceSeconds: 0,
+        },
+        counterSecret: COUNTER_SECRET,
+        logger: createLogger('error', () => {}),
+      }),
+      logger: createLogger('info', (line) => lines.push(line)),
+      metrics,
+    };
+    const ask = (clientSecret: string) =>
+      grantClientToken(deps, { clientId, clientSecret, scopes: undefined, sourceIp: '198.51.100.7' });
+    return { clients, metrics, store, ask, lines };
+  };
+
+  it('refuses a secret whose checksum fails, and a pcs_ one of neither format, unread and uncounted: INVALID_CLIENT, MalformedSecret', async () => {
+    const issued = newClientSecret(new Date()).secret;
+    const { clients, metrics, store, ask, lines } = await withSecret(issued);
+    const last = issued.at(-1) === 'A' ? 'B' : 'A';
+    const refused = [`${issued.slice(0, -1)}${last}`, issued.slice(0, -1), `${issued}A`, 'pcs_wrong'];
+
+    for (const secret of refused) {
+      const error = await ask(secret).catch((caught: AppError) => caught);
+      expect(error).toMatchObject({ code: 'INVALID_CLIENT' });
+      expect((error as AppError).quota, 'no quota: no counter was read').toBeUndefined();
+    }
+
+    expect(clients.reads()).toBe(0);
+    expect(store.all.size).toBe(0);
+    expect(metrics.names()).toEqual(Array(refused.length).fill('ClientAuthFailed{reason=MalformedSecret}'));
+    const failures = lines
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.event === 'client authentication failed');
+    expect(failures).toHaveLength(refused.length);
+    for (const failure of failures) expect(failure).toMatchObject({ reason: 'malformed secret' });
+    for (const secret of refused) expect(lines.join('\n')).not.toContain(secret.slice(4));
+  });
+
+  it('takes a legacy secret (pcs_ and 43 base64url characters, before the checksum) as it always did', async () => {
+    const legacy = `pcs_${Buffer.alloc(32, 0xfb).toString('base64url')}`;
+    const { ask, metrics } = await withSecret(legacy);
+    await expect(ask(legacy)).resolves.toMatchObject({ scopes: ['tracking:read'] });
+    // One character off is a wrong secret, counted as any: it has the legacy format.
+    await expect(ask(`${legacy.slice(0, -1)}A`)).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    expect(metrics.names()).toEqual(['ClientTokenIssued', 'ClientAuthFailed{reason=BadSecret}']);
   });
 });
 
@@ -633,7 +788,7 @@ describe('token revocation and introspection', () => {
     const { deps, own, clients, request } = await setUp();
     await expect(revokeToken(deps, request('not-a-token'))).resolves.toBeUndefined();
     await expect(
-      revokeToken(deps, { ...request(await own.token()), clientSecret: 'pcs_wrong' }),
+      revokeToken(deps, { ...request(await own.token()), clientSecret: WRONG }),
     ).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
     expect((await clients.findClientStatus(own.clientId))?.revokedTokens.size).toBe(0);
   });
@@ -663,6 +818,25 @@ describe('token revocation and introspection', () => {
       'TokenIntrospected{result=Inactive}',
       'TokenIntrospected{result=Active}',
     ]);
+  });
+
+  it('refuses a secret of no format we issue unread at both endpoints, and counts neither as a use of the secret', async () => {
+    const { deps, own, clients, metrics, request } = await setUp(['tokens:introspect']);
+    const token = await own.token();
+    const malformed = { ...request(token), clientSecret: `${own.secret.slice(0, -1)}!` };
+
+    await expect(revokeToken(deps, malformed)).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    await expect(introspectToken(deps, malformed)).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    expect(clients.reads()).toBe(0);
+    expect(metrics.names()).toEqual([
+      'ClientAuthFailed{reason=MalformedSecret}',
+      'ClientAuthFailed{reason=MalformedSecret}',
+    ]);
+
+    await introspectToken(deps, request(token));
+    await revokeToken(deps, request(token));
+    expect(clients.useWrites()).toBe(0);
+    expect(clients.records.get(own.clientId)?.lastUsedAt).toBeUndefined();
   });
 
   it('refuses a client without tokens:introspect once authenticated, before it reads the token’s state', async () => {

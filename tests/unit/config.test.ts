@@ -41,6 +41,8 @@ const loginEnv = {
   LOGIN_RATE_LIMIT: '50',
   WAF_ENABLED: 'true',
   WAF_LOGIN_RATE_LIMIT: '1000',
+  AUDIT_TABLE: 'parcel-auth-prod-audit',
+  AUDIT_RETENTION: '365d',
 };
 
 const { BCRYPT_COST: _cost, ...sessionEnv } = loginEnv;
@@ -228,6 +230,19 @@ describe('configuration', () => {
     expect(() => readOAuthRevokeConfig({ ...env, TOKEN_AUDIENCE: env.TOKEN_ISSUER })).toThrow(
       /TOKEN_AUDIENCE must differ/,
     );
+  });
+
+  it('gives the token, revocation and introspection endpoints the audit table and its retention, a day at least', () => {
+    const env = { ...loginEnv, CLIENT_TOKEN_TTL: '1h', VERIFICATION_KEYS: 'ssm:/parcel-auth/prod/jwks' };
+    const audit = { table: 'parcel-auth-prod-audit', retentionSeconds: 365 * 86_400 };
+    expect(readOAuthTokenConfig(env).audit).toEqual(audit);
+    expect(readOAuthRevokeConfig(env).audit).toEqual(audit);
+    expect(readOAuthIntrospectConfig({ ...env, REVOCATION_CACHE_TTL: '30s' }).audit).toEqual(audit);
+    expect(() => readOAuthTokenConfig({ ...env, AUDIT_RETENTION: '23h' })).toThrow(
+      /AUDIT_RETENTION must be at least 1d/,
+    );
+    expect(() => readOAuthRevokeConfig({ ...env, AUDIT_TABLE: undefined })).toThrow(/AUDIT_TABLE/);
+    expect(readLoginConfig(loginEnv)).not.toHaveProperty('audit');
   });
 
   it('reads the key set source of the JWKS endpoint', () => {

@@ -1,7 +1,7 @@
 /**
  * The admin CLI's API client commands (client add, list, disable, enable, remove, show, unlock,
- * secret add, secret remove), `user scopes`, and clients carried by export and import, against
- * the embedded DynamoDB.
+ * secret add, secret remove) with their secrets' last use, `user scopes`, and clients carried
+ * by export and import, against the embedded DynamoDB.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -92,7 +92,7 @@ describe('admin CLI: client add', () => {
     const run = await admin(['client', 'add', unique('C'), '--scope', 'tracking:read']);
 
     const { secret } = printed(run);
-    expect(secret).toMatch(/^pcs_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^pcs_[A-Za-z0-9]{49}$/);
     expect(occurrences(run.stdout, secret)).toBe(1);
     expect(run.stdout).toMatch(/shown only this once/);
     expect(run.stderr).toEqual([]);
@@ -161,8 +161,9 @@ describe('admin CLI: client list', () => {
         customerId: first.customerId,
         scopes: clientId === first.clientId ? ['tracking:read', 'shipments:write'] : ['tracking:read'],
         enabled: clientId === first.clientId,
-        secrets: (secrets[clientId] ?? []).map(({ id, createdAt }) => ({ id, createdAt })),
+        secrets: (secrets[clientId] ?? []).map(({ id, createdAt }) => ({ id, createdAt, lastUsedAt: null })),
         createdAt: expect.any(String),
+        lastUsedAt: null,
       })),
     );
     for (const stored of Object.values(secrets).flat()) expect(run.stdout).not.toContain(stored.digest);
@@ -179,7 +180,7 @@ describe('admin CLI: client list', () => {
     expect(ids).toEqual([...ids].sort());
   });
 
-  it('prints a table on a terminal: enabled or disabled, scopes and secret ids with their age', async () => {
+  it('prints a table on a terminal: enabled or disabled, scopes, secret ids with their age and last use', async () => {
     const { customerId, clientId, secretId } = await newClient(['tracking:read', 'shipments:write']);
     const [stored] = await storedSecrets(clientId);
 
@@ -193,10 +194,39 @@ describe('admin CLI: client list', () => {
       'enabled',
       'secrets',
       'createdAt',
+      'lastUsedAt',
     ]);
     expect(row).toContain(`${clientId}  ${customerId}  tracking:read shipments:write  enabled`);
-    expect(row).toContain(`${secretId} (${stored?.createdAt})`);
+    expect(row).toContain(`${secretId} (${stored?.createdAt}, used never)`);
+    expect(row?.trimEnd()).toMatch(/ never$/);
     expect(count).toBe('1 row');
+  });
+
+  it('shows each secret’s last use and the client’s, the latest of its secrets’, as grants recorded them', async () => {
+    const first = await newClient();
+    const second = printed(await adminOk(['client', 'secret', 'add', first.clientId]));
+    await cli.clients.recordUse(first.clientId, first.secretId, new Date('2026-11-25T09:00:00.000Z'));
+    await cli.clients.recordUse(first.clientId, second.secretId, new Date('2026-11-25T10:30:00.000Z'));
+    const [stored] = await storedSecrets(first.clientId);
+
+    const listed = JSON.parse((await adminOk(['client', 'list', '--customer', first.customerId])).stdout);
+    const shown = JSON.parse((await adminOk(['client', 'show', first.clientId])).stdout);
+    const table = await admin(['client', 'list', '--customer', first.customerId], { stdoutIsTTY: true });
+
+    for (const client of [listed, shown]) {
+      expect(client).toMatchObject({
+        lastUsedAt: '2026-11-25T10:30:00.000Z',
+        secrets: [
+          { id: first.secretId, lastUsedAt: '2026-11-25T09:00:00.000Z' },
+          { id: second.secretId, lastUsedAt: '2026-11-25T10:30:00.000Z' },
+        ],
+      });
+    }
+    const [, row] = lines(table.stdout);
+    expect(row).toContain(
+      `${first.secretId} (${stored?.createdAt}, used 2026-11-25T09:00:00.000Z), ${second.secretId}`,
+    );
+    expect(row?.trimEnd()).toMatch(/ 2026-11-25T10:30:00\.000Z$/);
   });
 });
 
@@ -648,8 +678,9 @@ describe('admin CLI: client show and unlock', () => {
       customerId,
       scopes: ['tracking:read'],
       enabled: true,
-      secrets: [{ id: secretId, createdAt: stored?.createdAt }],
+      secrets: [{ id: secretId, createdAt: stored?.createdAt, lastUsedAt: null }],
       createdAt: expect.any(String),
+      lastUsedAt: null,
       failedAuthentications: {
         failures: 0,
         lastAttemptAt: null,

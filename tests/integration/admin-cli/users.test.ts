@@ -40,6 +40,7 @@ describe('admin CLI: users', () => {
     const user = JSON.parse(shown.stdout);
     expect(Object.keys(user).sort()).toEqual(
       [
+        'admin',
         'createdAt',
         'customerId',
         'depotCode',
@@ -56,6 +57,7 @@ describe('admin CLI: users', () => {
       customerId: customer,
       depotCode: 'PRG01',
       scopes: null,
+      admin: false,
     });
     expect(user.failedLogins).toEqual({
       failures: 0,
