@@ -232,6 +232,8 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     const key = 'USER#abandoned';
     for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0));
 
+    // None decided: no failure, five attempts, what holds it.
+    expect(await read(key)).toMatchObject({ failures: 0, attempts: 5 });
     expect(await counts(key, at(T0 + HOLD))).toBe('refused');
     const after = Array.from({ length: 4 }, () => store.reserve(key, at(T0 + HOLD + 1)));
 
@@ -266,7 +268,12 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
 
     await store.reset(key, { ...ending(success, false), expiresAt: KEPT });
 
-    expect(await read(key)).toMatchObject({ failures: 0, lockedUntil: 0, retryAfterLock: false });
+    expect(await read(key)).toMatchObject({
+      failures: 0,
+      attempts: 0,
+      lockedUntil: 0,
+      retryAfterLock: false,
+    });
     expect(await counts(key, at(T0 + 30_001, { limit: 1 }))).toBe(0);
     await store.reset('USER#never-counted', { ...ending(at(T0), false), expiresAt: KEPT });
     expect((await store.read(['USER#never-counted'])).size).toBe(0);
@@ -294,7 +301,7 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     await store.settle(key, ending(given, false));
     await store.settle(key, ending(given, false));
 
-    expect((await read(key))?.failures).toBe(1);
+    expect(await read(key)).toMatchObject({ failures: 1, attempts: 1 });
     // The failure stays counted, the other attempt was taken back once: one of three is left.
     const next = Array.from({ length: 3 }, () => store.reserve(key, at(T0 + 1, { limit: 3 })));
     expect(await granted(next)).toBe(2);
@@ -310,6 +317,7 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
 
     await store.settle(key, ending(given, false));
 
+    expect(await read(key)).toMatchObject({ failures: 0, attempts: 0 });
     const next = Array.from({ length: 3 }, () => store.reserve(key, at(T0 + 1, { limit: 2 })));
     expect(await granted(next)).toBe(2);
   });
@@ -346,8 +354,9 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     await store.reserve(key, first);
     await store.reserve(key, second);
 
-    expect(await store.settle(key, ending(first, true))).toMatchObject({ failures: 1 });
-    expect(await store.settle(key, ending(second, false))).toMatchObject({ failures: 1 });
+    // The failure stays among the attempts; the attempt taken back leaves them.
+    expect(await store.settle(key, ending(first, true))).toMatchObject({ failures: 1, attempts: 2 });
+    expect(await store.settle(key, ending(second, false))).toMatchObject({ failures: 1, attempts: 1 });
     expect(await store.settle('IP#198.51.100.250', ending(at(T0), true))).toBeUndefined();
     expect((await store.read(['IP#198.51.100.250'])).size).toBe(0);
   });

@@ -108,7 +108,8 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
         inflight: slots,
         settled: attempt,
       });
-      return counter;
+      // The counter as saved, its attempts with it (as DynamoDB's ALL_NEW).
+      return all.get(key);
     },
     async lock(key, { lockedUntil }) {
       const current = entryOf(key);
