@@ -20,13 +20,29 @@ import type { AccountRepository } from '../../../lib/accounts/repository.ts';
 import { hashPassword } from '../../../lib/auth/passwords.ts';
 import { type ClientRecord, newClientId, newClientSecret } from '../../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../../lib/clients/dynamodb.ts';
+import { isAppError } from '../../../lib/errors.ts';
+import { createLogger } from '../../../lib/log.ts';
 import { keyParameterNames, tableNames } from '../../../lib/stage.ts';
-import { parseJwks, parseKeyring } from '../../../lib/tokens/keys.ts';
+import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
+import {
+  clientCounterKey,
+  clientSourceIpCounterKey,
+  createLoginThrottle,
+  knownSourceCounterKey,
+  knownSourceTag,
+  type LoginAttempt,
+  refusedUntil,
+  sourceIpCounterKey,
+  type ThrottlePolicy,
+  usernameCounterKey,
+} from '../../../lib/throttle/throttle.ts';
+import { counterSecretOf, parseJwks, parseKeyring } from '../../../lib/tokens/keys.ts';
 import { failure } from '../../../ops/admin/errors.ts';
 import type { ParameterStore } from '../../../ops/admin/keys.ts';
 import { runAdmin } from '../../../ops/admin/main.ts';
 import { startTestDynamo, type TestDynamo } from '../../support/dynamo.ts';
 import { describeMatrix, FAULT_DYNAMO, type FaultKind, faultPlan, staysDown } from '../../support/faults.ts';
+import { noMetrics } from '../../support/memory-metrics.ts';
 import { memoryParameters, type StoredParameter } from '../../support/parameters.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -192,6 +208,8 @@ const storedClient = async (context: Context): Promise<ClientRecord | null> =>
 const CLIENT_COMMANDS: Command[] = [
   {
     name: 'client add',
+    // The audit event is written once the change is made: a fault there leaves the change made.
+    doneBefore: ['PutItem audit:'],
     args: ({ customerId }) => ['client', 'add', customerId, '--scope', 'tracking:read'],
     async check(context) {
       // A creation whose answer was lost and the operator's second run make two clients: the
@@ -207,6 +225,8 @@ const CLIENT_COMMANDS: Command[] = [
   },
   {
     name: 'client disable',
+    // The audit event is written once the change is made: a fault there leaves the change made.
+    doneBefore: ['PutItem audit:'],
     arrange: existingClient(),
     args: (context) => ['client', 'disable', clientOf(context).clientId],
     async check(context) {
@@ -217,6 +237,8 @@ const CLIENT_COMMANDS: Command[] = [
   },
   {
     name: 'client secret add',
+    // The audit event is written once the change is made: a fault there leaves the change made.
+    doneBefore: ['PutItem audit:'],
     arrange: existingClient(),
     args: (context) => ['client', 'secret', 'add', clientOf(context).clientId],
     // The first run's secret was stored, its answer lost: never shown, it fills the second slot.
@@ -229,6 +251,8 @@ const CLIENT_COMMANDS: Command[] = [
   },
   {
     name: 'client secret remove',
+    // The audit event is written once the change is made: a fault there leaves the change made.
+    doneBefore: ['PutItem audit:'],
     arrange: existingClient(2),
     args: (context) => [
       'client',
@@ -246,6 +270,8 @@ const CLIENT_COMMANDS: Command[] = [
   },
   {
     name: 'client remove',
+    // The audit event is written once the change is made: a fault there leaves the change made.
+    doneBefore: ['PutItem audit:'],
     arrange: existingClient(),
     args: (context) => ['client', 'remove', clientOf(context).clientId],
     ownRefusal: /client pcl_[0-9a-f]{20} not found/,
@@ -261,6 +287,142 @@ const CLIENT_COMMANDS: Command[] = [
       expect((await userWhole(context, 'present'))?.scopes).toEqual(['tracking:read']);
       await revokedSince(context);
     },
+  },
+];
+
+/** An address of the run's own: the arranged failures add up on no other run's address counter. */
+const runAddress = () => {
+  const n = Number(unique('address').split('-')[1]);
+  return `10.9.${Math.floor(n / 250)}.${(n % 250) + 1}`;
+};
+
+/** What a run's unlock acts on: the name's counter, a source it knows, and a stranger's address. */
+interface ArrangedLocks {
+  readonly attempt: (sourceIp: string) => LoginAttempt;
+  readonly nameKey: string;
+  readonly knownKey: string;
+  readonly tag: string;
+  readonly strangerKey: string;
+  readonly policy: ThrottlePolicy;
+  readonly throttle: ReturnType<typeof createLoginThrottle>;
+}
+const arrangedLocks = new WeakMap<Context, ArrangedLocks>();
+
+/**
+ * The name's counter locked both ways, as the functions leave it: a source it knows (a
+ * success from there), strangers' wrong passwords locking the name for every other source, and
+ * then wrong passwords from the known source locking that source's own counter. The counters
+ * are keyed with the stage's counter secret (keys init first).
+ */
+const lockedBothWays = (client: boolean) => async (context: Context) => {
+  await initialised(context);
+  const names = keyParameterNames(context.stage);
+  const secret = counterSecretOf(parseKeyring(context.parameters.get(names.signingKeyring)?.value ?? ''));
+  const params = readStageParams(context.stage);
+  const policy = params.usernameThrottle;
+  const address: ThrottlePolicy = { ...policy, limit: 100, windowSeconds: 3600, inflightLimit: 100 };
+  const throttle = createLoginThrottle({
+    store: createDynamoThrottleStore({
+      client: dynamo.documentClient,
+      tableName: context.tables.loginThrottle,
+    }),
+    settings: {
+      username: policy,
+      sourceIp: address,
+      clientSourceIp: address,
+      knownSourceSeconds: params.knownSourceSeconds,
+    },
+    counterSecret: secret,
+    logger: createLogger('error', () => {}),
+    metrics: noMetrics,
+  });
+  const name = client ? clientOf(context).clientId : context.username;
+  const attempt = (sourceIp: string): LoginAttempt => ({
+    username: name,
+    sourceIp,
+    ...(client && { client }),
+  });
+  const home = runAddress();
+  const stranger = runAddress();
+  await throttle.succeeded(await throttle.begin(attempt(home)));
+  for (const sourceIp of [stranger, home]) {
+    for (let failure = 0; failure < policy.limit; failure += 1) {
+      await throttle.failed(attempt(sourceIp), 'bad password', await throttle.begin(attempt(sourceIp)));
+    }
+  }
+  const nameKey = client ? clientCounterKey(name, secret) : usernameCounterKey(name, secret);
+  const tag = knownSourceTag(nameKey, home, secret);
+  const locks = {
+    attempt,
+    nameKey,
+    tag,
+    knownKey: knownSourceCounterKey(nameKey, tag),
+    strangerKey: client ? clientSourceIpCounterKey(stranger) : sourceIpCounterKey(stranger),
+    policy,
+    throttle,
+  };
+  for (const sourceIp of [runAddress(), home]) {
+    if ((await admitted(locks, sourceIp)) !== false) throw new Error('arrange: not locked both ways');
+  }
+  arrangedLocks.set(context, locks);
+};
+
+/** Whether an attempt from `sourceIp` is let in (given back at once, never decided). */
+async function admitted(locks: ArrangedLocks, sourceIp: string): Promise<boolean> {
+  try {
+    await locks.throttle.undecided(await locks.throttle.begin(locks.attempt(sourceIp)));
+    return true;
+  } catch (error) {
+    if (isAppError(error) && error.code === 'TOO_MANY_ATTEMPTS') return false;
+    throw error;
+  }
+}
+
+/**
+ * After an unlock (run again after a fault if it failed): the name's counter holds no failure
+ * and refuses no one, its known source is still known and its own counter refuses it no
+ * longer, and a stranger's address keeps its failures (an address's counter only decays).
+ */
+async function unlocked(context: Context) {
+  const locks = arrangedLocks.get(context);
+  if (locks === undefined) throw new Error('arrange: no locks');
+  const store = createDynamoThrottleStore({
+    client: dynamo.documentClient,
+    tableName: context.tables.loginThrottle,
+  });
+  const counters = await store.read([locks.nameKey, locks.knownKey, locks.strangerKey]);
+  const now = Date.now();
+  const name = counters.get(locks.nameKey);
+  expect(name?.failures ?? 0, 'the name’s failures').toBe(0);
+  expect(name === undefined ? 0 : refusedUntil(name, locks.policy, now), 'the name’s lock').toBe(0);
+  expect(name?.knownSources.get(locks.tag) ?? 0, 'the source kept as known').toBeGreaterThan(now);
+  const own = counters.get(locks.knownKey);
+  expect(own?.failures ?? 0, 'the known source’s failures').toBe(0);
+  expect(own === undefined ? 0 : refusedUntil(own, locks.policy, now), 'the known source’s lock').toBe(0);
+  expect(counters.get(locks.strangerKey)?.failures, 'the stranger’s address').toBe(locks.policy.limit);
+  expect(await admitted(locks, runAddress()), 'a new source let in').toBe(true);
+}
+
+const UNLOCK_COMMANDS: Command[] = [
+  {
+    name: 'user unlock',
+    async arrange(context) {
+      await existingUser(context);
+      await lockedBothWays(false)(context);
+    },
+    args: ({ username }) => ['user', 'unlock', username],
+    check: unlocked,
+  },
+  {
+    name: 'client unlock',
+    // The audit event is written once the change is made: a fault there leaves the change made.
+    doneBefore: ['PutItem audit:'],
+    async arrange(context) {
+      await existingClient()(context);
+      await lockedBothWays(true)(context);
+    },
+    args: (context) => ['client', 'unlock', clientOf(context).clientId],
+    check: unlocked,
   },
 ];
 
@@ -570,5 +732,5 @@ async function run(command: Command, site?: string, kind?: FaultKind) {
 }
 
 describe('the fault matrix of the admin commands', () => {
-  describeMatrix('admin', [...COMMANDS, ...CLIENT_COMMANDS, ...KEY_COMMANDS], run);
+  describeMatrix('admin', [...COMMANDS, ...CLIENT_COMMANDS, ...UNLOCK_COMMANDS, ...KEY_COMMANDS], run);
 });

@@ -5,7 +5,8 @@
  * invariants of docs/FAULTS.md are checked against the tables. The functions run as on AWS
  * (AWS_ENDPOINT_URL_DYNAMODB, its 1-second attempts), each run in a fresh container.
  */
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
@@ -21,6 +22,7 @@ import { hashPassword } from '../../../lib/auth/passwords.ts';
 import { createDynamoClientRepository } from '../../../lib/clients/dynamodb.ts';
 import { INTROSPECTION_PATH, REVOCATION_PATH } from '../../../lib/clients/metadata.ts';
 import { readLoginConfig } from '../../../lib/config.ts';
+import { createLogger } from '../../../lib/log.ts';
 import type { Scope } from '../../../lib/scopes.ts';
 import { createDynamoSessionStore } from '../../../lib/sessions/dynamodb.ts';
 import type { SessionStore } from '../../../lib/sessions/repository.ts';
@@ -28,9 +30,16 @@ import { createDynamoShipmentRepository } from '../../../lib/shipments/dynamodb.
 import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
 import {
   clientCounterKey,
+  clientSourceIpCounterKey,
+  createLoginThrottle,
   holdSeconds,
+  inflightSlot,
+  knownSourceCounterKey,
+  knownSourceTag,
+  lockSeconds,
   refusedUntil,
   sourceIpCounterKey,
+  type ThrottlePolicy,
   type ThrottleStore,
   usernameCounterKey,
 } from '../../../lib/throttle/throttle.ts';
@@ -48,8 +57,10 @@ import { createTestClient } from '../../support/clients.ts';
 import { startTestDynamo, type TestDynamo } from '../../support/dynamo.ts';
 import { describeMatrix, FAULT_DYNAMO, type FaultKind, faultPlan, staysDown } from '../../support/faults.ts';
 import { captureServiceLogs } from '../../support/log-capture.ts';
+import { noMetrics } from '../../support/memory-metrics.ts';
 
 const PASSWORD = 'a-long-test-password';
+const WRONG_PASSWORD = 'not-the-password';
 
 interface Answer {
   readonly status: number;
@@ -134,17 +145,21 @@ const addressOf = (username: string) => {
   return `10.0.${Math.floor(n / 250)}.${(n % 250) + 1}`;
 };
 
-/** POST /login of `username` with `password`, from the user's address. */
-function loginRequest(username: string, password: string) {
+/** POST /login of `username` with `password`, from the user's address or `sourceIp`. */
+function loginRequest(username: string, password: string, sourceIp = addressOf(username)) {
   const event = loginEvent(JSON.stringify({ username, password }));
   return {
     ...event,
-    requestContext: {
-      ...event.requestContext,
-      identity: { ...event.requestContext.identity, sourceIp: addressOf(username) },
-    },
+    requestContext: { ...event.requestContext, identity: { ...event.requestContext.identity, sourceIp } },
   };
 }
+
+let strangers = 0;
+/** An address of a run's own, from which strangers guess: their failures add up on no other run's counter. */
+const strangerAddress = () => {
+  strangers += 1;
+  return `10.2.${Math.floor(strangers / 250)}.${(strangers % 250) + 1}`;
+};
 /** A new user of a new customer, with a pickup address. */
 async function newUser(withCustomer = true) {
   users += 1;
@@ -180,6 +195,8 @@ interface Operation<C> {
   readonly name: string;
   /** The function it calls. */
   readonly function: FunctionName;
+  /** The stage's settings that differ from the default stage's, for the run's and the arrangement's containers. */
+  readonly env?: Record<string, string>;
   /** The state before the request, written without faults. */
   arrange(): Promise<C>;
   /** The client's request, against a handler in the container `handler` gives. */
@@ -188,6 +205,8 @@ interface Operation<C> {
   readonly success: number;
   /** The accounts table's reads fail throughout the request, beside the planted fault: the answer is 503. */
   readonly accountsDown?: boolean;
+  /** Call sites of bookkeeping the answer does not depend on: a fault there still gets `success`. */
+  readonly outlived?: readonly string[];
   /**
    * An answer other than `success` a retry may get, and why (docs/FAULTS.md lists them):
    * undefined when there is none for this run.
@@ -203,25 +222,101 @@ const accountsRead = (request: DynamoRequest) =>
 
 const tokenIn = (answer: Answer) => /eyJ[\w-]+\.[\w-]+\./.test(answer.body);
 
+/** The counter under `key` as stored, if there is one. */
+async function counterOf(key: string) {
+  return (await throttle.read([key])).get(key);
+}
+
 /**
- * A login's bookkeeping: the username's counter holds at most `counted` attempts, and neither
- * counter refuses a login. An attempt cut short by the fault may still land its count after
- * the answer (the SDK's retry in flight; a frozen Lambda resumes it on its next invocation):
- * unsettled, it holds only until `holdSeconds` pass (docs/behaviour.md).
+ * What the counter under `key` holds besides what `read` gives (lib/throttle/dynamodb.ts): its
+ * attempts in its period (failures and attempts not yet decided, together) and its attempts in
+ * flight, one number per in-flight slot.
  */
-async function noLockLeft(username: string, counted: number) {
-  const key = usernameCounterKey(username, counterSecret);
-  const counter = (await throttle.read([key])).get(key);
+async function attemptsOf(key: string): Promise<{ attempts: number; inflight: number[] }> {
+  const { Item = {} } = await dynamo.documentClient.send(
+    new GetCommand({
+      TableName: dynamo.tables.loginThrottle,
+      Key: { counterKey: key },
+      ConsistentRead: true,
+    }),
+  );
+  return {
+    attempts: Number(Item[`attempts${Item.period}`] ?? 0),
+    inflight: Object.entries(Item).flatMap(([name, value]) =>
+      /^inflight-?\d+$/.test(name) ? [Number(value)] : [],
+    ),
+  };
+}
+
+/**
+ * Whether the counter under `key` lets in an attempt at `at` from a source it does not know:
+ * what every stranger, and a user on a new address, meets. It counts that attempt (the run is
+ * over; nothing reads the counter after its check).
+ */
+async function grantsAt(key: string, policy: ThrottlePolicy, at: number): Promise<boolean> {
+  const hold = holdSeconds(policy) * 1000;
+  const { granted } = await throttle.reserve(key, {
+    now: at,
+    windowStart: at - policy.windowSeconds * 1000,
+    limit: policy.limit,
+    slot: inflightSlot(at, policy),
+    heldSince: at - hold,
+    expiresAt: Math.ceil(at / 1000) + policy.windowSeconds + policy.maxLockSeconds,
+    attempt: randomUUID(),
+  });
+  return granted;
+}
+
+/** The failures a counter may hold after a run: at least every verdict a guesser got, no attempt counted twice. */
+interface Failures {
+  readonly atLeast: number;
+  readonly atMost: number;
+}
+/** A right password's (or secret's) run: failures are counted only when decided, so none. */
+const NO_FAILURES: Failures = { atLeast: 0, atMost: 0 };
+/** The wrong passwords a run's client was told of (401): each a failure a guesser learned of. */
+const verdicts = (run: Run) => [run.first, run.retry].filter((answer) => answer?.status === 401).length;
+/** The attempts a run made: its request, and the retry after a 503. */
+const attempts = (run: Run) => (run.retry === undefined ? 1 : 2);
+/** `before` failures arranged, and what the run's wrong passwords added. */
+const failuresAfter = (before: number, run: Run): Failures => ({
+  atLeast: before + verdicts(run),
+  atMost: before + attempts(run),
+});
+
+/**
+ * A counter after a run (invariant 3): its failures within `failures`; every attempt decided (a
+ * failure, or given back) but the one the fault cut short, none given back twice, so no more
+ * than one attempt beyond its failures and at most one in flight in a slot; and an attempt from
+ * a source it does not know let in.
+ */
+async function counterClear(label: string, key: string, policy: ThrottlePolicy, failures: Failures) {
+  const counted = (await counterOf(key))?.failures ?? 0;
+  expect(counted, `${label}: failures counted`).toBeGreaterThanOrEqual(failures.atLeast);
+  expect(counted, `${label}: failures counted`).toBeLessThanOrEqual(failures.atMost);
+  const { attempts, inflight } = await attemptsOf(key);
+  expect(attempts - counted, `${label}: attempts left undecided`).toBeGreaterThanOrEqual(0);
+  expect(attempts - counted, `${label}: attempts left undecided`).toBeLessThanOrEqual(1);
+  for (const slot of inflight) {
+    expect(slot, `${label}: attempts in flight in a slot`).toBeGreaterThanOrEqual(0);
+    expect(slot, `${label}: attempts in flight in a slot`).toBeLessThanOrEqual(1);
+  }
+  expect(await grantsAt(key, policy, Date.now()), `${label}: a new source let in`).toBe(true);
+}
+
+const nameKey = (username: string) => usernameCounterKey(username, counterSecret);
+
+/** A success makes its source known to the name, in the same write as the reset it answers after. */
+async function sourceKnown(key: string, sourceIp: string) {
+  const until = (await counterOf(key))?.knownSources.get(knownSourceTag(key, sourceIp, counterSecret)) ?? 0;
+  expect(until, 'the source known to the name after its success').toBeGreaterThan(Date.now());
+}
+
+/** The username's counter and its address's after a run, each holding `failures`. */
+async function loginCounters(username: string, failures: Failures) {
   const { throttle: settings } = readLoginConfig();
-  const now = Date.now();
-  expect(counter?.failures ?? 0, 'attempts counted on the username').toBeLessThanOrEqual(counted);
-  expect(
-    counter === undefined ? 0 : refusedUntil(counter, settings.username, now),
-    'the username refused',
-  ).toBe(0);
-  const ipKey = sourceIpCounterKey(addressOf(username));
-  const ip = (await throttle.read([ipKey])).get(ipKey);
-  expect(ip === undefined ? 0 : refusedUntil(ip, settings.sourceIp, now), 'the address refused').toBe(0);
+  await counterClear('the username', nameKey(username), settings.username, failures);
+  await counterClear('the address', sourceIpCounterKey(addressOf(username)), settings.sourceIp, failures);
 }
 
 /** Every refresh token the client holds belongs to a stored, live session whose current token it is. */
@@ -244,37 +339,115 @@ const loginOperation = (name: 'login' | 'login-extended'): Operation<{ username:
   success: 200,
   async check({ username }, run) {
     await sessionsStored([run.first, run.retry]);
-    // A success resets the count; only the faulted attempt's may land after it.
-    await noLockLeft(username, run.retry === undefined ? 0 : 1);
+    await loginCounters(username, NO_FAILURES);
+    await sourceKnown(nameKey(username), addressOf(username));
   },
 });
 
+/**
+ * A wrong password: counted once decided. A fault at that count's write answers 503, not 401:
+ * the guesser learns nothing from an attempt that may have gone uncounted.
+ */
 const wrongPassword: Operation<{ username: string }> = {
   name: 'login, wrong password',
   function: 'login',
   arrange: () => newUser(),
-  act: async ({ username }, handler) =>
-    call(await handler('login'), loginRequest(username, 'not-the-password')),
+  act: async ({ username }, handler) => call(await handler('login'), loginRequest(username, WRONG_PASSWORD)),
   success: 401,
   async check({ username }, run) {
-    await noLockLeft(username, run.retry === undefined ? 1 : 2);
+    await loginCounters(username, failuresAfter(0, run));
+  },
+};
+
+/** `failures` wrong passwords of `username` from its address, fault-free. */
+async function failLogins(username: string, failures: number, env: Record<string, string> = {}) {
+  const login = await freshHandler('login', env);
+  for (let failure = 0; failure < failures; failure += 1) {
+    const answer = await call(login, loginRequest(username, WRONG_PASSWORD));
+    if (answer.status !== 401) throw new Error(`arrange: a wrong password answered ${answer.status}`);
+  }
+}
+
+/**
+ * The wrong password that reaches the username's limit: its count and its lock are two writes.
+ * Whatever fails, the username refuses afterwards: locked, or (the lock's write lost) held by
+ * its failures for `holdSeconds`; the guesser's retry is refused, or told its one verdict.
+ */
+const lockingFailure: Operation<{ username: string }> = {
+  name: 'login, the failure that locks',
+  function: 'login',
+  async arrange() {
+    const { username } = await newUser();
+    await failLogins(username, readLoginConfig().throttle.username.limit - 1);
+    return { username };
+  },
+  act: async ({ username }, handler) => call(await handler('login'), loginRequest(username, WRONG_PASSWORD)),
+  success: 401,
+  // The failure counted, its 401 lost to the fault: the retry meets the lock, or the hold.
+  ownRefusal: () => 429,
+  async check({ username }, run) {
+    const { throttle: settings } = readLoginConfig();
+    const policy = settings.username;
+    const key = nameKey(username);
+    const before = policy.limit - 1;
+    const failures = (await counterOf(key))?.failures ?? 0;
+    expect(failures, 'the username: failures counted').toBeGreaterThanOrEqual(before + verdicts(run));
+    expect(failures, 'the username: failures counted').toBeLessThanOrEqual(before + attempts(run));
+    await counterClear(
+      'the address',
+      sourceIpCounterKey(addressOf(username)),
+      settings.sourceIp,
+      failuresAfter(before, run),
+    );
+    if (failures >= policy.limit) {
+      expect(await grantsAt(key, policy, Date.now()), 'a new source at the username at its limit').toBe(
+        false,
+      );
+    }
+    if (run.retry?.status === 429)
+      await truthfulRetryAfter(run.retry, key, policy, lockSeconds(policy, policy.limit));
   },
 };
 
 /**
- * A login one failure short of the username's limit: the attempt the fault cut short may stay
- * counted, unsettled, and then holds the username, at most `holdSeconds` (the lock one more
- * failure would have earned is longer): the retry is let in, or refused that long at most.
+ * A 429's Retry-After: at least a second, at most `most` seconds, and not sooner than the
+ * counter under `key` lets an attempt from an unknown source in (a client that waits as told
+ * is let in, not refused again).
  */
-const lastTry: Operation<{ username: string }> = {
-  name: 'login, one failure from the lock',
+async function truthfulRetryAfter(answer: Answer, key: string, policy: ThrottlePolicy, most: number) {
+  const retryAfter = Number(answer.headers['Retry-After']);
+  expect(retryAfter, 'Retry-After').toBeGreaterThanOrEqual(1);
+  expect(retryAfter, 'Retry-After').toBeLessThanOrEqual(most);
+  expect(
+    await grantsAt(key, policy, Date.now() + retryAfter * 1000),
+    `an attempt ${retryAfter} s later, as Retry-After says`,
+  ).toBe(true);
+}
+
+/**
+ * The first login after a lock ended: the retry a lock allows. A fault that consumed it leaves
+ * the username held by its failures, at most `holdSeconds` (shorter than the lock a failure
+ * there would have earned): the client's retry is let in, or refused that long at most.
+ */
+const afterLock: Operation<{ username: string }> = {
+  name: 'login, the first after a lock',
   function: 'login',
   async arrange() {
     const { username } = await newUser();
-    const limit = readLoginConfig().throttle.username.limit;
-    const login = await freshHandler('login');
-    for (let failure = 1; failure < limit; failure += 1) {
-      await call(login, loginRequest(username, 'not-the-password'));
+    const { throttle: settings } = readLoginConfig();
+    // The failures and their lock a lock's length and more ago, so that lock has just ended.
+    const ago = 2 * lockSeconds(settings.username, settings.username.limit) * 1000;
+    const past = createLoginThrottle({
+      store: throttle,
+      settings,
+      counterSecret,
+      clock: () => new Date(Date.now() - ago),
+      logger: createLogger('error', () => {}),
+      metrics: noMetrics,
+    });
+    const attempt = { username, sourceIp: addressOf(username) };
+    for (let failure = 0; failure < settings.username.limit; failure += 1) {
+      await past.failed(attempt, 'bad password', await past.begin(attempt));
     }
     return { username };
   },
@@ -282,20 +455,81 @@ const lastTry: Operation<{ username: string }> = {
   success: 200,
   ownRefusal: () => 429,
   async check({ username }, run) {
-    const { username: policy } = readLoginConfig().throttle;
+    const { throttle: settings } = readLoginConfig();
+    const policy = settings.username;
     const hold = holdSeconds(policy);
+    const address = { atLeast: policy.limit, atMost: policy.limit };
     if (run.retry?.status === 429) {
-      expect(Number(run.retry.headers['Retry-After'])).toBeLessThanOrEqual(hold);
-      const key = usernameCounterKey(username, counterSecret);
-      const counter = (await throttle.read([key])).get(key);
+      const key = nameKey(username);
+      const counter = await counterOf(key);
       const until = counter === undefined ? 0 : refusedUntil(counter, policy, Date.now());
       expect(until - Date.now(), 'held no longer than holdSeconds').toBeLessThanOrEqual(hold * 1000);
+      await counterClear('the address', sourceIpCounterKey(addressOf(username)), settings.sourceIp, address);
+      await truthfulRetryAfter(run.retry, key, policy, hold);
     } else {
       await sessionsStored([run.first, run.retry]);
-      await noLockLeft(username, run.retry === undefined ? 0 : 1);
+      await counterClear('the username', nameKey(username), policy, NO_FAILURES);
+      await counterClear('the address', sourceIpCounterKey(addressOf(username)), settings.sourceIp, address);
     }
   },
 };
+
+/** Locks that outlast any run (a 15-minute first lock): a run sees the lock it arranged whatever its length. */
+const LONG_LOCKS = { LOGIN_LOCKOUT_BASE: '15m' };
+
+/**
+ * A user logs in from the address it logged in from before while strangers' wrong passwords
+ * lock its username: the attempt is counted on that known source's own counter, and let in.
+ * Whatever fails, the retry is let in, the strangers' lock stands as it was, and the source
+ * stays known.
+ */
+const knownSourceLogin: Operation<{ username: string; lockedUntil: number }> = {
+  name: 'login from a known source, the username locked by others',
+  function: 'login',
+  env: LONG_LOCKS,
+  async arrange() {
+    const { username } = await newUser();
+    const login = await freshHandler('login', LONG_LOCKS);
+    const known = await call(login, loginRequest(username, PASSWORD));
+    if (known.status !== 200) throw new Error(`arrange: login answered ${known.status}`);
+    const stranger = strangerAddress();
+    for (let failure = 0; failure < readLoginConfig().throttle.username.limit; failure += 1) {
+      const answer = await call(login, loginRequest(username, WRONG_PASSWORD, stranger));
+      if (answer.status !== 401) throw new Error(`arrange: a stranger's guess answered ${answer.status}`);
+    }
+    const lockedUntil = (await counterOf(nameKey(username)))?.lockedUntil ?? 0;
+    if (lockedUntil <= Date.now()) throw new Error('arrange: the strangers did not lock the username');
+    return { username, lockedUntil };
+  },
+  act: async ({ username }, handler) => call(await handler('login'), loginRequest(username, PASSWORD)),
+  success: 200,
+  async check({ username, lockedUntil }, run) {
+    await sessionsStored([run.first, run.retry]);
+    const { throttle: settings } = readLoginConfig();
+    await knownSourceCleared(nameKey(username), addressOf(username), lockedUntil);
+    await counterClear(
+      'the address',
+      sourceIpCounterKey(addressOf(username)),
+      settings.sourceIp,
+      NO_FAILURES,
+    );
+  },
+};
+
+/**
+ * A name's counters after a success from its known source `sourceIp` while strangers held it
+ * locked until `lockedUntil`: that lock stands as it was, the source is still known, and its
+ * own counter holds no failure and refuses no one.
+ */
+async function knownSourceCleared(key: string, sourceIp: string, lockedUntil: number) {
+  const policy = readLoginConfig().throttle.username;
+  const name = await counterOf(key);
+  expect(name?.lockedUntil, 'the strangers’ lock').toBe(lockedUntil);
+  expect(name?.failures, 'the strangers’ failures').toBe(policy.limit);
+  const tag = knownSourceTag(key, sourceIp, counterSecret);
+  expect(name?.knownSources.get(tag) ?? 0, 'the source known').toBeGreaterThan(Date.now());
+  await counterClear('the known source', knownSourceCounterKey(key, tag), policy, NO_FAILURES);
+}
 
 interface Holder {
   readonly username: string;
@@ -315,6 +549,7 @@ const tokenRequest = (refreshToken: string) => loginEvent(JSON.stringify({ refre
 const refreshOperation = (graceSeconds: number): Operation<Holder> => ({
   name: graceSeconds === 0 ? 'refresh' : `refresh, ${graceSeconds} s grace`,
   function: 'refresh',
+  ...(graceSeconds > 0 && { env: { REFRESH_REUSE_GRACE: `${graceSeconds}s` } }),
   arrange: holder,
   act: async ({ refreshToken }, handler) => call(await handler('refresh'), tokenRequest(refreshToken)),
   success: 200,
@@ -458,31 +693,45 @@ type TestClient = Awaited<ReturnType<typeof newClient>>;
 const grantRequest = (client: Awaited<ReturnType<typeof newClient>>) => grantEvent(client, client.sourceIp);
 
 /**
- * A client authentication's bookkeeping, as a login's: at most the one attempt counted, and
- * nothing refuses the client or its address.
+ * A client authentication's counters after a run of the right secret, which ends in a success:
+ * the client id's and its address's (machines'), and the address known to the client id.
  */
-async function clientNotLocked({ clientId, sourceIp }: TestClient) {
+async function clientClear({ clientId, sourceIp }: TestClient) {
   const { throttle: settings } = readLoginConfig();
-  const now = Date.now();
-  const key = clientCounterKey(clientId, counterSecret);
-  const counter = (await throttle.read([key])).get(key);
-  expect(counter?.failures ?? 0, 'attempts counted on the client').toBeLessThanOrEqual(1);
-  expect(
-    counter === undefined ? 0 : refusedUntil(counter, settings.username, now),
-    'the client refused',
-  ).toBe(0);
-  const ipKey = sourceIpCounterKey(sourceIp);
-  const ip = (await throttle.read([ipKey])).get(ipKey);
-  expect(ip === undefined ? 0 : refusedUntil(ip, settings.sourceIp, now), 'the address refused').toBe(0);
+  await counterClear('the client', clientCounterKey(clientId, counterSecret), settings.username, NO_FAILURES);
+  await counterClear('the address', clientSourceIpCounterKey(sourceIp), settings.clientSourceIp, NO_FAILURES);
+  await sourceKnown(clientCounterKey(clientId, counterSecret), sourceIp);
 }
 
+/** The grant's last-use write (lib/clients/grant.ts): a new secret's first grant makes it. */
+const LAST_USE_WRITE = 'UpdateItem accounts:CLIENT/sk';
+
+/**
+ * A new client's first grant: the token whatever befalls its last-use write, and the write
+ * made unless a fault at it alone kept it from DynamoDB.
+ */
 const clientGrant: Operation<TestClient> = {
   name: 'client credentials grant',
   function: 'oauth-token',
   arrange: () => newClient(),
   act: async (client, handler) => call(await handler('oauth-token'), grantRequest(client)),
   success: 200,
-  check: clientNotLocked,
+  outlived: [LAST_USE_WRITE],
+  async check(client, run, site) {
+    await clientClear(client);
+    const stored = await createDynamoClientRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+    }).findClient(client.clientId);
+    const secrets = stored?.secrets ?? [];
+    expect(
+      secrets.map(({ id }) => id),
+      'the client item whole',
+    ).toEqual([client.secretId]);
+    const applied = site !== LAST_USE_WRITE || run.kind === 'lost' || run.kind === 'lost-retried';
+    expect(secrets[0]?.lastUsedAt !== undefined, 'the secret’s last use recorded').toBe(applied);
+    expect(stored?.lastUsedAt, 'the client’s last use, its secret’s').toBe(secrets[0]?.lastUsedAt);
+  },
 };
 
 /** An access token of a fault-free grant of `client`. */
@@ -518,7 +767,7 @@ const tokenRevocation: Operation<TestClient & { token: string }> = {
     call(await handler('oauth-revoke'), tokenQuery(REVOCATION_PATH, context, context.token)),
   success: 200,
   async check(context) {
-    await clientNotLocked(context);
+    await clientClear(context);
     const decided = await authorize(await freshHandler('authorizer'), context.token);
     expect(decided.status, 'the revoked token at the authorizer').toBe(401);
     const stored = await createDynamoClientRepository({
@@ -553,7 +802,7 @@ const tokenIntrospection = (
     call(await handler('oauth-introspect'), tokenQuery(INTROSPECTION_PATH, introspector, token)),
   success: 200,
   async check({ introspector }, run) {
-    await clientNotLocked(introspector);
+    await clientClear(introspector);
     for (const answer of [run.first, run.retry]) {
       if (answer?.status === 200)
         expect(JSON.parse(answer.body), 'the answer').toMatchObject({ active: true });
@@ -571,7 +820,8 @@ const loginAccountsDown: Operation<{ username: string }> = {
   accountsDown: true,
   async check({ username }, run) {
     await sessionsStored([run.retry]);
-    await noLockLeft(username, 1);
+    await loginCounters(username, NO_FAILURES);
+    await sourceKnown(nameKey(username), addressOf(username));
   },
 };
 
@@ -579,6 +829,43 @@ const grantAccountsDown: Operation<TestClient> = {
   ...clientGrant,
   name: 'client credentials grant, accounts table down',
   accountsDown: true,
+};
+
+/** The client credentials grant's analogue of knownSourceLogin: strangers' wrong secrets lock the client id. */
+const knownSourceGrant: Operation<TestClient & { lockedUntil: number }> = {
+  name: 'client credentials grant from a known source, the client locked by others',
+  function: 'oauth-token',
+  env: LONG_LOCKS,
+  async arrange() {
+    const client = await newClient();
+    const grant = await freshHandler('oauth-token', LONG_LOCKS);
+    const known = await call(grant, grantRequest(client));
+    if (known.status !== 200) throw new Error(`arrange: the grant answered ${known.status}`);
+    const stranger = strangerAddress();
+    for (let failure = 0; failure < readLoginConfig().throttle.username.limit; failure += 1) {
+      const answer = await call(grant, grantEvent({ ...client, secret: 'not-the-secret' }, stranger));
+      if (answer.status !== 401) throw new Error(`arrange: a stranger's guess answered ${answer.status}`);
+    }
+    const lockedUntil = (await counterOf(clientCounterKey(client.clientId, counterSecret)))?.lockedUntil ?? 0;
+    if (lockedUntil <= Date.now()) throw new Error('arrange: the strangers did not lock the client');
+    return { ...client, lockedUntil };
+  },
+  act: async (client, handler) => call(await handler('oauth-token'), grantRequest(client)),
+  success: 200,
+  async check(client) {
+    const { throttle: settings } = readLoginConfig();
+    await knownSourceCleared(
+      clientCounterKey(client.clientId, counterSecret),
+      client.sourceIp,
+      client.lockedUntil,
+    );
+    await counterClear(
+      'the address',
+      clientSourceIpCounterKey(client.sourceIp),
+      settings.clientSourceIp,
+      NO_FAILURES,
+    );
+  },
 };
 
 const clientAuthorizer: Operation<{ token: string }> = {
@@ -599,7 +886,9 @@ const OPERATIONS: Operation<any>[] = [
   loginOperation('login'),
   loginOperation('login-extended'),
   wrongPassword,
-  lastTry,
+  lockingFailure,
+  afterLock,
+  knownSourceLogin,
   refreshOperation(0),
   refreshOperation(10),
   logoutOperation,
@@ -610,6 +899,7 @@ const OPERATIONS: Operation<any>[] = [
   clientAuthorizer,
   loginAccountsDown,
   grantAccountsDown,
+  knownSourceGrant,
   tokenRevocation,
   tokenIntrospection('client'),
   tokenIntrospection('user'),
@@ -646,14 +936,12 @@ afterAll(async () => {
   await cleanupKeys?.();
 });
 
-const GRACE_ENV = { REFRESH_REUSE_GRACE: '10s' };
-
 /** One run: arrange, the request with the fault planted, the retry after recovery, the invariants. */
 // biome-ignore lint/suspicious/noExplicitAny: see OPERATIONS
 async function run(operation: Operation<any>, site?: string, kind?: FaultKind) {
   proxy.decide(() => 'forward');
   const context = await operation.arrange();
-  const env = operation.name.includes('grace') ? GRACE_ENV : {};
+  const env = operation.env ?? {};
   const plan = faultPlan(dynamo.tables, site, kind);
   const containers = new Map<FunctionName, unknown>();
   const handler = async (name: FunctionName) => {
@@ -670,7 +958,11 @@ async function run(operation: Operation<any>, site?: string, kind?: FaultKind) {
   const first = await operation.act(context, handler);
   proxy.decide(() => 'forward');
   const dependencyFailed =
-    operation.accountsDown === true || (plan.planted && kind !== undefined && staysDown(kind));
+    operation.accountsDown === true ||
+    (plan.planted &&
+      kind !== undefined &&
+      staysDown(kind) &&
+      !(operation.outlived ?? []).includes(site ?? ''));
   const retry = first.status === 503 ? await operation.act(context, handler) : undefined;
   const result: Run = { kind, planted: plan.planted, first, retry };
 
@@ -723,7 +1015,7 @@ describe('an outage of the accounts table', () => {
     const after = await call(login, loginRequest(username, PASSWORD));
 
     expect(after.status, 'the right password after recovery').toBe(200);
-    await noLockLeft(username, 0);
+    await loginCounters(username, NO_FAILURES);
   });
 
   it('still counts wrong passwords after an outage, and locks the username at its limit', async () => {
@@ -731,13 +1023,13 @@ describe('an outage of the accounts table', () => {
     const login = await freshHandler('login');
     proxy.decide(accountsReadsFail());
     for (let attempt = 0; attempt < limit(); attempt += 1) {
-      expect((await call(login, loginRequest(username, 'not-the-password'))).status).toBe(503);
+      expect((await call(login, loginRequest(username, WRONG_PASSWORD))).status).toBe(503);
     }
     proxy.decide(() => 'forward');
 
     const wrong = [];
     for (let attempt = 0; attempt < limit(); attempt += 1) {
-      wrong.push((await call(login, loginRequest(username, 'not-the-password'))).status);
+      wrong.push((await call(login, loginRequest(username, WRONG_PASSWORD))).status);
     }
     const locked = await call(login, loginRequest(username, PASSWORD));
 
