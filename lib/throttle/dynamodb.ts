@@ -43,11 +43,11 @@ const ROUNDS = 3;
 
 /** The SET and REMOVE clauses, names and values of a known-source write. */
 function knownClauses(known: KnownSourceWrite | undefined) {
-  if (known === undefined) return { set: '', remove: [] as string[], names: {}, values: {} };
+  if (known === undefined) return { set: '', remove: '', names: {}, values: {} };
   const forget = Object.fromEntries(known.forget.map((tag, index) => [`#forget${index}`, `${KNOWN}${tag}`]));
   return {
     set: ', #known = :knownUntil',
-    remove: Object.keys(forget),
+    remove: known.forget.length > 0 ? ` REMOVE ${Object.keys(forget).join(', ')}` : '',
     names: { '#known': `${KNOWN}${known.tag}`, ...forget },
     values: { ':knownUntil': known.until },
   };
@@ -223,8 +223,7 @@ export function createDynamoThrottleStore(deps: {
             Key: { counterKey },
             UpdateExpression:
               'SET #count = :zero, #next = :zero, #all = :zero, #allNext = :zero, lockedUntil = :zero, retryAfterLock = :zero, ' +
-              `settled = :attempt, expiresAt = :expiresAt${clauses.set} ADD #inflight :minusOne` +
-              (clauses.remove.length > 0 ? ` REMOVE ${clauses.remove.join(', ')}` : ''),
+              `settled = :attempt, expiresAt = :expiresAt${clauses.set} ADD #inflight :minusOne${clauses.remove}`,
             ConditionExpression:
               'attribute_exists(counterKey) AND (attribute_not_exists(settled) OR settled <> :attempt)',
             ExpressionAttributeNames: {
@@ -254,9 +253,7 @@ export function createDynamoThrottleStore(deps: {
           new UpdateCommand({
             TableName,
             Key: { counterKey },
-            UpdateExpression:
-              `SET expiresAt = :expiresAt${clauses.set}` +
-              (clauses.remove.length > 0 ? ` REMOVE ${clauses.remove.join(', ')}` : ''),
+            UpdateExpression: `SET expiresAt = :expiresAt${clauses.set}${clauses.remove}`,
             ConditionExpression: 'attribute_exists(counterKey)',
             ExpressionAttributeNames: clauses.names,
             ExpressionAttributeValues: { ':expiresAt': expiresAt, ...clauses.values },
