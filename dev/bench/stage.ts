@@ -10,7 +10,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
-import { ALL_SCOPES } from '../../lib/scopes.ts';
+import { GRANTABLE_SCOPES } from '../../lib/scopes.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { localDynamoClient } from '../local/dynalite.ts';
 import { functionEnv, stageEnv } from '../local/handler-env.ts';
@@ -54,7 +54,12 @@ async function seedClient(client: DynamoDBDocumentClient, tableName: string): Pr
   const clients = createDynamoClientRepository({ client, tableName });
   const clientId = newClientId();
   const first = newClientSecret(new Date());
-  await clients.createClient({ clientId, customerId: 'C-1001', scopes: ALL_SCOPES, secret: first.stored });
+  await clients.createClient({
+    clientId,
+    customerId: 'C-1001',
+    scopes: GRANTABLE_SCOPES,
+    secret: first.stored,
+  });
   const second = newClientSecret(new Date());
   await clients.addClientSecret(clientId, second.stored);
   return { clientId, secret: second.secret };

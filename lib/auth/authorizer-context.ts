@@ -8,7 +8,7 @@ const EpochSecondsSchema = v.pipe(
   v.transform(Number),
 );
 
-/** A decision cached before scopes existed has no `scope`: it was a user's, allowed every route. */
+/** A decision cached before scopes existed has no `scope`: it was a user's, with the default scopes. */
 export const AuthorizerContextSchema = v.pipe(
   v.object({
     /** Exactly one of username and clientId is non-empty. */
@@ -20,9 +20,15 @@ export const AuthorizerContextSchema = v.pipe(
     scope: v.optional(v.string()),
     iat: EpochSecondsSchema,
     exp: EpochSecondsSchema,
+    /**
+     * A user's login time (`auth_time`); absent for a client, for a user's token signed before
+     * access tokens had it, and in a decision cached before the authorizer passed it.
+     */
+    authTime: v.optional(EpochSecondsSchema),
   }),
   v.check((context) => (context.username === '') !== (context.clientId === ''), 'one subject'),
   v.check((context) => context.scope !== undefined || context.clientId === '', 'a client has scopes'),
+  v.check((context) => context.authTime === undefined || context.clientId === '', 'a client has no login'),
 );
 
 export type AuthorizerContext = v.InferOutput<typeof AuthorizerContextSchema>;

@@ -38,6 +38,8 @@ export const authorizerContext = (subject: AccessClaims, scope: string): Authori
   scope,
   iat: subject.issuedAt,
   exp: subject.expiresAt,
+  // Absent rather than undefined: a context holds strings, numbers and booleans only.
+  ...(subject.authTime !== undefined && { authTime: subject.authTime }),
 });
 
 /**

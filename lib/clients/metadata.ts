@@ -3,7 +3,7 @@
  * revocation and introspection endpoints, the grant, the client authentication methods, the
  * scopes and the key set.
  */
-import { ALL_SCOPES } from '../scopes.ts';
+import { GRANTABLE_SCOPES } from '../scopes.ts';
 import { CLIENT_CREDENTIALS } from './token-request.ts';
 
 export const TOKEN_PATH = '/api/v1/oauth/token';
@@ -31,8 +31,8 @@ export const authorizationServerMetadata = (issuer: string, baseUrl: string) => 
   revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
   introspection_endpoint: `${baseUrl}${INTROSPECTION_PATH}`,
   introspection_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
-  // Every scope a client may hold, tokens:introspect included.
-  scopes_supported: [...ALL_SCOPES],
+  // Every scope a client may hold, tokens:introspect included; customer:admin is an administrator's only.
+  scopes_supported: [...GRANTABLE_SCOPES],
   // No authorization endpoint: machines only, so no response type (docs/clients.md, "Discovery").
   response_types_supported: [],
   ...(issuer !== baseUrl && {

@@ -5,7 +5,7 @@ import * as v from 'valibot';
 import { AuthorizerContextSchema } from '../auth/authorizer-context.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { ROUTE_SCOPES } from '../scopes.ts';
+import { DEFAULT_USER_SCOPES, ROUTE_SCOPES } from '../scopes.ts';
 import { type Clock, hasExpired } from '../time.ts';
 import type { Caller } from '../tokens/claims.ts';
 import { headerValues } from './headers.ts';
@@ -32,9 +32,10 @@ function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger, scope: st
     log.info('request refused', { reason: 'token expired', ...who });
     throw new AppError('UNAUTHORIZED');
   }
+  // No `scope`: a user's decision cached before scopes existed, never an administrator's.
   const scopes =
     context.scope === undefined
-      ? ROUTE_SCOPES
+      ? DEFAULT_USER_SCOPES
       : ROUTE_SCOPES.filter((known) => context.scope?.split(' ').includes(known));
   // Scopes are checked here, not by the authorizer's policy: only here can a 403 name the route's scope.
   if (scope !== undefined && !scopes.includes(scope as (typeof scopes)[number])) {
@@ -48,6 +49,7 @@ function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger, scope: st
         : { kind: 'user', username: context.username },
     customerId: context.customerId || null,
     scopes,
+    authTime: context.authTime,
   };
 }
 

@@ -91,6 +91,7 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
   const outcome = refreshed === null ? await notCurrent(deps, step) : { session: refreshed, jti: step.toJti };
   if (outcome === null) throw refused('not the current token of a live session');
 
+  // The user as read now: its scopes and `admin` make the new access token's scope; the login time stays.
   const tokens = await deps.tokens.issue({
     subject: user,
     sessionId: outcome.session.sessionId,

@@ -17,8 +17,13 @@ export const CLIENT_ID_CLAIM = 'client_id';
 export const LOGIN_CLIENT_ID = 'login';
 /** The secret a client's token was granted with, so removing that secret stops it. */
 export const SECRET_ID_CLAIM = 'secret_id';
-/** RFC 9068 section 2.2.3, in every token; a user's signed before it was (until they expire) means all scopes. */
+/** RFC 9068 section 2.2.3, in every token; a user's signed before it was (until they expire) means the default scopes. */
 export const SCOPE_CLAIM = 'scope';
+/**
+ * RFC 9068 section 2.2.1: the epoch seconds of the login that started the session, in a user's
+ * refresh and access tokens alike (a refresh keeps it), so an action can ask for a recent login.
+ */
+export const AUTH_TIME_CLAIM = 'auth_time';
 
 export type Subject =
   | { readonly kind: 'user'; readonly username: string }
@@ -29,4 +34,6 @@ export interface Caller {
   /** Null when the caller has no customer. */
   readonly customerId: string | null;
   readonly scopes: readonly Scope[];
+  /** A user's: epoch seconds of the login that started the session (`auth_time`); absent for a client. */
+  readonly authTime?: number;
 }

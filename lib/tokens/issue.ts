@@ -2,9 +2,10 @@
 
 import { randomUUID } from 'node:crypto';
 import { type JWTPayload, SignJWT } from 'jose';
-import { isRouteScope, ROUTE_SCOPES, type Scope, scopeString } from '../scopes.ts';
+import { isGrantableScope, type Scope, scopeString, userTokenScopes } from '../scopes.ts';
 import {
   ACCESS_TOKEN_TYPE,
+  AUTH_TIME_CLAIM,
   CLIENT_ID_CLAIM,
   CUSTOMER_CLAIM,
   LOGIN_CLIENT_ID,
@@ -20,8 +21,10 @@ export interface TokenUser {
   readonly username: string;
   /** Null: no customer (auto-login context). */
   readonly customerId: string | null;
-  /** Null or absent: every scope. */
+  /** Null or absent: the default scopes (`DEFAULT_USER_SCOPES`). */
   readonly scopes?: readonly Scope[] | null;
+  /** The user item's `admin`, as read for this login or refresh: only it adds `customer:admin`. */
+  readonly admin?: boolean;
 }
 
 export interface TokenRequest {
@@ -111,9 +114,10 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
             [CLIENT_ID_CLAIM]: LOGIN_CLIENT_ID,
             [SESSION_CLAIM]: sessionId,
             ...(subject.customerId !== null && { [CUSTOMER_CLAIM]: subject.customerId }),
-            // Explicit, for resource servers other than ours: null (not narrowed) is every route scope,
-            // and a scope no route needs (tokens:introspect) is an API client's, never a user's.
-            [SCOPE_CLAIM]: scopeString((subject.scopes ?? ROUTE_SCOPES).filter(isRouteScope)),
+            // Explicit, for resource servers other than ours: null (not narrowed) is the default scopes,
+            // a scope no route needs (tokens:introspect) is an API client's, and customer:admin the admin's.
+            [SCOPE_CLAIM]: scopeString(userTokenScopes(subject)),
+            [AUTH_TIME_CLAIM]: authTime,
           },
           typ: ACCESS_TOKEN_TYPE,
           audience: settings.audience,
@@ -122,7 +126,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
         }),
         sign(signingKey, settings.issuer, {
           ...common,
-          claims: { [SESSION_CLAIM]: sessionId, auth_time: authTime },
+          claims: { [SESSION_CLAIM]: sessionId, [AUTH_TIME_CLAIM]: authTime },
           typ: REFRESH_TOKEN_TYPE,
           audience: settings.issuer,
           expiresAt: expiry(settings.refreshTtlSeconds),
@@ -134,7 +138,10 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
   };
 }
 
-/** Like a user's access token, plus `client_id` (= `sub`), `scope` and `secret_id`; no session to refresh. */
+/**
+ * Like a user's access token, plus `client_id` (= `sub`), `scope` and `secret_id`; no session to
+ * refresh, no `auth_time`. Never `customer:admin`, whatever the client's record says.
+ */
 export function createClientTokenIssuer(deps: {
   readonly signingKey: () => Promise<SigningKey>;
   readonly settings: TokenSettings;
@@ -145,7 +152,7 @@ export function createClientTokenIssuer(deps: {
       const accessToken = await sign(await deps.signingKey(), settings.issuer, {
         claims: {
           [CLIENT_ID_CLAIM]: clientId,
-          [SCOPE_CLAIM]: scopeString(scopes),
+          [SCOPE_CLAIM]: scopeString(scopes.filter(isGrantableScope)),
           [CUSTOMER_CLAIM]: customerId,
           [SECRET_ID_CLAIM]: secretId,
         },

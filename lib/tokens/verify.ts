@@ -1,10 +1,11 @@
 /** Pinned algorithm, known keys only (docs/tokens-and-sessions.md, "Tokens" and "Signing keys"). */
 
 import { errors, type JWTHeaderParameters, type JWTPayload, jwtVerify } from 'jose';
-import { isScope, ROUTE_SCOPES, type Scope, sortScopes } from '../scopes.ts';
+import { DEFAULT_USER_SCOPES, isGrantableScope, isScope, type Scope, sortScopes } from '../scopes.ts';
 import { type Clock, hasExpired, systemClock } from '../time.ts';
 import {
   ACCESS_TOKEN_TYPE,
+  AUTH_TIME_CLAIM,
   CLIENT_ID_CLAIM,
   CUSTOMER_CLAIM,
   LOGIN_CLIENT_ID,
@@ -26,7 +27,7 @@ interface VerifiedAccess {
   readonly issuer: string;
   readonly audience: string | readonly string[];
   readonly customerId: string | null;
-  /** A user's token without a `scope` claim may do everything. */
+  /** A user's token without a `scope` claim has the default scopes; a client's never `customer:admin`. */
   readonly scopes: readonly Scope[];
   /** Epoch seconds. */
   readonly issuedAt: number;
@@ -39,12 +40,19 @@ export interface UserAccessClaims extends VerifiedAccess {
   readonly username: string;
   /** Undefined in tokens signed before `sid` was added. */
   readonly sessionId: string | undefined;
+  /**
+   * Epoch seconds of the session's login (`auth_time`). Undefined in tokens signed before access
+   * tokens had it: such a token never counts as a recent login.
+   */
+  readonly authTime: number | undefined;
 }
 
 export interface ClientAccessClaims extends VerifiedAccess {
   readonly kind: 'client';
   readonly clientId: string;
   readonly secretId: string;
+  /** A client never logs in. */
+  readonly authTime?: undefined;
 }
 
 export type AccessClaims = UserAccessClaims | ClientAccessClaims;
@@ -180,11 +188,14 @@ function createVerifier<TClaims>(
 }
 
 /** Known scopes only: a retired one allows nothing, so a user narrowed to retired scopes gets 403s. */
-function scopesOf(claim: unknown, emptyAllowed: boolean): Scope[] {
+function scopesOf(claim: unknown, emptyAllowed: boolean, known: (name: string) => boolean): Scope[] {
   if (typeof claim !== 'string' || (claim === '' && !emptyAllowed))
     throw new TokenError('ERR_TOKEN_SCOPE', 'scope is not a string');
-  return sortScopes(claim.split(' ').filter(isScope));
+  return sortScopes(claim.split(' ').filter(known) as Scope[]);
 }
+
+const isEpochSeconds = (value: unknown): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= 0;
 
 const isClientToken = (payload: JWTPayload) =>
   payload[CLIENT_ID_CLAIM] !== undefined && payload[CLIENT_ID_CLAIM] !== LOGIN_CLIENT_ID;
@@ -230,7 +241,8 @@ export const createAccessTokenVerifier = (
           clientId: payload.sub,
           secretId,
           customerId,
-          scopes: scopesOf(payload[SCOPE_CLAIM], false),
+          // No client is given customer:admin; one that says it has it is not believed.
+          scopes: scopesOf(payload[SCOPE_CLAIM], false, isGrantableScope),
           ...registered,
         };
       }
@@ -238,6 +250,9 @@ export const createAccessTokenVerifier = (
       if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId === '')) {
         throw new TokenError('ERR_TOKEN_SESSION', 'sid is not a string');
       }
+      const authTime = payload[AUTH_TIME_CLAIM];
+      if (authTime !== undefined && !isEpochSeconds(authTime))
+        throw new TokenError('ERR_TOKEN_AUTH_TIME', 'auth_time is not an integer');
       const scope = payload[SCOPE_CLAIM];
       if (payload[CLIENT_ID_CLAIM] === LOGIN_CLIENT_ID && scope === undefined)
         throw new TokenError('ERR_TOKEN_SCOPE', 'a user token with client_id has no scope');
@@ -245,8 +260,9 @@ export const createAccessTokenVerifier = (
         kind: 'user',
         username: payload.sub,
         customerId: customerId ?? null,
-        scopes: scope === undefined ? ROUTE_SCOPES : scopesOf(scope, true),
+        scopes: scope === undefined ? DEFAULT_USER_SCOPES : scopesOf(scope, true, isScope),
         sessionId,
+        authTime,
         ...registered,
       };
     },
@@ -263,11 +279,11 @@ export const createRefreshTokenVerifier = (
       // A refresh token's audience is the issuer that signed it, a former one included.
       audience: [deps.settings.issuer, ...(deps.settings.formerIssuers ?? [])],
       maxAgeSeconds: deps.settings.refreshTtlSeconds,
-      claims: [SESSION_CLAIM, 'auth_time'],
+      claims: [SESSION_CLAIM, AUTH_TIME_CLAIM],
     },
     (payload) => {
       const sessionId = payload[SESSION_CLAIM];
-      const authTime = payload.auth_time;
+      const authTime = payload[AUTH_TIME_CLAIM];
       if (typeof sessionId !== 'string' || sessionId === '')
         throw new TokenError('ERR_TOKEN_SESSION', 'sid is not a string');
       if (typeof authTime !== 'number' || !Number.isInteger(authTime))

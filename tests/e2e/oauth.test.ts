@@ -14,7 +14,7 @@ import * as v from 'valibot';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
-import { ALL_SCOPES, type Scope } from '../../lib/scopes.ts';
+import { GRANTABLE_SCOPES, type Scope } from '../../lib/scopes.ts';
 import { answerLog } from '../support/answer-log.ts';
 import { type Answer, bearer, send } from '../support/http.ts';
 import { emfLines, summarise } from '../support/metrics-capture.ts';
@@ -125,7 +125,7 @@ describe('the authorization server metadata (RFC 8414)', () => {
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       introspection_endpoint: `${origin}/api/v1/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      scopes_supported: [...ALL_SCOPES],
+      scopes_supported: [...GRANTABLE_SCOPES],
       response_types_supported: [],
     });
     expect(lastAnswer().headers.get('cache-control')).toMatch(/^public, max-age=\d+$/);

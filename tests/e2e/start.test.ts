@@ -17,7 +17,7 @@ import { DEMO_CUSTOMER, DEMO_USERNAME, demoCredentialsFile } from '../../dev/loc
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { ClientRepository } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
-import { ROUTE_SCOPES, scopeString } from '../../lib/scopes.ts';
+import { SELF_SERVICE_CLIENT_SCOPES, scopeString } from '../../lib/scopes.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { freePort } from '../support/ports.ts';
 import { runScript } from '../support/run-script.ts';
@@ -226,7 +226,7 @@ describe('npm start', () => {
     expect(token.body).toMatchObject({
       access_token: expect.stringMatching(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/),
       token_type: 'Bearer',
-      scope: scopeString(ROUTE_SCOPES),
+      scope: scopeString(SELF_SERVICE_CLIENT_SCOPES),
     });
     expect(await demoCustomerClients(ports.DYNAMODB_PORT)).toEqual([client.clientId]);
     const { content, mode } = await credentialsFile(dataDir);

@@ -248,6 +248,44 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     expect(await codeOf(refresh(raced))).toBe('INVALID_REFRESH_TOKEN');
   });
 
+  it('keeps the login time in every access token of the session, refresh after refresh', async () => {
+    const { tokens } = await loggedIn();
+    const loginTime = decodeJwt(tokens.refreshToken).auth_time;
+    expect(decodeJwt(tokens.accessToken).auth_time).toBe(loginTime);
+    now = new Date(now.getTime() + 2 * HOUR_MS);
+    const next = await refresh(tokens);
+    expect(decodeJwt(next.accessToken).iat).toBeGreaterThan(Number(loginTime));
+    expect(decodeJwt(next.accessToken).auth_time).toBe(loginTime);
+    const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
+    await expect(access.verify(next.accessToken)).resolves.toMatchObject({ authTime: loginTime });
+  });
+
+  it('reads the user’s administration again at each refresh: granted, the next token holds customer:admin; ended, no refresh', async () => {
+    const { username, tokens } = await loggedIn();
+    expect(String(decodeJwt(tokens.accessToken).scope).split(' ')).not.toContain('customer:admin');
+    await accounts.setAdministrator(username, true);
+    const granted = await refresh(tokens);
+    expect(decodeJwt(granted.accessToken).scope).toBe('tracking:read shipments:write customer:admin');
+    now = new Date(now.getTime() + 1500);
+    await accounts.setAdministrator(username, false);
+    expect(await codeOf(refresh(granted))).toBe('INVALID_REFRESH_TOKEN');
+  });
+
+  it('leaves customer:admin out of a refresh whose user read says the administration ended', async () => {
+    const { username, tokens } = await loggedIn();
+    await accounts.setAdministrator(username, true);
+    const admin = await refresh(tokens);
+    const ended = {
+      ...accounts,
+      findByUsername: async (name: string) => {
+        const user = await accounts.findByUsername(name);
+        return user === null ? null : { ...user, admin: false };
+      },
+    };
+    const next = await refreshSession({ ...deps(), users: ended }, admin.refreshToken);
+    expect(decodeJwt(next.accessToken).scope).toBe('tracking:read shipments:write');
+  });
+
   it('never extends a session past its absolute lifetime', async () => {
     const shortLived = deps(0, 3 * 86_400);
     const { tokens } = await loggedIn('C-1', shortLived);

@@ -1,7 +1,7 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { decodeJwt, SignJWT } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { stagePrefix } from '../../lib/auth/authorizer.ts';
+import { authorizerContext, stagePrefix } from '../../lib/auth/authorizer.ts';
 import { createLogger, type Logger, redact } from '../../lib/log.ts';
 
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
@@ -90,6 +90,21 @@ const linesLogged = async (
   return lines;
 };
 
+/** The policy of every token: each protected route of lib/scopes.json, a path parameter as `*`. */
+const everyRoute = (stage: string) => [
+  `${stage}/GET/api/v1/tracking/*`,
+  `${stage}/POST/api/v1/shipments`,
+  `${stage}/GET/api/v1/customer/clients`,
+  `${stage}/POST/api/v1/customer/clients`,
+  `${stage}/GET/api/v1/customer/clients/*`,
+  `${stage}/PATCH/api/v1/customer/clients/*`,
+  `${stage}/DELETE/api/v1/customer/clients/*`,
+  `${stage}/POST/api/v1/customer/clients/*/secrets`,
+  `${stage}/DELETE/api/v1/customer/clients/*/secrets/*`,
+  `${stage}/POST/api/v1/customer/clients/*/unlock`,
+  `${stage}/GET/api/v1/customer/audit-events`,
+];
+
 /** An access token of a user without customer, signed with the stage's key. */
 const accessTokenOf = async (username: string) =>
   (
@@ -108,10 +123,7 @@ describe('authorizer', () => {
         {
           Action: 'execute-api:Invoke',
           Effect: 'Allow',
-          Resource: [
-            'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod/GET/api/v1/tracking/*',
-            'arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod/POST/api/v1/shipments',
-          ],
+          Resource: everyRoute('arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod'),
         },
       ],
     });
@@ -126,7 +138,58 @@ describe('authorizer', () => {
       scope: 'tracking:read shipments:write',
       iat,
       exp,
+      authTime: decodeJwt(tokens.accessToken).auth_time,
     });
+  });
+
+  it('passes an administrator’s customer:admin scope and login time on, with the same policy as every user’s', async () => {
+    const loggedInAt = new Date(Date.now() - 600_000);
+    const { accessToken } = await createTokenIssuer({
+      signingKey: keys.signer,
+      settings: TOKEN_SETTINGS,
+    }).issue(
+      tokenRequest({ username: 'alice', customerId: 'C-1001', admin: true }, loggedInAt, {
+        issuedAt: Math.floor(Date.now() / 1000),
+      }),
+    );
+    const result = await decide(`Bearer ${accessToken}`);
+    expect(result.context).toMatchObject({
+      scope: 'tracking:read shipments:write customer:admin',
+      authTime: Math.floor(loggedInAt.getTime() / 1000),
+    });
+    expect(result.policyDocument).toEqual((await decide(`Bearer ${tokens.accessToken}`)).policyDocument);
+  });
+
+  it('passes no login time for a user’s token signed before access tokens carried auth_time, nor for a client', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const legacy = await new SignJWT({ client_id: 'login', scope: 'tracking:read', sid: 's-1' })
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: keys.signingKey.kid })
+      .setIssuer(TOKEN_SETTINGS.issuer)
+      .setAudience(TOKEN_SETTINGS.audience)
+      .setSubject('alice')
+      .setJti('legacy')
+      .setIssuedAt(now - 60)
+      .setExpirationTime(now + 600)
+      .sign(keys.signingKey.key);
+    const { context } = await decide(`Bearer ${legacy}`);
+    expect(context).toMatchObject({ username: 'alice', scope: 'tracking:read' });
+    expect(context).not.toHaveProperty('authTime');
+    const client = authorizerContext(
+      {
+        kind: 'client',
+        clientId: 'pcl_0123456789abcdef0123',
+        secretId: '0123abcd',
+        customerId: 'C-1001',
+        scopes: ['tracking:read'],
+        jti: 'j',
+        issuer: TOKEN_SETTINGS.issuer,
+        audience: TOKEN_SETTINGS.audience,
+        issuedAt: now,
+        expiresAt: now + 600,
+      },
+      'tracking:read',
+    );
+    expect(client).not.toHaveProperty('authTime');
   });
 
   it('passes an empty customer id in the context of a user without customer', async () => {
@@ -307,7 +370,7 @@ describe('authorizer policy per scope set and stage', () => {
       {
         Action: 'execute-api:Invoke',
         Effect: 'Allow',
-        Resource: [`${STAGE}/dev/GET/api/v1/tracking/*`, `${STAGE}/dev/POST/api/v1/shipments`],
+        Resource: everyRoute(`${STAGE}/dev`),
       },
     ]);
   });

@@ -105,6 +105,68 @@ describe('authorized endpoint', () => {
   });
 });
 
+describe('the caller of an administrator’s route (customer:admin)', () => {
+  const adminEndpoint = (now: Date) =>
+    endpoint({
+      authorized: true,
+      route: 'customerListClients',
+      logger,
+      clock: () => now,
+      handle: async ({ caller }) => ok({ caller }),
+    });
+  const runAdmin = (authorizer: Record<string, unknown>) =>
+    adminEndpoint(new Date(EXP * 1000 - 60_000))(
+      {
+        ...trackingEvent(),
+        httpMethod: 'GET',
+        requestContext: { ...trackingEvent().requestContext, authorizer },
+      },
+      lambdaContext(),
+    );
+
+  it('gives the handler the scopes named, customer:admin among them, and the login time as a number', async () => {
+    const response = await runAdmin(
+      context({ scope: 'tracking:read customer:admin', authTime: String(EXP - 3600) }),
+    );
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({
+      caller: {
+        subject: { kind: 'user', username: 'alice' },
+        customerId: 'C-1001',
+        scopes: ['tracking:read', 'customer:admin'],
+        authTime: EXP - 3600,
+      },
+    });
+  });
+
+  it('answers 403 insufficient_scope naming customer:admin to a token without it', async () => {
+    const response = await runAdmin(context({ authTime: String(EXP - 3600) }));
+    expect(response.statusCode).toBe(403);
+    expect(response.headers?.['WWW-Authenticate']).toContain('scope="customer:admin"');
+  });
+
+  it('takes a decision without scope (cached before scopes) as the default scopes, never customer:admin', async () => {
+    const decision = context({ scope: undefined });
+    expect((await runAdmin(decision)).statusCode).toBe(403);
+    const response = await run(new Date(EXP * 1000 - 60_000), eventWith(decision));
+    expect(JSON.parse(response.body).caller).toEqual({
+      subject: { kind: 'user', username: 'alice' },
+      customerId: 'C-1001',
+      scopes: ['tracking:read', 'shipments:write'],
+    });
+  });
+
+  it('fails closed with 401 on a login time in a client’s decision, or one that is not epoch seconds', async () => {
+    const client = context({
+      username: '',
+      clientId: 'pcl_0123456789abcdef0123',
+      authTime: String(EXP - 60),
+    });
+    expect((await runAdmin(client)).statusCode).toBe(401);
+    expect((await runAdmin(context({ authTime: 'yesterday' }))).statusCode).toBe(401);
+  });
+});
+
 describe('errors that say what happened', () => {
   const failing = (failure: () => Promise<never>) =>
     endpoint({ logger, handle: async () => failure() })(trackingEvent(), lambdaContext());

@@ -1,7 +1,7 @@
 import { decodeJwt } from 'jose';
 import * as v from 'valibot';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { foldUsername } from '../../lib/accounts/repository.ts';
+import { foldUsername, type UserRecord } from '../../lib/accounts/repository.ts';
 import {
   type LoginDeps,
   LoginRequestSchema,
@@ -188,6 +188,53 @@ describe('login sessions', () => {
       generation: 1,
     });
     expect(session?.expiresAt).toBe(Number(auth_time) + 90 * 86_400);
+  });
+});
+
+describe('an administrator’s login', () => {
+  /** `deps` over users of their own, each one's item as `changes` say. */
+  const usersWith = async (changes: Record<string, Partial<UserRecord>>) => {
+    const users = await memoryUsers(
+      Object.keys(changes).map((username) => ({
+        username,
+        password: `${username}-password`,
+        customerId: 'C-1001',
+      })),
+    );
+    for (const [username, change] of Object.entries(changes)) {
+      const user = users.records.get(username);
+      if (user !== undefined) users.records.set(username, { ...user, ...change });
+    }
+    return { ...deps, users };
+  };
+  const accessClaimsOf = async (loginDeps: LoginDeps, username: string) =>
+    decodeJwt(
+      (await login(loginDeps, { username, password: `${username}-password`, sourceIp: IP })).tokens
+        .accessToken,
+    );
+
+  it('gives a user whose item says admin customer:admin and the login time in its access token', async () => {
+    const loginDeps = await usersWith({
+      boss: { admin: true },
+      narrowBoss: { admin: true, scopes: ['tracking:read'] },
+    });
+    expect(await accessClaimsOf(loginDeps, 'boss')).toMatchObject({
+      scope: 'tracking:read shipments:write customer:admin',
+      auth_time: NOW.getTime() / 1000,
+    });
+    expect((await accessClaimsOf(loginDeps, 'narrowBoss')).scope).toBe('tracking:read customer:admin');
+  });
+
+  it('gives any other user no customer:admin: not with null scopes, nor with a narrowed list naming it', async () => {
+    const loginDeps = await usersWith({
+      plain: { admin: false, scopes: null },
+      listed: { admin: false, scopes: ['tracking:read', 'customer:admin'] },
+    });
+    expect(await accessClaimsOf(loginDeps, 'plain')).toMatchObject({
+      scope: 'tracking:read shipments:write',
+      auth_time: NOW.getTime() / 1000,
+    });
+    expect((await accessClaimsOf(loginDeps, 'listed')).scope).toBe('tracking:read');
   });
 });
 

@@ -2,9 +2,9 @@ import { createHmac, generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { base64url, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTE_SCOPES } from '../../lib/scopes.ts';
+import { ADMIN_SCOPE, DEFAULT_USER_SCOPES, GRANTABLE_SCOPES } from '../../lib/scopes.ts';
 import { ACCESS_TOKEN_TYPE, LOGIN_CLIENT_ID, REFRESH_TOKEN_TYPE } from '../../lib/tokens/claims.ts';
-import { createTokenIssuer, type TokenIssuer } from '../../lib/tokens/issue.ts';
+import { createClientTokenIssuer, createTokenIssuer, type TokenIssuer } from '../../lib/tokens/issue.ts';
 import { importSigningKey, importVerificationKeys } from '../../lib/tokens/keys.ts';
 import {
   type AccessTokenVerifier,
@@ -23,13 +23,14 @@ const NOW_SECONDS = NOW.getTime() / 1000;
 const verifiedAlice = {
   kind: 'user',
   ...alice,
-  scopes: ROUTE_SCOPES,
+  scopes: DEFAULT_USER_SCOPES,
   jti: expect.any(String),
   issuer: TOKEN_SETTINGS.issuer,
   audience: TOKEN_SETTINGS.audience,
   issuedAt: NOW_SECONDS,
   expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
   sessionId: expect.any(String),
+  authTime: NOW_SECONDS,
 };
 
 let keys: Awaited<ReturnType<typeof testKeys>>;
@@ -73,16 +74,16 @@ describe('token issuer', () => {
     expect(claims.jti).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('puts the session id in both tokens, the login time and the chosen jti in the refresh token only', async () => {
-    const request = tokenRequest(alice, new Date(NOW.getTime() - 3_600_000));
+  it('puts the session id and the login time in both tokens, the chosen jti in the refresh token only', async () => {
+    const request = tokenRequest(alice, new Date(NOW.getTime() - 3_600_000), { issuedAt: NOW_SECONDS });
     const { accessToken, refreshToken } = await issuer.issue(request);
     expect(decodeJwt(refreshToken)).toMatchObject({
       sid: request.sessionId,
       auth_time: request.authTime,
       jti: request.refreshJti,
     });
-    expect(decodeJwt(accessToken).sid).toBe(request.sessionId);
-    expect(decodeJwt(accessToken).auth_time).toBeUndefined();
+    expect(decodeJwt(accessToken)).toMatchObject({ sid: request.sessionId, auth_time: request.authTime });
+    expect(decodeJwt(accessToken).auth_time).not.toBe(decodeJwt(accessToken).iat);
     expect(decodeJwt(accessToken).jti).not.toBe(request.refreshJti);
   });
 
@@ -155,11 +156,11 @@ describe('token issuer', () => {
 });
 
 describe('a user’s access token as RFC 9068 validators read it', () => {
-  it('names the password login as its client_id and lists every route scope when the user is not narrowed', async () => {
+  it('names the password login as its client_id and lists every route scope but customer:admin when the user is not narrowed', async () => {
     const { accessToken } = await issuer.issue(tokenRequest(alice, NOW));
     expect(decodeJwt(accessToken)).toMatchObject({
       client_id: LOGIN_CLIENT_ID,
-      scope: ROUTE_SCOPES.join(' '),
+      scope: 'tracking:read shipments:write',
     });
   });
 
@@ -187,12 +188,13 @@ describe('a user’s access token as RFC 9068 validators read it', () => {
     expect(decodeJwt(refreshToken)).not.toHaveProperty('scope');
   });
 
-  it('still accepts a user token signed before user tokens had client_id and scope, as one with every scope', async () => {
+  it('still accepts a user token signed before user tokens had client_id and scope, as one with the default scopes', async () => {
     const legacy = await forge({ ...validClaims(), sid: 's-1', customer_id: 'C-1001' });
     await expect(verifierAt(NOW).verify(legacy)).resolves.toMatchObject({
       kind: 'user',
       username: 'alice',
-      scopes: ROUTE_SCOPES,
+      scopes: ['tracking:read', 'shipments:write'],
+      authTime: undefined,
     });
   });
 
@@ -204,6 +206,86 @@ describe('a user’s access token as RFC 9068 validators read it', () => {
   it('reads a token with any other client_id as a client’s, which must then be its subject', async () => {
     const token = await forge({ ...validClaims(), client_id: 'login2', scope: 'tracking:read' });
     await expect(verifierAt(NOW).verify(token)).rejects.toMatchObject({ code: 'ERR_TOKEN_CLIENT' });
+  });
+});
+
+describe('customer:admin, an administrator’s scope that is never a default', () => {
+  const scopeOf = async (subject: Parameters<typeof tokenRequest>[0]) =>
+    String(decodeJwt((await issuer.issue(tokenRequest(subject, NOW))).accessToken).scope).split(' ');
+
+  it('is in the token of a user whose item says admin, beside its default or narrowed scopes', async () => {
+    expect(await scopeOf({ ...alice, admin: true })).toEqual([
+      'tracking:read',
+      'shipments:write',
+      ADMIN_SCOPE,
+    ]);
+    expect(await scopeOf({ ...alice, scopes: null, admin: true })).toEqual([
+      'tracking:read',
+      'shipments:write',
+      ADMIN_SCOPE,
+    ]);
+    expect(await scopeOf({ ...alice, scopes: ['tracking:read'], admin: true })).toEqual([
+      'tracking:read',
+      ADMIN_SCOPE,
+    ]);
+  });
+
+  it('is in no other user’s token: not with null scopes, nor when the narrowed list names it', async () => {
+    expect(await scopeOf({ ...alice, admin: false })).not.toContain(ADMIN_SCOPE);
+    expect(await scopeOf({ ...alice, scopes: null })).not.toContain(ADMIN_SCOPE);
+    expect(await scopeOf({ ...alice, scopes: ['tracking:read', ADMIN_SCOPE] })).toEqual(['tracking:read']);
+    expect(await scopeOf({ ...alice, scopes: [ADMIN_SCOPE], admin: false })).toEqual(['']);
+  });
+
+  it('is verified in an administrator’s token and passed on with its login time', async () => {
+    const request = tokenRequest({ ...alice, admin: true }, new Date(NOW.getTime() - 600_000), {
+      issuedAt: NOW_SECONDS,
+    });
+    const { accessToken } = await issuer.issue(request);
+    await expect(verifierAt(NOW).verify(accessToken)).resolves.toMatchObject({
+      kind: 'user',
+      scopes: ['tracking:read', 'shipments:write', ADMIN_SCOPE],
+      authTime: NOW_SECONDS - 600,
+    });
+  });
+
+  it('is never in a client’s token, even when the client’s record lists it, and not believed in one', async () => {
+    const clients = createClientTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS });
+    const { accessToken } = await clients.issue({
+      clientId: 'pcl_0123456789abcdef0123',
+      secretId: '0123abcd',
+      customerId: 'C-1001',
+      scopes: [...GRANTABLE_SCOPES, ADMIN_SCOPE],
+      issuedAt: NOW_SECONDS,
+    });
+    expect(decodeJwt(accessToken).scope).toBe('tracking:read shipments:write tokens:introspect');
+    expect(decodeJwt(accessToken)).not.toHaveProperty('auth_time');
+    const forged = await forge({
+      ...validClaims(),
+      sub: 'pcl_0123456789abcdef0123',
+      client_id: 'pcl_0123456789abcdef0123',
+      secret_id: '0123abcd',
+      customer_id: 'C-1001',
+      scope: `tracking:read ${ADMIN_SCOPE}`,
+    });
+    await expect(verifierAt(NOW).verify(forged)).resolves.toMatchObject({
+      kind: 'client',
+      scopes: ['tracking:read'],
+    });
+  });
+});
+
+describe('auth_time in a user’s access token', () => {
+  it('refuses an access token whose auth_time is not a non-negative integer', async () => {
+    for (const auth_time of ['1795255200', 1.5, -1, null]) {
+      const token = await forge({
+        ...validClaims(),
+        client_id: LOGIN_CLIENT_ID,
+        scope: 'tracking:read',
+        auth_time,
+      });
+      await expect(verifierAt(NOW).verify(token)).rejects.toMatchObject({ code: 'ERR_TOKEN_AUTH_TIME' });
+    }
   });
 });
 
@@ -255,13 +337,14 @@ describe('access token verifier', () => {
       kind: 'user',
       username: 'solo',
       customerId: null,
-      scopes: ROUTE_SCOPES,
+      scopes: DEFAULT_USER_SCOPES,
       jti: expect.any(String),
       issuer: TOKEN_SETTINGS.issuer,
       audience: TOKEN_SETTINGS.audience,
       issuedAt: NOW_SECONDS,
       expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
       sessionId: expect.any(String),
+      authTime: NOW_SECONDS,
     });
   });
 
