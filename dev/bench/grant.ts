@@ -82,7 +82,7 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
     const readClient = (id = clientId) =>
       client.send(new GetCommand({ TableName: tables.accounts, Key: clientKey(id), ConsistentRead: true }));
     const secrets = storedSecrets((await readClient()).Item);
-    if (secrets.length !== 2 || matchSecret(secret, secrets) === null)
+    if (secrets.length !== 2 || matchSecret(secret, secrets, new Date()) === null)
       throw new Error('the bench client does not hold two live secrets, the presented one among them');
     const colleague = stage.colleagueClient;
     const locked = await lockByStrangers({
@@ -129,7 +129,7 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
     const counters = bareCounters(client, tables.loginThrottle);
     /** The secret check between the reads and the writes: the client's secret id. */
     const check = (presented: string, read: { Item?: Record<string, unknown> }) => {
-      const secretId = matchSecret(presented, storedSecrets(read.Item));
+      const secretId = matchSecret(presented, storedSecrets(read.Item), new Date());
       if (secretId === null) throw new Error('secret check failed');
       return secretId;
     };
@@ -222,7 +222,7 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
         {
           name: 'secretCheck',
           run: () => {
-            if (matchSecret(secret, secrets) === null) throw new Error('secret check failed');
+            if (matchSecret(secret, secrets, new Date()) === null) throw new Error('secret check failed');
           },
         },
         {

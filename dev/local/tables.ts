@@ -6,10 +6,13 @@ import { readFileSync } from 'node:fs';
 import {
   type AttributeDefinition,
   CreateTableCommand,
+  DescribeTableCommand,
   type DynamoDBClient,
+  type GlobalSecondaryIndex,
   type KeySchemaElement,
   ResourceInUseException,
   type TimeToLiveSpecification,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { parse } from 'yaml';
@@ -21,6 +24,7 @@ interface TableResource {
     TableName: string;
     AttributeDefinitions: AttributeDefinition[];
     KeySchema: KeySchemaElement[];
+    GlobalSecondaryIndexes?: GlobalSecondaryIndex[];
     TimeToLiveSpecification?: TimeToLiveSpecification;
   };
 }
@@ -42,6 +46,9 @@ export function tableDefinitions(stage: string) {
         TableName: names[key],
         AttributeDefinitions: Properties.AttributeDefinitions,
         KeySchema: Properties.KeySchema,
+        ...(Properties.GlobalSecondaryIndexes !== undefined && {
+          GlobalSecondaryIndexes: Properties.GlobalSecondaryIndexes,
+        }),
         TimeToLiveSpecification: Properties.TimeToLiveSpecification,
       };
     });
@@ -49,14 +56,18 @@ export function tableDefinitions(stage: string) {
 
 /**
  * Creates every table that does not exist yet and turns on the time to live of the new ones
- * that infra/tables.yml gives one. A table that already exists is left as it is.
+ * that infra/tables.yml gives one. A table that already exists keeps its data and gets the
+ * indexes it lacks (a data directory made before an index was added), as a deployment would.
  */
 export async function ensureTables(client: DynamoDBClient, stage: string): Promise<void> {
   for (const { TimeToLiveSpecification, ...definition } of tableDefinitions(stage)) {
     try {
       await client.send(new CreateTableCommand({ ...definition, BillingMode: 'PAY_PER_REQUEST' }));
     } catch (error) {
-      if (error instanceof ResourceInUseException) continue;
+      if (error instanceof ResourceInUseException) {
+        await addMissingIndexes(client, definition);
+        continue;
+      }
       throw error;
     }
     if (TimeToLiveSpecification !== undefined) {
@@ -75,5 +86,25 @@ async function enableTimeToLive(client: DynamoDBClient, tableName: string, spec:
     await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: spec }));
   } catch (error) {
     if (!(error instanceof Error && error.name === 'UnknownOperationException')) throw error;
+  }
+}
+
+async function addMissingIndexes(
+  client: DynamoDBClient,
+  definition: Omit<ReturnType<typeof tableDefinitions>[number], 'TimeToLiveSpecification'>,
+): Promise<void> {
+  const wanted = definition.GlobalSecondaryIndexes ?? [];
+  if (wanted.length === 0) return;
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: definition.TableName }));
+  const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+  // DynamoDB creates one index per update.
+  for (const index of wanted.filter((index) => !present.has(index.IndexName))) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: definition.TableName,
+        AttributeDefinitions: definition.AttributeDefinitions,
+        GlobalSecondaryIndexUpdates: [{ Create: index }],
+      }),
+    );
   }
 }

@@ -13,6 +13,8 @@ export interface AccountsTable {
 }
 
 const USER_SK = 'USER';
+/** The accounts table's index of a customer's items by sort key (infra/tables.yml): its clients, its users. */
+export const BY_CUSTOMER_INDEX = 'byCustomer';
 const COUNTER_SK = 'CUSTOMER';
 const ADDRESS_PREFIX = 'ADDRESS#';
 const MEMBER_PREFIX = 'MEMBER#';

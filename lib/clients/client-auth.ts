@@ -19,6 +19,7 @@ import {
   type ClientReader,
   type ClientRecord,
   type ClientUseRecorder,
+  matchExpiredSecret,
   matchSecret,
 } from './clients.ts';
 import { secretFormat } from './secret-format.ts';
@@ -133,10 +134,18 @@ export async function authenticateClient(
       metrics.count({ name: 'ClientAuthFailed', reason: 'Locked' });
     },
   );
-  const secretId = matchSecret(request.clientSecret, client?.secrets ?? []);
+  const secretId = matchSecret(request.clientSecret, client?.secrets ?? [], readAt);
   if (client === null || secretId === null || !client.enabled) {
     const reason: FailureReason =
       client === null ? 'unknown client' : secretId === null ? 'bad secret' : 'disabled client';
+    // An expired secret is a wrong one to the client and the throttle; the trail and the log
+    // name it, for the administrator whose integrator still sends it.
+    const expiredId =
+      client !== null && secretId === null
+        ? matchExpiredSecret(request.clientSecret, client.secrets, readAt)
+        : null;
+    const shownReason = expiredId === null ? reason : 'expired secret';
+    const presentedId = secretId ?? expiredId;
     // The audit event beside the settle: no step more, and it never changes the answer.
     const [quota] = await Promise.all([
       deps.throttle.failed(attempt, reason, reservation),
@@ -144,14 +153,14 @@ export async function authenticateClient(
         deps.audit?.failedAuthentication({
           customerId: client.customerId,
           clientId: client.clientId,
-          ...(secretId !== null && { secretId }),
+          ...(presentedId !== null && { secretId: presentedId }),
           sourceIp: request.sourceIp,
-          reason,
+          reason: shownReason,
         }),
     ]);
     // The client id only of a client that exists: a secret pasted into the id field must not be logged.
     logger.info('client authentication failed', {
-      reason,
+      reason: shownReason,
       ...(client !== null && { clientId: client.clientId }),
       sourceIp: request.sourceIp,
     });

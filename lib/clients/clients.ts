@@ -17,13 +17,21 @@ export interface ClientSecret {
   readonly createdAt: string;
   /** The last grant with it, to within LAST_USE_PRECISION_MS; absent until its first. */
   readonly lastUsedAt?: string;
+  /**
+   * When it stops (ISO): set when a successor is added with an end for the others. A secret is
+   * live while this is absent or later than now (liveSecrets); an expired one matches nothing.
+   */
+  readonly expiresAt?: string;
 }
 
 export interface ClientRecord {
   readonly clientId: string;
   readonly customerId: string;
+  /** What its administrators call it (ClientNameSchema); absent for a client made without one. */
+  readonly name?: string;
   readonly scopes: readonly Scope[];
   readonly enabled: boolean;
+  /** Oldest first; an expired one stays until the next secret's write prunes it: liveSecrets gives those that work. */
   readonly secrets: readonly ClientSecret[];
   /** Epoch seconds: tokens with an earlier `iat` are revoked (moved on disabling). */
   readonly revokedBefore: number;
@@ -36,6 +44,7 @@ export interface ClientRecord {
 export interface NewClient {
   readonly clientId: string;
   readonly customerId: string;
+  readonly name?: string;
   readonly scopes: readonly Scope[];
   readonly secret: ClientSecret;
 }
@@ -65,16 +74,38 @@ export interface ClientUseRecorder {
   recordUse(clientId: string, secretId: string, at: Date): Promise<boolean>;
 }
 
-/** The admin CLI's; throws `AppError` NOT_FOUND, ALREADY_EXISTS or VALIDATION_FAILED. */
+export interface AddSecretOptions {
+  /** Every other live secret stops then, or earlier if it stops earlier already: a roll-over. */
+  readonly expireOthersAt?: Date;
+}
+
+/** The client just before a change to its secrets, and just after. */
+export interface SecretChange {
+  readonly before: ClientRecord;
+  readonly after: ClientRecord;
+}
+
+/**
+ * The admin CLI's and the customer API's; throws `AppError` NOT_FOUND, ALREADY_EXISTS or
+ * CONFLICT (a rule of the secrets: a third live one, removing the last live one).
+ */
 export interface ClientRepository extends ClientReader, ClientUseRecorder, ClientStatusReader {
   createClient(client: NewClient): Promise<void>;
+  /**
+   * A customer's clients, or every client without one; ordered by client id. A customer's
+   * come from an index, so a client created or changed a moment ago may be missing or stale.
+   */
   listClients(customerId?: string): Promise<ClientRecord[]>;
   /** Disabling also revokes every token the client holds; enabling revives none. */
   setClientEnabled(clientId: string, enabled: boolean): Promise<void>;
+  renameClient(clientId: string, name: string): Promise<void>;
   removeClient(clientId: string): Promise<void>;
-  /** Refuses a third live secret. */
-  addClientSecret(clientId: string, secret: ClientSecret): Promise<void>;
-  /** Tokens granted with that secret stop; refuses to remove the last one. */
+  /**
+   * Adds `secret`, refusing it (CONFLICT) beside MAX_LIVE_SECRETS live ones; the expired ones
+   * leave the item in the same write.
+   */
+  addClientSecret(clientId: string, secret: ClientSecret, options?: AddSecretOptions): Promise<SecretChange>;
+  /** Tokens granted with that secret stop; NOT_FOUND unless it is live; refuses (CONFLICT) the last live one. */
   removeClientSecret(clientId: string, secretId: string): Promise<void>;
   exportClients(): Promise<ClientRecord[]>;
 }
@@ -89,6 +120,20 @@ export const ClientIdSchema = v.pipe(
 export const SecretIdSchema = v.pipe(
   v.string(),
   v.regex(/^[0-9a-f]{8}$/, 'must be a secret id (8 hex digits)'),
+);
+
+/**
+ * A client's name as its administrators give it: one line a person reads, so no control
+ * character, and no leading or trailing space that would make two names look alike.
+ */
+export const ClientNameSchema = v.pipe(
+  v.string(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(100, 'must be at most 100 characters'),
+  v.regex(/^[^\p{Cc}]*$/u, 'must not hold a control character'),
+  // Bidirectional controls would let a name display as another's (Trojan Source, CVE-2021-42574).
+  v.regex(/^[^\u202A-\u202E\u2066-\u2069]*$/u, 'must not hold a bidirectional control character'),
+  v.check((name) => name.trim() === name, 'must not begin or end with a space'),
 );
 
 export const newClientId = () => `${CLIENT_ID_PREFIX}${randomBytes(10).toString('hex')}`;
@@ -109,20 +154,50 @@ export function newClientSecret(now: Date): { readonly secret: string; readonly 
 export const secretDigest = (secret: string) =>
   createHash('sha256').update(secret, 'utf8').digest('base64url');
 
+/** Whether `secret` still works at `now`: it has no end, or its end is later. */
+export const isLive = (secret: ClientSecret, now: Date) =>
+  secret.expiresAt === undefined || Date.parse(secret.expiresAt) > now.getTime();
+
+/** The secrets that still work at `now`, in their order. */
+export const liveSecrets = (secrets: readonly ClientSecret[], now: Date): ClientSecret[] =>
+  secrets.filter((secret) => isLive(secret, now));
+
 /** Stands in for a missing secret, so every check compares MAX_LIVE_SECRETS digests. */
 const ABSENT = Buffer.alloc(32);
 
-/** The same work whatever the client holds and wherever the digests differ, so timing tells nothing. */
-export function matchSecret(presented: string, secrets: readonly ClientSecret[]): string | null {
-  const digest = createHash('sha256').update(presented, 'utf8').digest();
+/** The id of the secret of `slots` whose digest is `digest`'s, comparing every slot whatever matched. */
+function matchDigest(digest: Buffer, secrets: readonly ClientSecret[], slots: number): string | null {
   let matched: string | null = null;
-  for (let slot = 0; slot < MAX_LIVE_SECRETS; slot++) {
+  for (let slot = 0; slot < slots; slot++) {
     const secret = secrets[slot];
     const stored = secret === undefined ? ABSENT : Buffer.from(secret.digest, 'base64url');
     const equal = stored.length === digest.length && timingSafeEqual(stored, digest);
     if (equal && secret !== undefined) matched = secret.id;
   }
   return matched;
+}
+
+const presentedDigest = (presented: string) => createHash('sha256').update(presented, 'utf8').digest();
+
+/**
+ * The id of the live secret `presented` is, or null. The same work whatever the client holds
+ * and wherever the digests differ, so timing tells nothing: always MAX_LIVE_SECRETS slots.
+ */
+export const matchSecret = (presented: string, secrets: readonly ClientSecret[], now: Date): string | null =>
+  matchDigest(presentedDigest(presented), liveSecrets(secrets, now), MAX_LIVE_SECRETS);
+
+/**
+ * The id of the expired secret `presented` is, or null: asked only once matchSecret found none,
+ * so the audit trail can say a secret that ended is still in use. The work it adds tells only
+ * that the client has expired secrets, which open nothing.
+ */
+export function matchExpiredSecret(
+  presented: string,
+  secrets: readonly ClientSecret[],
+  now: Date,
+): string | null {
+  const expired = secrets.filter((secret) => !isLive(secret, now));
+  return matchDigest(presentedDigest(presented), expired, expired.length);
 }
 
 /** A subset of the client's own scopes, or all of them when it asks for none; null if beyond. */

@@ -26,11 +26,13 @@ import {
 import { BCRYPT_HASH, bcryptCostOf, newPasswordProblem } from '../../lib/auth/passwords.ts';
 import {
   ClientIdSchema,
+  ClientNameSchema,
   type ClientRecord,
+  liveSecrets,
   MAX_LIVE_SECRETS,
   SecretIdSchema,
 } from '../../lib/clients/clients.ts';
-import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../../lib/scopes.ts';
+import { GRANTABLE_SCOPES, isGrantableScope, type Scope, sortScopes } from '../../lib/scopes.ts';
 
 const IsoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time'));
 
@@ -75,16 +77,27 @@ export const ClientImportSchema = v.strictObject({
   type: v.literal('client'),
   clientId: ClientIdSchema,
   customerId: CustomerIdSchema,
+  name: v.optional(ClientNameSchema),
   scopes: v.pipe(
     v.array(v.string()),
     v.minLength(1, 'must name at least one scope'),
-    v.check((names) => names.every(isScope), `must name only the scopes ${ALL_SCOPES.join(', ')}`),
+    v.check(
+      (names) => names.every(isGrantableScope),
+      `must name only the scopes ${GRANTABLE_SCOPES.join(', ')}`,
+    ),
     v.check((names) => new Set(names).size === names.length, 'must not name a scope twice'),
     v.transform((names) => sortScopes(names as Scope[])),
   ),
   enabled: v.optional(v.boolean(), true),
   secrets: v.pipe(
-    v.array(v.strictObject({ id: SecretIdSchema, digest: SecretDigestSchema, createdAt: IsoTime })),
+    v.array(
+      v.strictObject({
+        id: SecretIdSchema,
+        digest: SecretDigestSchema,
+        createdAt: IsoTime,
+        expiresAt: v.optional(IsoTime),
+      }),
+    ),
     v.minLength(1, 'must hold at least one secret'),
     v.maxLength(MAX_LIVE_SECRETS, `must hold at most ${MAX_LIVE_SECRETS} secrets`),
     v.check(
@@ -361,26 +374,34 @@ export type ClientPlan =
   | { readonly outcome: 'created' | 'unchanged' }
   | { readonly outcome: 'failed'; readonly reason: string };
 
-const sameSecrets = (record: ClientImportRecord, stored: ClientRecord) => {
-  const digests = new Map(stored.secrets.map((secret) => [secret.id, secret.digest]));
+/** The same live secrets at `now`: an expired one works nowhere, and an export leaves it out. */
+const sameSecrets = (record: ClientImportRecord, stored: ClientRecord, now: Date) => {
+  const live = liveSecrets(stored.secrets, now);
+  const byId = new Map(live.map((secret) => [secret.id, secret]));
+  const recorded = liveSecrets(record.secrets, now);
   return (
-    record.secrets.length === stored.secrets.length &&
-    record.secrets.every((secret) => digests.get(secret.id) === secret.digest)
+    recorded.length === live.length &&
+    recorded.every(
+      (secret) =>
+        byId.get(secret.id)?.digest === secret.digest && byId.get(secret.id)?.expiresAt === secret.expiresAt,
+    )
   );
 };
 
 /**
  * A client record against the table, by the rule of a user: an existing client is never
- * overwritten. The same customer, scopes, `enabled` and secrets (ids and digests) is unchanged;
- * anything else is a conflict (a secret rotated or a client disabled here since the export).
+ * overwritten. The same customer, name, scopes, `enabled` and secrets (ids, digests and ends)
+ * is unchanged; anything else is a conflict (a secret rotated or a client disabled here since
+ * the export).
  */
-export function planClient(record: ClientImportRecord, stored: ClientRecord | null): ClientPlan {
+export function planClient(record: ClientImportRecord, stored: ClientRecord | null, now: Date): ClientPlan {
   if (stored === null) return { outcome: 'created' };
   const same =
     stored.customerId === record.customerId &&
+    stored.name === record.name &&
     stored.enabled === record.enabled &&
     sortScopes(stored.scopes).join(' ') === record.scopes.join(' ') &&
-    sameSecrets(record, stored);
+    sameSecrets(record, stored, now);
   return same
     ? { outcome: 'unchanged' }
     : { outcome: 'failed', reason: 'client exists with other data (left as it is)' };

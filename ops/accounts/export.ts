@@ -4,20 +4,23 @@
  * hashes and client secret digests only when asked for. Importing the output (with them) into
  * an empty stage reproduces every user, customer, address and client.
  */
-import type { ClientRecord } from '../../lib/clients/clients.ts';
+import { type ClientRecord, liveSecrets } from '../../lib/clients/clients.ts';
+import { type Clock, systemClock } from '../../lib/time.ts';
 import type { ClientImportRecord, CustomerImportRecord, UserImportRecord } from './bulk.ts';
 import type { BulkAccountStore } from './bulk-dynamodb.ts';
 
 export type ExportedUser = Omit<UserImportRecord, 'password' | 'passwordHash'> & { passwordHash?: string };
 
-/** Without the credentials option, a client's secrets are listed by id and age only. */
+/** Without the credentials option, a client's secrets are listed by id, age and end only. */
 export type ExportedClient = Omit<ClientImportRecord, 'secrets'> & {
-  secrets: { id: string; digest?: string; createdAt: string }[];
+  secrets: { id: string; digest?: string; createdAt: string; expiresAt?: string }[];
 };
 
 export interface ExportOptions {
   /** Users' bcrypt hashes and clients' secret digests: what makes an export a credential store. */
   readonly includePasswordHashes: boolean;
+  /** Whose now decides which secrets are live: an expired one is not exported. */
+  readonly clock?: Clock;
 }
 
 export async function* exportRecords(
@@ -25,7 +28,8 @@ export async function* exportRecords(
   options: ExportOptions,
 ): AsyncGenerator<CustomerImportRecord | ExportedUser | ExportedClient> {
   yield* accountRecords(store, options);
-  for (const client of await store.clients.exportClients()) yield clientRecord(client, options);
+  const now = (options.clock ?? systemClock)();
+  for (const client of await store.clients.exportClients()) yield clientRecord(client, options, now);
 }
 
 /** The customers and users alone, from one scan. */
@@ -56,17 +60,22 @@ export async function* accountRecords(
   }
 }
 
-/** Built field by field, as the import reads it: `revokedBefore` and `updatedAt` stay behind. */
-const clientRecord = (client: ClientRecord, options: ExportOptions): ExportedClient => ({
+/**
+ * Built field by field, as the import reads it: `revokedBefore` and `updatedAt` stay behind, and
+ * so do expired secrets, which work nowhere and would take a place of the import's two.
+ */
+const clientRecord = (client: ClientRecord, options: ExportOptions, now: Date): ExportedClient => ({
   type: 'client',
   clientId: client.clientId,
   customerId: client.customerId,
+  ...(client.name !== undefined && { name: client.name }),
   scopes: [...client.scopes],
   enabled: client.enabled,
-  secrets: client.secrets.map(({ id, digest, createdAt }) => ({
+  secrets: liveSecrets(client.secrets, now).map(({ id, digest, createdAt, expiresAt }) => ({
     id,
     ...(options.includePasswordHashes && { digest }),
     createdAt,
+    ...(expiresAt !== undefined && { expiresAt }),
   })),
   createdAt: client.createdAt,
 });

@@ -253,7 +253,8 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
     const items: Record<string, unknown>[] = [];
     const outcomes: [number, Outcome, string?][] = [];
     for (const { line, record } of batch) {
-      const plan = planClient(record, empty ? null : await deps.store.clients.findClient(record.clientId));
+      const stored = empty ? null : await deps.store.clients.findClient(record.clientId);
+      const plan = planClient(record, stored, deps.clock());
       outcomes.push(plan.outcome === 'failed' ? [line, 'failed', plan.reason] : [line, plan.outcome]);
       if (plan.outcome !== 'created') continue;
       const at = now();
@@ -261,6 +262,7 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
         clientItem({
           clientId: record.clientId,
           customerId: record.customerId,
+          ...(record.name !== undefined && { name: record.name }),
           scopes: record.scopes,
           enabled: record.enabled,
           secrets: record.secrets,

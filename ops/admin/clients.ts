@@ -3,13 +3,14 @@
  * secrets, and listing them. A secret is generated here and printed once, on stdout, after
  * the store holds its digest; it is never an argument, never on stderr, and never stored.
  */
-import { type ClientRecord, newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { type ClientRecord, liveSecrets, newClientId, newClientSecret } from '../../lib/clients/clients.ts';
 import { isAppError } from '../../lib/errors.ts';
+import { readNameLocks, unlockName } from '../../lib/throttle/locks.ts';
 import { clientCounterKey } from '../../lib/throttle/throttle.ts';
 import { auditedClients, recordClientEvent } from './audit.ts';
 import type { CommandContext } from './context.ts';
 import { failure } from './errors.ts';
-import { failedLogins, readNameLocks, unlockedLines, unlockName } from './locks.ts';
+import { failedLogins, unlockedLines } from './locks.ts';
 import type { Command } from './parse.ts';
 import { printRows } from './rows.ts';
 
@@ -21,8 +22,9 @@ const WITHIN_BOUND =
 
 /**
  * The store's refusals as one line and exit 1: NOT_FOUND (as `notFound` says, else the
- * store's detail: no such client, or no such secret), VALIDATION_FAILED (a third secret, the
- * last secret) and ALREADY_EXISTS with the store's detail; anything else as it is.
+ * store's detail: no such client, or no such live secret), CONFLICT (a third live secret, the
+ * last live secret), VALIDATION_FAILED and ALREADY_EXISTS with the store's detail; anything
+ * else as it is.
  */
 async function onClient<T>(what: string, call: () => Promise<T>, notFound?: string): Promise<T> {
   try {
@@ -30,7 +32,7 @@ async function onClient<T>(what: string, call: () => Promise<T>, notFound?: stri
   } catch (error) {
     if (!isAppError(error)) throw error;
     if (error.code === 'NOT_FOUND' && notFound !== undefined) throw failure(notFound);
-    if (['NOT_FOUND', 'VALIDATION_FAILED', 'ALREADY_EXISTS'].includes(error.code))
+    if (['NOT_FOUND', 'CONFLICT', 'VALIDATION_FAILED', 'ALREADY_EXISTS'].includes(error.code))
       throw failure(`${what}: ${error.detail ?? error.code}`);
     throw error;
   }
@@ -49,17 +51,20 @@ function printSecret(context: CommandContext, clientId: string, secretId: string
 }
 
 /**
- * A client as `client list` and `client show` show it: never a digest. `lastUsedAt` is the last
- * token grant, to within an hour (docs/clients.md, "Last use"); null: none recorded yet.
+ * A client as `client list` and `client show` show it at `now`: its live secrets, never a
+ * digest. `lastUsedAt` is the last token grant, to within an hour (docs/clients.md, "Last
+ * use"); null: none recorded yet. A secret's `expiresAt` null: it works until removed.
  */
-const listed = (client: ClientRecord) => ({
+const listed = (client: ClientRecord, now: Date) => ({
   clientId: client.clientId,
   customerId: client.customerId,
+  name: client.name ?? null,
   scopes: [...client.scopes],
   enabled: client.enabled,
-  secrets: client.secrets.map(({ id, createdAt, lastUsedAt }) => ({
+  secrets: liveSecrets(client.secrets, now).map(({ id, createdAt, expiresAt, lastUsedAt }) => ({
     id,
     createdAt,
+    expiresAt: expiresAt ?? null,
     lastUsedAt: lastUsedAt ?? null,
   })),
   createdAt: client.createdAt,
@@ -72,10 +77,14 @@ const cellText = (column: string, value: unknown) => {
   if (column === 'scopes') return (value as string[]).join(' ');
   if (column === 'secrets')
     return (value as ListedSecret[])
-      .map(({ id, createdAt, lastUsedAt }) => `${id} (${createdAt}, used ${lastUsedAt ?? 'never'})`)
+      .map(
+        ({ id, createdAt, expiresAt, lastUsedAt }) =>
+          `${id} (${createdAt}, used ${lastUsedAt ?? 'never'}${expiresAt === null ? '' : `, expires ${expiresAt}`})`,
+      )
       .join(', ');
   if (column === 'enabled') return value === true ? 'enabled' : 'disabled';
   if (column === 'lastUsedAt') return value === null ? 'never' : String(value);
+  if (column === 'name') return value === null ? '-' : JSON.stringify(value);
   return String(value);
 };
 
@@ -90,9 +99,15 @@ export async function runClientCommand(
     case 'client add': {
       const clientId = newClientId();
       const { secret, stored } = newClientSecret(context.now());
-      const { customerId, scopes } = command;
+      const { customerId, scopes, clientName } = command;
       await onClient(`cannot create a client for customer ${customerId}`, () =>
-        clients.createClient({ clientId, customerId, scopes, secret: stored }),
+        clients.createClient({
+          clientId,
+          customerId,
+          ...(clientName !== undefined && { name: clientName }),
+          scopes,
+          secret: stored,
+        }),
       );
       context.print(`created client ${clientId} for customer ${customerId}, scopes ${scopes.join(' ')}`);
       printSecret(context, clientId, stored.id, secret);
@@ -102,8 +117,8 @@ export async function runClientCommand(
       const found = await clients.listClients(command.customerId);
       printRows(
         context,
-        found.map(listed),
-        ['clientId', 'customerId', 'scopes', 'enabled', 'secrets', 'createdAt', 'lastUsedAt'],
+        found.map((client) => listed(client, context.now())),
+        ['clientId', 'customerId', 'name', 'scopes', 'enabled', 'secrets', 'createdAt', 'lastUsedAt'],
         cellText,
       );
       return;
@@ -141,7 +156,11 @@ export async function runClientCommand(
       const key = clientCounterKey(found.clientId, await counterSecret());
       const locks = await readNameLocks(context.loginFailures(), key, context.stageParams(), context.now());
       context.print(
-        JSON.stringify({ ...listed(found), failedAuthentications: failedLogins(locks) }, null, 2),
+        JSON.stringify(
+          { ...listed(found, context.now()), failedAuthentications: failedLogins(locks) },
+          null,
+          2,
+        ),
       );
       return;
     }

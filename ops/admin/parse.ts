@@ -7,7 +7,7 @@
  * types a password where a name belongs must not find it echoed into a terminal log.
  */
 import * as v from 'valibot';
-import { ALL_SCOPES, isScope, type Scope, sortScopes } from '../../lib/scopes.ts';
+import { GRANTABLE_SCOPES, isGrantableScope, type Scope, sortScopes } from '../../lib/scopes.ts';
 import { usageError } from './errors.ts';
 
 export type Command =
@@ -48,7 +48,12 @@ export type Command =
   /** `scopes` null: every scope again (`--all`). */
   | { readonly name: 'user scopes'; readonly username: string; readonly scopes: readonly Scope[] | null }
   | { readonly name: 'customer list' }
-  | { readonly name: 'client add'; readonly customerId: string; readonly scopes: readonly Scope[] }
+  | {
+      readonly name: 'client add';
+      readonly customerId: string;
+      readonly scopes: readonly Scope[];
+      readonly clientName: string | undefined;
+    }
   | { readonly name: 'client list'; readonly customerId: string | undefined }
   | {
       readonly name:
@@ -134,13 +139,13 @@ export const collect = (value: string, previous: readonly string[] | undefined):
 ];
 
 /** Scopes are named by the service itself (lib/scopes.json), so a known one may be echoed. */
-const SCOPE_RULE = `must be one of the scopes ${ALL_SCOPES.join(', ')}`;
+const SCOPE_RULE = `must be one of the scopes ${GRANTABLE_SCOPES.join(', ')}`;
 
-/** The `--scope` values: each a known scope, none twice, at least one. */
+/** The `--scope` values: grantable scopes (customer:admin is `user admin grant`'s), none twice, at least one. */
 export function scopesOf(values: readonly string[], name: CommandName): Scope[] {
   if (values.length === 0)
-    throw usageError(`${name} needs at least one --scope <scope> (${ALL_SCOPES.join(', ')})`);
-  const known = values.filter(isScope);
+    throw usageError(`${name} needs at least one --scope <scope> (${GRANTABLE_SCOPES.join(', ')})`);
+  const known = values.filter(isGrantableScope);
   if (known.length < values.length) throw usageError(`invalid --scope: ${SCOPE_RULE}`);
   const twice = known.find((scope, index) => known.indexOf(scope) !== index);
   if (twice !== undefined) throw usageError(`--scope ${twice} is given twice`);

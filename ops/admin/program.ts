@@ -5,7 +5,7 @@
  */
 import { type Help, Command as Program } from 'commander';
 import { CustomerIdSchema, DepotCodeSchema, UsernameSchema } from '../../lib/accounts/repository.ts';
-import { ClientIdSchema, SecretIdSchema } from '../../lib/clients/clients.ts';
+import { ClientIdSchema, ClientNameSchema, SecretIdSchema } from '../../lib/clients/clients.ts';
 import { ALL_SCOPES } from '../../lib/scopes.ts';
 import { usageError } from './errors.ts';
 import { AdminHelp, group, sub } from './help.ts';
@@ -193,15 +193,25 @@ export function addCommands(program: Program, run: (command: Command) => void): 
   )
     .argument('<customerId>', undefined, customerId)
     .requiredOption('--scope <scope>', 'a scope of its tokens; repeated for more', collect)
-    .action((id: string, options: { scope: string[] }) =>
-      run({ name: 'client add', customerId: id, scopes: scopesOf(options.scope, 'client add') }),
+    .option(
+      '--name <name>',
+      'what its administrators call it: 1 to 100 characters, no control character, no space at either end',
+      once('name', valid(ClientNameSchema, '--name')),
+    )
+    .action((id: string, options: { scope: string[]; name?: string }) =>
+      run({
+        name: 'client add',
+        customerId: id,
+        scopes: scopesOf(options.scope, 'client add'),
+        clientName: options.name,
+      }),
     );
   sub(
     client,
     'list',
     CLIENTS,
-    'every client: id, customer, scopes, enabled, live secrets (id and createdAt, never a ' +
-      'digest), as JSON Lines, or a table on a terminal',
+    'every client: id, customer, name, scopes, enabled, live secrets (id, createdAt, expiresAt ' +
+      'and last use, never a digest), as JSON Lines, or a table on a terminal',
   )
     .option('--customer <customerId>', "only the customer's clients", customerOption)
     .action((options: { customer?: string }) => run({ name: 'client list', customerId: options.customer }));
@@ -238,13 +248,13 @@ export function addCommands(program: Program, run: (command: Command) => void): 
   byClient(
     secret,
     'secret add',
-    'a second live secret, printed once as with client add; refused when the client has two (remove one first)',
+    'a second live secret, printed once as with client add; refused when the client has two live ones (remove one first)',
   );
   sub(
     secret,
     'remove',
     CLIENTS,
-    'the secret stops working, and so do the tokens granted with it; refused for the client’s last secret',
+    'the secret stops working, and so do the tokens granted with it; refused for the client’s last live secret',
   )
     .argument('<clientId>', undefined, clientId)
     .argument('<secretId>', undefined, valid(SecretIdSchema, 'secretId'))

@@ -3,10 +3,21 @@
  * implementation and on the in-memory fake the unit tests use; then a user's narrowed scopes
  * on the account store.
  */
-import { expect, it } from 'vitest';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import type { ClientRepository } from '../../lib/clients/clients.ts';
 import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import { revocationCutoff } from '../../lib/revocation/revocation.ts';
+import type { Clock } from '../../lib/time.ts';
+import {
+  describeEachDynamo,
+  interceptSends,
+  recordSends,
+  startTestDynamo,
+  type TestDynamo,
+} from '../support/dynamo.ts';
 import { codeOf } from '../support/errors.ts';
 import { ACCOUNT_STORES, CLIENT_STORES, describeStoreContract } from '../support/stores.ts';
 
@@ -65,7 +76,7 @@ describeStoreContract('client repository', CLIENT_STORES, (store) => {
     expect(await clients().exportClients()).toHaveLength(all.length);
   });
 
-  it('holds two live secrets at most, and never fewer than one', async () => {
+  it('holds two live secrets at most, and never fewer than one: CONFLICT beyond either', async () => {
     const { clientId, secret } = await newClient();
     const second = newClientSecret(new Date(Date.now() + 1000));
     await clients().addClientSecret(clientId, second.stored);
@@ -74,12 +85,108 @@ describeStoreContract('client repository', CLIENT_STORES, (store) => {
       second.stored.id,
     ]);
     expect(await codeOf(clients().addClientSecret(clientId, newClientSecret(new Date()).stored))).toBe(
-      'VALIDATION_FAILED',
+      'CONFLICT',
     );
     await clients().removeClientSecret(clientId, secret.stored.id);
     expect((await clients().findClientStatus(clientId))?.secretIds).toEqual(new Set([second.stored.id]));
-    expect(await codeOf(clients().removeClientSecret(clientId, second.stored.id))).toBe('VALIDATION_FAILED');
+    expect(await codeOf(clients().removeClientSecret(clientId, second.stored.id))).toBe('CONFLICT');
     expect(await codeOf(clients().removeClientSecret(clientId, secret.stored.id))).toBe('NOT_FOUND');
+  });
+
+  it('answers an added secret with the client before and after, as a read then finds it', async () => {
+    const { clientId, secret } = await newClient();
+    const before = await clients().findClient(clientId);
+    const next = newClientSecret(new Date(Date.now() + 1000));
+
+    const change = await clients().addClientSecret(clientId, next.stored);
+
+    expect(change.before).toEqual(before);
+    expect(change.after).toEqual(await clients().findClient(clientId));
+    expect(change.after.secrets).toEqual([secret.stored, next.stored]);
+    expect(change.after.updatedAt > change.before.updatedAt).toBe(true);
+  });
+
+  it('rolls over: the other live secret ends at the roll-over’s time, or earlier where it ends earlier already', async () => {
+    const { clientId, secret } = await newClient();
+    const hour = 60 * 60 * 1000;
+    const inAnHour = new Date(Date.now() + hour);
+    const second = newClientSecret(new Date(Date.now() + 1000));
+    const rolled = await clients().addClientSecret(clientId, second.stored, { expireOthersAt: inAnHour });
+    expect(rolled.after.secrets.map((s) => [s.id, s.expiresAt])).toEqual([
+      [secret.stored.id, inAnHour.toISOString()],
+      [second.stored.id, undefined],
+    ]);
+    // The first alone, ending in an hour: a later roll-over leaves its end, an earlier one moves it.
+    await clients().removeClientSecret(clientId, second.stored.id);
+    const third = newClientSecret(new Date(Date.now() + 2000));
+    await clients().addClientSecret(clientId, third.stored, {
+      expireOthersAt: new Date(Date.now() + 2 * hour),
+    });
+    expect((await clients().findClient(clientId))?.secrets[0]?.expiresAt).toBe(inAnHour.toISOString());
+    await clients().removeClientSecret(clientId, third.stored.id);
+    const inAMinute = new Date(Date.now() + 60_000);
+    const fourth = newClientSecret(new Date(Date.now() + 3000));
+    const earlier = await clients().addClientSecret(clientId, fourth.stored, { expireOthersAt: inAMinute });
+
+    expect(earlier.before.secrets.map((s) => s.expiresAt)).toEqual([inAnHour.toISOString()]);
+    expect((await clients().findClient(clientId))?.secrets.map((s) => [s.id, s.expiresAt])).toEqual([
+      [secret.stored.id, inAMinute.toISOString()],
+      [fourth.stored.id, undefined],
+    ]);
+  });
+
+  it('counts only live secrets: an expired one leaves room for a new one, and the write that adds it prunes it', async () => {
+    const { clientId, secret } = await newClient();
+    const second = newClientSecret(new Date(Date.now() + 1000));
+    // Ended at once: the first expired.
+    await clients().addClientSecret(clientId, second.stored, { expireOthersAt: new Date(Date.now() - 1000) });
+    expect((await clients().findClient(clientId))?.secrets.map((s) => s.id)).toEqual([
+      secret.stored.id,
+      second.stored.id,
+    ]);
+    expect((await clients().findClientStatus(clientId))?.secretIds).toEqual(new Set([second.stored.id]));
+    expect(await codeOf(clients().removeClientSecret(clientId, secret.stored.id))).toBe('NOT_FOUND');
+    expect(await codeOf(clients().removeClientSecret(clientId, second.stored.id))).toBe('CONFLICT');
+
+    const third = newClientSecret(new Date(Date.now() + 2000));
+    const change = await clients().addClientSecret(clientId, third.stored);
+
+    expect(change.before.secrets.map((s) => s.id)).toEqual([secret.stored.id, second.stored.id]);
+    expect((await clients().findClient(clientId))?.secrets.map((s) => s.id)).toEqual([
+      second.stored.id,
+      third.stored.id,
+    ]);
+    expect(await codeOf(clients().addClientSecret(clientId, newClientSecret(new Date()).stored))).toBe(
+      'CONFLICT',
+    );
+  });
+
+  it('names a client at its creation and renames it, moving updatedAt; NOT_FOUND for no client', async () => {
+    const clientId = newClientId();
+    const { stored } = newClientSecret(new Date());
+    await clients().createClient({
+      clientId,
+      customerId: 'C-name',
+      name: 'Warehouse sync',
+      scopes: ['tracking:read'],
+      secret: stored,
+    });
+    const created = await clients().findClient(clientId);
+    expect(created?.name).toBe('Warehouse sync');
+
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    await clients().renameClient(clientId, 'ERP export');
+
+    const renamed = await clients().findClient(clientId);
+    expect(renamed?.name).toBe('ERP export');
+    expect(renamed?.updatedAt).not.toBe(created?.updatedAt);
+    expect((await clients().listClients('C-name')).map((client) => client.name)).toEqual(['ERP export']);
+    expect(await codeOf(clients().renameClient(newClientId(), 'x'))).toBe('NOT_FOUND');
+  });
+
+  it('has no name for a client created without one', async () => {
+    const { clientId } = await newClient();
+    expect(await clients().findClient(clientId)).not.toHaveProperty('name');
   });
 
   it('disabling moves the revocation cutoff past now; enabling keeps it', async () => {
@@ -171,9 +278,135 @@ describeStoreContract('client repository', CLIENT_STORES, (store) => {
       () => clients().setClientEnabled(clientId, true),
       () => clients().addClientSecret(clientId, newClientSecret(new Date()).stored),
       () => clients().removeClientSecret(clientId, 'deadbeef'),
+      () => clients().renameClient(clientId, 'gone'),
     ]) {
       expect(await codeOf(attempt())).toBe('NOT_FOUND');
     }
+  });
+});
+
+describeEachDynamo('the client store’s reads and writes on DynamoDB', (kind) => {
+  let dynamo: TestDynamo;
+  beforeAll(async () => {
+    dynamo = await startTestDynamo(kind);
+  });
+  afterAll(() => dynamo?.close());
+
+  const clientsOn = (client = dynamo.documentClient, clock?: Clock) =>
+    createDynamoClientRepository({ client, tableName: dynamo.tables.accounts, ...(clock && { clock }) });
+  const newClient = async (customerId: string) => {
+    const clientId = newClientId();
+    const secret = newClientSecret(new Date());
+    await clientsOn().createClient({
+      clientId,
+      customerId,
+      scopes: ['tracking:read'],
+      secret: secret.stored,
+    });
+    return { clientId, secret };
+  };
+  const secretIds = async (clientId: string) =>
+    (await clientsOn().findClient(clientId))?.secrets.map((secret) => secret.id);
+
+  it('lists a customer’s clients by Queries of the byCustomer index, page after page: not another customer’s, nor its users', async () => {
+    await createDynamoAccountRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+    }).createUser({ username: 'gsi-member', passwordHash: '$2b$04$hash', customerId: 'C-gsi' });
+    const ids = [(await newClient('C-gsi')).clientId, (await newClient('C-gsi')).clientId].sort();
+    await newClient('C-gsi-other');
+    // One client a page, so that the listing has to follow LastEvaluatedKey.
+    const { sent, client } = recordSends(dynamo.documentClient, (command) => {
+      if (command instanceof QueryCommand) {
+        expect(command.input).toMatchObject({ IndexName: 'byCustomer' });
+        command.input.Limit = 1;
+      }
+    });
+
+    const listed = await clientsOn(client).listClients('C-gsi');
+
+    expect(listed.map((found) => found.clientId)).toEqual(ids);
+    expect(sent.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(sent)).toEqual(new Set(['QueryCommand']));
+  });
+
+  it('takes an added secret’s write the SDK sent again after its answer was lost as done: no refusal, one secret more', async () => {
+    const { clientId, secret } = await newClient('C-resend');
+    const next = newClientSecret(new Date(Date.now() + 1000));
+    let lost = false;
+    // The write applied, its answer lost: the SDK sends the same command again.
+    const resending = interceptSends(dynamo.documentClient, async (command) => {
+      if (lost || !(command instanceof UpdateCommand)) return;
+      lost = true;
+      await dynamo.documentClient.send(command);
+    });
+
+    const change = await clientsOn(resending).addClientSecret(clientId, next.stored);
+
+    expect(lost).toBe(true);
+    expect(change.after.secrets.map((stored) => stored.id)).toEqual([secret.stored.id, next.stored.id]);
+    expect(await secretIds(clientId)).toEqual([secret.stored.id, next.stored.id]);
+  });
+
+  it('refuses a secret when another was added between its read and its write: CONFLICT, two live secrets stored', async () => {
+    const { clientId, secret } = await newClient('C-race');
+    const theirs = newClientSecret(new Date(Date.now() + 1000));
+    const ours = newClientSecret(new Date(Date.now() + 2000));
+    let raced = false;
+    const racing = interceptSends(dynamo.documentClient, async (command) => {
+      if (raced || !(command instanceof UpdateCommand)) return;
+      raced = true;
+      await clientsOn().addClientSecret(clientId, theirs.stored);
+    });
+
+    expect(await codeOf(clientsOn(racing).addClientSecret(clientId, ours.stored))).toBe('CONFLICT');
+    expect(await secretIds(clientId)).toEqual([secret.stored.id, theirs.stored.id]);
+  });
+
+  it('keeps a live secret when both are removed at once: the removal that loses the race is refused CONFLICT', async () => {
+    const { clientId, secret } = await newClient('C-race-remove');
+    const next = newClientSecret(new Date(Date.now() + 1000));
+    await clientsOn().addClientSecret(clientId, next.stored);
+    let raced = false;
+    const racing = interceptSends(dynamo.documentClient, async (command) => {
+      if (raced || !(command instanceof UpdateCommand)) return;
+      raced = true;
+      await clientsOn().removeClientSecret(clientId, next.stored.id);
+    });
+
+    expect(await codeOf(clientsOn(racing).removeClientSecret(clientId, secret.stored.id))).toBe('CONFLICT');
+    expect(await secretIds(clientId)).toEqual([secret.stored.id]);
+  });
+
+  it('writes a secret again once another change of the client beat its first write', async () => {
+    const { clientId, secret } = await newClient('C-retry');
+    const next = newClientSecret(new Date(Date.now() + 1000));
+    const anHourOn = () => new Date(Date.now() + 3_600_000);
+    let updates = 0;
+    const racing = interceptSends(dynamo.documentClient, async (command) => {
+      if (!(command instanceof UpdateCommand)) return;
+      updates += 1;
+      if (updates === 1) await clientsOn(dynamo.documentClient, anHourOn).renameClient(clientId, 'renamed');
+    });
+
+    const change = await clientsOn(racing).addClientSecret(clientId, next.stored);
+
+    expect(updates).toBe(2);
+    expect(change.before.name).toBe('renamed');
+    expect(change.after).toEqual(await clientsOn().findClient(clientId));
+    expect(await secretIds(clientId)).toEqual([secret.stored.id, next.stored.id]);
+  });
+
+  it('tells the authorizer the live secrets at its clock’s now: a secret drops out once its expiresAt passes', async () => {
+    const { clientId, secret } = await newClient('C-status');
+    const next = newClientSecret(new Date(Date.now() + 1000));
+    const end = new Date(Date.now() + 60_000);
+    await clientsOn().addClientSecret(clientId, next.stored, { expireOthersAt: end });
+    const statusAt = async (at: Date) =>
+      (await clientsOn(dynamo.documentClient, () => at).findClientStatus(clientId))?.secretIds;
+
+    expect(await statusAt(new Date(end.getTime() - 1))).toEqual(new Set([secret.stored.id, next.stored.id]));
+    expect(await statusAt(end)).toEqual(new Set([next.stored.id]));
   });
 });
 

@@ -3,6 +3,7 @@ import {
   type ClientRecord,
   type ClientRepository,
   LAST_USE_PRECISION_MS,
+  liveSecrets,
   MAX_LIVE_SECRETS,
 } from '../../lib/clients/clients.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -81,7 +82,7 @@ export function memoryClients(
         : {
             enabled: record.enabled,
             revokedBefore: record.revokedBefore,
-            secretIds: new Set(record.secrets.map((secret) => secret.id)),
+            secretIds: new Set(liveSecrets(record.secrets, clock()).map((secret) => secret.id)),
             revokedTokens: new Set(revokedTokens.get(clientId)?.keys()),
           };
     },
@@ -95,13 +96,14 @@ export function memoryClients(
       revokedTokens.set(clientId, listed);
       return 'revoked';
     },
-    async createClient({ clientId, customerId, scopes, secret }) {
+    async createClient({ clientId, customerId, name, scopes, secret }) {
       if (records.has(clientId))
         throw new AppError('ALREADY_EXISTS', { detail: 'a client with this id exists' });
       const at = clock().toISOString();
       records.set(clientId, {
         clientId,
         customerId,
+        ...(name !== undefined && { name }),
         scopes: [...scopes],
         enabled: true,
         secrets: [secret],
@@ -123,22 +125,46 @@ export function memoryClients(
       const cutoff = Math.max(revocationCutoff(clock()), record.revokedBefore + 1);
       put(record, enabled ? { enabled } : { enabled, revokedBefore: cutoff });
     },
+    async renameClient(clientId, name) {
+      put(get(clientId), { name });
+    },
     async removeClient(clientId) {
       get(clientId);
       records.delete(clientId);
       revokedTokens.delete(clientId);
     },
-    async addClientSecret(clientId, secret) {
-      const record = get(clientId);
-      if (record.secrets.length >= MAX_LIVE_SECRETS)
-        throw new AppError('VALIDATION_FAILED', { detail: 'the client has 2 live secrets' });
-      put(record, { secrets: [...record.secrets, secret] });
+    async addClientSecret(clientId, secret, { expireOthersAt } = {}) {
+      const before = get(clientId);
+      if (before.secrets.some((stored) => stored.id === secret.id))
+        throw new AppError('ALREADY_EXISTS', { detail: 'the client has a secret with this id' });
+      const now = clock();
+      const live = liveSecrets(before.secrets, now);
+      if (live.length >= MAX_LIVE_SECRETS)
+        throw new AppError('CONFLICT', { detail: 'the client has 2 live secrets' });
+      const ended = (expiresAt: string | undefined) =>
+        expireOthersAt === undefined ||
+        (expiresAt !== undefined && Date.parse(expiresAt) <= expireOthersAt.getTime())
+          ? expiresAt
+          : expireOthersAt.toISOString();
+      // As the store: the expired ones pruned, updatedAt moved past the one read.
+      const kept = live.map((stored) => {
+        const expiresAt = ended(stored.expiresAt);
+        return expiresAt === undefined ? stored : { ...stored, expiresAt };
+      });
+      const after: ClientRecord = {
+        ...before,
+        secrets: [...kept, secret],
+        updatedAt: new Date(Math.max(now.getTime(), Date.parse(before.updatedAt) + 1)).toISOString(),
+      };
+      records.set(clientId, after);
+      return { before, after };
     },
     async removeClientSecret(clientId, secretId) {
       const record = get(clientId);
-      if (!record.secrets.some((secret) => secret.id === secretId))
+      const live = liveSecrets(record.secrets, clock());
+      if (!live.some((secret) => secret.id === secretId))
         throw new AppError('NOT_FOUND', { detail: 'the client has no live secret with this id' });
-      if (record.secrets.length === 1) throw new AppError('VALIDATION_FAILED', { detail: 'last secret' });
+      if (live.length === 1) throw new AppError('CONFLICT', { detail: 'last live secret' });
       put(record, { secrets: record.secrets.filter((secret) => secret.id !== secretId) });
     },
   };

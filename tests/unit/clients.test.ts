@@ -7,8 +7,11 @@ import * as v from 'valibot';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import {
+  ClientNameSchema,
   type ClientRecord,
   grantedScopes,
+  liveSecrets,
+  matchExpiredSecret,
   matchSecret,
   newClientId,
   newClientSecret,
@@ -21,7 +24,7 @@ import { parseTokenQuery, parseTokenRequest, toTokenResponse } from '../../lib/c
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
-import { ALL_SCOPES, allowedMethodArns, type Scope, ScopeListSchema } from '../../lib/scopes.ts';
+import { allowedMethodArns, type Scope, ScopeListSchema } from '../../lib/scopes.ts';
 import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
 import type { Clock } from '../../lib/time.ts';
 import { createClientTokenIssuer, createTokenIssuer } from '../../lib/tokens/issue.ts';
@@ -64,16 +67,46 @@ describe('client secrets', () => {
     const first = newClientSecret(now);
     const second = newClientSecret(now);
     const secrets = [first.stored, second.stored];
-    expect(matchSecret(first.secret, secrets)).toBe(first.stored.id);
-    expect(matchSecret(second.secret, secrets)).toBe(second.stored.id);
-    expect(matchSecret(`${first.secret}x`, secrets)).toBeNull();
-    expect(matchSecret(first.secret, [])).toBeNull();
-    expect(matchSecret('', secrets)).toBeNull();
+    expect(matchSecret(first.secret, secrets, now)).toBe(first.stored.id);
+    expect(matchSecret(second.secret, secrets, now)).toBe(second.stored.id);
+    expect(matchSecret(`${first.secret}x`, secrets, now)).toBeNull();
+    expect(matchSecret(first.secret, [], now)).toBeNull();
+    expect(matchSecret('', secrets, now)).toBeNull();
+  });
+
+  it('matches only live secrets: an expired one matches nothing and takes no live one’s slot', () => {
+    const [expired, first, second] = [newClientSecret(now), newClientSecret(now), newClientSecret(now)];
+    const ended = { ...expired.stored, expiresAt: now.toISOString() };
+    const ending = { ...first.stored, expiresAt: new Date(now.getTime() + 1).toISOString() };
+    const secrets = [ended, ending, second.stored];
+
+    expect(liveSecrets(secrets, now)).toEqual([ending, second.stored]);
+    expect(matchSecret(expired.secret, secrets, now)).toBeNull();
+    expect(matchSecret(first.secret, secrets, now)).toBe(first.stored.id);
+    expect(matchSecret(second.secret, secrets, now)).toBe(second.stored.id);
+    expect(matchExpiredSecret(expired.secret, secrets, now)).toBe(expired.stored.id);
+    expect(matchExpiredSecret(first.secret, secrets, now)).toBeNull();
+    expect(matchSecret(first.secret, secrets, new Date(now.getTime() + 1))).toBeNull();
+  });
+
+  it.each([
+    ['takes', 'a plain name', 'Warehouse sync'],
+    ['takes', '100 characters', 'x'.repeat(100)],
+    ['takes', 'letters of any script', 'Sklad Brno – příjem'],
+    ['refuses', 'an empty name', ''],
+    ['refuses', '101 characters', 'x'.repeat(101)],
+    ['refuses', 'a leading space', ' Warehouse'],
+    ['refuses', 'a trailing space', 'Warehouse '],
+    ['refuses', 'a line break', 'Ware\nhouse'],
+    ['refuses', 'a tab', 'Ware\thouse'],
+    ['refuses', 'a C1 control character', 'Ware\u0085house'],
+  ])('%s %s as a client name', (verb, _label, name) => {
+    expect(v.is(ClientNameSchema, name)).toBe(verb === 'takes');
   });
 
   it('never matches the all-zero digest that stands in for an absent secret', () => {
     const zero = { id: 'deadbeef', digest: Buffer.alloc(32).toString('base64url'), createdAt: '' };
-    expect(matchSecret('anything', [zero])).toBeNull();
+    expect(matchSecret('anything', [zero], now)).toBeNull();
   });
 
   it('grants the client’s own scopes when none are asked for, a subset when asked, nothing beyond', () => {
@@ -106,7 +139,7 @@ describe('scopes', () => {
   it('lists the method ARNs of exactly the routes a set of scopes allows, a path parameter as *', () => {
     const prefix = 'arn:aws:execute-api:eu-central-1:1:api/prod';
     expect(allowedMethodArns(prefix, ['tracking:read'])).toEqual([`${prefix}/GET/api/v1/tracking/*`]);
-    expect(allowedMethodArns(prefix, ALL_SCOPES)).toEqual([
+    expect(allowedMethodArns(prefix, ['tracking:read', 'shipments:write'])).toEqual([
       `${prefix}/GET/api/v1/tracking/*`,
       `${prefix}/POST/api/v1/shipments`,
     ]);
@@ -424,6 +457,29 @@ describe('client credentials grant', () => {
     expect(clients.useWrites()).toBe(0);
   });
 
+  it('refuses a secret from its expiresAt on as any wrong secret, logging it as expired, and grants with it until then', async () => {
+    let at = new Date('2026-11-25T10:00:00.000Z');
+    const { ask, clients, clientId, metrics, logged } = await setUp(undefined, undefined, {
+      clock: () => at,
+    });
+    const next = newClientSecret(at);
+    const end = new Date('2026-11-25T11:00:00.000Z');
+    await clients.addClientSecret(clientId, next.stored, { expireOthersAt: end });
+
+    at = new Date(end.getTime() - 1);
+    await expect(ask()).resolves.toBeDefined();
+    at = end;
+    await expect(ask()).rejects.toMatchObject({ code: 'INVALID_CLIENT' });
+    await expect(ask({ clientSecret: next.secret })).resolves.toBeDefined();
+
+    expect(metrics.names().filter((name) => name.startsWith('ClientAuthFailed'))).toEqual([
+      'ClientAuthFailed{reason=BadSecret}',
+    ]);
+    expect(logged('client authentication failed')).toEqual([
+      expect.objectContaining({ reason: 'expired secret', clientId }),
+    ]);
+  });
+
   it('gives the second live secret’s tokens its own id, which the first’s removal leaves alive', async () => {
     const { clients, clientId, stored, ask } = await setUp();
     const next = newClientSecret(now);
@@ -572,7 +628,19 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
       { ...authorizerEvent(`Bearer ${token}`), methodArn },
     );
 
-  const EVERY_ROUTE = [`${prefix}/GET/api/v1/tracking/*`, `${prefix}/POST/api/v1/shipments`];
+  const EVERY_ROUTE = [
+    `${prefix}/GET/api/v1/tracking/*`,
+    `${prefix}/POST/api/v1/shipments`,
+    `${prefix}/GET/api/v1/customer/clients`,
+    `${prefix}/POST/api/v1/customer/clients`,
+    `${prefix}/GET/api/v1/customer/clients/*`,
+    `${prefix}/PATCH/api/v1/customer/clients/*`,
+    `${prefix}/DELETE/api/v1/customer/clients/*`,
+    `${prefix}/POST/api/v1/customer/clients/*/secrets`,
+    `${prefix}/DELETE/api/v1/customer/clients/*/secrets/*`,
+    `${prefix}/POST/api/v1/customer/clients/*/unlock`,
+    `${prefix}/GET/api/v1/customer/audit-events`,
+  ];
 
   it('allows a tracking:read client every protected route, whichever filled the cache, and passes its scope on for the functions to check', async () => {
     const token = await clientToken();
@@ -614,6 +682,15 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
     await expect(decide(token)).rejects.toThrow('Unauthorized');
     await clients.removeClient(clientId);
     await expect(decide(await clientToken())).rejects.toThrow('Unauthorized');
+  });
+
+  it('refuses a client’s token once the secret it was granted with expires, as once it is removed', async () => {
+    const token = await clientToken();
+    await expect(decide(token)).resolves.toBeDefined();
+    await clients.addClientSecret(clientId, newClientSecret(new Date()).stored, {
+      expireOthersAt: new Date(Date.now() - 1),
+    });
+    await expect(decide(token)).rejects.toThrow('Unauthorized');
   });
 
   it('never reads a user’s state for a client’s token, even when a user has the client id as username', async () => {

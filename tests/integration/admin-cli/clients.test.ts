@@ -7,10 +7,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { matchSecret } from '../../../lib/clients/clients.ts';
+import { matchSecret, newClientSecret } from '../../../lib/clients/clients.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { revocationCutoff } from '../../../lib/revocation/revocation.ts';
-import { ALL_SCOPES } from '../../../lib/scopes.ts';
+import { ALL_SCOPES, GRANTABLE_SCOPES } from '../../../lib/scopes.ts';
 import {
   clientCounterKey,
   clientSourceIpCounterKey,
@@ -85,7 +85,7 @@ describe('admin CLI: client add', () => {
     });
     expect(stored?.secrets.map((stored) => stored.id)).toEqual([secretId]);
     expect(JSON.stringify(stored)).not.toContain(secret);
-    expect(matchSecret(secret, stored?.secrets ?? [])).toBe(secretId);
+    expect(matchSecret(secret, stored?.secrets ?? [], new Date())).toBe(secretId);
   });
 
   it('prints the secret exactly once, on stdout, saying it is shown only this once, and logs nothing of it', async () => {
@@ -105,7 +105,7 @@ describe('admin CLI: client add', () => {
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const { clientId, secretId, secret } = printed(run);
     expect(occurrences(run.stdout, secret)).toBe(1);
-    expect(matchSecret(secret, await storedSecrets(clientId))).toBe(secretId);
+    expect(matchSecret(secret, await storedSecrets(clientId), new Date())).toBe(secretId);
   });
 
   it('refuses no scope, an unknown scope and a scope twice with exit 2, creating no client', async () => {
@@ -122,9 +122,55 @@ describe('admin CLI: client add', () => {
 
     expect(runs.map((run) => [run.code, run.stdout, run.stderr])).toEqual([
       [2, '', [`error: client add needs at least one --scope <scope> (${ALL_SCOPES.join(', ')})`]],
-      [2, '', [`error: invalid --scope: must be one of the scopes ${ALL_SCOPES.join(', ')}`]],
-      [2, '', [`error: invalid --scope: must be one of the scopes ${ALL_SCOPES.join(', ')}`]],
+      [2, '', [`error: invalid --scope: must be one of the scopes ${GRANTABLE_SCOPES.join(', ')}`]],
+      [2, '', [`error: invalid --scope: must be one of the scopes ${GRANTABLE_SCOPES.join(', ')}`]],
       [2, '', ['error: --scope tracking:read is given twice']],
+    ]);
+    expect(await cli.clients.listClients(customerId)).toEqual([]);
+  });
+
+  it('names the client with --name, which client list and show print', async () => {
+    const customerId = unique('C');
+    const run = await adminOk([
+      'client',
+      'add',
+      customerId,
+      '--scope',
+      'tracking:read',
+      '--name',
+      'Warehouse sync',
+    ]);
+    const { clientId } = printed(run);
+
+    expect((await cli.clients.findClient(clientId))?.name).toBe('Warehouse sync');
+    const listed = JSON.parse((await adminOk(['client', 'list', '--customer', customerId])).stdout);
+    expect(listed).toMatchObject({ clientId, name: 'Warehouse sync' });
+    expect(JSON.parse((await adminOk(['client', 'show', clientId])).stdout)).toMatchObject({
+      name: 'Warehouse sync',
+    });
+    const table = await admin(['client', 'list', '--customer', customerId], { stdoutIsTTY: true });
+    expect(lines(table.stdout)[1]).toContain(`${customerId}  "Warehouse sync"  tracking:read`);
+  });
+
+  it('refuses a --name the customer API would refuse, or given twice, with exit 2, without echoing it, creating no client', async () => {
+    const customerId = unique('C');
+    const add = (...name: string[]) =>
+      admin(['client', 'add', customerId, '--scope', 'tracking:read', ...name]);
+
+    const runs = [
+      await add('--name', ' padded'),
+      await add('--name', 'two\nlines'),
+      await add('--name', 'x'.repeat(101)),
+      await add('--name', ''),
+      await add('--name', 'one', '--name', 'two'),
+    ];
+
+    expect(runs.map((run) => [run.code, run.stdout, run.stderr])).toEqual([
+      [2, '', ['error: invalid --name: must not begin or end with a space']],
+      [2, '', ['error: invalid --name: must not hold a control character']],
+      [2, '', ['error: invalid --name: must be at most 100 characters']],
+      [2, '', ['error: invalid --name: must not be empty']],
+      [2, '', ['error: option --name is given more than once']],
     ]);
     expect(await cli.clients.listClients(customerId)).toEqual([]);
   });
@@ -159,9 +205,15 @@ describe('admin CLI: client list', () => {
       [first.clientId, other.clientId].sort().map((clientId) => ({
         clientId,
         customerId: first.customerId,
+        name: null,
         scopes: clientId === first.clientId ? ['tracking:read', 'shipments:write'] : ['tracking:read'],
         enabled: clientId === first.clientId,
-        secrets: (secrets[clientId] ?? []).map(({ id, createdAt }) => ({ id, createdAt, lastUsedAt: null })),
+        secrets: (secrets[clientId] ?? []).map(({ id, createdAt }) => ({
+          id,
+          createdAt,
+          expiresAt: null,
+          lastUsedAt: null,
+        })),
         createdAt: expect.any(String),
         lastUsedAt: null,
       })),
@@ -190,13 +242,14 @@ describe('admin CLI: client list', () => {
     expect(header?.trim().split(/\s+/)).toEqual([
       'clientId',
       'customerId',
+      'name',
       'scopes',
       'enabled',
       'secrets',
       'createdAt',
       'lastUsedAt',
     ]);
-    expect(row).toContain(`${clientId}  ${customerId}  tracking:read shipments:write  enabled`);
+    expect(row).toContain(`${clientId}  ${customerId}  -     tracking:read shipments:write  enabled`);
     expect(row).toContain(`${secretId} (${stored?.createdAt}, used never)`);
     expect(row?.trimEnd()).toMatch(/ never$/);
     expect(count).toBe('1 row');
@@ -309,8 +362,8 @@ describe('admin CLI: client secrets', () => {
     expect(run.stdout).toMatch(/shown only this once/);
     expect(JSON.stringify(logs.lines())).not.toContain(second.secret);
     const secrets = await storedSecrets(first.clientId);
-    expect(matchSecret(first.secret, secrets)).toBe(first.secretId);
-    expect(matchSecret(second.secret, secrets)).toBe(second.secretId);
+    expect(matchSecret(first.secret, secrets, new Date())).toBe(first.secretId);
+    expect(matchSecret(second.secret, secrets, new Date())).toBe(second.secretId);
   });
 
   it('secret add refuses a third live secret with exit 1, printing no secret and storing none', async () => {
@@ -344,21 +397,45 @@ describe('admin CLI: client secrets', () => {
       ),
     );
     const secrets = await storedSecrets(old.clientId);
-    expect(matchSecret(old.secret, secrets)).toBeNull();
-    expect(matchSecret(successor.secret, secrets)).toBe(successor.secretId);
+    expect(matchSecret(old.secret, secrets, new Date())).toBeNull();
+    expect(matchSecret(successor.secret, secrets, new Date())).toBe(successor.secretId);
   });
 
-  it('secret remove refuses the last secret with exit 1 and keeps it', async () => {
+  it('secret remove refuses the last live secret with exit 1 and keeps it', async () => {
     const { clientId, secretId, secret } = await newClient();
 
     const run = await admin(['client', 'secret', 'remove', clientId, secretId]);
 
     expect(run).toMatchObject({ code: 1, stdout: '' });
     expect(run.stderr).toEqual([
-      `error: cannot remove secret ${secretId} of client ${clientId}: this is the client’s last secret: ` +
+      `error: cannot remove secret ${secretId} of client ${clientId}: this is the client’s last live secret: ` +
         'add its successor first, or disable or remove the client',
     ]);
-    expect(matchSecret(secret, await storedSecrets(clientId))).toBe(secretId);
+    expect(matchSecret(secret, await storedSecrets(clientId), new Date())).toBe(secretId);
+  });
+
+  it('prints when each live secret of a roll-over ends, and no expired secret', async () => {
+    const { customerId, clientId, secretId } = await newClient();
+    const end = new Date(Date.now() + 60 * 60 * 1000);
+    const next = newClientSecret(new Date(Date.now() + 1));
+    await cli.clients.addClientSecret(clientId, next.stored, { expireOthersAt: end });
+    const [first, second] = await storedSecrets(clientId);
+
+    const listed = JSON.parse((await adminOk(['client', 'list', '--customer', customerId])).stdout);
+    const table = await admin(['client', 'list', '--customer', customerId], { stdoutIsTTY: true });
+
+    expect(listed.secrets).toEqual([
+      { id: secretId, createdAt: first?.createdAt, expiresAt: end.toISOString(), lastUsedAt: null },
+      { id: next.stored.id, createdAt: second?.createdAt, expiresAt: null, lastUsedAt: null },
+    ]);
+    expect(lines(table.stdout)[1]).toContain(
+      `${secretId} (${first?.createdAt}, used never, expires ${end.toISOString()}), ${next.stored.id} (`,
+    );
+    // Once ended, the secret is listed no more.
+    const later = await admin(['client', 'show', clientId], { now: () => new Date(end.getTime() + 1) });
+    expect(JSON.parse(later.stdout).secrets.map((secret: { id: string }) => secret.id)).toEqual([
+      next.stored.id,
+    ]);
   });
 
   it('secret remove refuses a secret the client does not have and an unknown client with exit 1', async () => {
@@ -457,7 +534,7 @@ describe('admin CLI: user scopes', () => {
     for (const args of invocations) runs.push(await admin(args));
 
     expect(runs.map((run) => [run.code, run.stderr])).toEqual([
-      [2, [`error: invalid --scope: must be one of the scopes ${ALL_SCOPES.join(', ')}`]],
+      [2, [`error: invalid --scope: must be one of the scopes ${GRANTABLE_SCOPES.join(', ')}`]],
       [2, ['error: user scopes takes either --scope <scope> (one or more) or --all']],
       [2, ['error: user scopes takes either --scope <scope> (one or more) or --all']],
     ]);
@@ -505,10 +582,48 @@ describe('admin CLI: clients in export and import', () => {
       secrets: before?.secrets,
       createdAt: before?.createdAt,
     });
-    expect(matchSecret(secret, after?.secrets ?? [])).toBe(secretId);
-    expect(matchSecret(successor.secret, after?.secrets ?? [])).toBe(successor.secretId);
+    expect(matchSecret(secret, after?.secrets ?? [], new Date())).toBe(secretId);
+    expect(matchSecret(successor.secret, after?.secrets ?? [], new Date())).toBe(successor.secretId);
     // An export again writes the same record.
     expect(await exportedClients(customerId, ['--include-password-hashes'])).toEqual(records);
+  });
+
+  it('carries a client’s name and its secrets’ ends through export and import, and leaves an expired secret behind', async () => {
+    const customerId = unique('C');
+    const { clientId, secretId } = printed(
+      await adminOk(['client', 'add', customerId, '--scope', 'tracking:read', '--name', 'ERP export']),
+    );
+    const end = new Date(Date.now() + 60 * 60 * 1000);
+    const next = newClientSecret(new Date(Date.now() + 1));
+    await cli.clients.addClientSecret(clientId, next.stored, { expireOthersAt: end });
+    const before = await cli.clients.findClient(clientId);
+    const records = await exportedClients(customerId, ['--include-password-hashes']);
+    await adminOk(['client', 'remove', clientId]);
+
+    expect(records).toMatchObject([
+      {
+        name: 'ERP export',
+        secrets: [{ id: secretId, expiresAt: end.toISOString() }, { id: next.stored.id }],
+      },
+    ]);
+    expect(await admin(['import', await file('named.jsonl', records)])).toMatchObject({ code: 0 });
+    expect(await cli.clients.findClient(clientId)).toMatchObject({
+      name: 'ERP export',
+      secrets: before?.secrets,
+    });
+    expect(lines((await admin(['import', await file('named-again.jsonl', records)])).stdout).at(-1)).toBe(
+      'nothing to change: created 0, unchanged 1, updated 0, skipped 0, failed 0',
+    );
+
+    // Its first secret ended: the export holds the successor alone.
+    const successor = newClientSecret(new Date(Date.now() + 2));
+    await cli.clients.removeClientSecret(clientId, next.stored.id);
+    await cli.clients.addClientSecret(clientId, successor.stored, {
+      expireOthersAt: new Date(Date.now() - 1),
+    });
+    expect(
+      (await exportedClients(customerId))[0]?.secrets.map((secret: { id: string }) => secret.id),
+    ).toEqual([successor.stored.id]);
   });
 
   it('exports a client as one record of type client, its digests only with --include-password-hashes', async () => {
@@ -592,7 +707,7 @@ describe('admin CLI: clients in export and import', () => {
     expect(run.code).toBe(1);
     expect(lines(run.stdout)).toEqual([
       'line 1: secrets.0.digest is required',
-      `line 2: scopes must name only the scopes ${ALL_SCOPES.join(', ')}`,
+      `line 2: scopes must name only the scopes ${GRANTABLE_SCOPES.join(', ')}`,
       'line 3: secrets must hold at most 2 secrets',
       `line 5: client ${clientId} is also on line 4`,
     ]);
@@ -676,9 +791,10 @@ describe('admin CLI: client show and unlock', () => {
     expect(JSON.parse(run.stdout)).toEqual({
       clientId,
       customerId,
+      name: null,
       scopes: ['tracking:read'],
       enabled: true,
-      secrets: [{ id: secretId, createdAt: stored?.createdAt, lastUsedAt: null }],
+      secrets: [{ id: secretId, createdAt: stored?.createdAt, expiresAt: null, lastUsedAt: null }],
       createdAt: expect.any(String),
       lastUsedAt: null,
       failedAuthentications: {
