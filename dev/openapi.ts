@@ -18,7 +18,14 @@ import { parse, stringify } from 'yaml';
 import { LoginRequestSchema } from '../lib/auth/login.ts';
 import { ClientIdSchema } from '../lib/clients/clients.ts';
 import { TOKEN_PATH } from '../lib/clients/metadata.ts';
-import { PROTECTED_ROUTES, type ProtectedFunction, SCOPES, ScopeListSchema } from '../lib/scopes.ts';
+import {
+  ADMIN_SCOPE,
+  GRANTABLE_SCOPES,
+  PROTECTED_ROUTES,
+  type ProtectedFunction,
+  SCOPES,
+  ScopeListSchema,
+} from '../lib/scopes.ts';
 import { RefreshRequestSchema } from '../lib/sessions/sessions.ts';
 import { ShipmentRequestSchema, TrackingParamsSchema } from '../lib/shipments/shipments.ts';
 
@@ -84,14 +91,22 @@ export function requestSchemas(): Record<GeneratedSchemaName, JsonSchema> {
   return toJsonSchemaDefs(valibotSchemas, CONVERSION);
 }
 
-/** The security a protected operation declares: a user's bearer token or a client's, with the route's scope. */
+/**
+ * The security a protected operation declares: a user's bearer token or a client's, with the
+ * route's scope; an administrator's route, a user's token only (no client holds customer:admin).
+ */
 export const securityOf = (fn: ProtectedFunction) => {
   const { scope } = PROTECTED_ROUTES[fn];
-  return [{ bearer: [scope] }, { oauth2: [scope] }];
+  return scope === ADMIN_SCOPE ? [{ bearer: [scope] }] : [{ bearer: [scope] }, { oauth2: [scope] }];
 };
 
-/** The `oauth2` scheme's flows: the token endpoint, and every scope with what it allows. */
-export const oauth2Flows = () => ({ clientCredentials: { tokenUrl: TOKEN_PATH, scopes: { ...SCOPES } } });
+/** The `oauth2` scheme's flows: the token endpoint, and every scope a client may ask for, with what it allows. */
+export const oauth2Flows = () => ({
+  clientCredentials: {
+    tokenUrl: TOKEN_PATH,
+    scopes: Object.fromEntries(GRANTABLE_SCOPES.map((scope) => [scope, SCOPES[scope]])),
+  },
+});
 
 /** A value the document must hold at `path`, with the name --check reports it by. */
 interface Part {

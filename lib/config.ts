@@ -402,7 +402,32 @@ const ShipmentsConfigSchema = v.pipe(
   v.transform((env) => Object.freeze({ data: data(env), shipmentsTable: env.SHIPMENTS_TABLE })),
 );
 
+// The self-service API: clients, their counters (unlock: the counter secret is in the keyring) and the trail.
+const CustomerApiConfigSchema = v.pipe(
+  v.object({
+    ...Stage,
+    ...DataEnv,
+    ...KeyReloadEnv,
+    ...ThrottleEnv,
+    ...AuditEnv,
+    ...pick('ACCOUNTS_TABLE', 'SIGNING_KEYRING'),
+  }),
+  v.check((env) => lockoutOrdered(env), LOCKOUT_UNORDERED),
+  v.transform((env) =>
+    Object.freeze({
+      stage: env.STAGE,
+      data: data(env),
+      accountsTable: env.ACCOUNTS_TABLE,
+      keys: keys(env, { signingKeyring: env.SIGNING_KEYRING }),
+      loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
+      throttle: throttle(env),
+      audit: audit(env),
+    }),
+  ),
+);
+
 export type LoginConfig = v.InferOutput<typeof LoginConfigSchema>;
+export type CustomerApiConfig = v.InferOutput<typeof CustomerApiConfigSchema>;
 export type RefreshConfig = v.InferOutput<typeof RefreshConfigSchema>;
 export type LogoutConfig = v.InferOutput<typeof LogoutConfigSchema>;
 export type AuthorizerConfig = v.InferOutput<typeof AuthorizerConfigSchema>;
@@ -425,6 +450,7 @@ export const CONFIG_VARIABLES = {
   oauthIntrospect: Object.keys(OAuthIntrospectConfigSchema.pipe[0].entries),
   oauthMetadata: Object.keys(OAuthMetadataConfigSchema.pipe[0].entries),
   shipments: Object.keys(ShipmentsConfigSchema.pipe[0].entries),
+  customerApi: Object.keys(CustomerApiConfigSchema.pipe[0].entries),
 } as const;
 
 function parse<TSchema extends v.GenericSchema>(schema: TSchema, env: Env): v.InferOutput<TSchema> {
@@ -453,3 +479,5 @@ export const readOAuthMetadataConfig = (env: Env = process.env): OAuthMetadataCo
   parse(OAuthMetadataConfigSchema, env);
 export const readShipmentsConfig = (env: Env = process.env): ShipmentsConfig =>
   parse(ShipmentsConfigSchema, env);
+export const readCustomerApiConfig = (env: Env = process.env): CustomerApiConfig =>
+  parse(CustomerApiConfigSchema, env);

@@ -25,10 +25,17 @@ export type ErrorCode =
   /** Also when it belongs to someone else. */
   | 'NOT_FOUND'
   | 'ALREADY_EXISTS'
+  /** The change would break a rule of what exists: a third live secret, removing the last one. */
+  | 'CONFLICT'
+  /** The action shows a secret: it needs a login within the last RECENT_LOGIN_SECONDS. */
+  | 'RECENT_LOGIN_REQUIRED'
   /** A dependency failed or timed out: worth a retry. */
   | 'DEPENDENCY_UNAVAILABLE'
   /** Our own defect: a retry will not help. */
   | 'INTERNAL';
+
+/** How recent a login must be for an action that shows a secret (GitHub's sudo mode). */
+export const RECENT_LOGIN_SECONDS = 15 * 60;
 
 /** Named by its path; never carries the value. */
 export interface InvalidParam {

@@ -2,7 +2,11 @@
 // hash exist before the first request; key material is re-read every `keys.reloadMs`.
 
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDynamoAccountRepository, createDynamoStatusReader } from './accounts/dynamodb.ts';
+import {
+  createDynamoAccountRepository,
+  createDynamoAdministrations,
+  createDynamoStatusReader,
+} from './accounts/dynamodb.ts';
 import { createClientAuthAudit } from './audit/audit.ts';
 import { createDynamoAuditTrail } from './audit/dynamodb.ts';
 import type { AuthorizerDeps } from './auth/authorizer.ts';
@@ -13,6 +17,7 @@ import { type Reloading, reloading } from './cache.ts';
 import type { ClientAuthDeps } from './clients/client-auth.ts';
 import {
   createDynamoClientReader,
+  createDynamoClientRepository,
   createDynamoClientStatusReader,
   createDynamoClientTokenRevoker,
 } from './clients/dynamodb.ts';
@@ -21,6 +26,7 @@ import type { IntrospectDeps } from './clients/introspect.ts';
 import type { RevokeDeps } from './clients/revoke.ts';
 import type {
   AuthorizerConfig,
+  CustomerApiConfig,
   JwksConfig,
   LoginConfig,
   LogoutConfig,
@@ -30,6 +36,7 @@ import type {
   RefreshConfig,
   ShipmentsConfig,
 } from './config.ts';
+import type { AdministrationDeps } from './customer/administration.ts';
 import { describeError, logger } from './log.ts';
 import { createEmfMetrics, type FlushingMetrics } from './metrics/powertools.ts';
 import type { QuotaPolicy } from './quota.ts';
@@ -40,6 +47,7 @@ import { createDynamoShipmentRepository } from './shipments/dynamodb.ts';
 import type { ShipmentDeps } from './shipments/shipments.ts';
 import { createDynamoThrottleStore } from './throttle/dynamodb.ts';
 import { createLoginThrottle, quotaPolicies } from './throttle/throttle.ts';
+import { systemClock } from './time.ts';
 import { createClientTokenIssuer, createTokenIssuer } from './tokens/issue.ts';
 import {
   counterSecretOf,
@@ -319,6 +327,30 @@ export async function jwksDeps(
       const remainingMs = current.loadedAt() + reloadMs - Date.now();
       return { keys, maxAgeSeconds: Math.max(0, Math.floor(remainingMs / 1000)) };
     },
+  };
+}
+
+export async function customerApiDeps(config: CustomerApiConfig): Promise<AdministrationDeps & Measured> {
+  const metrics = emfMetrics(config.stage);
+  const client = documentClient(config.data);
+  // The keyring only for the throttle's counter secret (unlock): this function signs nothing.
+  const keyring = await signingKeyring(config.keys, config.data.region);
+  return {
+    administrations: createDynamoAdministrations({ client, tableName: config.accountsTable }),
+    clients: createDynamoClientRepository({ client, tableName: config.accountsTable }),
+    audit: createDynamoAuditTrail({ client, tableName: config.audit.table }),
+    auditRetentionSeconds: config.audit.retentionSeconds,
+    locks: {
+      store: createDynamoThrottleStore({ client, tableName: config.loginThrottleTable }),
+      rules: {
+        usernameThrottle: config.throttle.username,
+        knownSourceSeconds: config.throttle.knownSourceSeconds,
+      },
+      counterSecret: async () => counterSecretOf((await keyring()).keyring),
+    },
+    clock: systemClock,
+    logger,
+    metrics,
   };
 }
 

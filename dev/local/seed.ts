@@ -13,7 +13,7 @@ import * as v from 'valibot';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { type ClientRepository, newClientId, newClientSecret } from '../../lib/clients/clients.ts';
-import { ROUTE_SCOPES } from '../../lib/scopes.ts';
+import { SELF_SERVICE_CLIENT_SCOPES } from '../../lib/scopes.ts';
 
 export const DEMO_USERNAME = 'demo';
 export const DEMO_CUSTOMER = 'DEMO-CUSTOMER';
@@ -67,12 +67,18 @@ async function createDemoClient(
 ): Promise<DemoClientCredentials> {
   const clientId = newClientId();
   const { secret, stored } = newClientSecret(new Date());
-  await clients.createClient({ clientId, customerId: DEMO_CUSTOMER, scopes: ROUTE_SCOPES, secret: stored });
+  await clients.createClient({
+    clientId,
+    customerId: DEMO_CUSTOMER,
+    scopes: SELF_SERVICE_CLIENT_SCOPES,
+    secret: stored,
+  });
   return { clientId, clientSecret: secret };
 }
 
 /**
- * Seeds the demo customer, user and API client if the accounts table is empty; returns the
+ * Seeds the demo customer, its user (an administrator of it) and API client if the accounts
+ * table is empty; returns the
  * demo login and client if known. A data directory seeded before the demo client existed (its
  * file holds the login alone) gets the client now, once: the file then names it.
  */
@@ -95,6 +101,8 @@ export async function seedDemo(deps: {
       passwordHash,
       customerId: DEMO_CUSTOMER,
     });
+    // The demo customer's administrator, so the console (docs/administrators.md) can be tried at once.
+    await deps.accounts.setAdministrator(login.username, true);
     const demo = { ...login, ...(await createDemoClient(deps.clients)) };
     await writeStored(file, demo);
     return demo;

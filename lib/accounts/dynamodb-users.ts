@@ -5,7 +5,7 @@
 
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
-import { deleteOwned, type Owner, updateOwned } from '../aws/owned-items.ts';
+import { deleteOwned, type Owner, readOwned, updateOwned } from '../aws/owned-items.ts';
 import { AppError } from '../errors.ts';
 import { moveRevocationCutoff } from '../revocation/dynamodb.ts';
 import { revocationCutoff } from '../revocation/revocation.ts';
@@ -144,8 +144,9 @@ export function createUserStore(table: AccountsTable): UserStore {
         values: { ':admin': true, ':now': now() },
       });
       if (granted !== undefined) return;
-      // The condition failed: no such user, or one without a customer.
-      if ((await readItem(username))?.username !== username) throw noSuchUser();
+      // The condition failed: no such user, or one without a customer. Its name only: the
+      // self-service API's role may read no more of a user (infra/roles.yml).
+      if ((await readOwned(table, userKey(username), owner(username), [])) === undefined) throw noSuchUser();
       throw new AppError('VALIDATION_FAILED', { detail: 'the user has no customer to administer' });
     },
 

@@ -17,20 +17,81 @@
  * No transactions are needed, which keeps the embedded DynamoDB usable.
  */
 
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/errors.ts';
+import { readOwned } from '../aws/owned-items.ts';
 import { createSessionTokenRevoker, createStatusReader } from '../revocation/dynamodb.ts';
 import type { UserStatusReader } from '../revocation/revocation.ts';
 import { type Clock, systemClock } from '../time.ts';
 import { addPickupAddress, listPickupAddresses } from './dynamodb-customers.ts';
-import { accountItems } from './dynamodb-items.ts';
+import { accountItems, BY_CUSTOMER_INDEX } from './dynamodb-items.ts';
 import { createUserStore } from './dynamodb-users.ts';
-import type { AccountRepository } from './repository.ts';
+import type { AccountRepository, Administrations } from './repository.ts';
 
 /** The authorizer's one read, on its own so that its bundle carries this and not the whole repository. */
 export const createDynamoStatusReader = (deps: {
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
 }): UserStatusReader => createStatusReader({ ...deps, keyOf: accountItems.userKey });
+
+/**
+ * The self-service API's view of users: its caller's administration, read on every call (four
+ * attributes, never the password hash), so an ended administration refuses within a read's
+ * consistency, not at the token's expiry; a customer's administrators, from the byCustomer
+ * index; and the grant and its end, as the operator's.
+ */
+export function createDynamoAdministrations(deps: {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly clock?: Clock;
+}): Administrations {
+  const table = { client: deps.client, tableName: deps.tableName, clock: deps.clock ?? systemClock };
+  return {
+    async findAdministration(username) {
+      const item = await readOwned(
+        deps,
+        accountItems.userKey(username),
+        { attribute: 'username', name: username },
+        ['customerId', 'enabled', 'admin'],
+      );
+      if (item === undefined) return null;
+      return {
+        enabled: item.enabled === true,
+        customerId: typeof item.customerId === 'string' && item.customerId !== '' ? item.customerId : null,
+        admin: item.admin === true,
+      };
+    },
+
+    async listAdministrators(customerId) {
+      const usernames: string[] = [];
+      let ExclusiveStartKey: Record<string, unknown> | undefined;
+      do {
+        const page = await dynamo(() =>
+          deps.client.send(
+            new QueryCommand({
+              TableName: deps.tableName,
+              IndexName: BY_CUSTOMER_INDEX,
+              KeyConditionExpression: 'customerId = :customer AND sk = :sk',
+              FilterExpression: 'admin = :admin',
+              ProjectionExpression: 'username',
+              ExpressionAttributeValues: {
+                ':customer': customerId,
+                ':sk': accountItems.userKey('').sk,
+                ':admin': true,
+              },
+              ExclusiveStartKey,
+            }),
+          ),
+        );
+        usernames.push(...(page.Items ?? []).map((item) => String(item.username)));
+        ExclusiveStartKey = page.LastEvaluatedKey;
+      } while (ExclusiveStartKey !== undefined);
+      return usernames.sort();
+    },
+
+    setAdministrator: createUserStore(table).setAdministrator,
+  };
+}
 
 export function createDynamoAccountRepository(deps: {
   readonly client: DynamoDBDocumentClient;

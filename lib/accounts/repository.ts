@@ -44,6 +44,27 @@ export interface UserReader {
   findByUsername(username: string): Promise<UserRecord | null>;
 }
 
+/** What the self-service API checks of its caller on every call: an administration ends at once. */
+export interface Administration {
+  readonly enabled: boolean;
+  readonly customerId: string | null;
+  readonly admin: boolean;
+}
+
+export interface AdministrationReader {
+  /** The user's administration as stored now; null for no such user. */
+  findAdministration(username: string): Promise<Administration | null>;
+}
+
+/** A customer's administrators, as its administrators see and change them. */
+export interface Administrations extends AdministrationReader, Pick<AccountRepository, 'setAdministrator'> {
+  /**
+   * The usernames of the customer's administrators, in order. From an index: a grant made a
+   * moment ago may be missing (eventually consistent).
+   */
+  listAdministrators(customerId: string): Promise<string[]>;
+}
+
 export interface PasswordHashUpgrader {
   /** Only if the hash is still `currentHash`: a password change in between wins. Revokes nothing. */
   upgradePasswordHash(username: string, currentHash: string, upgradedHash: string): Promise<void>;

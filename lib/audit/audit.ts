@@ -4,16 +4,22 @@
  * one customer and is kept for the stage's `auditRetention`, then DynamoDB's TTL deletes it.
  * An event names things by their ids only: never a secret, a digest, a password or a token.
  */
+import { AppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
 
 export const AUDIT_EVENT_TYPES = [
   'client.created',
+  'client.renamed',
   'client.disabled',
   'client.enabled',
   'client.removed',
   'client.unlocked',
   'client.secret.added',
+  /** Added with `expireOthersInSeconds`: the client's other secrets then expire at `secretExpiresAt`. */
+  'client.secret.rolled',
+  /** Written when its roll is, dated at the expiry and hidden from readers until then. */
+  'client.secret.expired',
   'client.secret.removed',
   'client.authentication.failed',
   'user.admin.granted',
@@ -28,13 +34,18 @@ export type AuditSource = 'operator' | 'api';
 export const OPERATOR_ACTOR_PREFIX = 'operator:';
 /** An API client acting for itself, as the access log names it. */
 export const clientActor = (clientId: string) => `client:${clientId}`;
+/** A customer's administrator, through the self-service API or the console. */
+export const userActor = (username: string) => `user:${username}`;
 
 export interface AuditEvent {
   readonly customerId: string;
   readonly type: AuditEventType;
   /** ISO 8601 with milliseconds: a customer's events sort by it. */
   readonly at: string;
-  /** `operator:<name>` (the admin CLI) or `client:<client id>` (its own failed authentication). */
+  /**
+   * `operator:<name>` (the admin CLI), `user:<username>` (an administrator) or
+   * `client:<client id>` (its own failed authentication).
+   */
   readonly actor: string;
   readonly source: AuditSource;
   /** An API event's caller; none for the admin CLI's. */
@@ -42,7 +53,11 @@ export interface AuditEvent {
   readonly clientId?: string;
   readonly secretId?: string;
   readonly username?: string;
-  /** Why an authentication failed: `bad secret` or `disabled client`. */
+  /** The client's name after the change (created, renamed). */
+  readonly name?: string;
+  /** When the secret (expired) or the client's other secrets (rolled) stop. */
+  readonly secretExpiresAt?: string;
+  /** Why an authentication failed: `bad secret`, `expired secret` or `disabled client`. */
   readonly reason?: string;
   /** Epoch seconds: `at` plus the retention; DynamoDB deletes the event some time after. */
   readonly expiresAt: number;
@@ -62,24 +77,72 @@ export interface AuditWriter {
   append(event: AuditEvent): Promise<void>;
 }
 
+/** A secret's expiry, known when its roll is made: one event per client, secret and time. */
+export interface ScheduledExpiry {
+  readonly customerId: string;
+  readonly clientId: string;
+  readonly secretId: string;
+  /** ISO 8601: the event's `at`. */
+  readonly at: string;
+}
+
+/**
+ * The expiry events a roll schedules. Each is addressed by its client, secret and time, so a
+ * write sent again lands on the same item, and an expiry that will not happen (the secret
+ * removed first, or rolled to sooner) is taken back.
+ */
+export interface AuditScheduler {
+  schedule(event: AuditEvent & ScheduledExpiry): Promise<void>;
+  unschedule(expiry: ScheduledExpiry): Promise<void>;
+}
+
 export interface AuditQuery {
   /** One customer's events; undefined: every customer's. */
   readonly customerId?: string;
   readonly limit: number;
+  /** Only events up to this time, so a scheduled expiry is not shown before it happens; absent: all. */
+  readonly until?: Date;
+  /** One customer's only: the `next` of the page before. */
+  readonly after?: string;
+}
+
+export interface AuditPage {
+  /** Newest first, at most the query's `limit`. */
+  readonly events: AuditEvent[];
+  /** Where the next page starts (opaque); undefined after the last. */
+  readonly next?: string;
 }
 
 export interface AuditReader {
-  /** Newest first, at most `limit`. */
-  list(query: AuditQuery): Promise<AuditEvent[]>;
+  list(query: AuditQuery): Promise<AuditPage>;
 }
 
-export interface AuditTrail extends AuditWriter, AuditReader {}
+export interface AuditTrail extends AuditWriter, AuditScheduler, AuditReader {}
+
+/** An event id as the table keys it: `<ISO time>#<16 hex digits>`. */
+const EVENT_ID = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#[0-9a-f]{16}$/;
+
+/** A page's `next`: the last event id it showed, base64url, so callers treat it as opaque. */
+export const encodeAuditCursor = (eventId: string) => Buffer.from(eventId, 'utf8').toString('base64url');
+
+/** The event id a `next` names; VALIDATION_FAILED for anything a page did not give out. */
+export function decodeAuditCursor(cursor: string): string {
+  const eventId = /^[A-Za-z0-9_-]{1,64}$/.test(cursor)
+    ? Buffer.from(cursor, 'base64url').toString('utf8')
+    : '';
+  if (!EVENT_ID.test(eventId))
+    throw new AppError('VALIDATION_FAILED', {
+      detail: 'Invalid next.',
+      invalidParams: [{ name: 'next', reason: 'must be the next of an earlier page' }],
+    });
+  return eventId;
+}
 
 /** A failed authentication of a client that exists: only that client's failures concern its customer. */
 export interface FailedClientAuthentication {
   readonly customerId: string;
   readonly clientId: string;
-  /** The secret presented, when it matched one of the client's (a disabled client's). */
+  /** The secret presented, when it matched one of the client's (a disabled client's, or an expired one). */
   readonly secretId?: string;
   readonly sourceIp: string;
   readonly reason: string;

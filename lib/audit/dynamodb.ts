@@ -7,15 +7,39 @@
  *
  * A customer's events read newest first with one Query (ScanIndexForward false); the random
  * part keeps two events of one millisecond apart, and a write the SDK sends again lands on
- * the same item. `expiresAt` is the table's TTL attribute. The OAuth functions may only put.
+ * the same item. A scheduled expiry's part is a digest of its client, secret and time instead,
+ * so that it can be taken back. `expiresAt` is the table's TTL attribute. The OAuth functions
+ * may only put.
  */
-import { randomBytes } from 'node:crypto';
-import { PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash, randomBytes } from 'node:crypto';
+import { DeleteCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/errors.ts';
 import type { Table } from '../aws/owned-items.ts';
-import { AUDIT_EVENT_TYPES, type AuditEvent, type AuditEventType, type AuditTrail } from './audit.ts';
+import {
+  AUDIT_EVENT_TYPES,
+  type AuditEvent,
+  type AuditEventType,
+  type AuditTrail,
+  decodeAuditCursor,
+  encodeAuditCursor,
+  type ScheduledExpiry,
+} from './audit.ts';
 
-const OPTIONAL = ['sourceIp', 'clientId', 'secretId', 'username', 'reason'] as const;
+const OPTIONAL = [
+  'sourceIp',
+  'clientId',
+  'secretId',
+  'username',
+  'name',
+  'secretExpiresAt',
+  'reason',
+] as const;
+
+const scheduledId = ({ clientId, secretId, at }: ScheduledExpiry) =>
+  `${at}#${createHash('sha256').update(`${clientId}\n${secretId}\n${at}`).digest('hex').slice(0, 16)}`;
+
+/** Above every event id of `until`'s millisecond and below the next's ('$' sorts after '#'). */
+const upTo = (until: Date | undefined) => (until === undefined ? '~' : `${until.toISOString()}$`);
 
 const isEventType = (value: unknown): value is AuditEventType =>
   AUDIT_EVENT_TYPES.includes(value as AuditEventType);
@@ -43,7 +67,8 @@ const newestFirst = (a: Record<string, unknown>, b: Record<string, unknown>) =>
 export function createDynamoAuditTrail(deps: Table): AuditTrail {
   const { client, tableName: TableName } = deps;
 
-  async function customerEvents(customerId: string, limit: number) {
+  /** One page, newest first, from below `before` (an event id, or upTo's bound). */
+  async function customerEvents(customerId: string, limit: number, before: string) {
     const items: Record<string, unknown>[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
@@ -51,8 +76,8 @@ export function createDynamoAuditTrail(deps: Table): AuditTrail {
         client.send(
           new QueryCommand({
             TableName,
-            KeyConditionExpression: 'customerId = :customer',
-            ExpressionAttributeValues: { ':customer': customerId },
+            KeyConditionExpression: 'customerId = :customer AND eventId < :before',
+            ExpressionAttributeValues: { ':customer': customerId, ':before': before },
             ScanIndexForward: false,
             Limit: limit - items.length,
             ExclusiveStartKey,
@@ -62,16 +87,21 @@ export function createDynamoAuditTrail(deps: Table): AuditTrail {
       items.push(...(page.Items ?? []));
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey !== undefined && items.length < limit);
-    return items;
+    const last = items.at(-1);
+    return {
+      items,
+      next: ExclusiveStartKey !== undefined && last !== undefined ? String(last.eventId) : undefined,
+    };
   }
 
   /** A Scan of the whole table, keeping the newest `limit`: an operator's read, never a function's. */
-  async function everyCustomersEvents(limit: number) {
+  async function everyCustomersEvents(limit: number, before: string) {
     let newest: Record<string, unknown>[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
     do {
       const page = await dynamo(() => client.send(new ScanCommand({ TableName, ExclusiveStartKey })));
-      newest = [...newest, ...(page.Items ?? [])].sort(newestFirst).slice(0, limit);
+      const shown = (page.Items ?? []).filter((item) => String(item.eventId) < before);
+      newest = [...newest, ...shown].sort(newestFirst).slice(0, limit);
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey !== undefined);
     return newest;
@@ -83,12 +113,35 @@ export function createDynamoAuditTrail(deps: Table): AuditTrail {
       await dynamo(() => client.send(new PutCommand({ TableName, Item: { ...event, eventId } })));
     },
 
-    async list({ customerId, limit }) {
-      const items =
-        customerId === undefined
-          ? await everyCustomersEvents(limit)
-          : await customerEvents(customerId, limit);
-      return items.flatMap((item) => toEvent(item) ?? []);
+    async schedule(event) {
+      await dynamo(() =>
+        client.send(new PutCommand({ TableName, Item: { ...event, eventId: scheduledId(event) } })),
+      );
+    },
+
+    async unschedule(expiry) {
+      await dynamo(() =>
+        client.send(
+          new DeleteCommand({
+            TableName,
+            Key: { customerId: expiry.customerId, eventId: scheduledId(expiry) },
+          }),
+        ),
+      );
+    },
+
+    async list({ customerId, limit, until, after }) {
+      const bound = upTo(until);
+      if (customerId === undefined) {
+        const items = await everyCustomersEvents(limit, bound);
+        return { events: items.flatMap((item) => toEvent(item) ?? []) };
+      }
+      const from = after === undefined ? bound : decodeAuditCursor(after);
+      const { items, next } = await customerEvents(customerId, limit, from < bound ? from : bound);
+      return {
+        events: items.flatMap((item) => toEvent(item) ?? []),
+        ...(next !== undefined && { next: encodeAuditCursor(next) }),
+      };
     },
   };
 }

@@ -21,3 +21,17 @@ export const guardBody: middy.MiddlewareObj<APIGatewayProxyEvent> = {
     event.headers = { ...headers, 'content-type': header(headers, 'content-type') };
   },
 };
+
+/**
+ * For a body the endpoint does not require: none (whatever Content-Type says, as `curl -X POST`
+ * with a JSON header sends) is read as `{}`.
+ */
+export const absentBodyAsEmpty: middy.MiddlewareObj<APIGatewayProxyEvent> = {
+  before({ event }) {
+    if (event.body === null || event.body === undefined || event.body === '') {
+      event.body = '{}';
+      event.isBase64Encoded = false;
+      event.headers = { ...event.headers, 'content-type': 'application/json' };
+    }
+  },
+};

@@ -13,7 +13,7 @@ import type { QuotaPolicy } from '../quota.ts';
 import { type ProtectedFunction, scopeOf } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
 import type { Caller } from '../tokens/claims.ts';
-import { guardBody } from './body.ts';
+import { absentBodyAsEmpty, guardBody } from './body.ts';
 import { authorizedCaller, type EndpointContext } from './caller.ts';
 import { header } from './headers.ts';
 import { mapErrors, problemResponse } from './problems.ts';
@@ -47,9 +47,10 @@ export function validate<TSchema extends v.GenericSchema>(
   });
 }
 
-export interface EndpointInput<TBody, TParams, TCaller> {
+export interface EndpointInput<TBody, TParams, TCaller, TQuery = undefined> {
   readonly body: TBody;
   readonly params: TParams;
+  readonly query: TQuery;
   readonly caller: TCaller;
   /** The client's address as API Gateway saw it (empty if unknown). */
   readonly sourceIp: string;
@@ -79,10 +80,15 @@ export interface EndpointSpec<
   TBody extends v.GenericSchema | undefined,
   TParams extends v.GenericSchema | undefined,
   TAuthorized extends boolean,
+  TQuery extends v.GenericSchema | undefined = undefined,
 > {
   /** Without one the body is ignored. */
   readonly body?: TBody;
+  /** A request without a body (and without a Content-Type) is validated as `{}`. */
+  readonly bodyOptional?: boolean;
   readonly params?: TParams;
+  /** The query string's parameters; without it they are ignored. */
+  readonly query?: TQuery;
   readonly authorized?: TAuthorized;
   /** The serverless.yml function name: the caller must hold the scope lib/scopes.json declares for it. */
   readonly route?: ProtectedFunction;
@@ -92,7 +98,12 @@ export interface EndpointSpec<
   /** The limits every answer publishes (RateLimit-Policy); what is left rides on the Reply or the AppError. */
   readonly limits?: readonly QuotaPolicy[];
   readonly handle: (
-    input: EndpointInput<Output<TBody>, Output<TParams>, TAuthorized extends true ? Caller : null>,
+    input: EndpointInput<
+      Output<TBody>,
+      Output<TParams>,
+      TAuthorized extends true ? Caller : null,
+      Output<TQuery>
+    >,
   ) => Promise<Reply>;
   /** True when `handle` reads `baseUrl`: only then is the Host header read (and checked). */
   readonly needsBaseUrl?: boolean;
@@ -102,7 +113,8 @@ export function endpoint<
   TBody extends v.GenericSchema | undefined = undefined,
   TParams extends v.GenericSchema | undefined = undefined,
   TAuthorized extends boolean = false,
->(spec: EndpointSpec<TBody, TParams, TAuthorized>) {
+  TQuery extends v.GenericSchema | undefined = undefined,
+>(spec: EndpointSpec<TBody, TParams, TAuthorized, TQuery>) {
   type Input = Parameters<typeof spec.handle>[0];
   if (spec.authorized === true && spec.route === undefined)
     throw new Error('an authorized endpoint names its route');
@@ -118,13 +130,20 @@ export function endpoint<
   // The caller before the body: an expired token gets its 401, not a verdict on the body.
   if (spec.authorized === true)
     chain.use(authorizedCaller(clock, log, spec.route === undefined ? undefined : scopeOf(spec.route)));
-  if (spec.body !== undefined) chain.use(guardBody).use(httpJsonBodyParser());
+  if (spec.body !== undefined) {
+    if (spec.bodyOptional === true) chain.use(absentBodyAsEmpty);
+    chain.use(guardBody).use(httpJsonBodyParser());
+  }
   return chain.handler(async (event, context) => {
     const caller = spec.authorized === true ? (context.caller ?? null) : null;
     const input = {
       body: spec.body === undefined ? undefined : validate(spec.body, event.body, 'body'),
       params:
         spec.params === undefined ? undefined : validate(spec.params, event.pathParameters ?? {}, 'path'),
+      query:
+        spec.query === undefined
+          ? undefined
+          : validate(spec.query, event.queryStringParameters ?? {}, 'query'),
       caller,
       sourceIp: event.requestContext?.identity?.sourceIp ?? '',
       baseUrl: spec.needsBaseUrl === true ? publicBaseUrl(event) : '',

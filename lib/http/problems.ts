@@ -2,7 +2,7 @@
 // endpoints. Clients get fixed texts; a failure's cause goes to the log only.
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { AppError, type ErrorCode, isAppError } from '../errors.ts';
+import { AppError, type ErrorCode, isAppError, RECENT_LOGIN_SECONDS } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import { type RateLimitFields, rateLimitFields } from './rate-limit.ts';
@@ -102,6 +102,17 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
   },
   NOT_FOUND: { status: 404, slug: 'not-found', title: 'Not found' },
   ALREADY_EXISTS: { status: 409, slug: 'already-exists', title: 'Already exists' },
+  CONFLICT: { status: 409, slug: 'conflict', title: 'Conflict' },
+  // GitHub's sudo mode, with RFC 9470's challenge: a client library that knows step-up reads `max_age`.
+  RECENT_LOGIN_REQUIRED: {
+    status: 403,
+    slug: 'recent-login-required',
+    title: 'Recent login required',
+    detail: `This action needs a recent login: log in again (within the last ${RECENT_LOGIN_SECONDS / 60} minutes) and retry.`,
+    headers: {
+      'WWW-Authenticate': `Bearer error="insufficient_user_authentication", error_description="A login within the last ${RECENT_LOGIN_SECONDS} seconds is required", max_age=${RECENT_LOGIN_SECONDS}`,
+    },
+  },
   DEPENDENCY_UNAVAILABLE: {
     status: 503,
     slug: 'service-unavailable',
@@ -203,6 +214,8 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
   CONTEXT_MISSING: INVALID_REQUEST,
   NOT_FOUND: INVALID_REQUEST,
   ALREADY_EXISTS: INVALID_REQUEST,
+  CONFLICT: INVALID_REQUEST,
+  RECENT_LOGIN_REQUIRED: INVALID_REQUEST,
   DEPENDENCY_UNAVAILABLE: {
     status: 503,
     error: 'temporarily_unavailable',

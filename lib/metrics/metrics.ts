@@ -25,6 +25,26 @@ export const METRICS = {
   AuthorizerUnavailable: {},
   RevocationCacheHit: {},
   RevocationCacheMiss: {},
+  /** A change an administrator made through the self-service API (its audit event's type). */
+  CredentialChanged: {
+    type: [
+      'client.created',
+      'client.renamed',
+      'client.disabled',
+      'client.enabled',
+      'client.removed',
+      'client.unlocked',
+      'client.secret.added',
+      'client.secret.rolled',
+      'client.secret.removed',
+      'user.admin.granted',
+      'user.admin.revoked',
+    ],
+  },
+  /** A self-service call refused: not (or no longer) an administrator, or a secret without a recent login. */
+  AdministrationRefused: { reason: ['NotAdministrator', 'RecentLoginRequired'] },
+  /** An audit event not recorded (its change is made). */
+  AuditWriteFailed: {},
 } as const satisfies Record<string, Readonly<Record<string, readonly string[]>>>;
 
 type Catalogue = typeof METRICS;

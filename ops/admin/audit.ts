@@ -134,8 +134,14 @@ export function auditedClients(context: CommandContext): ClientRepository {
         clients.setClientEnabled(clientId, enabled),
       ),
     removeClient: (clientId) => changed(clientId, 'client.removed', () => clients.removeClient(clientId)),
-    addClientSecret: (clientId, secret) =>
-      changed(clientId, 'client.secret.added', () => clients.addClientSecret(clientId, secret), secret.id),
+    async addClientSecret(clientId, secret, options) {
+      const change = await clients.addClientSecret(clientId, secret, options);
+      await recordOperatorEvent(context, {
+        ...clientEvent('client.secret.added', change.before),
+        secretId: secret.id,
+      });
+      return change;
+    },
     removeClientSecret: (clientId, secretId) =>
       changed(
         clientId,
@@ -165,6 +171,9 @@ export async function listAuditEvents(
   command: Extract<Command, { name: 'audit list' }>,
   context: CommandContext,
 ): Promise<void> {
-  const events = await context.audit().list({ customerId: command.customerId, limit: command.limit });
+  // Up to now: an expiry a roll scheduled is shown once it has happened.
+  const { events } = await context
+    .audit()
+    .list({ customerId: command.customerId, limit: command.limit, until: context.now() });
   for (const event of events) context.print(JSON.stringify(listed(event)));
 }

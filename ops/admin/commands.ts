@@ -8,6 +8,7 @@
 import type { UserRecord } from '../../lib/accounts/repository.ts';
 import { hashPassword, newPasswordProblem } from '../../lib/auth/passwords.ts';
 import { isAppError } from '../../lib/errors.ts';
+import { readNameLocks, unlockName } from '../../lib/throttle/locks.ts';
 import { usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import { runAdministratorCommand } from './administrators.ts';
 import { listAuditEvents } from './audit.ts';
@@ -28,7 +29,7 @@ import {
   showDuration,
   stageKeyLocation,
 } from './keys.ts';
-import { failedLogins, readNameLocks, unlockedLines, unlockName } from './locks.ts';
+import { failedLogins, unlockedLines } from './locks.ts';
 import type { Command } from './parse.ts';
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);

@@ -100,7 +100,7 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
       .flatMap((policy) => policy.PolicyDocument.Statement)
       .filter((statement) => statement.Action.some((action) => action.startsWith('kms:')));
 
-  it('lets exactly the five roles that read the keyring decrypt with exactly that key, through SSM only', () => {
+  it('lets exactly the six roles that read the keyring decrypt with exactly that key, through SSM only', () => {
     const decrypt = {
       Effect: 'Allow',
       Action: ['kms:Decrypt'],
@@ -126,6 +126,9 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
       OAuthIntrospectRole: [decrypt],
       OAuthWrongMethodRole: [],
       OAuthMetadataRole: [],
+      // The administrators' API signs nothing either: its unlock keys the counters with that secret.
+      CustomerApiRole: [decrypt],
+      ConsoleRole: [],
     });
   });
 
@@ -138,9 +141,15 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
         .map(([id]) => id)
         .sort(),
     );
-    expect(groups).toHaveLength(14);
+    expect(groups).toHaveLength(16);
     expect(groups.map(([id]) => id)).toEqual(
-      expect.arrayContaining(['OauthRevokeLogGroup', 'OauthIntrospectLogGroup', 'OauthWrongMethodLogGroup']),
+      expect.arrayContaining([
+        'OauthRevokeLogGroup',
+        'OauthIntrospectLogGroup',
+        'OauthWrongMethodLogGroup',
+        'CustomerApiLogGroup',
+        'ConsoleLogGroup',
+      ]),
     );
     for (const [id, group] of groups) expect(group.Properties.KmsKeyId, id).toBe(KMS_KEY);
   });

@@ -8,20 +8,47 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unzip } from '../../dev/bench/bundles.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
-import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
+import {
+  createDynamoAccountRepository,
+  createDynamoAdministrations,
+  createDynamoStatusReader,
+} from '../../lib/accounts/dynamodb.ts';
+import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
 import { createClientAuthAudit } from '../../lib/audit/audit.ts';
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import {
+  clientItem,
   createDynamoClientReader,
+  createDynamoClientRepository,
   createDynamoClientStatusReader,
   createDynamoClientTokenRevoker,
 } from '../../lib/clients/dynamodb.ts';
+import { readCustomerApiConfig } from '../../lib/config.ts';
+import {
+  type AdministrationDeps,
+  type Administrator,
+  addSecret,
+  administratorOf,
+  auditEvents,
+  createClient,
+  getClient,
+  listAdministrators,
+  listClients,
+  removeClient,
+  removeSecret,
+  setAdministrator,
+  unlockClient,
+  updateClient,
+} from '../../lib/customer/administration.ts';
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/body.ts';
 import { problemResponse } from '../../lib/http/problems.ts';
 import { createLogger } from '../../lib/log.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
+import { PROTECTED_ROUTES } from '../../lib/scopes.ts';
 import { tableNames } from '../../lib/stage.ts';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import type { Caller } from '../../lib/tokens/claims.ts';
 import {
   alarmedMetrics,
   alarmMetricStats,
@@ -43,7 +70,7 @@ import {
   statementsOf,
   type Template,
 } from '../support/cloudformation.ts';
-import { attributesOf, recordingClient } from '../support/dynamodb-requests.ts';
+import { allowingStatements, recordingClient, type Sent } from '../support/dynamodb-requests.ts';
 import { packageStage, removePackage } from '../support/template.ts';
 
 let dir: string;
@@ -66,7 +93,9 @@ describe('the prod CloudFormation template', () => {
     const functions = ofType('AWS::Lambda::Function');
     expect(functions.map(([id]) => id).sort()).toEqual([
       'AuthorizerLambdaFunction',
+      'ConsoleLambdaFunction',
       'CreateShipmentLambdaFunction',
+      'CustomerApiLambdaFunction',
       'JwksLambdaFunction',
       'LoginExtendedLambdaFunction',
       'LoginLambdaFunction',
@@ -111,16 +140,27 @@ describe('the prod CloudFormation template', () => {
     const methods = ofType('AWS::ApiGateway::Method').filter(
       ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
     );
-    expect(methods).toHaveLength(14);
+    expect(methods).toHaveLength(28);
     for (const [id, method] of methods) {
       // login, login-extended, token/refresh, logout, the key set, the OAuth token, revocation
-      // and introspection endpoints (every method of each) and the metadata are public.
-      const isPublic = /Login|Token|Logout|Jwks|Oauth/.test(id);
+      // and introspection endpoints (every method of each), the metadata and the console's
+      // page and assets are public.
+      const isPublic = /Login|Token|Logout|Jwks|Oauth|Console/.test(id);
       expect(method.Properties.AuthorizationType, id).toBe(isPublic ? 'NONE' : 'CUSTOM');
       if (!isPublic) expect(method.Properties.AuthorizerId, id).toEqual({ Ref: authorizer?.[0] });
     }
-    expect(methods.filter(([, m]) => m.Properties.AuthorizationType === 'CUSTOM')).toHaveLength(2);
-    // Each OAuth endpoint: POST is its own function; every other method gets the 405 of a function of its own.
+    // The protected methods are exactly the routes of lib/scopes.json, whose scopes the authorizer checks.
+    const protectedRoutes = methods
+      .filter(([, m]) => m.Properties.AuthorizationType === 'CUSTOM')
+      .map(([, m]) => `${String(m.Properties.HttpMethod)} ${pathOf(resources, m.Properties.ResourceId)}`)
+      .sort();
+    expect(protectedRoutes).toHaveLength(14);
+    expect(protectedRoutes).toEqual(
+      Object.values(PROTECTED_ROUTES)
+        .map((route) => `${route.method.toUpperCase()} /${route.path}`)
+        .sort(),
+    );
+    /** The function behind each method of a path. */
     const endpoint = (path: string) =>
       Object.fromEntries(
         methods
@@ -142,6 +182,25 @@ describe('the prod CloudFormation template', () => {
       POST: 'OauthIntrospectLambdaFunction',
       ANY: 'OauthWrongMethodLambdaFunction',
     });
+    // The administrators' twelve routes: one function. The console: its page and its assets, GET only.
+    const customerApi = 'CustomerApiLambdaFunction';
+    expect(endpoint('/api/v1/customer/clients')).toEqual({ GET: customerApi, POST: customerApi });
+    expect(endpoint('/api/v1/customer/clients/{clientId}')).toEqual({
+      GET: customerApi,
+      PATCH: customerApi,
+      DELETE: customerApi,
+    });
+    expect(endpoint('/api/v1/customer/clients/{clientId}/secrets')).toEqual({ POST: customerApi });
+    expect(endpoint('/api/v1/customer/clients/{clientId}/secrets/{secretId}')).toEqual({
+      DELETE: customerApi,
+    });
+    expect(endpoint('/api/v1/customer/clients/{clientId}/unlock')).toEqual({ POST: customerApi });
+    expect(endpoint('/api/v1/customer/audit-events')).toEqual({ GET: customerApi });
+    // A username may hold `/`: the one to grant or revoke is in the body, never in the path.
+    expect(endpoint('/api/v1/customer/administrators')).toEqual({ GET: customerApi, POST: customerApi });
+    expect(endpoint('/api/v1/customer/administrators/revoke')).toEqual({ POST: customerApi });
+    expect(endpoint('/console')).toEqual({ GET: 'ConsoleLambdaFunction' });
+    expect(endpoint('/console/{asset}')).toEqual({ GET: 'ConsoleLambdaFunction' });
   });
 
   it('sets the token lifetimes from the stage parameters', () => {
@@ -171,6 +230,106 @@ describe('the prod CloudFormation template', () => {
       });
       expect(table.DeletionPolicy).toBe('Retain');
       expect(table.UpdateReplacePolicy).toBe('Retain');
+    }
+  });
+
+  it('indexes the accounts table by customer for the administrators’ lists, and lets no role read through the index what it may not read by key', () => {
+    type KeySchema = { AttributeName: string; KeyType: string }[];
+    const accounts = resources.AccountsTable?.Properties as {
+      KeySchema: KeySchema;
+      AttributeDefinitions: { AttributeName: string; AttributeType: string }[];
+      GlobalSecondaryIndexes?: { IndexName: string; KeySchema: KeySchema; Projection: unknown }[];
+    };
+    // lib/clients/dynamodb.ts listClients(customerId) and lib/accounts/dynamodb.ts
+    // listAdministrators: one Query by customer and kind of item (the sort key).
+    expect(accounts.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: 'byCustomer',
+        KeySchema: [
+          { AttributeName: 'customerId', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ]);
+    // Every key attribute of the table and its index defined, as a string, and no other (CloudFormation).
+    expect(accounts.AttributeDefinitions).toEqual(
+      ['pk', 'sk', 'customerId'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+    );
+    for (const [id, table] of ofType('AWS::DynamoDB::Table').filter(([id]) => id !== 'AccountsTable')) {
+      expect(table.Properties.GlobalSecondaryIndexes, id).toBeUndefined();
+      expect(table.Properties.LocalSecondaryIndexes, id).toBeUndefined();
+    }
+    // The index holds every item with a customerId: clients, and users (their password hashes
+    // and revoked sessions) and pickup addresses too. A role that may query it is held to named
+    // attributes (a Query naming none would read them all), and to those it may read by key
+    // anyway: a client's whole, a user's in its GetItem's projection.
+    const at = '2030-01-01T00:00:00.000Z';
+    const client = clientItem({
+      clientId: 'pcl_0123456789abcdef0123',
+      customerId: 'C-1001',
+      name: 'Warehouse',
+      scopes: ['tracking:read'],
+      enabled: true,
+      secrets: [{ id: '0a1b2c3d', digest: 'digest', createdAt: at }],
+      revokedBefore: 0,
+      createdAt: at,
+      updatedAt: at,
+      lastUsedAt: at,
+    });
+    const user = accountItems.user({
+      username: 'Alice',
+      passwordHash: '$2b$10$hash',
+      enabled: true,
+      customerId: 'C-1001',
+      depot: { depotCode: 'D-1', addressesSeen: 1 },
+      revokedBefore: 0,
+      createdAt: at,
+      updatedAt: at,
+    });
+    const address = accountItems.address({
+      customerId: 'C-1001',
+      position: 1,
+      depotCode: 'D-1',
+      createdAt: at,
+    });
+    for (const item of [client, user, address]) expect(typeof item.customerId).toBe('string');
+    const index = '<AccountsTable.Arn>/index/byCustomer';
+    const queriers = ofType('AWS::IAM::Role').filter(([id]) =>
+      statementsOf(resources, id).some((statement) => statement.Resource.map(joined).includes(index)),
+    );
+    expect(queriers.map(([id]) => id)).toEqual(['CustomerApiRole']);
+    for (const [id] of queriers) {
+      const statements = statementsOf(resources, id);
+      const onIndex = statements.filter((statement) => statement.Resource.map(joined).includes(index));
+      expect(
+        onIndex.map((statement) => statement.Action),
+        id,
+      ).toEqual([['dynamodb:Query']]);
+      const condition = (onIndex[0]?.Condition ?? {}) as Record<string, Record<string, unknown>>;
+      expect(condition.StringEqualsIfExists, id).toEqual({ 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' });
+      const readable = (condition['ForAllValues:StringEquals']?.['dynamodb:Attributes'] ?? []) as string[];
+      expect(readable.length, id).toBeGreaterThan(0);
+      // What the role reads of a user item by key: its GetItem's projection.
+      const userProjection = statements
+        .filter(
+          (statement) =>
+            statement.Action.includes('dynamodb:GetItem') &&
+            JSON.stringify(statement.Condition).includes('"USER#*"'),
+        )
+        .flatMap((statement) => {
+          const attributes = (statement.Condition as Record<string, Record<string, unknown>>)[
+            'ForAllValues:StringEquals'
+          ]?.['dynamodb:Attributes'];
+          return (attributes ?? Object.keys(user)) as string[];
+        });
+      const byKey = new Set([...Object.keys(client), 'revokedTokens', ...userProjection]);
+      expect(
+        readable.filter((attribute) => !byKey.has(attribute)),
+        id,
+      ).toEqual([]);
+      for (const secret of ['passwordHash', 'revokedSessions', 'depotCode', 'addressesSeen'])
+        expect(readable, id).not.toContain(secret);
     }
   });
 
@@ -205,8 +364,13 @@ describe('the prod CloudFormation template', () => {
           statement.Action.flatMap((action) =>
             statement.Resource.map((resource) => {
               const text = JSON.stringify(resource);
+              // A table's index: `<table>/index/<name>`.
+              const index = /"\/index\/([^"]+)"/.exec(text)?.[1];
+              const table = /"([A-Za-z]+Table)"/.exec(text)?.[1];
               const target =
-                /"([A-Za-z]+Table)"/.exec(text)?.[1] ?? /parameter\/[^"]+/.exec(text)?.[0] ?? text;
+                (table === undefined ? undefined : index === undefined ? table : `${table}/index/${index}`) ??
+                /parameter\/[^"]+/.exec(text)?.[0] ??
+                text;
               return `${action} on ${target}`;
             }),
           ),
@@ -231,6 +395,8 @@ describe('the prod CloudFormation template', () => {
         OauthIntrospectLambdaFunction: 'OAuthIntrospectRole',
         OauthWrongMethodLambdaFunction: 'OAuthWrongMethodRole',
         OauthMetadataLambdaFunction: 'OAuthMetadataRole',
+        CustomerApiLambdaFunction: 'CustomerApiRole',
+        ConsoleLambdaFunction: 'ConsoleRole',
       });
     });
 
@@ -267,6 +433,15 @@ describe('the prod CloudFormation template', () => {
       expect(logGroups('OAuthIntrospectRole')).toEqual(['OauthIntrospect']);
       expect(logGroups('OAuthMetadataRole')).toEqual(['OauthMetadata']);
       expect(logGroups('OAuthWrongMethodRole')).toEqual(['OauthWrongMethod']);
+      expect(logGroups('CustomerApiRole')).toEqual(['CustomerApi']);
+      expect(logGroups('ConsoleRole')).toEqual(['Console']);
+      // Every role: the log groups of the functions it runs, and no other.
+      for (const [roleId] of ofType('AWS::IAM::Role')) {
+        const own = ofType('AWS::Lambda::Function')
+          .filter(([id]) => roleOf(resources, id) === roleId)
+          .map(([id]) => id.replace(/LambdaFunction$/, ''));
+        expect(logGroups(roleId).sort(), roleId).toEqual(own.sort());
+      }
     });
 
     it('grants each function the actions its code makes, on its own tables and parameters', () => {
@@ -405,97 +580,206 @@ describe('the prod CloudFormation template', () => {
         },
       });
       expect(grants('TrackShipmentRole')).toEqual(['dynamodb:GetItem on ShipmentsTable']);
+      // The administrators' API: its customer's users' administration, its clients (their lists by
+      // the byCustomer index), the clients' failed-authentication counters (unlock), the audit
+      // trail, and the keyring for the counters' secret (it signs nothing).
+      expect(grants('CustomerApiRole')).toEqual(
+        [
+          // A user item in a projection, and its administration (below); a client item, whole.
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:PutItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:DeleteItem on AccountsTable',
+          'dynamodb:Query on AccountsTable/index/byCustomer',
+          'dynamodb:GetItem on LoginThrottleTable',
+          'dynamodb:UpdateItem on LoginThrottleTable',
+          'dynamodb:DeleteItem on LoginThrottleTable',
+          'dynamodb:PutItem on AuditTable',
+          'dynamodb:DeleteItem on AuditTable',
+          'dynamodb:Query on AuditTable',
+          `ssm:GetParameter on ${keyring}`,
+        ].sort(),
+      );
+      // The console's page and assets are in its bundle: it reads nothing.
+      expect(grants('ConsoleRole')).toEqual([]);
+      // Every role is one of those above.
+      expect(
+        ofType('AWS::IAM::Role')
+          .map(([id]) => id)
+          .sort(),
+      ).toEqual(
+        [
+          'LoginRole',
+          'RefreshRole',
+          'LogoutRole',
+          'JwksRole',
+          'AuthorizerRole',
+          'OAuthTokenRole',
+          'OAuthRevokeRole',
+          'OAuthIntrospectRole',
+          'OAuthMetadataRole',
+          'OAuthWrongMethodRole',
+          'CreateShipmentRole',
+          'TrackShipmentRole',
+          'CustomerApiRole',
+          'ConsoleRole',
+        ].sort(),
+      );
+    });
+
+    it('lets the administrators’ API read a user item only in its projection and write only its administration, and touch only client items of the accounts table and client counters of the throttle table', () => {
+      const accounts = { 'Fn::GetAtt': ['AccountsTable', 'Arn'] };
+      const clientsOnly = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } };
+      expect(statementsOf(resources, 'CustomerApiRole')).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: [{ 'Fn::GetAtt': ['CustomerApiLogGroup', 'Arn'] }],
+        },
+        // Is the caller still an administrator of the token's customer? Never a password hash.
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:GetItem'],
+          Resource: [accounts],
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
+            'ForAllValues:StringEquals': {
+              'dynamodb:Attributes': ['pk', 'sk', 'username', 'customerId', 'enabled', 'admin'],
+            },
+            StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+          },
+        },
+        // An administration granted (on condition of a customer) or ended (which moves the
+        // user's revocation cutoff): lib/accounts/dynamodb-users.ts setAdministrator.
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:UpdateItem'],
+          Resource: [accounts],
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
+            'ForAllValues:StringEquals': {
+              'dynamodb:Attributes': [
+                'pk',
+                'sk',
+                'username',
+                'customerId',
+                'admin',
+                'updatedAt',
+                'revokedBefore',
+              ],
+            },
+            StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
+          },
+        },
+        // A client is created whole, renamed, disabled, given and relieved of secrets, removed.
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+          Resource: [accounts],
+          Condition: clientsOnly,
+        },
+        // The customer's clients and administrators: the index only, never a Query or Scan of the
+        // table; the index holds users too, so in named attributes only (held below).
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:Query'],
+          Resource: [{ 'Fn::Join': ['', [accounts, '/index/byCustomer']] }],
+          Condition: {
+            'ForAllValues:StringEquals': { 'dynamodb:Attributes': expect.any(Array) },
+            StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+          },
+        },
+        // Unlock: a client id's counter and its known sources' (CLIENT#<digest>[#<tag>]), never a
+        // username's or an address's, and nothing counted (no PutItem).
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+          Resource: [{ 'Fn::GetAtt': ['LoginThrottleTable', 'Arn'] }],
+          Condition: clientsOnly,
+        },
+        // Events recorded, a roll's scheduled expiry taken back, the customer's events read.
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
+          Resource: [{ 'Fn::GetAtt': ['AuditTable', 'Arn'] }],
+        },
+        {
+          Effect: 'Allow',
+          Action: ['ssm:GetParameter'],
+          Resource: [
+            {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':ssm:',
+                  { Ref: 'AWS::Region' },
+                  ':',
+                  { Ref: 'AWS::AccountId' },
+                  ':parameter/parcel-auth/prod/signing-keyring',
+                ],
+              ],
+            },
+          ],
+        },
+      ]);
+      expect(statementsOf(resources, 'ConsoleRole')).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: [{ 'Fn::GetAtt': ['ConsoleLogGroup', 'Arn'] }],
+        },
+      ]);
+      // No other role queries or scans the accounts table or any index of it.
+      for (const [id] of ofType('AWS::IAM::Role')) {
+        const reads = grants(id).filter((grant) => /^dynamodb:(Query|Scan) on AccountsTable/.test(grant));
+        expect(reads, id).toEqual(
+          id === 'CustomerApiRole' ? ['dynamodb:Query on AccountsTable/index/byCustomer'] : [],
+        );
+      }
     });
 
     it('allows every attribute, key and return value of the requests the code makes under those conditions', async () => {
       // The local stack does not enforce IAM: a request naming an attribute its role's
       // dynamodb:Attributes lacks would first fail on AWS. So the requests themselves, as the
       // code builds them, are held to the conditions here (a client that only writes them down).
-      const { client, requestsOf } = recordingClient();
+      const { client, sentBy } = recordingClient();
       const tableName = 'parcel-auth-prod-accounts';
-      type Condition = Record<string, Record<string, unknown>>;
-      /** The conditions of a role's statements allowing `action` on the accounts table. */
-      const conditionsOf = (roleId: string, action: string) =>
-        statementsOf(resources, roleId)
-          .filter(
-            (statement) =>
-              statement.Action.includes(action) &&
-              JSON.stringify(statement.Resource).includes('"AccountsTable"'),
-          )
-          .map((statement) => (statement.Condition ?? {}) as Condition);
-      /** Why `condition` refuses `request`: nothing when it allows it. */
-      const refusals = (condition: Condition, request: Record<string, unknown>) => {
-        const found: string[] = [];
-        // Only the condition keys read here: any other would go unchecked.
-        const keys = Object.entries(condition).flatMap(([operator, values]) =>
-          Object.keys(values).map((key) => `${operator} ${key}`),
-        );
-        for (const key of keys) {
-          expect([
-            'ForAllValues:StringLike dynamodb:LeadingKeys',
-            'ForAllValues:StringEquals dynamodb:Attributes',
-            'StringEqualsIfExists dynamodb:ReturnValues',
-            'StringEqualsIfExists dynamodb:Select',
-          ]).toContain(key);
-        }
-        const leading = condition['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as
-          | string[]
-          | undefined;
-        const pk = String((request.Key as { pk: string }).pk);
-        if (leading !== undefined && !leading.some((pattern) => pk.startsWith(pattern.replace(/\*$/, ''))))
-          found.push(`key ${pk} not in ${leading.join(', ')}`);
-        const allowed = condition['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as
-          | string[]
-          | undefined;
-        const outside = attributesOf(request).filter((attribute) => !allowed?.includes(attribute));
-        if (allowed !== undefined && outside.length > 0) found.push(`attributes ${outside.join(', ')}`);
-        const returnValues = condition.StringEqualsIfExists?.['dynamodb:ReturnValues'] as
-          | string[]
-          | undefined;
-        if (
-          returnValues !== undefined &&
-          request.ReturnValues !== undefined &&
-          !returnValues.includes(String(request.ReturnValues))
-        )
-          found.push(`return values ${request.ReturnValues}`);
-        const select = condition.StringEqualsIfExists?.['dynamodb:Select'];
-        if (select !== undefined && request.Select !== undefined && request.Select !== select)
-          found.push(`select ${request.Select}`);
-        return found;
-      };
       /** Each request allowed by one of the role's statements for `action` at least. */
-      const expectAllowed = (requests: Record<string, unknown>[], roleId: string, action: string) => {
-        const conditions = conditionsOf(roleId, action);
-        expect(conditions.length, `${roleId} ${action}`).toBeGreaterThan(0);
-        expect(requests.length, roleId).toBeGreaterThan(0);
-        for (const request of requests) {
-          expect(request.TableName).toBe(tableName);
-          const refused = conditions.map((condition) => refusals(condition, request));
+      const expectAllowed = (sent: Sent[], roleId: string, action: string) => {
+        expect(sent.length, roleId).toBeGreaterThan(0);
+        for (const request of sent) {
+          expect(request.action).toBe(action);
+          expect(request.request.TableName).toBe(tableName);
+          const { allowing, refused } = allowingStatements(resources, roleId, request);
           expect(
-            refused.some((reasons) => reasons.length === 0),
-            `${roleId} ${action} ${JSON.stringify(request)}: ${JSON.stringify(refused)}`,
-          ).toBe(true);
+            allowing.length,
+            `${roleId} ${action} ${JSON.stringify(request.request)}: ${JSON.stringify(refused)}`,
+          ).toBeGreaterThan(0);
         }
       };
       const repository = createDynamoAccountRepository({ client, tableName });
       expectAllowed(
-        await requestsOf(() => repository.upgradePasswordHash('Alice', '$2b$04$old', '$2b$10$new')),
+        await sentBy(() => repository.upgradePasswordHash('Alice', '$2b$04$old', '$2b$10$new')),
         'LoginRole',
         'dynamodb:UpdateItem',
       );
       expectAllowed(
-        await requestsOf(() => repository.revokeSessionTokens('Alice', 'session-1', 2_000_000_000)),
+        await sentBy(() => repository.revokeSessionTokens('Alice', 'session-1', 2_000_000_000)),
         'RefreshRole',
         'dynamodb:UpdateItem',
       );
-      const userStatus = await requestsOf(() =>
+      const userStatus = await sentBy(() =>
         createDynamoStatusReader({ client, tableName }).findStatus('Alice'),
       );
-      const clientStatus = await requestsOf(() =>
+      const clientStatus = await sentBy(() =>
         createDynamoClientStatusReader({ client, tableName }).findClientStatus('pcl_0123456789abcdef0123'),
       );
       // Client authentication (the token endpoint, revocation and introspection): the client item whole.
-      const clientRead = await requestsOf(() =>
+      const clientRead = await sentBy(() =>
         createDynamoClientReader({ client, tableName }).findClient('pcl_0123456789abcdef0123'),
       );
       expectAllowed(userStatus, 'AuthorizerRole', 'dynamodb:GetItem');
@@ -504,7 +788,7 @@ describe('the prod CloudFormation template', () => {
         expectAllowed(clientRead, roleId, 'dynamodb:GetItem');
       }
       // The grant's last-use write: a secret's lastUsedAt and the client's.
-      const lastUse = await requestsOf(() =>
+      const lastUse = await sentBy(() =>
         createDynamoClientReader({ client, tableName }).recordUse(
           'pcl_0123456789abcdef0123',
           '0a1b2c3d',
@@ -515,7 +799,7 @@ describe('the prod CloudFormation template', () => {
       expectAllowed(lastUse, 'OAuthTokenRole', 'dynamodb:UpdateItem');
       // Revocation: its two writes of the client item's revokedTokens (make the map, then list
       // the token and drop expired entries; the recording client answers no entries).
-      const revocation = await requestsOf(() =>
+      const revocation = await sentBy(() =>
         createDynamoClientTokenRevoker({ client, tableName }).revokeClientToken(
           'pcl_0123456789abcdef0123',
           'jti-1',
@@ -527,9 +811,166 @@ describe('the prod CloudFormation template', () => {
       // Introspection: the authorizer's revocation check, a user's status and a client's.
       expectAllowed(userStatus, 'OAuthIntrospectRole', 'dynamodb:GetItem');
       expectAllowed(clientStatus, 'OAuthIntrospectRole', 'dynamodb:GetItem');
+      // The administrators' API's read of its caller, in the projection its role allows.
+      expectAllowed(
+        await sentBy(() => createDynamoAdministrations({ client, tableName }).findAdministration('Alice')),
+        'CustomerApiRole',
+        'dynamodb:GetItem',
+      );
+      // A read of a user item whole (a login's) is refused where a projection is the condition.
+      expect(
+        allowingStatements(resources, 'AuthorizerRole', {
+          action: 'dynamodb:GetItem',
+          request: { TableName: tableName, Key: { pk: 'USER#alice', sk: 'USER' } },
+        }).allowing,
+      ).toEqual([]);
     });
 
-    it('lets login update only a user item’s password hash, refresh only its revokedSessions, revocation only a client item’s revokedTokens, and the token endpoint only its last use', () => {
+    it('sends from the administrators’ API only requests its role allows, and its role allows nothing that API never sends', async () => {
+      // lib/customer/administration.ts on the DynamoDB adapters, wired as lib/wiring.ts
+      // customerApiDeps wires them, every route's operation run once against a client that
+      // answers with a customer's administrator, its clients, a locked counter and no events.
+      const tables = tableNames('prod');
+      const config = readCustomerApiConfig({
+        ...variablesOf('CustomerApiLambdaFunction'),
+        AWS_REGION: 'eu-central-1',
+      });
+      expect([config.accountsTable, config.loginThrottleTable, config.audit.table]).toEqual([
+        tables.accounts,
+        tables.loginThrottle,
+        tables.audit,
+      ]);
+      const customerId = 'C-1001';
+      const at = (seconds: number) => new Date(Date.now() + seconds * 1000).toISOString();
+      const secret = (id: string, expiresAt?: string) => ({
+        id,
+        digest: `digest-${id}`,
+        createdAt: at(-86_400),
+        ...(expiresAt !== undefined && { expiresAt }),
+      });
+      // Two live secrets, one of them ending in an hour (its expiry scheduled in the trail); or
+      // one live and one that ended (pruned by the next secret's write).
+      const TWO_LIVE = 'pcl_00000000000000000001';
+      const clientOf = (clientId: string) =>
+        clientItem({
+          clientId,
+          customerId,
+          name: 'Warehouse',
+          scopes: ['tracking:read'],
+          enabled: true,
+          secrets:
+            clientId === TWO_LIVE
+              ? [secret('0000000a'), secret('0000000b', at(3600))]
+              : [secret('0000000c'), secret('0000000d', at(-60))],
+          revokedBefore: 0,
+          createdAt: at(-86_400),
+          updatedAt: at(-3600),
+        });
+      const answer = ({ action, request }: Sent) => {
+        const key = (request.Key ?? {}) as Record<string, string>;
+        if (request.TableName === tables.accounts && action === 'dynamodb:GetItem') {
+          // Each user is the customer's (Moved's moves to another between the read and the grant).
+          const username = { 'USER#alice': 'Alice', 'USER#bob': 'Bob', 'USER#moved': 'Moved' }[
+            String(key.pk)
+          ];
+          if (username !== undefined) return { Item: { username, customerId, enabled: true, admin: true } };
+          return { Item: clientOf(String(key.pk).slice('CLIENT#'.length)) };
+        }
+        if (
+          request.TableName === tables.accounts &&
+          action === 'dynamodb:UpdateItem' &&
+          key.pk === 'USER#moved' &&
+          String(request.ConditionExpression).includes('attribute_exists(customerId)')
+        )
+          throw Object.assign(new Error('The conditional request failed'), {
+            name: 'ConditionalCheckFailedException',
+          });
+        if (request.TableName === tables.accounts && action === 'dynamodb:Query')
+          return (request.ExpressionAttributeValues as Record<string, unknown>)[':sk'] === 'USER'
+            ? { Items: [{ username: 'Alice' }] }
+            : { Items: [clientOf(TWO_LIVE)] };
+        // A client id's counter, locked, with a known source whose own counter goes on unlock.
+        if (request.TableName === tables.loginThrottle && action === 'dynamodb:GetItem')
+          return {
+            Item: {
+              counterKey: key.counterKey,
+              period: 1,
+              failures1: 5,
+              lockedUntil: Date.now() + 60_000,
+              known_tag1: Date.now() + 86_400_000,
+            },
+          };
+        if (action === 'dynamodb:Query') return { Items: [] };
+        return {};
+      };
+      const { client, sentBy } = recordingClient(answer);
+      const deps: AdministrationDeps = {
+        administrations: createDynamoAdministrations({ client, tableName: config.accountsTable }),
+        clients: createDynamoClientRepository({ client, tableName: config.accountsTable }),
+        audit: createDynamoAuditTrail({ client, tableName: config.audit.table }),
+        auditRetentionSeconds: config.audit.retentionSeconds,
+        locks: {
+          store: createDynamoThrottleStore({ client, tableName: config.loginThrottleTable }),
+          rules: {
+            usernameThrottle: config.throttle.username,
+            knownSourceSeconds: config.throttle.knownSourceSeconds,
+          },
+          counterSecret: async () => new Uint8Array(32).fill(7),
+        },
+        clock: () => new Date(),
+        logger: createLogger('error', () => {}),
+        metrics: { count: () => {} },
+      };
+      const caller: Caller = {
+        subject: { kind: 'user', username: 'Alice' },
+        customerId,
+        scopes: ['customer:admin'],
+        authTime: Math.floor(Date.now() / 1000),
+      };
+      const sent: Sent[] = [];
+      const run = async (call: (admin: Administrator) => Promise<unknown>) => {
+        sent.push(...(await sentBy(async () => call(await administratorOf(deps, caller, '203.0.113.9')))));
+      };
+      await run((admin) => listClients(deps, admin));
+      await run((admin) => getClient(deps, admin, TWO_LIVE));
+      await run((admin) => createClient(deps, admin, { name: 'Depot', scopes: ['tracking:read'] }));
+      await run((admin) => updateClient(deps, admin, TWO_LIVE, { name: 'Depot 2', enabled: false }));
+      await run((admin) => updateClient(deps, admin, 'pcl_00000000000000000002', { enabled: true }));
+      await run((admin) =>
+        addSecret(deps, admin, 'pcl_00000000000000000002', { expireOthersInSeconds: 600 }),
+      );
+      await run((admin) => removeSecret(deps, admin, TWO_LIVE, '0000000b'));
+      await run((admin) => removeClient(deps, admin, TWO_LIVE));
+      await run((admin) => unlockClient(deps, admin, TWO_LIVE));
+      await run((admin) => auditEvents(deps, admin, { limit: 50 }));
+      await run((admin) => listAdministrators(deps, admin));
+      await run((admin) => setAdministrator(deps, admin, 'Bob', true));
+      await run((admin) => setAdministrator(deps, admin, 'Bob', false));
+      // A grant whose condition failed: the user is read again to tell why.
+      await run(async (admin) => {
+        await expect(setAdministrator(deps, admin, 'Moved', true)).rejects.toThrow(AppError);
+      });
+      // Every request allowed by a statement of the role.
+      const used = new Set<string>();
+      for (const request of sent) {
+        const { allowing, refused, arn } = allowingStatements(resources, 'CustomerApiRole', request);
+        expect(
+          allowing.length,
+          `${request.action} on ${arn} ${JSON.stringify(request.request)}: ${JSON.stringify(refused)}`,
+        ).toBeGreaterThan(0);
+        for (const statement of allowing) used.add(`${request.action} ${JSON.stringify(statement)}`);
+      }
+      // Every DynamoDB action of every statement used by some request.
+      const granted = statementsOf(resources, 'CustomerApiRole').flatMap((statement) =>
+        statement.Action.filter((action) => action.startsWith('dynamodb:')).map(
+          (action) => `${action} ${JSON.stringify(statement)}`,
+        ),
+      );
+      expect(granted.filter((grant) => !used.has(grant))).toEqual([]);
+      expect(granted).toHaveLength(13);
+    });
+
+    it('lets login update only a user item’s password hash, refresh only its revokedSessions, revocation only a client item’s revokedTokens, the token endpoint only its last use, and the administrators’ API a user’s administration and client items', () => {
       const accountUpdates = (roleId: string) =>
         statementsOf(resources, roleId).filter(
           (statement) =>
@@ -561,28 +1002,64 @@ describe('the prod CloudFormation template', () => {
       expect(accountUpdates('OAuthTokenRole')).toEqual([
         updateOf(['pk', 'sk', 'clientId', 'secrets', 'lastUsedAt'], 'CLIENT#*'),
       ]);
-      const writers = ['LoginRole', 'RefreshRole', 'OAuthRevokeRole', 'OAuthTokenRole'];
+      // The administrators' API writes a user's administration (lib/accounts/dynamodb-users.ts
+      // setAdministrator: admin on condition of customerId, or its end with the revocation cutoff)
+      // and client items (created whole).
+      const clientItems = {
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+        Resource: [{ 'Fn::GetAtt': ['AccountsTable', 'Arn'] }],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } },
+      };
+      expect(accountUpdates('CustomerApiRole')).toEqual([
+        updateOf(['pk', 'sk', 'username', 'customerId', 'admin', 'updatedAt', 'revokedBefore']),
+        clientItems,
+      ]);
+      const writers = ['LoginRole', 'RefreshRole', 'OAuthRevokeRole', 'OAuthTokenRole', 'CustomerApiRole'];
       const others = ofType('AWS::IAM::Role').filter(([id]) => !writers.includes(id));
       for (const [id] of others) expect(accountUpdates(id), id).toEqual([]);
+      // Only the administrators' API puts or deletes an accounts item, and only a client's.
+      for (const [id] of ofType('AWS::IAM::Role')) {
+        const putsOrDeletes = statementsOf(resources, id).filter(
+          (statement) =>
+            statement.Action.some((action) => ['dynamodb:PutItem', 'dynamodb:DeleteItem'].includes(action)) &&
+            JSON.stringify(statement.Resource).includes('"AccountsTable"'),
+        );
+        expect(putsOrDeletes, id).toEqual(id === 'CustomerApiRole' ? [clientItems] : []);
+      }
     });
 
-    it('lets only the OAuth endpoints write the audit trail, by PutItem alone, and no function read it', async () => {
+    it('lets the OAuth endpoints only add to the audit trail, the administrators’ API also take back a scheduled expiry and read it, and no other function touch it', async () => {
       const auditGrants = (roleId: string) =>
         grants(roleId).filter((grant) => grant.endsWith(' on AuditTable'));
       const writers = ['OAuthTokenRole', 'OAuthRevokeRole', 'OAuthIntrospectRole'];
       for (const roleId of writers)
         expect(auditGrants(roleId), roleId).toEqual(['dynamodb:PutItem on AuditTable']);
-      for (const [id] of ofType('AWS::IAM::Role').filter(([id]) => !writers.includes(id)))
+      // lib/audit/dynamodb.ts: append and schedule put, unschedule deletes, list queries one customer.
+      expect(auditGrants('CustomerApiRole')).toEqual([
+        'dynamodb:DeleteItem on AuditTable',
+        'dynamodb:PutItem on AuditTable',
+        'dynamodb:Query on AuditTable',
+      ]);
+      for (const [id] of ofType('AWS::IAM::Role').filter(
+        ([id]) => ![...writers, 'CustomerApiRole'].includes(id),
+      ))
         expect(auditGrants(id), id).toEqual([]);
+      // No function scans the trail (every customer's events): the operators' CLI alone does.
+      for (const [id] of ofType('AWS::IAM::Role'))
+        expect(
+          grants(id).filter((grant) => grant.startsWith('dynamodb:Scan')),
+          id,
+        ).toEqual([]);
       // What the functions' recorder sends for a failure: one PutItem of the event, nothing else.
-      const { client, requestsOf } = recordingClient();
+      const { client, sentBy } = recordingClient();
       const tableName = tableNames('prod').audit;
       const audit = createClientAuthAudit({
         trail: createDynamoAuditTrail({ client, tableName }),
         logger: createLogger('error', () => {}),
         retentionSeconds: 86_400,
       });
-      const sent = await requestsOf(() =>
+      const sent = await sentBy(() =>
         audit.failedAuthentication({
           customerId: 'C-1001',
           clientId: 'pcl_0123456789abcdef0123',
@@ -590,8 +1067,10 @@ describe('the prod CloudFormation template', () => {
           reason: 'bad secret',
         }),
       );
-      expect(sent.map((request) => Object.keys(request).sort())).toEqual([['Item', 'TableName']]);
-      expect(sent[0]?.TableName).toBe(tableName);
+      expect(sent.map(({ action, request }) => [action, Object.keys(request).sort()])).toEqual([
+        ['dynamodb:PutItem', ['Item', 'TableName']],
+      ]);
+      expect(sent[0]?.request.TableName).toBe(tableName);
     });
   });
 
@@ -601,7 +1080,11 @@ describe('the prod CloudFormation template', () => {
       id.replace(/LambdaFunction$/, 'LogGroup'),
     );
     expect(groups.map(([id]) => id).sort()).toEqual([...ofFunctions, 'ApiAccessLogGroup'].sort());
-    expect(groups).toHaveLength(14);
+    expect(groups).toHaveLength(16);
+    expect(resources.CustomerApiLogGroup?.Properties.LogGroupName).toBe(
+      '/aws/lambda/parcel-auth-prod-customerApi',
+    );
+    expect(resources.ConsoleLogGroup?.Properties.LogGroupName).toBe('/aws/lambda/parcel-auth-prod-console');
     expect(resources.OauthWrongMethodLogGroup?.Properties.LogGroupName).toBe(
       '/aws/lambda/parcel-auth-prod-oauthWrongMethod',
     );
@@ -709,19 +1192,33 @@ describe('the prod CloudFormation template', () => {
       expect(readStageParams('prod').kmsKeyArn).toBe('alias/parcel-auth-prod-keyring');
     });
 
-    it('lets only the signing roles and those that authenticate clients decrypt, and the operators’ role write, the keyring only, through SSM only', () => {
+    it('lets only the signing roles and those that authenticate or unlock clients decrypt, and the operators’ role write, the keyring only, through SSM only', () => {
       const usage = statements().filter((statement) => statement.Action.some((action) => USAGE.test(action)));
       expect(
         Object.fromEntries(usage.map((statement) => [principalsOf(statement).join(' '), statement.Action])),
       ).toEqual({
-        // Revocation and introspection sign nothing: the login throttle's counter secret is in the keyring.
-        '<LoginRole.Arn> <OAuthIntrospectRole.Arn> <OAuthRevokeRole.Arn> <OAuthTokenRole.Arn> <RefreshRole.Arn>':
+        // Revocation, introspection and the administrators' API (its unlock) sign nothing: the
+        // login throttle's counter secret is in the keyring.
+        '<CustomerApiRole.Arn> <LoginRole.Arn> <OAuthIntrospectRole.Arn> <OAuthRevokeRole.Arn> <OAuthTokenRole.Arn> <RefreshRole.Arn>':
           ['kms:Decrypt'],
         'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/parcel-auth-operator': [
           'kms:Encrypt',
           'kms:Decrypt',
         ],
       });
+      // The roles that decrypt are exactly those allowed to read the keyring parameter.
+      const keyringReaders = ofType('AWS::IAM::Role')
+        .filter(([id]) =>
+          statementsOf(resources, id).some(
+            (statement) =>
+              statement.Action.includes('ssm:GetParameter') &&
+              statement.Resource.map(joined).includes(keyring),
+          ),
+        )
+        .map(([id]) => `<${id}.Arn>`)
+        .sort();
+      const decrypting = usage.find((statement) => !statement.Action.includes('kms:Encrypt'));
+      expect(decrypting === undefined ? [] : principalsOf(decrypting)).toEqual(keyringReaders);
       for (const statement of usage) {
         expect(statement.Effect).toBe('Allow');
         expect(
@@ -779,6 +1276,8 @@ describe('the prod CloudFormation template', () => {
     const routes: [string, string][] = [
       ['AuthorizerLambdaFunction', `${api}/authorizers/<AuthorizerApiGatewayAuthorizer>`],
     ];
+    /** Every route: its function, and its method and path as a request's source ARN names them. */
+    const requests: { fn: string; path: string; arns: (stage: string) => string[] }[] = [];
     for (const [, method] of ofType('AWS::ApiGateway::Method')) {
       const target = JSON.stringify(method.Properties.Integration);
       const fn = /"([A-Za-z]+LambdaFunction)"/.exec(target)?.[1] ?? target;
@@ -787,9 +1286,15 @@ describe('the prod CloudFormation template', () => {
       // permission for the literal `ANY` never matches (every call would fail), so `*`.
       const verb = String(method.Properties.HttpMethod).replace(/^ANY$/, '*');
       routes.push([fn, `${api}/prod/${verb}${path}`]);
+      const verbs = verb === '*' ? ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] : [verb];
+      requests.push({
+        fn,
+        path,
+        arns: (stage) => verbs.map((v) => `${api}/${stage}/${v}${path.replaceAll('*', 'x1')}`),
+      });
     }
     const expected = byFunction(routes);
-    expect(Object.keys(expected)).toHaveLength(13);
+    expect(Object.keys(expected)).toHaveLength(15);
     // Each OAuth endpoint's POST function, and the 405 for any method of the three paths.
     expect(expected.OauthTokenLambdaFunction).toEqual([`${api}/prod/POST/api/v1/oauth/token`]);
     expect(expected.OauthRevokeLambdaFunction).toEqual([`${api}/prod/POST/api/v1/oauth/revoke`]);
@@ -797,16 +1302,31 @@ describe('the prod CloudFormation template', () => {
     expect(expected.OauthWrongMethodLambdaFunction).toEqual(
       ['introspect', 'revoke', 'token'].map((endpoint) => `${api}/prod/*/api/v1/oauth/${endpoint}`),
     );
+    // The administrators' API: its twelve routes, each by its own method; the console: GET of its page and assets.
+    const customer = `${api}/prod`;
+    expect(expected.CustomerApiLambdaFunction).toEqual(
+      [
+        `${customer}/GET/api/v1/customer/clients`,
+        `${customer}/POST/api/v1/customer/clients`,
+        `${customer}/GET/api/v1/customer/clients/*`,
+        `${customer}/PATCH/api/v1/customer/clients/*`,
+        `${customer}/DELETE/api/v1/customer/clients/*`,
+        `${customer}/POST/api/v1/customer/clients/*/secrets`,
+        `${customer}/DELETE/api/v1/customer/clients/*/secrets/*`,
+        `${customer}/POST/api/v1/customer/clients/*/unlock`,
+        `${customer}/GET/api/v1/customer/audit-events`,
+        `${customer}/GET/api/v1/customer/administrators`,
+        `${customer}/POST/api/v1/customer/administrators`,
+        `${customer}/POST/api/v1/customer/administrators/revoke`,
+      ].sort(),
+    );
+    expect(expected.ConsoleLambdaFunction).toEqual([`${api}/prod/GET/console`, `${api}/prod/GET/console/*`]);
     const granted = byFunction(
       permissions.map((permission) => [
         joined((permission.FunctionName as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0]),
         joined(permission.SourceArn),
       ]),
     );
-    // The 405's three routes in its one permission (infra/invoke-permissions.yml): any method of
-    // any path under /api/v1/oauth/ on this stage; every other function's, its routes exactly.
-    const wrongMethod = `${api}/prod/*/api/v1/oauth/*`;
-    expect(granted).toEqual({ ...expected, OauthWrongMethodLambdaFunction: [wrongMethod] });
     /** ArnLike: `*` any run of characters, `/` included. */
     const arnLike = (pattern: string, arn: string) =>
       new RegExp(
@@ -815,6 +1335,32 @@ describe('the prod CloudFormation template', () => {
           .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
           .join('.*')}$`,
       ).test(arn);
+    expect(Object.keys(granted).sort()).toEqual(Object.keys(expected).sort());
+    // A function of one route: exactly that route. The framework gives a function one permission
+    // whatever its routes (infra/invoke-permissions.yml narrows it), so a function of several
+    // may have a pattern instead (the 405's: any method of any path under /api/v1/oauth/).
+    const single = Object.keys(expected).filter((fn) => expected[fn]?.length === 1);
+    expect(Object.fromEntries(single.map((fn) => [fn, granted[fn]]))).toEqual(
+      Object.fromEntries(single.map((fn) => [fn, expected[fn]])),
+    );
+    const wrongMethod = `${api}/prod/*/api/v1/oauth/*`;
+    expect(granted.OauthWrongMethodLambdaFunction).toEqual([wrongMethod]);
+    // Whatever its form, a function's permission matches each of its routes on this stage, and
+    // no route of a path it does not serve, nor any route on another stage (not `/*/*`).
+    for (const [fn, patterns = []] of Object.entries(granted).filter(
+      ([fn]) => fn !== 'AuthorizerLambdaFunction',
+    )) {
+      const allowed = (arn: string) => patterns.some((pattern) => arnLike(pattern, arn));
+      const ownPaths = new Set(requests.filter((r) => r.fn === fn).map((r) => r.path));
+      for (const request of requests) {
+        for (const arn of request.arns('prod')) {
+          if (request.fn === fn) expect(allowed(arn), `${fn} refuses ${arn}`).toBe(true);
+          else if (!ownPaths.has(request.path)) expect(allowed(arn), `${fn} allows ${arn}`).toBe(false);
+        }
+        for (const stage of ['dev', 'test-invoke-stage'])
+          for (const arn of request.arns(stage)) expect(allowed(arn), `${fn} allows ${arn}`).toBe(false);
+      }
+    }
     for (const endpoint of ['token', 'revoke', 'introspect']) {
       for (const method of ['GET', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']) {
         const arn = `${api}/prod/${method}/api/v1/oauth/${endpoint}`;
@@ -831,11 +1377,13 @@ describe('the prod CloudFormation template', () => {
     }
   });
 
-  it('alarms on 5xx rate, function errors, authorizer failures, throttles, failed logins and client authentications, lockouts and refresh-token reuse, to the stage topic', () => {
+  it('alarms on 5xx rate, function errors, authorizer failures, throttles, failed logins and client authentications, lockouts, refresh-token reuse, lost audit events and bursts of credentials shown, to the stage topic', () => {
     const alarms = Object.fromEntries(ofType('AWS::CloudWatch::Alarm'));
     expect(Object.keys(alarms).sort()).toEqual([
       'Api5xxRateAlarm',
+      'AuditWriteFailedAlarm',
       'AuthorizerFailureAlarm',
+      'CredentialsShownAlarm',
       'FailedClientAuthAlarm',
       'FailedLoginsAlarm',
       'FunctionErrorsAlarm',
@@ -869,7 +1417,7 @@ describe('the prod CloudFormation template', () => {
       .map(([id]) => `<${id}>`)
       .sort();
     // Two alarms of each, as one alarm reads at most 10 metrics (below): the functions that take
-    // credentials or client secrets, and the others.
+    // credentials or client secrets or hand them out (the administrators' API), and the others.
     const credentials = [
       'LoginLambdaFunction',
       'LoginExtendedLambdaFunction',
@@ -878,6 +1426,7 @@ describe('the prod CloudFormation template', () => {
       'OauthTokenLambdaFunction',
       'OauthRevokeLambdaFunction',
       'OauthIntrospectLambdaFunction',
+      'CustomerApiLambdaFunction',
     ];
     const others = [
       'OauthMetadataLambdaFunction',
@@ -885,6 +1434,7 @@ describe('the prod CloudFormation template', () => {
       'JwksLambdaFunction',
       'CreateShipmentLambdaFunction',
       'TrackShipmentLambdaFunction',
+      'ConsoleLambdaFunction',
     ];
     const ids = (logicalIds: string[]) => logicalIds.map((id) => `<${id}>`).sort();
     expect(functionsRead('Errors', ['FunctionErrorsAlarm'])).toEqual(ids(credentials));
@@ -943,6 +1493,23 @@ describe('the prod CloudFormation template', () => {
     );
     expect(alarms.LockoutsAlarm?.Properties).toMatchObject({ Threshold: 10 });
     expect(alarmedMetrics(resources, 'RefreshReuseAlarm')).toEqual(['parcel-auth RefreshReuseDetected']);
+    // Any lost audit event; and the changes that show a new secret, summed, over the stage's threshold.
+    expect(alarmedMetrics(resources, 'AuditWriteFailedAlarm')).toEqual(['parcel-auth AuditWriteFailed']);
+    expect(alarms.AuditWriteFailedAlarm?.Properties).toMatchObject({
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    expect(alarmedMetrics(resources, 'CredentialsShownAlarm')).toEqual(
+      ['client.created', 'client.secret.added', 'client.secret.rolled'].map(
+        (type) => `parcel-auth CredentialChanged{type=${type}}`,
+      ),
+    );
+    expect(alarms.CredentialsShownAlarm?.Properties).toMatchObject({
+      Threshold: 20,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
     expect(alarmedMetrics(resources, 'AuthorizerFailureAlarm')).toEqual([
       'parcel-auth AuthorizerUnavailable',
       'parcel-auth/prod AuthorizerTimeouts',
@@ -970,8 +1537,8 @@ describe('the prod CloudFormation template', () => {
     }
   });
 
-  it('gives the login functions the brute-force limits of the stage', () => {
-    for (const fn of ['LoginLambdaFunction', 'LoginExtendedLambdaFunction']) {
+  it('gives the login functions, and the administrators’ API (whose unlock reads the locks), the brute-force limits of the stage', () => {
+    for (const fn of ['LoginLambdaFunction', 'LoginExtendedLambdaFunction', 'CustomerApiLambdaFunction']) {
       expect(variablesOf(fn)).toMatchObject({
         LOGIN_THROTTLE_TABLE: 'parcel-auth-prod-login-throttle',
         LOGIN_FAILURE_LIMIT: '5',
@@ -1040,11 +1607,12 @@ describe('the prod CloudFormation template', () => {
     }
   });
 
-  it('gives the OAuth endpoints the audit table and the stage’s retention, a year on prod', () => {
+  it('gives the OAuth endpoints and the administrators’ API the audit table and the stage’s retention, a year on prod', () => {
     for (const id of [
       'OauthTokenLambdaFunction',
       'OauthRevokeLambdaFunction',
       'OauthIntrospectLambdaFunction',
+      'CustomerApiLambdaFunction',
     ]) {
       expect(variablesOf(id), id).toMatchObject({
         AUDIT_TABLE: 'parcel-auth-prod-audit',
@@ -1140,8 +1708,15 @@ describe('the prod CloudFormation template', () => {
       expect(variablesOf(fn).SIGNING_KEYRING, fn).toBe('ssm:/parcel-auth/prod/signing-keyring');
       expect(variablesOf(fn).VERIFICATION_KEYS, fn).toBe('ssm:/parcel-auth/prod/jwks');
     }
-    // The token endpoint's 405: the provider's variables only, no key, table or issuer of any kind.
+    // The administrators' API: the keyring for the counters' secret (unlock); it verifies no token.
+    expect(variablesOf('CustomerApiLambdaFunction').SIGNING_KEYRING).toBe(
+      'ssm:/parcel-auth/prod/signing-keyring',
+    );
+    expect(variablesOf('CustomerApiLambdaFunction').VERIFICATION_KEYS).toBeUndefined();
+    // The token endpoint's 405 and the console: the provider's variables only, no key, table or
+    // issuer of any kind.
     expect(variablesOf('OauthWrongMethodLambdaFunction')).toEqual({ STAGE: 'prod', LOG_LEVEL: 'info' });
+    expect(variablesOf('ConsoleLambdaFunction')).toEqual({ STAGE: 'prod', LOG_LEVEL: 'info' });
     expect(templateText).not.toMatch(/PRIVATE KEY|"d"\s*:|"kty"/);
     // No password, secret or demo credential of any kind: the template has no business with one.
     // Names are not credentials: the firewall's takeover prevention reads a login body's
@@ -1152,14 +1727,34 @@ describe('the prod CloudFormation template', () => {
       name,
       ...Object.values(dimensions as Record<string, readonly string[]>).flat(),
     ]);
+    // The administrators' routes to a client's secrets are paths: API Gateway's resources for
+    // /secrets and /secrets/{secretId}, and the methods on them, are named after them.
+    const secretPaths = [
+      '/api/v1/customer/clients/{clientId}/secrets',
+      '/api/v1/customer/clients/{clientId}/secrets/{secretId}',
+    ];
+    const pathResources = ofType('AWS::ApiGateway::Resource').filter(([id]) => /secret/i.test(id));
+    expect(pathResources.map(([id]) => pathOf(resources, { Ref: id })).sort()).toEqual(secretPaths);
+    const pathMethods = ofType('AWS::ApiGateway::Method').filter(([id]) => /secret/i.test(id));
+    expect(
+      pathMethods.map(
+        ([, m]) => `${String(m.Properties.HttpMethod)} ${pathOf(resources, m.Properties.ResourceId)}`,
+      ),
+    ).toEqual([`POST ${secretPaths[0]}`, `DELETE ${secretPaths[1]}`]);
     const names = [
       '"PasswordField"',
       '"/password"',
       '"passwordHash"',
-      // The attribute of a client item holding its secrets' ids and digests, which the authorizer may read.
+      // The attribute of a client item holding its secrets' ids and digests, which the authorizer may
+      // read; and the routes' path parts.
       '"secrets"',
+      '"{secretId}"',
+      ...[...pathResources, ...pathMethods].map(([id]) => `"${id}"`),
       ...metricNames.flatMap((n) => [n, n[0]?.toLowerCase() + n.slice(1)]),
-    ];
+    ]
+      // The longer first: `client.secret.added` (a CredentialChanged type) before `client` (the lock
+      // metrics' counter Client, as metric math names it).
+      .sort((a, b) => b.length - a.length);
     const withoutNames = names.reduce((text, name) => text.replaceAll(name, ''), templateText);
     expect(withoutNames).not.toMatch(/password|secret|demo/i);
   });
@@ -1188,7 +1783,7 @@ describe('the prod dashboard', () => {
     expectDashboardMetricsExist(resources, dashboardOf(resources, 'parcel-auth-prod').widgets, 'prod');
   });
 
-  it('shows requests, errors, latency, logins, client grants, lockouts, locks refused and spared, reuse, authorizer denies, throttles and the alarms', () => {
+  it('shows requests, errors, latency, logins, client grants, administrators’ changes and refusals, lost audit events, lockouts, locks refused and spared, reuse, authorizer denies, throttles and the alarms', () => {
     const { widgets } = dashboardOf(resources, 'parcel-auth-prod');
     const metrics = metricsOfWidgets(widgets);
     const shown = (namespace: string, name: string, match: Record<string, string> = {}, stat?: string) =>
@@ -1240,6 +1835,21 @@ describe('the prod dashboard', () => {
     for (const reason of METRICS.ClientTokenRefused.reason)
       expect(shown('parcel-auth', 'ClientTokenRefused', { reason }), reason).toBe(true);
     expect(shown('parcel-auth', 'AuthorizerInsufficientScope')).toBe(true);
+    for (const type of METRICS.CredentialChanged.type)
+      expect(shown('parcel-auth', 'CredentialChanged', { type }), type).toBe(true);
+    for (const reason of METRICS.AdministrationRefused.reason)
+      expect(shown('parcel-auth', 'AdministrationRefused', { reason }), reason).toBe(true);
+    expect(shown('parcel-auth', 'AuditWriteFailed')).toBe(true);
+    // The graph of credentials shown stacks exactly what CredentialsShownAlarm sums, over its 5 minutes.
+    const shownGraph = widgets.find(
+      (widget) => widget.properties.title === 'New API client credentials shown (per 5 minutes)',
+    );
+    expect(shownGraph?.properties).toMatchObject({ stacked: true, period: 300, stat: 'Sum' });
+    expect(
+      metricsOfWidgets(shownGraph === undefined ? [] : [shownGraph]).map(
+        (m) => `parcel-auth ${m.name}{type=${m.dimensions.type}}`,
+      ),
+    ).toEqual(alarmedMetrics(resources, 'CredentialsShownAlarm'));
     for (const reason of METRICS.AuthorizerDeny.reason) {
       expect(shown('parcel-auth', 'AuthorizerDeny', { reason })).toBe(true);
     }

@@ -65,8 +65,8 @@ const newClient = async () => {
 /** A secret of the issued format that no client holds. */
 const wrongSecret = () => newClientSecret(new Date()).secret;
 
-const eventsOf = (customerId: string) => trail.list({ customerId, limit: 100 });
-const everyEvent = () => trail.list({ limit: 10_000 });
+const eventsOf = async (customerId: string) => (await trail.list({ customerId, limit: 100 })).events;
+const everyEvent = async () => (await trail.list({ limit: 10_000 })).events;
 
 /** POST to `path` (revocation, introspection) with the client's credentials, from `sourceIp`. */
 const formEvent = (path: string, client: { clientId: string; secret: string }, sourceIp: string) => ({

@@ -3,6 +3,7 @@ import { functionEnvironment } from '../../infra/function-env.ts';
 import {
   CONFIG_VARIABLES,
   readAuthorizerConfig,
+  readCustomerApiConfig,
   readJwksConfig,
   readLoginConfig,
   readLogoutConfig,
@@ -273,6 +274,7 @@ describe('configuration from serverless.yml', () => {
     ['oauthRevoke', readOAuthRevokeConfig, CONFIG_VARIABLES.oauthRevoke],
     ['oauthIntrospect', readOAuthIntrospectConfig, CONFIG_VARIABLES.oauthIntrospect],
     ['oauthMetadata', readOAuthMetadataConfig, CONFIG_VARIABLES.oauthMetadata],
+    ['customerApi', readCustomerApiConfig, CONFIG_VARIABLES.customerApi],
   ] as const;
 
   for (const stage of ['prod', 'dev', 'local']) {

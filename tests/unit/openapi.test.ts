@@ -19,11 +19,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { functionEnvironment } from '../../infra/function-env.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
+import { decodeAuditCursor } from '../../lib/audit/audit.ts';
 import { LoginRequestSchema } from '../../lib/auth/login.ts';
 import { INTROSPECTION_SCOPE } from '../../lib/clients/introspect.ts';
 import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../../lib/clients/metadata.ts';
 import { parseTokenQuery, parseTokenRequest } from '../../lib/clients/token-request.ts';
 import { readLoginConfig, readOAuthTokenConfig, readRefreshConfig } from '../../lib/config.ts';
+import { REFUSALS } from '../../lib/customer/administration.ts';
+import { ClientParamsSchema, CreateClientSchema } from '../../lib/customer/requests.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import { endpoint, publicBaseUrl, validate } from '../../lib/http/endpoint.ts';
 import { oauthEndpoint } from '../../lib/http/oauth-form.ts';
@@ -31,7 +34,7 @@ import { oauthErrorResponse, problemResponse } from '../../lib/http/problems.ts'
 import { ok, type Reply } from '../../lib/http/responses.ts';
 import { createLogger } from '../../lib/log.ts';
 import type { QuotaPolicy } from '../../lib/quota.ts';
-import { PROTECTED_ROUTES, SCOPES, scopeOf } from '../../lib/scopes.ts';
+import { ADMIN_SCOPE, GRANTABLE_SCOPES, PROTECTED_ROUTES, SCOPES, scopeOf } from '../../lib/scopes.ts';
 import { RefreshRequestSchema } from '../../lib/sessions/sessions.ts';
 import { ShipmentRequestSchema, TrackingParamsSchema } from '../../lib/shipments/shipments.ts';
 import { importVerificationKeys, parseJwks } from '../../lib/tokens/keys.ts';
@@ -147,12 +150,16 @@ const ERROR_CODES = Object.keys({
   CONTEXT_MISSING: 0,
   NOT_FOUND: 0,
   ALREADY_EXISTS: 0,
+  CONFLICT: 0,
+  RECENT_LOGIN_REQUIRED: 0,
   DEPENDENCY_UNAVAILABLE: 0,
   INTERNAL: 0,
   METHOD_NOT_ALLOWED: 0,
 } satisfies Record<ErrorCode, 0>) as ErrorCode[];
-/** What POST on the token endpoint can answer: all but the 405 of another method. */
-const POST_ERROR_CODES = ERROR_CODES.filter((code) => code !== 'METHOD_NOT_ALLOWED');
+/** What POST on the token endpoint can answer: all but the 405 of another method and the self-service API's own. */
+const POST_ERROR_CODES = ERROR_CODES.filter(
+  (code) => !['METHOD_NOT_ALLOWED', 'CONFLICT', 'RECENT_LOGIN_REQUIRED'].includes(code),
+);
 
 /**
  * What POST on each OAuth endpoint can answer: every code but those of the other endpoints' own
@@ -299,28 +306,33 @@ describe('docs/openapi.yaml', () => {
     }
   });
 
-  it('takes the oauth2 scheme’s token URL and scopes, and each protected operation’s scope, from lib/scopes.json', async () => {
+  it('takes the oauth2 scheme’s token URL and a client’s scopes, and each protected operation’s scope, from lib/scopes.json', async () => {
     const document = parse(await readFile(OPENAPI_PATH, 'utf8')) as {
       components: {
         securitySchemes: Record<string, { flows?: { clientCredentials?: Record<string, unknown> } }>;
       };
     };
     expect(document.components.securitySchemes.oauth2?.flows).toEqual({
-      clientCredentials: { tokenUrl: TOKEN_PATH, scopes: SCOPES },
+      clientCredentials: {
+        tokenUrl: TOKEN_PATH,
+        scopes: Object.fromEntries(GRANTABLE_SCOPES.map((scope) => [scope, SCOPES[scope]])),
+      },
     });
+    // No client holds customer:admin: its routes take a user's bearer token only.
+    const clientRoutes = Object.values(PROTECTED_ROUTES).filter(({ scope }) => scope !== ADMIN_SCOPE);
     const scoped = documentedRoutes.filter(({ operation }) =>
       (operation.security ?? []).some((requirement) => 'oauth2' in requirement),
     );
     expect(scoped.map(({ method, path }) => `${method} ${path}`).sort()).toEqual(
-      Object.values(PROTECTED_ROUTES)
-        .map(({ method, path }) => `${method.toUpperCase()} /${path}`)
-        .sort(),
+      clientRoutes.map(({ method, path }) => `${method.toUpperCase()} /${path}`).sort(),
     );
     for (const { method, path, scope } of Object.values(PROTECTED_ROUTES)) {
       const operation = documentedRoutes.find(
         (route) => route.path === `/${path}` && route.method === method.toUpperCase(),
       )?.operation;
-      expect(operation?.security, path).toEqual([{ bearer: [scope] }, { oauth2: [scope] }]);
+      expect(operation?.security, path).toEqual(
+        scope === ADMIN_SCOPE ? [{ bearer: [scope] }] : [{ bearer: [scope] }, { oauth2: [scope] }],
+      );
     }
   });
 
@@ -494,6 +506,13 @@ async function errorBodies(): Promise<unknown[]> {
       oauthErrorResponse(thrown(() => parseTokenQuery({}, ['Basic cGNsXzAxMjM0NTY3ODlhYmNkZWYwMTIzOng=']))),
     ),
     bodyOf(oauthErrorOf('INSUFFICIENT_SCOPE')),
+    bodyOf(validationProblem(ClientParamsSchema, { clientId: 'pcl_zz' }, 'path')),
+    bodyOf(validationProblem(CreateClientSchema, { name: '', scopes: ['tracking:read'] }, 'body')),
+    bodyOf(problemResponse(thrown(() => decodeAuditCursor('abc')))),
+    ...Object.values(REFUSALS).map((detail) =>
+      bodyOf(problemOf(detail.startsWith('No such') ? 'NOT_FOUND' : 'CONFLICT', { detail })),
+    ),
+    bodyOf(problemOf('NOT_FOUND', { detail: 'The console has no such file.' })),
     ...templates,
   ];
 }

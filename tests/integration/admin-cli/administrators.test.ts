@@ -23,7 +23,7 @@ async function newUser(withCustomer = true) {
 }
 
 const shown = async (username: string) => JSON.parse((await adminOk(['user', 'show', username])).stdout);
-const eventsOf = (customerId: string) => cli.audit.list({ customerId, limit: 100 });
+const eventsOf = async (customerId: string) => (await cli.audit.list({ customerId, limit: 100 })).events;
 
 describe('admin CLI: user admin grant and revoke', () => {
   it('grant makes a user with a customer its administrator, as user show and user list print it', async () => {
@@ -80,7 +80,7 @@ describe('admin CLI: user admin grant and revoke', () => {
       ],
     });
     expect(await cli.local.findByUsername(username)).toEqual(before);
-    const recorded = await cli.audit.list({ limit: 10_000 });
+    const recorded = (await cli.audit.list({ limit: 10_000 })).events;
     expect(recorded.filter((event) => event.username === username)).toEqual([]);
   });
 

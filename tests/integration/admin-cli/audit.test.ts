@@ -77,7 +77,7 @@ describe('admin CLI: the audit events of the client commands', () => {
     expect((await admin(['client', 'secret', 'remove', clientId, secretId])).code).toBe(1);
     expect((await admin(['client', 'disable', 'pcl_00000000000000000000'])).code).toBe(1);
 
-    expect((await cli.audit.list({ customerId, limit: 100 })).map((event) => event.type)).toEqual([
+    expect((await cli.audit.list({ customerId, limit: 100 })).events.map((event) => event.type)).toEqual([
       'client.created',
     ]);
   });
@@ -90,7 +90,7 @@ describe('admin CLI: the audit events of the client commands', () => {
       env: { AUDIT_ACTOR: 'ci-deploy' },
     });
 
-    expect((await cli.audit.list({ customerId, limit: 100 })).map((event) => event.actor)).toEqual([
+    expect((await cli.audit.list({ customerId, limit: 100 })).events.map((event) => event.actor)).toEqual([
       'operator:ci-deploy',
       `operator:${userInfo().username}`,
     ]);
@@ -188,9 +188,12 @@ describe('admin CLI: audit list', () => {
     await adminOk(['client', 'add', second, '--scope', 'tracking:read'], as(later(t0, 3)));
     await adminOk(['client', 'add', first, '--scope', 'tracking:read'], as(later(t0, 2)));
 
-    const all = await admin(['audit', 'list']);
-    const newest = await admin(['audit', 'list', '--limit', '2']);
-    const ofFirst = await admin(['audit', 'list', '--customer', first, '--limit', '1']);
+    // Listed after they happened: an event dated later than the listing is not shown yet.
+    const after = as(later(t0, 10));
+    const all = await admin(['audit', 'list'], after);
+    const newest = await admin(['audit', 'list', '--limit', '2'], after);
+    const ofFirst = await admin(['audit', 'list', '--customer', first, '--limit', '1'], after);
+    expect(listed(await admin(['audit', 'list', '--customer', first], as(later(t0, 1)))).length).toBe(1);
 
     const times = listed(all).map((event) => String(event.at));
     expect(times).toEqual([...times].sort().reverse());

@@ -1,0 +1,401 @@
+/**
+ * A customer's administrators manage its API clients themselves (docs/administrators.md): the
+ * rules of the self-service API, whatever answers it.
+ *
+ * - The caller is a user whose token holds `customer:admin` (the endpoint checks the scope) and
+ *   whose user item still says so, read on every call: an administration an operator ended, a
+ *   user disabled or moved to another customer, refuses at once, not at the token's expiry.
+ * - The customer is the token's, never the request's: another customer's client answers 404, as
+ *   an unknown one, so ids of other customers cannot even be confirmed.
+ * - Creating a client or a secret shows a secret: it needs a login within RECENT_LOGIN_SECONDS
+ *   (GitHub's sudo mode), so a stolen session's refreshes alone never mint credentials.
+ * - Every change is recorded in the audit trail once made. A trail that cannot be written is a
+ *   logged warning and a metric, not a failed answer: the change stands, and a failure would
+ *   send the administrator to make another client or secret.
+ */
+import type { Administrations } from '../accounts/repository.ts';
+import {
+  type AuditEventType,
+  type AuditPage,
+  type AuditReader,
+  type AuditScheduler,
+  type AuditWriter,
+  auditEvent,
+  type NewAuditEvent,
+  type ScheduledExpiry,
+  userActor,
+} from '../audit/audit.ts';
+import {
+  type ClientRecord,
+  type ClientRepository,
+  isLive,
+  newClientId,
+  newClientSecret,
+} from '../clients/clients.ts';
+import { AppError, RECENT_LOGIN_SECONDS } from '../errors.ts';
+import { describeError, type Logger } from '../log.ts';
+import type { MetricEvent, MetricsRecorder } from '../metrics/metrics.ts';
+import { ADMIN_SCOPE, type Scope } from '../scopes.ts';
+import { type LockRules, readNameLocks, unlockName } from '../throttle/locks.ts';
+import { clientCounterKey, type ThrottleStore } from '../throttle/throttle.ts';
+import type { Clock } from '../time.ts';
+import type { Caller } from '../tokens/claims.ts';
+
+/** The longest a roll lets the other secrets live on: long enough for any deployment, short enough to end. */
+export const MAX_EXPIRE_OTHERS_SECONDS = 30 * 86_400;
+
+export interface AdministrationDeps {
+  readonly administrations: Administrations;
+  readonly clients: Pick<
+    ClientRepository,
+    | 'findClient'
+    | 'listClients'
+    | 'createClient'
+    | 'setClientEnabled'
+    | 'renameClient'
+    | 'removeClient'
+    | 'addClientSecret'
+    | 'removeClientSecret'
+  >;
+  readonly audit: AuditWriter & AuditScheduler & AuditReader;
+  readonly auditRetentionSeconds: number;
+  readonly locks: {
+    readonly store: ThrottleStore;
+    readonly rules: LockRules;
+    /** The secret the stage keys its failed-authentication counters with. */
+    readonly counterSecret: () => Promise<Uint8Array>;
+  };
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: MetricsRecorder;
+}
+
+/** An administrator as every call checks them. */
+export interface Administrator {
+  readonly username: string;
+  readonly customerId: string;
+  /** Epoch seconds of the password login the token's session began with; absent in older tokens. */
+  readonly authTime: number | undefined;
+  /** The caller's address, for the audit trail. */
+  readonly sourceIp: string;
+}
+
+const notAdministrator = () => new AppError('INSUFFICIENT_SCOPE', { requiredScope: ADMIN_SCOPE });
+
+/**
+ * The caller as an administrator of its token's customer, checked against the user item now.
+ * INSUFFICIENT_SCOPE (naming `customer:admin`) for anyone else: a client, a user without a
+ * customer, or one whose administration has ended since the token was issued.
+ */
+export async function administratorOf(
+  deps: Pick<AdministrationDeps, 'administrations' | 'metrics' | 'logger'>,
+  caller: Caller,
+  sourceIp: string,
+): Promise<Administrator> {
+  const refuse = (reason: string) => {
+    deps.logger.info('administration refused', { reason });
+    deps.metrics.count({ name: 'AdministrationRefused', reason: 'NotAdministrator' });
+    return notAdministrator();
+  };
+  if (caller.subject.kind !== 'user' || caller.customerId === null || !caller.scopes.includes(ADMIN_SCOPE))
+    throw refuse('not an administrator’s token');
+  const { username } = caller.subject;
+  const stored = await deps.administrations.findAdministration(username);
+  if (stored === null || !stored.enabled || !stored.admin || stored.customerId !== caller.customerId)
+    throw refuse('administration ended');
+  return { username, customerId: caller.customerId, authTime: caller.authTime, sourceIp };
+}
+
+/** RECENT_LOGIN_REQUIRED unless the token's session began with a password login RECENT_LOGIN_SECONDS ago or less. */
+function requireRecentLogin(deps: Pick<AdministrationDeps, 'clock' | 'metrics'>, admin: Administrator) {
+  const now = deps.clock().getTime() / 1000;
+  if (admin.authTime === undefined || now - admin.authTime > RECENT_LOGIN_SECONDS) {
+    deps.metrics.count({ name: 'AdministrationRefused', reason: 'RecentLoginRequired' });
+    throw new AppError('RECENT_LOGIN_REQUIRED');
+  }
+}
+
+/** The details of the API's own refusals (docs/openapi.yaml shows them). */
+export const REFUSALS = {
+  noSuchClient: 'No such client.',
+  noSuchSecret: 'No such live secret.',
+  noSuchUser: 'No such user.',
+  thirdSecret: 'The client has 2 live secrets: remove one first, or wait until one expires.',
+  lastSecret: 'This is the client’s last live secret: add another first, or disable or remove the client.',
+} as const;
+
+const noSuchClient = () => new AppError('NOT_FOUND', { detail: REFUSALS.noSuchClient });
+
+/** The client if it is the administrator's customer's; NOT_FOUND otherwise, as for an unknown id. */
+async function ownClient(deps: AdministrationDeps, admin: Administrator, clientId: string) {
+  const client = await deps.clients.findClient(clientId);
+  if (client === null || client.customerId !== admin.customerId) throw noSuchClient();
+  return client;
+}
+
+/**
+ * The store's refusals in the API's words: a client gone since it was read is not found, as an
+ * unknown id; a rule of the secrets (CONFLICT) is said as `conflict` says it.
+ */
+async function onClient<T>(call: () => Promise<T>, conflict?: string): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    if (error.code === 'NOT_FOUND' && error.detail === 'no such client') throw noSuchClient();
+    if (error.code === 'NOT_FOUND') throw new AppError('NOT_FOUND', { detail: REFUSALS.noSuchSecret });
+    if (error.code === 'CONFLICT' && conflict !== undefined)
+      throw new AppError('CONFLICT', { detail: conflict });
+    throw error;
+  }
+}
+
+type EventDetails = Omit<NewAuditEvent, 'customerId' | 'type' | 'actor' | 'source' | 'sourceIp'>;
+
+/** The changes an administrator makes, each an audit event type and a metric's value. */
+type AdministratorChange = Extract<MetricEvent, { name: 'CredentialChanged' }>['type'];
+
+async function record(
+  deps: AdministrationDeps,
+  admin: Administrator,
+  type: AdministratorChange,
+  details: EventDetails,
+) {
+  deps.metrics.count({ name: 'CredentialChanged', type });
+  const event = auditEvent(
+    {
+      customerId: admin.customerId,
+      type,
+      actor: userActor(admin.username),
+      source: 'api',
+      ...(admin.sourceIp !== '' && { sourceIp: admin.sourceIp }),
+      ...details,
+    },
+    deps.clock(),
+    deps.auditRetentionSeconds,
+  );
+  await unfailing(deps, type, details.clientId, () => deps.audit.append(event));
+}
+
+/** A trail write that fails is a warning and a metric: the change it records is made. */
+async function unfailing(
+  deps: AdministrationDeps,
+  type: AuditEventType,
+  clientId: string | undefined,
+  write: () => Promise<void>,
+) {
+  try {
+    await write();
+  } catch (error) {
+    deps.metrics.count({ name: 'AuditWriteFailed' });
+    deps.logger.warn('audit event not recorded', { type, clientId, error: describeError(error) });
+  }
+}
+
+/**
+ * The expiry events of a change of secrets: each secret whose end moved gets its new one
+ * scheduled and its old one taken back, so the trail says when each secret stopped, and only
+ * that. The caller passes the secrets before and after (an absent one: removed).
+ */
+async function rescheduleExpiries(
+  deps: AdministrationDeps,
+  admin: Administrator,
+  client: Pick<ClientRecord, 'clientId' | 'customerId'>,
+  before: ClientRecord['secrets'],
+  after: ClientRecord['secrets'],
+) {
+  const now = deps.clock();
+  const expiry = (secretId: string, at: string): ScheduledExpiry => ({
+    customerId: client.customerId,
+    clientId: client.clientId,
+    secretId,
+    at,
+  });
+  for (const old of before) {
+    const current = after.find((secret) => secret.id === old.id);
+    if (current?.expiresAt === old.expiresAt) continue;
+    // An end already passed is history: the event stays.
+    if (old.expiresAt !== undefined && isLive(old, now)) {
+      await unfailing(deps, 'client.secret.expired', client.clientId, () =>
+        deps.audit.unschedule(expiry(old.id, old.expiresAt as string)),
+      );
+    }
+    if (current?.expiresAt !== undefined) {
+      const at = current.expiresAt;
+      const event = {
+        ...auditEvent(
+          {
+            customerId: client.customerId,
+            type: 'client.secret.expired',
+            actor: userActor(admin.username),
+            source: 'api',
+            ...(admin.sourceIp !== '' && { sourceIp: admin.sourceIp }),
+            clientId: client.clientId,
+            secretId: current.id,
+            secretExpiresAt: at,
+          },
+          new Date(at),
+          deps.auditRetentionSeconds,
+        ),
+        ...expiry(current.id, at),
+      };
+      await unfailing(deps, 'client.secret.expired', client.clientId, () => deps.audit.schedule(event));
+    }
+  }
+}
+
+export const listClients = async (deps: AdministrationDeps, admin: Administrator) =>
+  deps.clients.listClients(admin.customerId);
+
+export const getClient = (deps: AdministrationDeps, admin: Administrator, clientId: string) =>
+  ownClient(deps, admin, clientId);
+
+/** What a new secret's answer carries: the secret itself, shown this once. */
+export interface CreatedSecret {
+  readonly client: ClientRecord;
+  readonly secretId: string;
+  readonly clientSecret: string;
+}
+
+/** Reads back what was just written; a client gone in between answers as removed. */
+async function readBack(deps: AdministrationDeps, clientId: string) {
+  const client = await deps.clients.findClient(clientId);
+  if (client === null) throw noSuchClient();
+  return client;
+}
+
+export async function createClient(
+  deps: AdministrationDeps,
+  admin: Administrator,
+  request: { readonly name: string; readonly scopes: readonly Scope[] },
+): Promise<CreatedSecret> {
+  requireRecentLogin(deps, admin);
+  const clientId = newClientId();
+  const { secret, stored } = newClientSecret(deps.clock());
+  await deps.clients.createClient({
+    clientId,
+    customerId: admin.customerId,
+    name: request.name,
+    scopes: request.scopes,
+    secret: stored,
+  });
+  await record(deps, admin, 'client.created', { clientId, secretId: stored.id, name: request.name });
+  return { client: await readBack(deps, clientId), secretId: stored.id, clientSecret: secret };
+}
+
+export async function addSecret(
+  deps: AdministrationDeps,
+  admin: Administrator,
+  clientId: string,
+  request: { readonly expireOthersInSeconds?: number | undefined },
+): Promise<CreatedSecret> {
+  requireRecentLogin(deps, admin);
+  await ownClient(deps, admin, clientId);
+  const now = deps.clock();
+  const { secret, stored } = newClientSecret(now);
+  const seconds = request.expireOthersInSeconds;
+  const expireOthersAt = seconds === undefined ? undefined : new Date(now.getTime() + seconds * 1000);
+  const { before, after } = await onClient(
+    () =>
+      deps.clients.addClientSecret(clientId, stored, expireOthersAt === undefined ? {} : { expireOthersAt }),
+    REFUSALS.thirdSecret,
+  );
+  await rescheduleExpiries(deps, admin, after, before.secrets, after.secrets);
+  await record(deps, admin, expireOthersAt === undefined ? 'client.secret.added' : 'client.secret.rolled', {
+    clientId,
+    secretId: stored.id,
+    ...(expireOthersAt !== undefined && { secretExpiresAt: expireOthersAt.toISOString() }),
+  });
+  return { client: after, secretId: stored.id, clientSecret: secret };
+}
+
+export async function removeSecret(
+  deps: AdministrationDeps,
+  admin: Administrator,
+  clientId: string,
+  secretId: string,
+): Promise<void> {
+  const client = await ownClient(deps, admin, clientId);
+  await onClient(() => deps.clients.removeClientSecret(clientId, secretId), REFUSALS.lastSecret);
+  await rescheduleExpiries(
+    deps,
+    admin,
+    client,
+    client.secrets.filter((secret) => secret.id === secretId),
+    [],
+  );
+  await record(deps, admin, 'client.secret.removed', { clientId, secretId });
+}
+
+export async function updateClient(
+  deps: AdministrationDeps,
+  admin: Administrator,
+  clientId: string,
+  change: { readonly enabled?: boolean | undefined; readonly name?: string | undefined },
+): Promise<ClientRecord> {
+  const client = await ownClient(deps, admin, clientId);
+  if (change.name !== undefined && change.name !== client.name) {
+    const name = change.name;
+    await onClient(() => deps.clients.renameClient(clientId, name));
+    await record(deps, admin, 'client.renamed', { clientId, name });
+  }
+  if (change.enabled !== undefined && change.enabled !== client.enabled) {
+    const enabled = change.enabled;
+    await onClient(() => deps.clients.setClientEnabled(clientId, enabled));
+    await record(deps, admin, enabled ? 'client.enabled' : 'client.disabled', { clientId });
+  }
+  return readBack(deps, clientId);
+}
+
+export async function removeClient(deps: AdministrationDeps, admin: Administrator, clientId: string) {
+  const client = await ownClient(deps, admin, clientId);
+  await onClient(() => deps.clients.removeClient(clientId));
+  await rescheduleExpiries(deps, admin, client, client.secrets, []);
+  await record(deps, admin, 'client.removed', { clientId });
+}
+
+/** Ends the client id's locks, as the operator's `client unlock`: its known sources stay known. */
+export async function unlockClient(deps: AdministrationDeps, admin: Administrator, clientId: string) {
+  await ownClient(deps, admin, clientId);
+  const key = clientCounterKey(clientId, await deps.locks.counterSecret());
+  const locks = await readNameLocks(deps.locks.store, key, deps.locks.rules, deps.clock());
+  await unlockName(deps.locks.store, key, locks);
+  await record(deps, admin, 'client.unlocked', { clientId });
+}
+
+/** The customer's events, newest first, up to now: a roll's scheduled expiry shows once it happened. */
+export const auditEvents = (
+  deps: AdministrationDeps,
+  admin: Administrator,
+  page: { readonly limit: number; readonly next?: string | undefined },
+): Promise<AuditPage> =>
+  deps.audit.list({
+    customerId: admin.customerId,
+    limit: page.limit,
+    until: deps.clock(),
+    ...(page.next !== undefined && { after: page.next }),
+  });
+
+export const listAdministrators = (deps: AdministrationDeps, admin: Administrator) =>
+  deps.administrations.listAdministrators(admin.customerId);
+
+/**
+ * Grants (true) or ends (false) the administration of a user of the administrator's own customer,
+ * as an operator's `user admin grant|revoke`. It gives the power to mint credentials, so it
+ * needs the recent login too. Ending one's own is allowed; ending it revokes that user's tokens.
+ */
+export async function setAdministrator(
+  deps: AdministrationDeps,
+  admin: Administrator,
+  username: string,
+  administers: boolean,
+): Promise<void> {
+  requireRecentLogin(deps, admin);
+  const user = await deps.administrations.findAdministration(username);
+  if (user === null || user.customerId !== admin.customerId)
+    throw new AppError('NOT_FOUND', { detail: REFUSALS.noSuchUser });
+  // Already so: nothing changes, so no user is signed out and nothing is recorded.
+  if (user.admin === administers) return;
+  await deps.administrations.setAdministrator(username, administers);
+  await record(deps, admin, administers ? 'user.admin.granted' : 'user.admin.revoked', { username });
+}

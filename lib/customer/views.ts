@@ -1,0 +1,39 @@
+/** The self-service API's JSON: what an administrator sees of a client and of an event, and nothing more. */
+import type { AuditEvent } from '../audit/audit.ts';
+import { type ClientRecord, liveSecrets } from '../clients/clients.ts';
+
+/** A client as its administrators see it: never a digest; an expired secret is gone from it. */
+export const clientView = (client: ClientRecord, now: Date) => ({
+  clientId: client.clientId,
+  name: client.name ?? null,
+  scopes: [...client.scopes],
+  enabled: client.enabled,
+  createdAt: client.createdAt,
+  lastUsedAt: client.lastUsedAt ?? null,
+  secrets: liveSecrets(client.secrets, now).map((secret) => ({
+    secretId: secret.id,
+    createdAt: secret.createdAt,
+    expiresAt: secret.expiresAt ?? null,
+    lastUsedAt: secret.lastUsedAt ?? null,
+  })),
+});
+
+/** Oldest first, as they were made: a new client joins the end of the list. */
+export const clientsView = (clients: readonly ClientRecord[], now: Date) =>
+  [...clients]
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.clientId.localeCompare(b.clientId))
+    .map((client) => clientView(client, now));
+
+/** An event without its customer (the caller's own) and its retention. */
+export const eventView = (event: AuditEvent) => ({
+  type: event.type,
+  at: event.at,
+  actor: event.actor,
+  sourceIp: event.sourceIp ?? null,
+  ...(event.clientId !== undefined && { clientId: event.clientId }),
+  ...(event.secretId !== undefined && { secretId: event.secretId }),
+  ...(event.username !== undefined && { username: event.username }),
+  ...(event.name !== undefined && { name: event.name }),
+  ...(event.secretExpiresAt !== undefined && { secretExpiresAt: event.secretExpiresAt }),
+  ...(event.reason !== undefined && { reason: event.reason }),
+});

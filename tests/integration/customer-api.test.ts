@@ -1,0 +1,467 @@
+/**
+ * The self-service API as Lambda runs it: a real login, the real authorizer's decision handed
+ * to the function as API Gateway hands it, on the embedded DynamoDB (docs/administrators.md).
+ */
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { functionEnv } from '../../dev/local/handler-env.ts';
+import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
+import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
+import { hashPassword } from '../../lib/auth/passwords.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { RECENT_LOGIN_SECONDS } from '../../lib/errors.ts';
+import {
+  authorizerEvent,
+  gatewayAuthorizerContext,
+  grantEvent,
+  lambdaContext,
+  loginEvent,
+} from '../fixtures/events.ts';
+import { createTestClient } from '../support/clients.ts';
+import { startTestDynamo } from '../support/dynamo.ts';
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const PASSWORD = 'correct horse battery staple';
+let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
+let cleanupKeys: () => Promise<void>;
+let login: Handler;
+let token: Handler;
+let api: Handler;
+let authorizer: typeof import('../../functions/authorizer.ts')['handler'];
+let accounts: ReturnType<typeof createDynamoAccountRepository>;
+let clients: ReturnType<typeof createDynamoClientRepository>;
+let trail: ReturnType<typeof createDynamoAuditTrail>;
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  const { env, cleanup } = await functionEnv(dynamo);
+  cleanupKeys = cleanup;
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  const table = { client: dynamo.documentClient, tableName: dynamo.tables.accounts };
+  accounts = createDynamoAccountRepository(table);
+  clients = createDynamoClientRepository(table);
+  trail = createDynamoAuditTrail({ client: dynamo.documentClient, tableName: dynamo.tables.audit });
+  const passwordHash = await hashPassword(PASSWORD, 4);
+  for (const [username, customerId] of [
+    ['admin-alice', 'C-2001'],
+    ['admin-bob', 'C-2002'],
+    ['plain-carol', 'C-2001'],
+  ] as const) {
+    await accounts.createUser({ username, passwordHash, customerId });
+  }
+  await accounts.setAdministrator('admin-alice', true);
+  await accounts.setAdministrator('admin-bob', true);
+  login = (await import('../../functions/login.ts')).handler as Handler;
+  token = (await import('../../functions/oauth-token.ts')).handler as Handler;
+  api = (await import('../../functions/customer-api.ts')).handler as Handler;
+  authorizer = (await import('../../functions/authorizer.ts')).handler;
+});
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await dynamo.close();
+  await cleanupKeys();
+});
+
+const call = (handler: Handler, event: APIGatewayProxyEvent) => handler(event, lambdaContext());
+// biome-ignore lint/suspicious/noExplicitAny: answers are read field by field, each checked by an assertion.
+const bodyOf = (response: APIGatewayProxyResult) => JSON.parse(response.body) as Record<string, any>;
+
+/** The authorizer's decision for a fresh login of `username`, as API Gateway passes it on. */
+async function signIn(username: string) {
+  const answer = await call(login, loginEvent(JSON.stringify({ username, password: PASSWORD })));
+  expect(answer.statusCode).toBe(200);
+  const accessToken = String(bodyOf(answer).token);
+  const decision = await authorizer(authorizerEvent(`Bearer ${accessToken}`));
+  return gatewayAuthorizerContext(decision);
+}
+
+type Authorizer = Awaited<ReturnType<typeof signIn>>;
+
+/** A request to the route `resource` (as serverless.yml declares it) with `path` filled in. */
+function request(
+  who: Authorizer,
+  method: string,
+  resource: string,
+  options: { params?: Record<string, string>; body?: unknown; query?: Record<string, string> } = {},
+): APIGatewayProxyEvent {
+  const path = resource.replace(/\{(\w+)\}/g, (_, name: string) => options.params?.[name] ?? '');
+  const base = loginEvent(null);
+  return {
+    ...base,
+    httpMethod: method,
+    resource,
+    path,
+    pathParameters: options.params ?? null,
+    queryStringParameters: options.query ?? null,
+    headers: {
+      ...base.headers,
+      ...(options.body !== undefined && { 'Content-Type': 'application/json' }),
+    },
+    body: options.body === undefined ? null : JSON.stringify(options.body),
+    requestContext: {
+      ...base.requestContext,
+      authorizer: who,
+      identity: { ...base.requestContext.identity, sourceIp: '203.0.113.7' },
+    },
+  };
+}
+
+const CLIENTS = '/api/v1/customer/clients';
+const CLIENT = '/api/v1/customer/clients/{clientId}';
+const SECRETS = '/api/v1/customer/clients/{clientId}/secrets';
+const SECRET = '/api/v1/customer/clients/{clientId}/secrets/{secretId}';
+const UNLOCK = '/api/v1/customer/clients/{clientId}/unlock';
+const EVENTS = '/api/v1/customer/audit-events';
+const ADMINISTRATORS = '/api/v1/customer/administrators';
+const REVOKE = '/api/v1/customer/administrators/revoke';
+
+const grantStatus = async (client: { clientId: string; secret: string }) =>
+  (await call(token, grantEvent(client))).statusCode;
+
+describe('the self-service API', () => {
+  it('lets an administrator create a client whose secret, shown once, works at the token endpoint', async () => {
+    const alice = await signIn('admin-alice');
+    const answer = await call(
+      api,
+      request(alice, 'POST', CLIENTS, { body: { name: 'Warehouse', scopes: ['tracking:read'] } }),
+    );
+    expect(answer.statusCode).toBe(201);
+    const body = bodyOf(answer);
+    expect(body.client).toMatchObject({ name: 'Warehouse', scopes: ['tracking:read'], enabled: true });
+    expect(answer.headers?.Location).toMatch(new RegExp(`/api/v1/customer/clients/${body.client.clientId}$`));
+    expect(answer.headers?.['Cache-Control']).toBe('no-store');
+    expect(body.clientSecret).toMatch(/^pcs_/);
+    expect(JSON.stringify(body.client)).not.toContain(body.clientSecret);
+    expect(await grantStatus({ clientId: body.client.clientId, secret: body.clientSecret })).toBe(200);
+
+    const listed = bodyOf(await call(api, request(alice, 'GET', CLIENTS)));
+    expect(JSON.stringify(listed)).not.toContain(body.clientSecret);
+    const shown = bodyOf(
+      await call(api, request(alice, 'GET', CLIENT, { params: { clientId: body.client.clientId } })),
+    );
+    expect(shown.secrets).toEqual([
+      {
+        secretId: body.secretId,
+        createdAt: expect.any(String),
+        expiresAt: null,
+        lastUsedAt: expect.any(String),
+      },
+    ]);
+    expect(shown.lastUsedAt).toEqual(expect.any(String));
+  });
+
+  it('rolls a secret in one call: the old one stops by itself at the time asked, the new one works', async () => {
+    const alice = await signIn('admin-alice');
+    const made = bodyOf(
+      await call(
+        api,
+        request(alice, 'POST', CLIENTS, { body: { name: 'Shop', scopes: ['shipments:write'] } }),
+      ),
+    );
+    const clientId = String(made.client.clientId);
+    const rolled = await call(
+      api,
+      request(alice, 'POST', SECRETS, { params: { clientId }, body: { expireOthersInSeconds: 3600 } }),
+    );
+    expect(rolled.statusCode).toBe(201);
+    const roll = bodyOf(rolled);
+    const old = roll.client.secrets.find((secret: { secretId: string }) => secret.secretId === made.secretId);
+    expect(Date.parse(old.expiresAt) - Date.now()).toBeGreaterThan(3590_000);
+    expect(Date.parse(old.expiresAt) - Date.now()).toBeLessThanOrEqual(3600_000);
+    expect(await grantStatus({ clientId, secret: roll.clientSecret })).toBe(200);
+    expect(await grantStatus({ clientId, secret: made.clientSecret })).toBe(200);
+
+    // Two live secrets: a third is refused until one goes.
+    const third = await call(api, request(alice, 'POST', SECRETS, { params: { clientId } }));
+    expect(third.statusCode).toBe(409);
+    expect(bodyOf(third).type).toBe('urn:parcel-auth:problem:conflict');
+
+    // The roll is in the trail now; the expiry it scheduled is not, until it happens.
+    const events = bodyOf(await call(api, request(alice, 'GET', EVENTS))).events as {
+      type: string;
+      clientId?: string;
+    }[];
+    const mine = events.filter((event) => event.clientId === clientId).map((event) => event.type);
+    expect(mine).toEqual(['client.secret.rolled', 'client.created']);
+    const later = await trail.list({
+      customerId: 'C-2001',
+      limit: 100,
+      until: new Date(Date.now() + 7200_000),
+    });
+    expect(
+      later.events.filter((event) => event.clientId === clientId && event.type === 'client.secret.expired'),
+    ).toEqual([
+      expect.objectContaining({ secretId: made.secretId, secretExpiresAt: old.expiresAt, at: old.expiresAt }),
+    ]);
+
+    // Removing the expiring secret first takes its scheduled expiry back.
+    const removed = await call(
+      api,
+      request(alice, 'DELETE', SECRET, { params: { clientId, secretId: made.secretId } }),
+    );
+    expect(removed.statusCode).toBe(204);
+    expect(await grantStatus({ clientId, secret: made.clientSecret })).toBe(401);
+    const after = await trail.list({
+      customerId: 'C-2001',
+      limit: 100,
+      until: new Date(Date.now() + 7200_000),
+    });
+    expect(
+      after.events.filter((event) => event.type === 'client.secret.expired' && event.clientId === clientId),
+    ).toEqual([]);
+
+    // The last live secret stays.
+    const last = await call(
+      api,
+      request(alice, 'DELETE', SECRET, { params: { clientId, secretId: roll.secretId } }),
+    );
+    expect(last.statusCode).toBe(409);
+  });
+
+  it('disables, enables, renames, unlocks and removes a client, each in the audit trail with who and from where', async () => {
+    const alice = await signIn('admin-alice');
+    const made = bodyOf(
+      await call(
+        api,
+        request(alice, 'POST', CLIENTS, { body: { name: 'Labels', scopes: ['tracking:read'] } }),
+      ),
+    );
+    const clientId = String(made.client.clientId);
+    const client = { clientId, secret: String(made.clientSecret) };
+    const patch = (body: unknown) =>
+      call(api, request(alice, 'PATCH', CLIENT, { params: { clientId }, body }));
+
+    expect(bodyOf(await patch({ enabled: false })).enabled).toBe(false);
+    expect(await grantStatus(client)).toBe(401);
+    expect(bodyOf(await patch({ enabled: true, name: 'Label printer' }))).toMatchObject({
+      enabled: true,
+      name: 'Label printer',
+    });
+    expect(await grantStatus(client)).toBe(200);
+    expect((await call(api, request(alice, 'POST', UNLOCK, { params: { clientId } }))).statusCode).toBe(204);
+    expect((await call(api, request(alice, 'DELETE', CLIENT, { params: { clientId } }))).statusCode).toBe(
+      204,
+    );
+    expect(await grantStatus(client)).toBe(401);
+    expect((await call(api, request(alice, 'GET', CLIENT, { params: { clientId } }))).statusCode).toBe(404);
+
+    const events = (
+      bodyOf(await call(api, request(alice, 'GET', EVENTS))).events as Record<string, unknown>[]
+    ).filter((event) => event.clientId === clientId);
+    expect(events.map((event) => event.type)).toEqual([
+      'client.removed',
+      'client.unlocked',
+      'client.enabled',
+      'client.renamed',
+      // The grant tried while it was disabled.
+      'client.authentication.failed',
+      'client.disabled',
+      'client.created',
+    ]);
+    for (const event of events.filter((event) => event.type !== 'client.authentication.failed')) {
+      expect(event).toMatchObject({ actor: 'user:admin-alice', sourceIp: '203.0.113.7' });
+      expect(event).not.toHaveProperty('customerId');
+    }
+  });
+
+  it('answers another customer’s client as an unknown one, 404 with the same body, and changes nothing', async () => {
+    const other = await createTestClient(
+      { client: dynamo.documentClient, tableName: dynamo.tables.accounts },
+      'C-2002',
+      ['tracking:read'],
+    );
+    const alice = await signIn('admin-alice');
+    const unknown = 'pcl_00000000000000000000';
+    const answers = async (clientId: string) =>
+      Promise.all([
+        call(api, request(alice, 'GET', CLIENT, { params: { clientId } })),
+        call(api, request(alice, 'PATCH', CLIENT, { params: { clientId }, body: { enabled: false } })),
+        call(api, request(alice, 'DELETE', CLIENT, { params: { clientId } })),
+        call(api, request(alice, 'POST', UNLOCK, { params: { clientId } })),
+        call(api, request(alice, 'POST', SECRETS, { params: { clientId } })),
+        call(api, request(alice, 'DELETE', SECRET, { params: { clientId, secretId: '0123abcd' } })),
+      ]);
+    const theirs = await answers(other.clientId);
+    const none = await answers(unknown);
+    for (const [index, answer] of theirs.entries()) {
+      expect(answer.statusCode).toBe(404);
+      expect(answer.body).toBe(none[index]?.body);
+    }
+    expect((await clients.findClient(other.clientId))?.enabled).toBe(true);
+    expect(await grantStatus(other)).toBe(200);
+    const listed = bodyOf(await call(api, request(alice, 'GET', CLIENTS))).clients as { clientId: string }[];
+    expect(listed.map((client) => client.clientId)).not.toContain(other.clientId);
+  });
+
+  it('refuses a user who is not an administrator, and one whose administration ended after login, with 403 naming the scope', async () => {
+    const carol = await signIn('plain-carol');
+    const refused = await call(api, request(carol, 'GET', CLIENTS));
+    expect(refused.statusCode).toBe(403);
+    expect(refused.headers?.['WWW-Authenticate']).toContain('scope="customer:admin"');
+
+    await accounts.createUser({
+      username: 'admin-dave',
+      passwordHash: await hashPassword(PASSWORD, 4),
+      customerId: 'C-2001',
+    });
+    await accounts.setAdministrator('admin-dave', true);
+    const dave = await signIn('admin-dave');
+    expect((await call(api, request(dave, 'GET', CLIENTS))).statusCode).toBe(200);
+    await accounts.setAdministrator('admin-dave', false);
+    // The decision API Gateway may still hold in its cache: the function reads the user itself.
+    const ended = await call(api, request(dave, 'GET', CLIENTS));
+    expect(ended.statusCode).toBe(403);
+    expect(bodyOf(ended).type).toBe('urn:parcel-auth:problem:insufficient-scope');
+  });
+
+  it('asks for a recent login before showing a secret, and only then', async () => {
+    const alice = await signIn('admin-alice');
+    const stale = { ...alice, authTime: Math.floor(Date.now() / 1000) - RECENT_LOGIN_SECONDS - 5 };
+    const before = (await clients.listClients()).length;
+    const refused = await call(
+      api,
+      request(stale, 'POST', CLIENTS, { body: { name: 'Late', scopes: ['tracking:read'] } }),
+    );
+    expect(refused.statusCode).toBe(403);
+    expect(bodyOf(refused).type).toBe('urn:parcel-auth:problem:recent-login-required');
+    expect(refused.headers?.['WWW-Authenticate']).toContain('error="insufficient_user_authentication"');
+    expect(refused.headers?.['WWW-Authenticate']).toContain(`max_age=${RECENT_LOGIN_SECONDS}`);
+    const after = await clients.listClients();
+    const [made] = bodyOf(await call(api, request(alice, 'GET', CLIENTS))).clients as { clientId: string }[];
+    const roll = await call(
+      api,
+      request(stale, 'POST', SECRETS, { params: { clientId: String(made?.clientId) } }),
+    );
+    expect(roll.statusCode).toBe(403);
+    expect(bodyOf(roll).type).toBe('urn:parcel-auth:problem:recent-login-required');
+    expect(after.length).toBe(before);
+    // Reading and changing without a secret shown: no recent login needed.
+    expect((await call(api, request(stale, 'GET', CLIENTS))).statusCode).toBe(200);
+  });
+
+  it('lets an administrator make another user of the customer an administrator, and end it, never another customer’s user', async () => {
+    await accounts.createUser({
+      username: 'plain-erin',
+      passwordHash: await hashPassword(PASSWORD, 4),
+      customerId: 'C-2001',
+    });
+    const alice = await signIn('admin-alice');
+    const names = async () =>
+      (
+        bodyOf(await call(api, request(alice, 'GET', ADMINISTRATORS))).administrators as {
+          username: string;
+        }[]
+      ).map((entry) => entry.username);
+    expect(await names()).not.toContain('plain-erin');
+
+    const stale = { ...alice, authTime: Math.floor(Date.now() / 1000) - RECENT_LOGIN_SECONDS - 5 };
+    const late = await call(
+      api,
+      request(stale, 'POST', ADMINISTRATORS, { body: { username: 'plain-erin' } }),
+    );
+    expect(late.statusCode).toBe(403);
+    expect(bodyOf(late).type).toBe('urn:parcel-auth:problem:recent-login-required');
+
+    const granted = await call(
+      api,
+      request(alice, 'POST', ADMINISTRATORS, { body: { username: 'plain-erin' } }),
+    );
+    expect(granted.statusCode).toBe(204);
+    expect(await names()).toContain('plain-erin');
+    const erin = await signIn('plain-erin');
+    expect((await call(api, request(erin, 'GET', CLIENTS))).statusCode).toBe(200);
+
+    // Another customer's user, and nobody: the same 404, and nothing granted.
+    const theirs = await call(
+      api,
+      request(alice, 'POST', ADMINISTRATORS, { body: { username: 'admin-bob' } }),
+    );
+    const nobody = await call(
+      api,
+      request(alice, 'POST', ADMINISTRATORS, { body: { username: 'nobody-here' } }),
+    );
+    expect(theirs.statusCode).toBe(404);
+    expect(theirs.body).toBe(nobody.body);
+    const bobBefore = await accounts.findByUsername('admin-bob');
+    const revokedOther = await call(api, request(alice, 'POST', REVOKE, { body: { username: 'admin-bob' } }));
+    expect(revokedOther.statusCode).toBe(404);
+    expect((await accounts.findByUsername('admin-bob'))?.admin).toBe(bobBefore?.admin);
+
+    const revoked = await call(api, request(alice, 'POST', REVOKE, { body: { username: 'plain-erin' } }));
+    expect(revoked.statusCode).toBe(204);
+    expect(await names()).not.toContain('plain-erin');
+    expect((await call(api, request(erin, 'GET', CLIENTS))).statusCode).toBe(403);
+
+    const events = (
+      bodyOf(await call(api, request(alice, 'GET', EVENTS))).events as Record<string, unknown>[]
+    ).filter((event) => event.username === 'plain-erin');
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'user.admin.revoked', actor: 'user:admin-alice' }),
+      expect.objectContaining({ type: 'user.admin.granted', actor: 'user:admin-alice' }),
+    ]);
+  });
+
+  it('pages the audit trail with next, newest first, and refuses a next it never gave', async () => {
+    const bob = await signIn('admin-bob');
+    const made = bodyOf(
+      await call(api, request(bob, 'POST', CLIENTS, { body: { name: 'B', scopes: ['tracking:read'] } })),
+    );
+    const clientId = String(made.client.clientId);
+    for (const name of ['B1', 'B2', 'B3', 'B4']) {
+      await call(api, request(bob, 'PATCH', CLIENT, { params: { clientId }, body: { name } }));
+    }
+    const first = bodyOf(await call(api, request(bob, 'GET', EVENTS, { query: { limit: '2' } })));
+    expect(first.events.map((event: { name?: string }) => event.name)).toEqual(['B4', 'B3']);
+    const second = bodyOf(
+      await call(api, request(bob, 'GET', EVENTS, { query: { limit: '2', next: first.next } })),
+    );
+    expect(second.events.map((event: { name?: string }) => event.name)).toEqual(['B2', 'B1']);
+    const third = bodyOf(
+      await call(api, request(bob, 'GET', EVENTS, { query: { limit: '2', next: second.next } })),
+    );
+    expect(third.events.map((event: { type: string }) => event.type)).toEqual(['client.created']);
+    expect(third.next).toBeNull();
+    for (const query of [
+      { next: 'bm90LWFuLWlk' },
+      { limit: '0' },
+      { limit: '101' },
+      { other: 'x' },
+    ] as Record<string, string>[]) {
+      const refused = await call(api, request(bob, 'GET', EVENTS, { query }));
+      expect(refused.statusCode).toBe(400);
+      expect(refused.headers?.['Content-Type']).toBe('application/problem+json');
+    }
+  });
+
+  it('refuses bad bodies and ids with 400 problem+json, before anything is written', async () => {
+    const alice = await signIn('admin-alice');
+    const before = (await clients.listClients('C-2001')).length;
+    for (const body of [
+      { name: '', scopes: ['tracking:read'] },
+      { name: ' padded', scopes: ['tracking:read'] },
+      { name: 'evil\u202Egnp.exe', scopes: ['tracking:read'] },
+      { name: 'x'.repeat(101), scopes: ['tracking:read'] },
+      { name: 'x', scopes: [] },
+      { name: 'x', scopes: ['customer:admin'] },
+      { name: 'x', scopes: ['tokens:introspect'] },
+      { name: 'x', scopes: ['tracking:read', 'tracking:read'] },
+      { name: 'x', scopes: ['tracking:read'], customerId: 'C-2002' },
+    ]) {
+      const answer = await call(api, request(alice, 'POST', CLIENTS, { body }));
+      expect(answer.statusCode).toBe(400);
+    }
+    const badId = await call(api, request(alice, 'GET', CLIENT, { params: { clientId: 'pcl_zz' } }));
+    expect(badId.statusCode).toBe(400);
+    const badExpiry = await call(
+      api,
+      request(alice, 'POST', SECRETS, {
+        params: { clientId: 'pcl_00000000000000000000' },
+        body: { expireOthersInSeconds: 30 * 86_400 + 1 },
+      }),
+    );
+    expect(badExpiry.statusCode).toBe(400);
+    expect((await clients.listClients('C-2001')).length).toBe(before);
+  });
+});
