@@ -27,6 +27,8 @@ const FUNCTIONS = [
   ['jwks', 'JwksLambdaFunction'],
   ['createShipment', 'CreateShipmentLambdaFunction'],
   ['trackShipment', 'TrackShipmentLambdaFunction'],
+  ['customerApi', 'CustomerApiLambdaFunction'],
+  ['console', 'ConsoleLambdaFunction'],
 ];
 const TABLES = ['AccountsTable', 'SessionsTable', 'LoginThrottleTable', 'ShipmentsTable', 'AuditTable'];
 const ALARMS = [
@@ -40,6 +42,8 @@ const ALARMS = [
   'FailedClientAuthAlarm',
   'LockoutsAlarm',
   'RefreshReuseAlarm',
+  'AuditWriteFailedAlarm',
+  'CredentialsShownAlarm',
 ];
 const LOGIN_FAILURE_REASONS = ['UnknownUser', 'BadPassword', 'Disabled', 'Locked'];
 /** lib/metrics/metrics.ts's lock counters, labelled for an operator. */
@@ -57,8 +61,26 @@ const SPARED_COUNTERS = [
 const CLIENT_FAILURE_REASONS = ['UnknownClient', 'BadSecret', 'Disabled', 'Locked', 'MalformedSecret'];
 const DENY_REASONS = ['MissingToken', 'SeveralTokens', 'Expired', 'InvalidToken', 'Revoked'];
 const WAF_RULES = ['IpReputation', 'LoginRateLimit', 'BodySizeLimit', 'CommonRuleSet'];
+/** The administrators' changes that show a new secret (CredentialsShownAlarm's sum), and the others. */
+const CHANGES_SHOWING_A_SECRET = ['client.created', 'client.secret.added', 'client.secret.rolled'];
+const OTHER_CHANGES = [
+  'client.renamed',
+  'client.disabled',
+  'client.enabled',
+  'client.removed',
+  'client.unlocked',
+  'client.secret.removed',
+  'user.admin.granted',
+  'user.admin.revoked',
+];
+const ADMINISTRATION_REFUSALS = [
+  ['NotAdministrator', 'Not (or no longer) an administrator'],
+  ['RecentLoginRequired', 'Login not recent enough'],
+];
 
 const WIDTH = 24;
+/** Graphs per row of the per-function rows: narrower ones are unreadable. */
+const PER_ROW = 5;
 
 /** Lays widgets out left to right in rows of the grid's 24 columns. */
 function layout(rows) {
@@ -226,6 +248,26 @@ module.exports = async ({ resolveVariable }) => {
       ]),
     ],
     [
+      // Stacked over the alarm's 5 minutes: the top line is what CredentialsShownAlarm compares.
+      graph(
+        'New API client credentials shown (per 5 minutes)',
+        CHANGES_SHOWING_A_SECRET.map((type) => own('CredentialChanged', { type }, { label: type })),
+        { stacked: true, period: 300 },
+      ),
+      graph(
+        'Other changes by administrators',
+        OTHER_CHANGES.map((type) => own('CredentialChanged', { type }, { label: type })),
+        { stacked: true },
+      ),
+      graph(
+        'Administrators’ calls refused (403)',
+        ADMINISTRATION_REFUSALS.map(([reason, label]) => own('AdministrationRefused', { reason }, { label })),
+      ),
+      graph('Audit events not recorded', [
+        own('AuditWriteFailed', {}, { label: 'Not recorded (change made)', color: '#d62728' }),
+      ]),
+    ],
+    [
       graph(
         'Authorizer decisions',
         [
@@ -263,8 +305,9 @@ module.exports = async ({ resolveVariable }) => {
           ]
         : []),
     ],
-    latencyPerFunction.slice(0, 5),
-    latencyPerFunction.slice(5),
+    ...Array.from({ length: Math.ceil(latencyPerFunction.length / PER_ROW) }, (_, row) =>
+      latencyPerFunction.slice(row * PER_ROW, (row + 1) * PER_ROW),
+    ),
     [
       graph(
         'Lambda throttles',
