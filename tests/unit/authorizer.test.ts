@@ -103,6 +103,9 @@ const everyRoute = (stage: string) => [
   `${stage}/DELETE/api/v1/customer/clients/*/secrets/*`,
   `${stage}/POST/api/v1/customer/clients/*/unlock`,
   `${stage}/GET/api/v1/customer/audit-events`,
+  `${stage}/GET/api/v1/customer/administrators`,
+  `${stage}/POST/api/v1/customer/administrators`,
+  `${stage}/POST/api/v1/customer/administrators/revoke`,
 ];
 
 /** An access token of a user without customer, signed with the stage's key. */

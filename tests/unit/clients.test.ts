@@ -640,6 +640,9 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
     `${prefix}/DELETE/api/v1/customer/clients/*/secrets/*`,
     `${prefix}/POST/api/v1/customer/clients/*/unlock`,
     `${prefix}/GET/api/v1/customer/audit-events`,
+    `${prefix}/GET/api/v1/customer/administrators`,
+    `${prefix}/POST/api/v1/customer/administrators`,
+    `${prefix}/POST/api/v1/customer/administrators/revoke`,
   ];
 
   it('allows a tracking:read client every protected route, whichever filled the cache, and passes its scope on for the functions to check', async () => {

@@ -44,6 +44,9 @@ describe('customer:admin among the scopes', () => {
       `${prefix}/DELETE/api/v1/customer/clients/*/secrets/*`,
       `${prefix}/POST/api/v1/customer/clients/*/unlock`,
       `${prefix}/GET/api/v1/customer/audit-events`,
+      `${prefix}/GET/api/v1/customer/administrators`,
+      `${prefix}/POST/api/v1/customer/administrators`,
+      `${prefix}/POST/api/v1/customer/administrators/revoke`,
     ]);
   });
 });
