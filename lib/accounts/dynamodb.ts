@@ -35,8 +35,8 @@ export const createDynamoStatusReader = (deps: {
 }): UserStatusReader => createStatusReader({ ...deps, keyOf: accountItems.userKey });
 
 /**
- * The self-service API's view of users: its caller's administration, read on every call (four
- * attributes, never the password hash), so an ended administration refuses within a read's
+ * The self-service API's view of users: its caller's administration and revocation state, read
+ * on every call (never the password hash), so an ended administration or a revoked token refuses within a read's
  * consistency, not at the token's expiry; a customer's administrators, from the byCustomer
  * index; and the grant and its end, as the operator's.
  */
@@ -52,13 +52,15 @@ export function createDynamoAdministrations(deps: {
         deps,
         accountItems.userKey(username),
         { attribute: 'username', name: username },
-        ['customerId', 'enabled', 'admin'],
+        ['customerId', 'enabled', 'admin', 'revokedBefore', 'revokedSessions'],
       );
       if (item === undefined) return null;
       return {
         enabled: item.enabled === true,
         customerId: typeof item.customerId === 'string' && item.customerId !== '' ? item.customerId : null,
         admin: item.admin === true,
+        revokedBefore: Number(item.revokedBefore ?? 0),
+        revokedSessions: new Set(Object.keys((item.revokedSessions ?? {}) as object)),
       };
     },
 

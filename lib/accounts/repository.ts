@@ -49,6 +49,10 @@ export interface Administration {
   readonly enabled: boolean;
   readonly customerId: string | null;
   readonly admin: boolean;
+  /** Epoch seconds: tokens issued earlier are revoked (logout everywhere, a new password, ...). */
+  readonly revokedBefore: number;
+  /** The sessions revoked one by one (a logout, a refresh token reused). */
+  readonly revokedSessions: ReadonlySet<string>;
 }
 
 export interface AdministrationReader {

@@ -96,6 +96,18 @@ export interface AuditScheduler {
   unschedule(expiry: ScheduledExpiry): Promise<void>;
 }
 
+/** The expiry events of `secrets` of a client still to come: what removing them takes back. */
+export const pendingExpiries = (
+  client: { readonly customerId: string; readonly clientId: string },
+  secrets: readonly { readonly id: string; readonly expiresAt?: string }[],
+  now: Date,
+): ScheduledExpiry[] =>
+  secrets.flatMap(({ id, expiresAt }) =>
+    expiresAt !== undefined && Date.parse(expiresAt) > now.getTime()
+      ? [{ customerId: client.customerId, clientId: client.clientId, secretId: id, at: expiresAt }]
+      : [],
+  );
+
 export interface AuditQuery {
   /** One customer's events; undefined: every customer's. */
   readonly customerId?: string;

@@ -25,6 +25,8 @@ export const AuthorizerContextSchema = v.pipe(
      * access tokens had it, and in a decision cached before the authorizer passed it.
      */
     authTime: v.optional(EpochSecondsSchema),
+    /** A user's session (`sid`); absent for a client and in older decisions. */
+    sessionId: v.optional(v.pipe(v.string(), v.nonEmpty())),
   }),
   v.check((context) => (context.username === '') !== (context.clientId === ''), 'one subject'),
   v.check((context) => context.scope !== undefined || context.clientId === '', 'a client has scopes'),

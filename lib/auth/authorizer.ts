@@ -40,6 +40,8 @@ export const authorizerContext = (subject: AccessClaims, scope: string): Authori
   exp: subject.expiresAt,
   // Absent rather than undefined: a context holds strings, numbers and booleans only.
   ...(subject.authTime !== undefined && { authTime: subject.authTime }),
+  // A user's session, so a function that acts on a cached decision can check its revocation.
+  ...(subject.kind === 'user' && subject.sessionId !== undefined && { sessionId: subject.sessionId }),
 });
 
 /**

@@ -22,6 +22,7 @@ import {
   type AuditWriter,
   auditEvent,
   type NewAuditEvent,
+  pendingExpiries,
   type ScheduledExpiry,
   userActor,
 } from '../audit/audit.ts';
@@ -76,6 +77,8 @@ export interface Administrator {
   readonly customerId: string;
   /** Epoch seconds of the password login the token's session began with; absent in older tokens. */
   readonly authTime: number | undefined;
+  /** The token's scopes: a client it creates gets no route scope beyond them. */
+  readonly scopes: readonly Scope[];
   /** The caller's address, for the audit trail. */
   readonly sourceIp: string;
 }
@@ -103,7 +106,22 @@ export async function administratorOf(
   const stored = await deps.administrations.findAdministration(username);
   if (stored === null || !stored.enabled || !stored.admin || stored.customerId !== caller.customerId)
     throw refuse('administration ended');
-  return { username, customerId: caller.customerId, authTime: caller.authTime, sourceIp };
+  // The authorizer's decision may be cached from before a logout, a new password or `user logout`:
+  // refused here as the authorizer would refuse the token now.
+  const revoked =
+    (caller.issuedAt ?? 0) < stored.revokedBefore ||
+    (caller.sessionId !== undefined && stored.revokedSessions.has(caller.sessionId));
+  if (revoked) {
+    deps.logger.info('administration refused', { reason: 'token revoked' });
+    throw new AppError('UNAUTHORIZED');
+  }
+  return {
+    username,
+    customerId: caller.customerId,
+    authTime: caller.authTime,
+    scopes: caller.scopes,
+    sourceIp,
+  };
 }
 
 /** RECENT_LOGIN_REQUIRED unless the token's session began with a password login RECENT_LOGIN_SECONDS ago or less. */
@@ -122,6 +140,8 @@ export const REFUSALS = {
   noSuchUser: 'No such user.',
   thirdSecret: 'The client has 2 live secrets: remove one first, or wait until one expires.',
   lastSecret: 'This is the client’s last live secret: add another first, or disable or remove the client.',
+  lastLastingSecret:
+    'This is the client’s last secret that does not expire: the others stop by themselves. Add another first.',
 } as const;
 
 const noSuchClient = () => new AppError('NOT_FOUND', { detail: REFUSALS.noSuchClient });
@@ -215,10 +235,8 @@ async function rescheduleExpiries(
     const current = after.find((secret) => secret.id === old.id);
     if (current?.expiresAt === old.expiresAt) continue;
     // An end already passed is history: the event stays.
-    if (old.expiresAt !== undefined && isLive(old, now)) {
-      await unfailing(deps, 'client.secret.expired', client.clientId, () =>
-        deps.audit.unschedule(expiry(old.id, old.expiresAt as string)),
-      );
+    for (const pending of pendingExpiries(client, [old], now)) {
+      await unfailing(deps, 'client.secret.expired', client.clientId, () => deps.audit.unschedule(pending));
     }
     if (current?.expiresAt !== undefined) {
       const at = current.expiresAt;
@@ -270,6 +288,9 @@ export async function createClient(
   request: { readonly name: string; readonly scopes: readonly Scope[] },
 ): Promise<CreatedSecret> {
   requireRecentLogin(deps, admin);
+  // An administrator an operator narrowed gives no client more than it holds itself.
+  const beyond = request.scopes.find((scope) => !admin.scopes.includes(scope));
+  if (beyond !== undefined) throw new AppError('INSUFFICIENT_SCOPE', { requiredScope: beyond });
   const clientId = newClientId();
   const { secret, stored } = newClientSecret(deps.clock());
   await deps.clients.createClient({
@@ -316,6 +337,12 @@ export async function removeSecret(
   secretId: string,
 ): Promise<void> {
   const client = await ownClient(deps, admin, clientId);
+  // The last secret that does not expire stays: removing it would leave the client to stop by itself.
+  const now = deps.clock();
+  const staying = client.secrets.filter((secret) => secret.id !== secretId && isLive(secret, now));
+  const removing = client.secrets.some((secret) => secret.id === secretId && isLive(secret, now));
+  if (removing && staying.length > 0 && staying.every((secret) => secret.expiresAt !== undefined))
+    throw new AppError('CONFLICT', { detail: REFUSALS.lastLastingSecret });
   await onClient(() => deps.clients.removeClientSecret(clientId, secretId), REFUSALS.lastSecret);
   await rescheduleExpiries(
     deps,
@@ -341,6 +368,8 @@ export async function updateClient(
   }
   if (change.enabled !== undefined && change.enabled !== client.enabled) {
     const enabled = change.enabled;
+    // Enabling brings back every secret the client holds, a leaked one too: as showing a secret.
+    if (enabled) requireRecentLogin(deps, admin);
     await onClient(() => deps.clients.setClientEnabled(clientId, enabled));
     await record(deps, admin, enabled ? 'client.enabled' : 'client.disabled', { clientId });
   }

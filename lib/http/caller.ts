@@ -49,7 +49,9 @@ function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger, scope: st
         : { kind: 'user', username: context.username },
     customerId: context.customerId || null,
     scopes,
+    issuedAt: context.iat,
     authTime: context.authTime,
+    ...(context.sessionId !== undefined && { sessionId: context.sessionId }),
   };
 }
 

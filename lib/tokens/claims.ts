@@ -36,4 +36,8 @@ export interface Caller {
   readonly scopes: readonly Scope[];
   /** A user's: epoch seconds of the login that started the session (`auth_time`); absent for a client. */
   readonly authTime?: number;
+  /** Epoch seconds: the token's `iat`, for a revocation the (cached) decision predates. */
+  readonly issuedAt?: number;
+  /** A user's session (`sid`), when the token names one. */
+  readonly sessionId?: string;
 }

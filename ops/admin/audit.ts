@@ -14,6 +14,7 @@ import {
   auditEvent,
   type NewAuditEvent,
   OPERATOR_ACTOR_PREFIX,
+  pendingExpiries,
 } from '../../lib/audit/audit.ts';
 import type { ClientRecord, ClientRepository } from '../../lib/clients/clients.ts';
 import type { Env } from '../../lib/config.ts';
@@ -111,6 +112,8 @@ export function auditedClients(context: CommandContext): ClientRepository {
     type: AuditEventType,
     change: () => Promise<void>,
     secretId?: string,
+    /** The secrets the change removes: their expiry events still to come are taken back. */
+    removed?: (before: ClientRecord) => readonly string[],
   ) => {
     const before = await clients.findClient(clientId);
     await change();
@@ -119,6 +122,22 @@ export function auditedClients(context: CommandContext): ClientRepository {
       ...clientEvent(type, before),
       ...(secretId !== undefined && { secretId }),
     });
+    const gone = new Set(removed?.(before) ?? []);
+    const pending = pendingExpiries(
+      before,
+      before.secrets.filter((secret) => gone.has(secret.id)),
+      context.now(),
+    );
+    for (const expiry of pending) {
+      try {
+        await context.audit().unschedule(expiry);
+      } catch (error) {
+        context.warn(
+          `the change is made, but the expiry event of secret ${expiry.secretId} (${expiry.at}) was not taken back: ` +
+            describeFailure(error, context.target),
+        );
+      }
+    }
   };
   return {
     ...clients,
@@ -133,7 +152,14 @@ export function auditedClients(context: CommandContext): ClientRepository {
       changed(clientId, enabled ? 'client.enabled' : 'client.disabled', () =>
         clients.setClientEnabled(clientId, enabled),
       ),
-    removeClient: (clientId) => changed(clientId, 'client.removed', () => clients.removeClient(clientId)),
+    removeClient: (clientId) =>
+      changed(
+        clientId,
+        'client.removed',
+        () => clients.removeClient(clientId),
+        undefined,
+        (before) => before.secrets.map((secret) => secret.id),
+      ),
     async addClientSecret(clientId, secret, options) {
       const change = await clients.addClientSecret(clientId, secret, options);
       await recordOperatorEvent(context, {
@@ -148,6 +174,7 @@ export function auditedClients(context: CommandContext): ClientRepository {
         'client.secret.removed',
         () => clients.removeClientSecret(clientId, secretId),
         secretId,
+        () => [secretId],
       ),
   };
 }

@@ -113,11 +113,14 @@ describe('the prod CloudFormation template', () => {
     expect(zips).toHaveLength(functions.length);
   });
 
-  it('ships each function as one minified bundle, the AWS SDK inside', async () => {
+  it('ships each function as one minified bundle, the AWS SDK inside, and the console’s three files', async () => {
+    const consoleFiles = ['lib/console/console.css', 'lib/console/console.html', 'lib/console/console.js'];
     for (const zip of (await readdir(dir)).filter((name) => name.endsWith('.zip'))) {
       const files = unzip(await readFile(join(dir, zip)));
-      expect([...files.keys()]).toHaveLength(1);
-      const bundle = [...files.values()][0]?.toString('utf8') ?? '';
+      const bundles = [...files.keys()].filter((name) => !consoleFiles.includes(name));
+      expect(bundles).toEqual([expect.stringMatching(/^functions\/[\w-]+\.mjs$/)]);
+      expect([...files.keys()].filter((name) => consoleFiles.includes(name)).sort()).toEqual(consoleFiles);
+      const bundle = files.get(bundles[0] ?? '')?.toString('utf8') ?? '';
       // Nothing left for node_modules to provide: no bare import but node: built-ins, and the
       // SDK's optional CRT signer, which it tries only for SigV4a (never used here).
       const imports = [...bundle.matchAll(/(?<=[}*\s]|^)from\s*"([^"]+)"|\bimport\s*\(?\s*"([^"]+)"/gm)].map(
@@ -602,7 +605,7 @@ describe('the prod CloudFormation template', () => {
           `ssm:GetParameter on ${keyring}`,
         ].sort(),
       );
-      // The console's page and assets are in its bundle: it reads nothing.
+      // The console's page and assets are files of its zip: it reads no AWS resource.
       expect(grants('ConsoleRole')).toEqual([]);
       // Every role is one of those above.
       expect(
@@ -646,7 +649,16 @@ describe('the prod CloudFormation template', () => {
           Condition: {
             'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
             'ForAllValues:StringEquals': {
-              'dynamodb:Attributes': ['pk', 'sk', 'username', 'customerId', 'enabled', 'admin'],
+              'dynamodb:Attributes': [
+                'pk',
+                'sk',
+                'username',
+                'customerId',
+                'enabled',
+                'admin',
+                'revokedBefore',
+                'revokedSessions',
+              ],
             },
             StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
           },
@@ -873,7 +885,9 @@ describe('the prod CloudFormation template', () => {
           const username = { 'USER#alice': 'Alice', 'USER#bob': 'Bob', 'USER#moved': 'Moved' }[
             String(key.pk)
           ];
-          if (username !== undefined) return { Item: { username, customerId, enabled: true, admin: true } };
+          // Alice administers; Bob and Moved do not yet.
+          if (username !== undefined)
+            return { Item: { username, customerId, enabled: true, admin: username === 'Alice' } };
           return { Item: clientOf(String(key.pk).slice('CLIENT#'.length)) };
         }
         if (
@@ -924,8 +938,9 @@ describe('the prod CloudFormation template', () => {
       const caller: Caller = {
         subject: { kind: 'user', username: 'Alice' },
         customerId,
-        scopes: ['customer:admin'],
+        scopes: ['tracking:read', 'shipments:write', 'customer:admin'],
         authTime: Math.floor(Date.now() / 1000),
+        issuedAt: Math.floor(Date.now() / 1000),
       };
       const sent: Sent[] = [];
       const run = async (call: (admin: Administrator) => Promise<unknown>) => {
@@ -945,7 +960,8 @@ describe('the prod CloudFormation template', () => {
       await run((admin) => auditEvents(deps, admin, { limit: 50 }));
       await run((admin) => listAdministrators(deps, admin));
       await run((admin) => setAdministrator(deps, admin, 'Bob', true));
-      await run((admin) => setAdministrator(deps, admin, 'Bob', false));
+      // Ending one's own: Alice administers (the fake's read says so for every call).
+      await run((admin) => setAdministrator(deps, admin, 'Alice', false));
       // A grant whose condition failed: the user is read again to tell why.
       await run(async (admin) => {
         await expect(setAdministrator(deps, admin, 'Moved', true)).rejects.toThrow(AppError);

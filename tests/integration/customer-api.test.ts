@@ -403,6 +403,80 @@ describe('the self-service API', () => {
     ]);
   });
 
+  it('refuses a cached decision of a token revoked since (user logout), 401 as the authorizer would', async () => {
+    await accounts.createUser({
+      username: 'admin-fay',
+      passwordHash: await hashPassword(PASSWORD, 4),
+      customerId: 'C-2001',
+    });
+    await accounts.setAdministrator('admin-fay', true);
+    const fay = await signIn('admin-fay');
+    expect((await call(api, request(fay, 'GET', CLIENTS))).statusCode).toBe(200);
+    await accounts.revokeUserTokens('admin-fay');
+    const refused = await call(
+      api,
+      request(fay, 'POST', CLIENTS, { body: { name: 'Late', scopes: ['tracking:read'] } }),
+    );
+    expect(refused.statusCode).toBe(401);
+    expect((await clients.listClients('C-2001')).map((client) => client.name)).not.toContain('Late');
+  });
+
+  it('gives a client no scope its narrowed administrator lacks, 403 naming it', async () => {
+    await accounts.createUser({
+      username: 'admin-gus',
+      passwordHash: await hashPassword(PASSWORD, 4),
+      customerId: 'C-2001',
+    });
+    await accounts.setUserScopes('admin-gus', ['tracking:read']);
+    await accounts.setAdministrator('admin-gus', true);
+    const gus = await signIn('admin-gus');
+    const refused = await call(
+      api,
+      request(gus, 'POST', CLIENTS, { body: { name: 'Wide', scopes: ['shipments:write'] } }),
+    );
+    expect(refused.statusCode).toBe(403);
+    expect(refused.headers?.['WWW-Authenticate']).toContain('scope="shipments:write"');
+    const allowed = await call(
+      api,
+      request(gus, 'POST', CLIENTS, { body: { name: 'Narrow', scopes: ['tracking:read'] } }),
+    );
+    expect(allowed.statusCode).toBe(201);
+  });
+
+  it('keeps a client’s last secret that does not expire, and asks a recent login to enable a client', async () => {
+    const alice = await signIn('admin-alice');
+    const made = bodyOf(
+      await call(api, request(alice, 'POST', CLIENTS, { body: { name: 'Keep', scopes: ['tracking:read'] } })),
+    );
+    const clientId = String(made.client.clientId);
+    const roll = bodyOf(
+      await call(
+        api,
+        request(alice, 'POST', SECRETS, { params: { clientId }, body: { expireOthersInSeconds: 86_400 } }),
+      ),
+    );
+    // The new secret is the only one without an end: removing it would leave the client to stop by itself.
+    const kept = await call(
+      api,
+      request(alice, 'DELETE', SECRET, { params: { clientId, secretId: roll.secretId } }),
+    );
+    expect(kept.statusCode).toBe(409);
+    expect(bodyOf(kept).detail).toMatch(/does not expire/);
+
+    expect(
+      (await call(api, request(alice, 'PATCH', CLIENT, { params: { clientId }, body: { enabled: false } })))
+        .statusCode,
+    ).toBe(200);
+    const stale = { ...alice, authTime: Math.floor(Date.now() / 1000) - RECENT_LOGIN_SECONDS - 5 };
+    const enable = await call(
+      api,
+      request(stale, 'PATCH', CLIENT, { params: { clientId }, body: { enabled: true } }),
+    );
+    expect(enable.statusCode).toBe(403);
+    expect(bodyOf(enable).type).toBe('urn:parcel-auth:problem:recent-login-required');
+    expect((await clients.findClient(clientId))?.enabled).toBe(false);
+  });
+
   it('pages the audit trail with next, newest first, and refuses a next it never gave', async () => {
     const bob = await signIn('admin-bob');
     const made = bodyOf(

@@ -132,7 +132,7 @@ describe('authorizer', () => {
     });
   });
 
-  it('passes the username, customer id, scopes and the token’s iat and exp to the backend in the context', async () => {
+  it('passes the username, customer id, scopes, the token’s iat and exp, its login time and session to the backend in the context', async () => {
     const { iat, exp } = decodeJwt(tokens.accessToken);
     expect((await decide(`Bearer ${tokens.accessToken}`)).context).toEqual({
       username: 'alice',
@@ -142,6 +142,7 @@ describe('authorizer', () => {
       iat,
       exp,
       authTime: decodeJwt(tokens.accessToken).auth_time,
+      sessionId: decodeJwt(tokens.accessToken).sid,
     });
   });
 

@@ -62,6 +62,7 @@ describe('authorized endpoint', () => {
           subject: { kind: 'user', username: 'alice' },
           customerId: 'C-1001',
           scopes: ['tracking:read', 'shipments:write'],
+          issuedAt: EXP - 3600,
         },
       });
     }
@@ -134,6 +135,7 @@ describe('the caller of an administrator’s route (customer:admin)', () => {
         subject: { kind: 'user', username: 'alice' },
         customerId: 'C-1001',
         scopes: ['tracking:read', 'customer:admin'],
+        issuedAt: EXP - 3600,
         authTime: EXP - 3600,
       },
     });
@@ -153,6 +155,7 @@ describe('the caller of an administrator’s route (customer:admin)', () => {
       subject: { kind: 'user', username: 'alice' },
       customerId: 'C-1001',
       scopes: ['tracking:read', 'shipments:write'],
+      issuedAt: EXP - 3600,
     });
   });
 
