@@ -11,8 +11,9 @@
  * 4. the API reference page (Swagger UI on docs/openapi.yaml) at http://127.0.0.1:DOCS_PORT/.
  *
  * Checks first that its four ports are free, and stops with one line naming the port and its
- * variable if not, before anything is written. Prints `API reference <page URL>` and then
- * `ready <base URL>` once the API serves.
+ * variable if not, before anything is written. Prints `API reference <page URL>`, `console
+ * <URL>` (the administrators' console, which the stack's API serves) and then `ready <base URL>`
+ * once the API serves.
  * SIGINT, SIGTERM or SIGHUP, to it or to the `npm start` that runs it, stops everything it
  * started (dev/local/stop-requests.ts); it prints `stopped` when it has.
  */
@@ -202,6 +203,9 @@ try {
         announced = true;
         console.log(
           `API reference ${referenceUrl} (try the API from the browser: its login example is the demo login)`,
+        );
+        console.log(
+          `console ${apiOrigin}/console (the administrators' console: the demo login administers the demo customer)`,
         );
         console.log(`ready ${baseUrl}`);
       }

@@ -25,8 +25,10 @@ export interface LocalStack {
   };
   /** The API reference page, as the start-up banner prints it. */
   readonly referenceUrl: string;
+  /** The administrators' console, as the start-up banner prints it. */
+  readonly consoleUrl: string;
   readonly demo: { readonly username: string; readonly password: string };
-  /** The demo customer's API client, with every route scope. */
+  /** The demo customer's API client, with the scopes an administrator may give a client. */
   readonly demoClient: { readonly clientId: string; readonly clientSecret: string };
   /** Everything the stack printed so far, stdout and stderr. */
   output(): string;
@@ -110,6 +112,8 @@ async function startOnce(options: StackOptions): Promise<LocalStack> {
     const referenceUrl = /^API reference (\S+)/m.exec(output)?.[1];
     if (referenceUrl === undefined)
       throw new Error(`the local stack printed no API reference line:\n${output}`);
+    const consoleUrl = /^console (\S+)/m.exec(output)?.[1];
+    if (consoleUrl === undefined) throw new Error(`the local stack printed no console line:\n${output}`);
     // The demo login alone as `demo`: the file also holds the demo API client's id and secret.
     const { username, password, clientId, clientSecret } = JSON.parse(
       await readFile(join(dataDir, 'demo-credentials.json'), 'utf8'),
@@ -121,6 +125,7 @@ async function startOnce(options: StackOptions): Promise<LocalStack> {
       dataDir,
       ports: { http: port, lambda: lambdaPort, dynamodb: dynamodbPort, docs: docsPort },
       referenceUrl,
+      consoleUrl,
       demo,
       demoClient,
       output: () => output,
