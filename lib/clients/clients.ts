@@ -90,7 +90,8 @@ export interface SecretChange {
  * CONFLICT (a rule of the secrets: a third live one, removing the last live one).
  */
 export interface ClientRepository extends ClientReader, ClientUseRecorder, ClientStatusReader {
-  createClient(client: NewClient): Promise<void>;
+  /** The client as written (or as found, for a write the SDK sent again after its answer was lost). */
+  createClient(client: NewClient): Promise<ClientRecord>;
   /**
    * A customer's clients, or every client without one; ordered by client id. A customer's
    * come from an index, so a client created or changed a moment ago may be missing or stale.

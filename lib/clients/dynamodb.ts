@@ -361,31 +361,32 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
 
     async createClient({ clientId, customerId, name, scopes, secret }: NewClient) {
       const at = now();
+      const record: ClientRecord = {
+        clientId,
+        customerId,
+        ...(name !== undefined && { name }),
+        scopes: sortScopes(scopes),
+        enabled: true,
+        secrets: [secret],
+        // A new client id has no earlier tokens to revoke.
+        revokedBefore: 0,
+        createdAt: at,
+        updatedAt: at,
+      };
       const created = await conditional(() =>
         client.send(
           new PutCommand({
             TableName,
-            Item: clientItem({
-              clientId,
-              customerId,
-              ...(name !== undefined && { name }),
-              scopes,
-              enabled: true,
-              secrets: [secret],
-              // A new client id has no earlier tokens to revoke.
-              revokedBefore: 0,
-              createdAt: at,
-              updatedAt: at,
-            }),
+            Item: clientItem(record),
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         ),
       );
-      if (created !== undefined) return;
+      if (created !== undefined) return record;
       // Our own write, sent again by the SDK after its answer was lost: the secret's digest is ours.
       const existing = await read(clientId);
       if (existing?.secrets.some((stored) => stored.id === secret.id && stored.digest === secret.digest))
-        return;
+        return existing;
       throw new AppError('ALREADY_EXISTS', { detail: 'a client with this id exists' });
     },
 

@@ -203,12 +203,13 @@ async function unfailing(
   type: AuditEventType,
   clientId: string | undefined,
   write: () => Promise<void>,
+  warning = 'audit event not recorded',
 ) {
   try {
     await write();
   } catch (error) {
     deps.metrics.count({ name: 'AuditWriteFailed' });
-    deps.logger.warn('audit event not recorded', { type, clientId, error: describeError(error) });
+    deps.logger.warn(warning, { type, clientId, error: describeError(error) });
   }
 }
 
@@ -236,7 +237,13 @@ async function rescheduleExpiries(
     if (current?.expiresAt === old.expiresAt) continue;
     // An end already passed is history: the event stays.
     for (const pending of pendingExpiries(client, [old], now)) {
-      await unfailing(deps, 'client.secret.expired', client.clientId, () => deps.audit.unschedule(pending));
+      await unfailing(
+        deps,
+        'client.secret.expired',
+        client.clientId,
+        () => deps.audit.unschedule(pending),
+        'scheduled audit event not taken back',
+      );
     }
     if (current?.expiresAt !== undefined) {
       const at = current.expiresAt;
@@ -293,7 +300,8 @@ export async function createClient(
   if (beyond !== undefined) throw new AppError('INSUFFICIENT_SCOPE', { requiredScope: beyond });
   const clientId = newClientId();
   const { secret, stored } = newClientSecret(deps.clock());
-  await deps.clients.createClient({
+  // Answered from what was written: a read after it could fail once the client exists.
+  const client = await deps.clients.createClient({
     clientId,
     customerId: admin.customerId,
     name: request.name,
@@ -301,7 +309,7 @@ export async function createClient(
     secret: stored,
   });
   await record(deps, admin, 'client.created', { clientId, secretId: stored.id, name: request.name });
-  return { client: await readBack(deps, clientId), secretId: stored.id, clientSecret: secret };
+  return { client, secretId: stored.id, clientSecret: secret };
 }
 
 export async function addSecret(

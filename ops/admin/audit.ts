@@ -142,11 +142,12 @@ export function auditedClients(context: CommandContext): ClientRepository {
   return {
     ...clients,
     async createClient(client) {
-      await clients.createClient(client);
+      const created = await clients.createClient(client);
       await recordOperatorEvent(context, {
         ...clientEvent('client.created', client),
         secretId: client.secret.id,
       });
+      return created;
     },
     setClientEnabled: (clientId, enabled) =>
       changed(clientId, enabled ? 'client.enabled' : 'client.disabled', () =>

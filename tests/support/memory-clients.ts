@@ -100,7 +100,7 @@ export function memoryClients(
       if (records.has(clientId))
         throw new AppError('ALREADY_EXISTS', { detail: 'a client with this id exists' });
       const at = clock().toISOString();
-      records.set(clientId, {
+      const record = {
         clientId,
         customerId,
         ...(name !== undefined && { name }),
@@ -110,7 +110,9 @@ export function memoryClients(
         revokedBefore: 0,
         createdAt: at,
         updatedAt: at,
-      });
+      };
+      records.set(clientId, record);
+      return record;
     },
     async listClients(customerId) {
       return [...records.values()]
