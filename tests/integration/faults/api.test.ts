@@ -3,7 +3,8 @@
  * turn, at the wire (dev/local/dynamodb-proxy.ts between the real handlers and dynalite), in
  * each way DynamoDB can fail; then the client retries once the dependency is back, and the
  * invariants of docs/FAULTS.md are checked against the tables. The functions run as on AWS
- * (AWS_ENDPOINT_URL_DYNAMODB, its 1-second attempts), each run in a fresh container.
+ * (AWS_ENDPOINT_URL_DYNAMODB, its 1-second attempts), each run in a fresh container. The
+ * self-service API's operations are in self-service.ts, what runs them all in api-bench.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -44,11 +45,9 @@ import {
   usernameCounterKey,
 } from '../../../lib/throttle/throttle.ts';
 import {
-  authorizerEvent,
   basicCredentials,
   callerContext,
   grantEvent,
-  lambdaContext,
   loginEvent,
   tokenEvent,
   trackingEvent,
@@ -58,30 +57,20 @@ import { startTestDynamo, type TestDynamo } from '../../support/dynamo.ts';
 import { describeMatrix, FAULT_DYNAMO, type FaultKind, faultPlan, staysDown } from '../../support/faults.ts';
 import { captureServiceLogs } from '../../support/log-capture.ts';
 import { noMetrics } from '../../support/memory-metrics.ts';
+import {
+  type Answer,
+  authorize,
+  call,
+  type FunctionName,
+  freshHandler,
+  json,
+  type Operation,
+  type Run,
+} from './api-bench.ts';
+import { selfServiceOperations } from './self-service.ts';
 
 const PASSWORD = 'a-long-test-password';
 const WRONG_PASSWORD = 'not-the-password';
-
-interface Answer {
-  readonly status: number;
-  readonly headers: Record<string, unknown>;
-  readonly body: string;
-}
-type HttpHandler = (
-  event: unknown,
-  context: unknown,
-) => Promise<{ statusCode: number; headers?: object; body: string }>;
-type FunctionName =
-  | 'login'
-  | 'login-extended'
-  | 'refresh'
-  | 'logout'
-  | 'authorizer'
-  | 'track-shipment'
-  | 'create-shipment'
-  | 'oauth-token'
-  | 'oauth-revoke'
-  | 'oauth-introspect';
 
 let dynamo: TestDynamo;
 let proxy: DynamoProxy;
@@ -93,50 +82,6 @@ let throttle: ThrottleStore;
 let counterSecret: Uint8Array;
 let cleanupKeys: () => Promise<void>;
 let passwordHash: string;
-
-/** A handler in a container of its own: modules, clients and caches built anew. */
-async function freshHandler(name: FunctionName, env: Record<string, string> = {}) {
-  vi.resetModules();
-  const before = Object.keys(env).map((variable) => [variable, process.env[variable]] as const);
-  for (const [variable, value] of Object.entries(env)) process.env[variable] = value;
-  try {
-    return ((await import(`../../../functions/${name}.ts`)) as { handler: unknown }).handler;
-  } finally {
-    for (const [variable, value] of before) {
-      if (value === undefined) delete process.env[variable];
-      else process.env[variable] = value;
-    }
-  }
-}
-
-/** Calls an HTTP function; what the gateway would send back. */
-async function call(handler: unknown, event: unknown): Promise<Answer> {
-  const result = await (handler as HttpHandler)(event, lambdaContext());
-  return { status: result.statusCode, headers: { ...result.headers }, body: result.body };
-}
-
-/** Calls the authorizer; its decision as the gateway answers it (DEFAULT_5XX is a 503). */
-async function authorize(handler: unknown, token: string): Promise<Answer> {
-  try {
-    const policy = (await (
-      handler as (event: unknown) => Promise<{ policyDocument: { Statement: { Effect: string }[] } }>
-    )(authorizerEvent(`Bearer ${token}`))) as { policyDocument: { Statement: { Effect: string }[] } };
-    return {
-      status: policy.policyDocument.Statement[0]?.Effect === 'Allow' ? 200 : 403,
-      headers: {},
-      body: '',
-    };
-  } catch (error) {
-    const unauthorized = error instanceof Error && error.message === 'Unauthorized';
-    return {
-      status: unauthorized ? 401 : 503,
-      headers: unauthorized ? {} : { 'Retry-After': '1' },
-      body: '',
-    };
-  }
-}
-
-const json = (answer: Answer) => JSON.parse(answer.body) as Record<string, string>;
 
 let users = 0;
 /** Each user logs in from an address of its own: the runs' failures add up on no shared address counter. */
@@ -180,41 +125,6 @@ async function loggedIn(username: string) {
 
 /** The session a refresh token belongs to, as stored. */
 const sessionOf = (refreshToken: string) => sessions.get(String(decodeJwt(refreshToken).sid));
-
-interface Run {
-  readonly kind: FaultKind | undefined;
-  /** Whether the fault's site was reached. */
-  readonly planted: boolean;
-  /** The answer while the dependency failed. */
-  readonly first: Answer;
-  /** The client's retry after recovery, when the first answer asked for one. */
-  readonly retry: Answer | undefined;
-}
-
-interface Operation<C> {
-  readonly name: string;
-  /** The function it calls. */
-  readonly function: FunctionName;
-  /** The stage's settings that differ from the default stage's, for the run's and the arrangement's containers. */
-  readonly env?: Record<string, string>;
-  /** The state before the request, written without faults. */
-  arrange(): Promise<C>;
-  /** The client's request, against a handler in the container `handler` gives. */
-  act(context: C, handler: (name: FunctionName) => Promise<unknown>): Promise<Answer>;
-  /** The status of a successful answer (after recovery, with `accountsDown`). */
-  readonly success: number;
-  /** The accounts table's reads fail throughout the request, beside the planted fault: the answer is 503. */
-  readonly accountsDown?: boolean;
-  /** Call sites of bookkeeping the answer does not depend on: a fault there still gets `success`. */
-  readonly outlived?: readonly string[];
-  /**
-   * An answer other than `success` a retry may get, and why (docs/FAULTS.md lists them):
-   * undefined when there is none for this run.
-   */
-  ownRefusal?(run: Run, site: string | undefined): number | undefined;
-  /** The invariants on the tables after the run (and on what the client got). */
-  check(context: C, run: Run, site: string | undefined): Promise<void>;
-}
 
 /** A read of the accounts table (a user or a client): what an outage of that table fails. */
 const accountsRead = (request: DynamoRequest) =>
@@ -903,6 +813,22 @@ const OPERATIONS: Operation<any>[] = [
   tokenRevocation,
   tokenIntrospection('client'),
   tokenIntrospection('user'),
+  ...selfServiceOperations({
+    dynamo: () => dynamo,
+    logs,
+    async newUser() {
+      const { username, customerId } = await newUser();
+      const sourceIp = addressOf(username);
+      return {
+        username,
+        customerId: customerId as string,
+        sourceIp,
+        login: loginRequest(username, PASSWORD),
+      };
+    },
+    strangerAddress,
+    counterSecret: () => counterSecret,
+  }),
 ];
 
 beforeAll(async () => {
