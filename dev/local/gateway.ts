@@ -91,8 +91,13 @@ function rawHeaders(raw: readonly string[], keep: (name: string) => boolean): st
   return kept;
 }
 const endToEnd = (name: string) => !HOP_BY_HOP.has(name);
-/** Set by the front itself, as API Gateway sets them: a caller's own are dropped. */
-const OWN = new Set(['host', 'x-forwarded-proto']);
+/**
+ * A caller's headers the front drops: Host and X-Forwarded-Proto it sets itself, as API Gateway
+ * does; Accept-Encoding because API Gateway compresses nothing unless the API says so (this one
+ * does not), and serverless-offline gzips an answer past 1 KB (its unknown-route 404 lists every
+ * route), which the front could then not read to replace.
+ */
+const OWN = new Set(['host', 'x-forwarded-proto', 'accept-encoding']);
 /** What a replaced answer keeps of serverless-offline's: its CORS headers (docs/local-stack.md). */
 const cors = (name: string) => name.startsWith('access-control-') || name === 'vary';
 

@@ -228,7 +228,8 @@ describe('a service of the carrier introspecting tokens (RFC 7662)', () => {
       client_id: 'login',
       sub: stack.demo.username,
       username: stack.demo.username,
-      scope: 'tracking:read shipments:write',
+      // The default scopes, and the demo customer's administration.
+      scope: 'tracking:read shipments:write customer:admin',
     });
   });
 

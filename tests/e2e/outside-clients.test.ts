@@ -27,8 +27,10 @@ import { addStackClient } from '../support/stack-admin.ts';
 
 /** serverless.yml's tokenAudience of the local stage: what its resource servers expect in `aud`. */
 const AUDIENCE = 'https://api.parcel-carrier.example/local';
-/** The demo user's scopes: every route's. */
-const ROUTE_SCOPES = 'tracking:read shipments:write';
+/** The scopes every route but the administrators' needs: the demo client's, and the demo user's defaults. */
+const CLIENT_ROUTE_SCOPES = 'tracking:read shipments:write';
+/** The demo user's scopes: the default ones, and customer:admin (it administers the demo customer). */
+const ROUTE_SCOPES = `${CLIENT_ROUTE_SCOPES} customer:admin`;
 const CUSTOMER = 'C-OUTSIDE-1';
 const SHIPMENT = { recipient: { name: 'Jana Nováková', city: 'Brno' }, parcels: [{ weightKg: 1.2 }] };
 /** RFC 9068 section 2.2: the claims every access token carries. */
@@ -156,7 +158,7 @@ describe('oauth4webapi (JavaScript)', () => {
     const granted = await grant(stack.demoClient, oauth.ClientSecretBasic);
 
     expect(granted).toMatchObject({ token_type: 'bearer', scope: demoScope, expires_in: 3600 });
-    expect(demoScope.split(' ')).toEqual(expect.arrayContaining(ROUTE_SCOPES.split(' ')));
+    expect(demoScope.split(' ')).toEqual(expect.arrayContaining(CLIENT_ROUTE_SCOPES.split(' ')));
     expect(log.last()).toMatchObject({ method: 'POST', path: '/api/v1/oauth/token', status: 200 });
   });
 
