@@ -10,21 +10,16 @@
  * Skipped, with the reason in its title, only where Chromium is not installed
  * (`apt-get install chromium`; .ci/run installs it when run as root).
  */
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../dev/local/reference.ts';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
+import { CHROMIUM_SKIP_REASON, launchChromium } from '../support/chromium.ts';
 import { addStackClient } from '../support/stack-admin.ts';
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
-  (path): path is string => path !== undefined && path !== '' && existsSync(path),
-);
-const SKIP_REASON =
-  CHROMIUM === undefined ? 'chromium is not installed: apt-get install chromium' : undefined;
 const ARTIFACTS = join(tmpdir(), 'parcel-auth-artifacts');
 
 /** An operation's block on the page, opened, with try-it-out on. */
@@ -50,8 +45,8 @@ async function execute(block: Locator): Promise<{ status: string; body: string }
 const addDemoClient = (stack: LocalStack) =>
   addStackClient(stack, 'DEMO-CUSTOMER', ['tracking:read', 'shipments:write']);
 
-describe.skipIf(SKIP_REASON !== undefined)(
-  `the API reference page in Chromium${SKIP_REASON === undefined ? '' : ` (skipped: ${SKIP_REASON})`}`,
+describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
+  `the API reference page in Chromium${CHROMIUM_SKIP_REASON === undefined ? '' : ` (skipped: ${CHROMIUM_SKIP_REASON})`}`,
   () => {
     let stack: LocalStack;
     let browser: Browser;
@@ -61,17 +56,7 @@ describe.skipIf(SKIP_REASON !== undefined)(
 
     beforeAll(async () => {
       stack = await startLocalStack();
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--no-first-run',
-        ],
-      });
+      browser = await launchChromium();
       page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
       page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
       page.on('console', (message) => {

@@ -11,25 +11,20 @@
  * installed (`apt-get install chromium`; .ci/run installs it when run as root).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeJwt, importJWK, SignJWT } from 'jose';
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { newClientSecret } from '../../lib/clients/clients.ts';
 import { parseKeyring } from '../../lib/tokens/keys.ts';
+import { CHROMIUM_SKIP_REASON, launchChromium } from '../support/chromium.ts';
 import { send } from '../support/http.ts';
 import { stackAdmin } from '../support/stack-admin.ts';
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
-  (path): path is string => path !== undefined && path !== '' && existsSync(path),
-);
-const SKIP_REASON =
-  CHROMIUM === undefined ? 'chromium is not installed: apt-get install chromium' : undefined;
 const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 const CUSTOMER = 'C-CONSOLE';
@@ -130,8 +125,8 @@ interface AxeGlobal {
   };
 }
 
-describe.skipIf(SKIP_REASON !== undefined)(
-  `the console in Chromium${SKIP_REASON === undefined ? '' : ` (skipped: ${SKIP_REASON})`}`,
+describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
+  `the console in Chromium${CHROMIUM_SKIP_REASON === undefined ? '' : ` (skipped: ${CHROMIUM_SKIP_REASON})`}`,
   () => {
     let browser: Browser;
     let context: BrowserContext;
@@ -223,17 +218,7 @@ describe.skipIf(SKIP_REASON !== undefined)(
 
     beforeAll(async () => {
       axe = await readFile(AXE_SOURCE, 'utf8');
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--no-first-run',
-        ],
-      });
+      browser = await launchChromium();
       context = await watchedContext();
       page = await context.newPage();
     });

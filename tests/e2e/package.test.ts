@@ -71,6 +71,7 @@ import {
   type Template,
 } from '../support/cloudformation.ts';
 import { allowingStatements, recordingClient, type Sent } from '../support/dynamodb-requests.ts';
+import { CUSTOMER_ROUTES, methodArns } from '../support/routes.ts';
 import { packageStage, removePackage } from '../support/template.ts';
 
 let dir: string;
@@ -1319,23 +1320,7 @@ describe('the prod CloudFormation template', () => {
       ['introspect', 'revoke', 'token'].map((endpoint) => `${api}/prod/*/api/v1/oauth/${endpoint}`),
     );
     // The administrators' API: its twelve routes, each by its own method; the console: GET of its page and assets.
-    const customer = `${api}/prod`;
-    expect(expected.CustomerApiLambdaFunction).toEqual(
-      [
-        `${customer}/GET/api/v1/customer/clients`,
-        `${customer}/POST/api/v1/customer/clients`,
-        `${customer}/GET/api/v1/customer/clients/*`,
-        `${customer}/PATCH/api/v1/customer/clients/*`,
-        `${customer}/DELETE/api/v1/customer/clients/*`,
-        `${customer}/POST/api/v1/customer/clients/*/secrets`,
-        `${customer}/DELETE/api/v1/customer/clients/*/secrets/*`,
-        `${customer}/POST/api/v1/customer/clients/*/unlock`,
-        `${customer}/GET/api/v1/customer/audit-events`,
-        `${customer}/GET/api/v1/customer/administrators`,
-        `${customer}/POST/api/v1/customer/administrators`,
-        `${customer}/POST/api/v1/customer/administrators/revoke`,
-      ].sort(),
-    );
+    expect(expected.CustomerApiLambdaFunction).toEqual(methodArns(`${api}/prod`, CUSTOMER_ROUTES).sort());
     expect(expected.ConsoleLambdaFunction).toEqual([`${api}/prod/GET/console`, `${api}/prod/GET/console/*`]);
     const granted = byFunction(
       permissions.map((permission) => [

@@ -18,6 +18,18 @@ import {
   loginEvent,
 } from '../fixtures/events.ts';
 import { createTestClient } from '../support/clients.ts';
+import {
+  ADMINISTRATORS,
+  CLIENT,
+  CLIENTS,
+  type CustomerApiOptions,
+  customerApiEvent,
+  EVENTS,
+  REVOKE,
+  SECRET,
+  SECRETS,
+  UNLOCK,
+} from '../support/customer-api.ts';
 import { startTestDynamo } from '../support/dynamo.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -79,43 +91,9 @@ async function signIn(username: string) {
 
 type Authorizer = Awaited<ReturnType<typeof signIn>>;
 
-/** A request to the route `resource` (as serverless.yml declares it) with `path` filled in. */
-function request(
-  who: Authorizer,
-  method: string,
-  resource: string,
-  options: { params?: Record<string, string>; body?: unknown; query?: Record<string, string> } = {},
-): APIGatewayProxyEvent {
-  const path = resource.replace(/\{(\w+)\}/g, (_, name: string) => options.params?.[name] ?? '');
-  const base = loginEvent(null);
-  return {
-    ...base,
-    httpMethod: method,
-    resource,
-    path,
-    pathParameters: options.params ?? null,
-    queryStringParameters: options.query ?? null,
-    headers: {
-      ...base.headers,
-      ...(options.body !== undefined && { 'Content-Type': 'application/json' }),
-    },
-    body: options.body === undefined ? null : JSON.stringify(options.body),
-    requestContext: {
-      ...base.requestContext,
-      authorizer: who,
-      identity: { ...base.requestContext.identity, sourceIp: '203.0.113.7' },
-    },
-  };
-}
-
-const CLIENTS = '/api/v1/customer/clients';
-const CLIENT = '/api/v1/customer/clients/{clientId}';
-const SECRETS = '/api/v1/customer/clients/{clientId}/secrets';
-const SECRET = '/api/v1/customer/clients/{clientId}/secrets/{secretId}';
-const UNLOCK = '/api/v1/customer/clients/{clientId}/unlock';
-const EVENTS = '/api/v1/customer/audit-events';
-const ADMINISTRATORS = '/api/v1/customer/administrators';
-const REVOKE = '/api/v1/customer/administrators/revoke';
+/** A request of `who`, from the address every test here calls from, to the route `resource`. */
+const request = (who: Authorizer, method: string, resource: string, options?: CustomerApiOptions) =>
+  customerApiEvent({ authorizer: who, sourceIp: '203.0.113.7' }, method, resource, options);
 
 const grantStatus = async (client: { clientId: string; secret: string }) =>
   (await call(token, grantEvent(client))).statusCode;

@@ -13,6 +13,7 @@ import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
 import { memoryClients } from '../support/memory-clients.ts';
 import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
 import { memoryStatuses } from '../support/memory-statuses.ts';
+import { methodArns } from '../support/routes.ts';
 
 let verifier: AccessTokenVerifier;
 let tokens: IssuedTokens;
@@ -90,24 +91,6 @@ const linesLogged = async (
   return lines;
 };
 
-/** The policy of every token: each protected route of lib/scopes.json, a path parameter as `*`. */
-const everyRoute = (stage: string) => [
-  `${stage}/GET/api/v1/tracking/*`,
-  `${stage}/POST/api/v1/shipments`,
-  `${stage}/GET/api/v1/customer/clients`,
-  `${stage}/POST/api/v1/customer/clients`,
-  `${stage}/GET/api/v1/customer/clients/*`,
-  `${stage}/PATCH/api/v1/customer/clients/*`,
-  `${stage}/DELETE/api/v1/customer/clients/*`,
-  `${stage}/POST/api/v1/customer/clients/*/secrets`,
-  `${stage}/DELETE/api/v1/customer/clients/*/secrets/*`,
-  `${stage}/POST/api/v1/customer/clients/*/unlock`,
-  `${stage}/GET/api/v1/customer/audit-events`,
-  `${stage}/GET/api/v1/customer/administrators`,
-  `${stage}/POST/api/v1/customer/administrators`,
-  `${stage}/POST/api/v1/customer/administrators/revoke`,
-];
-
 /** An access token of a user without customer, signed with the stage's key. */
 const accessTokenOf = async (username: string) =>
   (
@@ -126,7 +109,7 @@ describe('authorizer', () => {
         {
           Action: 'execute-api:Invoke',
           Effect: 'Allow',
-          Resource: everyRoute('arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod'),
+          Resource: methodArns('arn:aws:execute-api:eu-central-1:123456789012:a1b2c3d4e5/prod'),
         },
       ],
     });
@@ -374,7 +357,7 @@ describe('authorizer policy per scope set and stage', () => {
       {
         Action: 'execute-api:Invoke',
         Effect: 'Allow',
-        Resource: everyRoute(`${STAGE}/dev`),
+        Resource: methodArns(`${STAGE}/dev`),
       },
     ]);
   });

@@ -36,6 +36,7 @@ import { memoryClients } from '../support/memory-clients.ts';
 import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
 import { memoryStatuses } from '../support/memory-statuses.ts';
 import { memoryThrottleStore } from '../support/memory-throttle.ts';
+import { methodArns } from '../support/routes.ts';
 
 const CLIENT_SETTINGS = { ...TOKEN_SETTINGS, accessTtlSeconds: 3600 };
 /** A secret of the format we issue that no client holds: a wrong secret the throttle counts. */
@@ -628,22 +629,7 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
       { ...authorizerEvent(`Bearer ${token}`), methodArn },
     );
 
-  const EVERY_ROUTE = [
-    `${prefix}/GET/api/v1/tracking/*`,
-    `${prefix}/POST/api/v1/shipments`,
-    `${prefix}/GET/api/v1/customer/clients`,
-    `${prefix}/POST/api/v1/customer/clients`,
-    `${prefix}/GET/api/v1/customer/clients/*`,
-    `${prefix}/PATCH/api/v1/customer/clients/*`,
-    `${prefix}/DELETE/api/v1/customer/clients/*`,
-    `${prefix}/POST/api/v1/customer/clients/*/secrets`,
-    `${prefix}/DELETE/api/v1/customer/clients/*/secrets/*`,
-    `${prefix}/POST/api/v1/customer/clients/*/unlock`,
-    `${prefix}/GET/api/v1/customer/audit-events`,
-    `${prefix}/GET/api/v1/customer/administrators`,
-    `${prefix}/POST/api/v1/customer/administrators`,
-    `${prefix}/POST/api/v1/customer/administrators/revoke`,
-  ];
+  const EVERY_ROUTE = methodArns(prefix);
 
   it('allows a tracking:read client every protected route, whichever filled the cache, and passes its scope on for the functions to check', async () => {
     const token = await clientToken();

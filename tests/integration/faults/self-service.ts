@@ -7,7 +7,6 @@
  * that it is not is in the log.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { expect } from 'vitest';
 import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
 import type { AuditEvent } from '../../../lib/audit/audit.ts';
@@ -23,7 +22,17 @@ import {
   knownSourceCounterKey,
   knownSourceTag,
 } from '../../../lib/throttle/throttle.ts';
-import { gatewayAuthorizerContext, grantEvent, loginEvent } from '../../fixtures/events.ts';
+import { gatewayAuthorizerContext, grantEvent } from '../../fixtures/events.ts';
+import {
+  CLIENT,
+  CLIENTS,
+  type CustomerApiOptions,
+  customerApiEvent,
+  EVENTS,
+  SECRET,
+  SECRETS,
+  UNLOCK,
+} from '../../support/customer-api.ts';
 import type { TestDynamo } from '../../support/dynamo.ts';
 import type { CapturedLogs } from '../../support/log-capture.ts';
 import {
@@ -50,13 +59,6 @@ export interface SelfServiceBench {
   /** The secret the functions key the failed-authentication counters with. */
   counterSecret(): Uint8Array;
 }
-
-const CLIENTS = '/api/v1/customer/clients';
-const CLIENT = '/api/v1/customer/clients/{clientId}';
-const SECRETS = '/api/v1/customer/clients/{clientId}/secrets';
-const SECRET = '/api/v1/customer/clients/{clientId}/secrets/{secretId}';
-const UNLOCK = '/api/v1/customer/clients/{clientId}/unlock';
-const EVENTS = '/api/v1/customer/audit-events';
 
 const NEW_CLIENT = { name: 'Warehouse', scopes: ['tracking:read'] };
 /** A roll's `expireOthersInSeconds`: the other secret stops an hour later, long after the run. */
@@ -111,35 +113,6 @@ interface MadeClient {
   readonly sourceIp: string;
 }
 
-/** The request API Gateway hands `customer-api` for the route `resource`, `path` filled in. */
-function request(
-  admin: Admin,
-  method: string,
-  resource: string,
-  options: { params?: Record<string, string>; body?: unknown } = {},
-): APIGatewayProxyEvent {
-  const path = resource.replace(/\{(\w+)\}/g, (_, name: string) => options.params?.[name] ?? '');
-  const base = loginEvent(null);
-  return {
-    ...base,
-    httpMethod: method,
-    resource,
-    path,
-    pathParameters: options.params ?? null,
-    queryStringParameters: null,
-    headers: {
-      ...base.headers,
-      ...(options.body !== undefined && { 'Content-Type': 'application/json' }),
-    },
-    body: options.body === undefined ? null : JSON.stringify(options.body),
-    requestContext: {
-      ...base.requestContext,
-      authorizer: admin.authorizer,
-      identity: { ...base.requestContext.identity, sourceIp: admin.sourceIp },
-    },
-  };
-}
-
 /** The answers of a run with `status`: the first, and the retry after a 503. */
 const answered = (run: Run, status: number) =>
   [run.first, run.retry].filter((answer): answer is Answer => answer?.status === status);
@@ -169,9 +142,9 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
     admin: Admin,
     method: string,
     resource: string,
-    options: { params?: Record<string, string>; body?: unknown } = {},
+    options: CustomerApiOptions = {},
     env: Record<string, string> = {},
-  ) => call(await freshHandler('customer-api', env), request(admin, method, resource, options));
+  ) => call(await freshHandler('customer-api', env), customerApiEvent(admin, method, resource, options));
 
   /** A new customer's administrator, signed in a moment ago (a login recent enough to show a secret). */
   async function newAdministrator(): Promise<Admin> {
@@ -318,7 +291,7 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
     function: 'customer-api',
     arrange: newAdministrator,
     act: async (admin, handler) =>
-      call(await handler('customer-api'), request(admin, 'POST', CLIENTS, { body: NEW_CLIENT })),
+      call(await handler('customer-api'), customerApiEvent(admin, 'POST', CLIENTS, { body: NEW_CLIENT })),
     success: 201,
     // Answered from the client written: the trail's write is the last, and its failure a warning.
     outlived: ['PutItem audit:'],
@@ -338,7 +311,7 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
       );
       const api = await freshHandler('customer-api');
       const listed = bodyOf<{ clients: ClientView[] }>(
-        await call(api, request(admin, 'GET', CLIENTS)),
+        await call(api, customerApiEvent(admin, 'GET', CLIENTS)),
       ).clients;
       expect(listed.map((client) => client.clientId).sort(), 'the clients the console lists').toEqual(
         inTable,
@@ -353,7 +326,7 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
         );
         const removed = await call(
           api,
-          request(admin, 'DELETE', CLIENT, { params: { clientId: client.clientId } }),
+          customerApiEvent(admin, 'DELETE', CLIENT, { params: { clientId: client.clientId } }),
         );
         expect(removed.status, 'the console removes it').toBe(204);
       }
@@ -371,7 +344,7 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
     act: async ({ admin, client }, handler) =>
       call(
         await handler('customer-api'),
-        request(admin, 'POST', SECRETS, {
+        customerApiEvent(admin, 'POST', SECRETS, {
           params: { clientId: client.clientId },
           body: { expireOthersInSeconds: ROLL_SECONDS },
         }),
@@ -418,7 +391,7 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
       expect(unseen.length, 'secrets nobody saw').toBeLessThanOrEqual(run.first.status === 503 ? 1 : 0);
       const api = await freshHandler('customer-api');
       const view = bodyOf<ClientView>(
-        await call(api, request(admin, 'GET', CLIENT, { params: { clientId: client.clientId } })),
+        await call(api, customerApiEvent(admin, 'GET', CLIENT, { params: { clientId: client.clientId } })),
       );
       expect(view.secrets.map((secret) => secret.secretId).sort(), 'the secrets the console lists').toEqual(
         live.map((secret) => secret.id).sort(),
@@ -426,7 +399,9 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
       for (const secret of unseen) {
         const removed = await call(
           api,
-          request(admin, 'DELETE', SECRET, { params: { clientId: client.clientId, secretId: secret.id } }),
+          customerApiEvent(admin, 'DELETE', SECRET, {
+            params: { clientId: client.clientId, secretId: secret.id },
+          }),
         );
         expect(removed.status, 'the console removes the secret nobody saw').toBe(204);
       }
@@ -452,7 +427,7 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
     act: async ({ admin, client }, handler) =>
       call(
         await handler('customer-api'),
-        request(admin, 'DELETE', SECRET, {
+        customerApiEvent(admin, 'DELETE', SECRET, {
           params: { clientId: client.clientId, secretId: client.secretId },
         }),
       ),
@@ -488,7 +463,10 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
     act: async ({ admin, client }, handler) =>
       call(
         await handler('customer-api'),
-        request(admin, 'PATCH', CLIENT, { params: { clientId: client.clientId }, body: { enabled: false } }),
+        customerApiEvent(admin, 'PATCH', CLIENT, {
+          params: { clientId: client.clientId },
+          body: { enabled: false },
+        }),
       ),
     success: 200,
     async check({ admin, client, token }, run, site) {
@@ -513,7 +491,7 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
     act: async ({ admin, client }, handler) =>
       call(
         await handler('customer-api'),
-        request(admin, 'DELETE', CLIENT, { params: { clientId: client.clientId } }),
+        customerApiEvent(admin, 'DELETE', CLIENT, { params: { clientId: client.clientId } }),
       ),
     success: 204,
     outlived: ['DeleteItem audit:', 'PutItem audit:'],
@@ -562,7 +540,7 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
     act: async ({ admin, client }, handler) =>
       call(
         await handler('customer-api'),
-        request(admin, 'POST', UNLOCK, { params: { clientId: client.clientId } }),
+        customerApiEvent(admin, 'POST', UNLOCK, { params: { clientId: client.clientId } }),
       ),
     success: 204,
     outlived: ['PutItem audit:'],
@@ -604,7 +582,8 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
       const admin = await newAdministrator();
       return { admin, client: await madeClient(admin) };
     },
-    act: async ({ admin }, handler) => call(await handler('customer-api'), request(admin, 'GET', EVENTS)),
+    act: async ({ admin }, handler) =>
+      call(await handler('customer-api'), customerApiEvent(admin, 'GET', EVENTS)),
     success: 200,
     async check({ admin, client }, run) {
       for (const answer of answered(run, 200)) {
