@@ -4,10 +4,10 @@
  * gzip size of the bundled .mjs inside it. The zip is read with node:zlib alone.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync, inflateRawSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -96,7 +96,20 @@ export async function buildAuthorizerFloors(dir: string): Promise<FloorBundle[]>
   return floors;
 }
 
-/** `keepIn`: a directory where each function's .mjs is left as `<function>.mjs`. */
+/**
+ * The deployed module of `fn` that measureBundles() unpacked into `keepIn`, its packaged files
+ * beside it as Lambda lays them out (the console reads its page and assets from there).
+ */
+export async function packagedModule(keepIn: string, fn: string): Promise<string> {
+  const modules = (await readdir(join(keepIn, fn), { recursive: true })).filter((file) =>
+    file.endsWith('.mjs'),
+  );
+  if (modules.length !== 1 || modules[0] === undefined)
+    throw new Error(`${fn}: expected one .mjs in its package, found ${modules.join(', ')}`);
+  return join(keepIn, fn, modules[0]);
+}
+
+/** `keepIn`: a directory where each function's package is unpacked, as `<function>/` (packagedModule()). */
 export async function measureBundles(keepIn?: string): Promise<Bundle[]> {
   const serverless = createRequire(import.meta.url).resolve('serverless/bin/serverless.js');
   const dir = await mkdtemp(join(tmpdir(), 'parcel-auth-bench-package-'));
@@ -122,13 +135,21 @@ export async function measureBundles(keepIn?: string): Promise<Bundle[]> {
     const bundles: Bundle[] = [];
     for (const zip of zips) {
       const archive = await readFile(join(dir, zip));
-      const entries = [...unzip(archive)].filter(([name]) => name.endsWith('.mjs'));
+      const files = unzip(archive);
+      const entries = [...files].filter(([name]) => name.endsWith('.mjs'));
       if (entries.length !== 1 || entries[0] === undefined) {
         throw new Error(`${zip}: expected one .mjs, found ${entries.map(([name]) => name).join(', ')}`);
       }
       const [entry, code] = entries[0];
       const name = zip.slice(0, -'.zip'.length);
-      if (keepIn !== undefined) await writeFile(join(keepIn, `${name}.mjs`), code);
+      if (keepIn !== undefined) {
+        for (const [path, data] of files) {
+          if (path.endsWith('/')) continue;
+          if (path.split('/').includes('..')) throw new Error(`${zip}: ${path} is outside the package`);
+          await mkdir(dirname(join(keepIn, name, path)), { recursive: true });
+          await writeFile(join(keepIn, name, path), data);
+        }
+      }
       bundles.push({
         function: name,
         zipBytes: archive.length,

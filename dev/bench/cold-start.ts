@@ -29,14 +29,16 @@ import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, type Plugin } from 'esbuild';
+import { revocationCutoff } from '../../lib/revocation/revocation.ts';
 import {
   authorizerEvent,
   createShipmentEvent,
+  gatewayAuthorizerContext,
   lambdaContext,
   loginEvent,
   trackingEvent,
 } from '../../tests/fixtures/events.ts';
-import { AUTHORIZER_FLOORS, serverlessEsbuildOptions } from './bundles.ts';
+import { AUTHORIZER_FLOORS, packagedModule, serverlessEsbuildOptions } from './bundles.ts';
 import {
   call200,
   credentialsBody,
@@ -57,6 +59,25 @@ import {
 import { type BenchClient, benchStage, PASSWORD } from './stage.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+
+/** An administrator of alice's customer, for the self-service API's first call (alice's tokens stay as they are). */
+const ADMINISTRATOR = 'dave';
+
+/** The authorizer's context for a token of the administrator issued now: its `iat` as issuedAtFor() gives it. */
+function administratorContext() {
+  const iat = revocationCutoff(new Date());
+  return gatewayAuthorizerContext({
+    principalId: ADMINISTRATOR,
+    context: {
+      username: ADMINISTRATOR,
+      clientId: '',
+      customerId: 'C-1001',
+      scope: 'customer:admin tracking:read',
+      iat,
+      exp: iat + 3600,
+    },
+  });
+}
 
 const SHARED_CLIENT = 'let client = clients.get(key);';
 const clientPerStorePlugin: Plugin = {
@@ -163,6 +184,27 @@ const FUNCTIONS: Record<
         pathParameters: null,
       }),
   },
+  // An administrator lists the customer's clients (200): the administration's read, then the clients'.
+  customerApi: {
+    source: 'functions/customer-api.ts',
+    event: () =>
+      trackingEvent({
+        resource: '/api/v1/customer/clients',
+        path: '/api/v1/customer/clients',
+        pathParameters: null,
+        requestContext: {
+          ...trackingEvent().requestContext,
+          resourcePath: '/api/v1/customer/clients',
+          authorizer: administratorContext(),
+        },
+      }),
+  },
+  // The page; its files are read at import, from beside the module.
+  console: {
+    source: 'functions/console.ts',
+    event: () =>
+      trackingEvent({ httpMethod: 'GET', resource: '/console', path: '/console', pathParameters: null }),
+  },
 };
 
 /** Runs in the fresh process: timestamps relative to the process's own start. */
@@ -188,8 +230,9 @@ async function transpileUnbundled(dir: string) {
   for (const folder of ['functions', 'lib']) {
     for (const entry of await readdir(join(ROOT, folder), { recursive: true })) {
       if (entry.endsWith('.ts')) sources.push(join(folder, entry));
-      // Data the sources import as it is (lib/limits.json), beside them as in the tree.
-      if (entry.endsWith('.json')) await cp(join(ROOT, folder, entry), join(dir, folder, entry));
+      // Data the sources read as it is (lib/limits.json, the console's page), beside them as in the tree.
+      else if (/\.(json|html|js|css)$/.test(entry))
+        await cp(join(ROOT, folder, entry), join(dir, folder, entry));
     }
   }
   await build({
@@ -288,6 +331,14 @@ export async function coldStartPart(options: {
       logLevel: 'error',
     });
 
+    const alice = await stage.accounts.findByUsername('alice');
+    if (alice === null) throw new Error('alice was not seeded');
+    await stage.accounts.createUser({
+      username: ADMINISTRATOR,
+      passwordHash: alice.passwordHash,
+      customerId: 'C-1001',
+    });
+    await stage.accounts.setAdministrator(ADMINISTRATOR, true);
     const login = await importLogin();
     const freshTokens = async () => {
       const body = await call200(login, credentialsBody('alice', PASSWORD));
@@ -299,7 +350,7 @@ export async function coldStartPart(options: {
     for (const [name, spec] of Object.entries(FUNCTIONS)) {
       const variants: Record<string, string> = {
         empty,
-        bundled: join(options.artifacts, `${name}.mjs`),
+        bundled: await packagedModule(options.artifacts, name),
         unbundled: join(unbundled, spec.source.replace(/\.ts$/, '.mjs')),
         ...(name === 'login' && { [CLIENT_PER_STORE]: clientPerStore }),
         ...(name === 'authorizer' && {

@@ -16,6 +16,10 @@
  * The grant from a known source while strangers have locked the client (dev/bench/known-source.ts)
  * is timed beside it, for a second client of the same customer, against its own floor: the same
  * secret check and sign around the known-source path's requests made bare.
+ *
+ * So is the first grant of a secret's hour, which records the secret's last use
+ * (dev/bench/last-use.ts), against the grant's floor with the store's own last-use write
+ * (a conditional UpdateItem) beside the sign, as the grant runs it.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -24,7 +28,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { type ClientSecret, matchSecret, newClientSecret } from '../../lib/clients/clients.ts';
-import { clientKey } from '../../lib/clients/dynamodb.ts';
+import { clientKey, createDynamoClientReader } from '../../lib/clients/dynamodb.ts';
 import { readOAuthIntrospectConfig, readOAuthTokenConfig } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
@@ -56,6 +60,7 @@ import {
   tokenRequestEvent,
 } from './handlers.ts';
 import { lockByStrangers } from './known-source.ts';
+import { dueClients } from './last-use.ts';
 import { interleaved, type Plan, type Variant } from './measure.ts';
 import type { GrantResult } from './results.ts';
 import { type BenchClient, benchStage } from './stage.ts';
@@ -138,19 +143,19 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
     const tag = knownSourceTag(lockedName, BENCH_SOURCE, stage.counterSecret);
     const own = knownSourceCounterKey(lockedName, tag);
     /** The client authentication made bare: the two steps, the secret check between them. */
-    const authenticate = async () => {
+    const authenticate = async (of: BenchClient = stage.client) => {
       const attempt: BareAttempt = { id: randomUUID(), at: Date.now() };
       const [read] = await Promise.all([
-        readClient(),
+        readClient(of.clientId),
         counters.reserveName('FLOOR#CLIENT', attempt, tag),
         counters.reserveAddress('FLOOR#IP', attempt),
       ]);
-      const secretId = check(secret, read);
+      const secretId = check(of.secret, read);
       await Promise.all([
         counters.reset('FLOOR#CLIENT', attempt, tag),
         counters.release('FLOOR#IP', attempt),
       ]);
-      return secretId;
+      return { secretId, readAt: new Date(attempt.at) };
     };
     /** The same from a known source of a locked client (dev/bench/counters.ts), then the sign. */
     const knownSourceFloor = async () => {
@@ -169,7 +174,24 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
     };
 
     const floor = async () => {
-      await sign(await authenticate());
+      await sign((await authenticate()).secretId);
+    };
+
+    // The first grant of each secret's hour: one client of the pool per call of a batch.
+    const due = await dueClients({
+      client,
+      tableName: tables.accounts,
+      size: Math.max(options.plan.warmup, options.plan.calls),
+    });
+    const clients = createDynamoClientReader({ client, tableName: tables.accounts });
+    /** The grant's floor with the store's own last-use write beside the sign, as the grant runs it. */
+    const lastUseFloor = async (of: BenchClient) => {
+      const { secretId, readAt } = await authenticate(of);
+      const [, written] = await Promise.all([
+        sign(secretId),
+        clients.recordUse(of.clientId, secretId, readAt),
+      ]);
+      if (!written) throw new Error('the floor’s last-use write was refused: its last use was not due');
     };
 
     // The authorizer's verification of the grant's token, with the options lib/tokens/verify.ts pins.
@@ -199,14 +221,16 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
     let introspectEvents: APIGatewayProxyEvent[] = [];
 
     const context = lambdaContext();
-    /** The token handler on fresh copies of one grant's event: the middleware chain rewrites its headers. */
-    const grantVariant = <TName extends string>(name: TName, of: BenchClient): Variant<TName> => {
-      const template = tokenRequestEvent(of);
+    /** The token handler on each batch's own events: the middleware chain rewrites their headers. */
+    const grantVariant = <TName extends string>(
+      name: TName,
+      batchOf: (calls: number) => Promise<APIGatewayProxyEvent[]> | APIGatewayProxyEvent[],
+    ): Variant<TName> => {
       let events: APIGatewayProxyEvent[] = [];
       return {
         name,
-        prepare: (calls) => {
-          events = Array.from({ length: calls }, () => structuredClone(template));
+        prepare: async (calls) => {
+          events = await batchOf(calls);
         },
         run: async (index) => {
           const event = events[index];
@@ -216,9 +240,15 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
         },
       };
     };
+    /** Copies of one grant's event for `of`. */
+    const copies = (of: BenchClient) => {
+      const template = tokenRequestEvent(of);
+      return (calls: number) => Array.from({ length: calls }, () => structuredClone(template));
+    };
+    let lastUseFloorClients: readonly BenchClient[] = [];
     const samples = await interleaved(
       [
-        grantVariant('grant', stage.client),
+        grantVariant('grant', copies(stage.client)),
         {
           name: 'secretCheck',
           run: () => {
@@ -248,12 +278,25 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
         },
         { name: 'verify', run: verify },
         { name: 'introspectFloor', run: introspectFloor },
-        grantVariant('knownSourceGrant', colleague),
+        grantVariant('knownSourceGrant', copies(colleague)),
         { name: 'knownSourceFloor', run: knownSourceFloor },
+        grantVariant('lastUseGrant', async (calls) => (await due.setBack(calls)).map(tokenRequestEvent)),
+        {
+          name: 'lastUseFloor',
+          prepare: async (calls) => {
+            lastUseFloorClients = await due.setBack(calls);
+          },
+          run: async (index) => {
+            const of = lastUseFloorClients[index];
+            if (of === undefined) throw new Error('no client prepared');
+            await lastUseFloor(of);
+          },
+        },
       ],
       options.plan,
     );
     await locked.assertStillLocked();
+    await due.assertRecorded();
     client.destroy();
     return { part: 'grant', samples };
   } finally {

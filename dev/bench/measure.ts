@@ -9,8 +9,11 @@ import { performance } from 'node:perf_hooks';
 
 export interface Variant<TName extends string = string> {
   readonly name: TName;
-  /** Untimed, before each batch of `calls` calls: e.g. fresh copies of an event a handler changes. */
-  readonly prepare?: (calls: number) => void;
+  /**
+   * Untimed, before each batch of `calls` calls: e.g. fresh copies of an event a handler changes,
+   * or state the calls change set back.
+   */
+  readonly prepare?: (calls: number) => void | Promise<void>;
   /** One call; `index` counts within the batch. */
   readonly run: (index: number) => unknown;
 }
@@ -44,7 +47,7 @@ export function quantile(values: readonly number[], q: number): number {
 export const median = (values: readonly number[]) => quantile(values, 0.5);
 
 async function batch(variant: Variant, calls: number): Promise<number> {
-  variant.prepare?.(calls);
+  await variant.prepare?.(calls);
   const start = performance.now();
   for (let index = 0; index < calls; index++) {
     const result = variant.run(index);
@@ -59,7 +62,7 @@ export async function interleaved<TName extends string>(
   plan: Plan,
 ): Promise<Record<TName, Sample>> {
   for (const variant of variants) {
-    variant.prepare?.(plan.warmup);
+    await variant.prepare?.(plan.warmup);
     for (let index = 0; index < plan.warmup; index++) await variant.run(index);
   }
   const means = new Map<TName, number[]>(variants.map((variant) => [variant.name, []]));

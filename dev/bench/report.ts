@@ -194,6 +194,8 @@ export function floorRows(results: BenchResults): FloorRow[] {
     introspectFloor,
     knownSourceGrant,
     knownSourceFloor,
+    lastUseGrant,
+    lastUseFloor,
   } = results.grant.samples;
   rows.push({
     label: 'client credentials grant, warm',
@@ -212,6 +214,15 @@ export function floorRows(results: BenchResults): FloorRow[] {
     floor: knownSourceFloor.medianUs,
     format: duration,
     limit: limitOf('knownSourceGrantRatio'),
+  });
+  rows.push({
+    label: 'grant, first of the hour, warm',
+    what: 'per call, its secret’s last use due and written',
+    floorLabel: 'SHA-256 + sign ∥ UpdateItem + two DynamoDB steps',
+    value: lastUseGrant.medianUs,
+    floor: lastUseFloor.medianUs,
+    format: duration,
+    limit: limitOf('lastUseGrantRatio'),
   });
   rows.push({
     label: 'token introspection, warm',
@@ -283,6 +294,8 @@ function measured(results: BenchResults): Map<string, number> {
   const { knownSourceGrant, knownSourceFloor } = results.grant.samples;
   set('knownSourceGrantRatio', knownSourceGrant.medianUs / knownSourceFloor.medianUs);
   set('knownSourceGrantOverGrant', knownSourceGrant.medianUs / grant.medianUs);
+  const { lastUseGrant, lastUseFloor } = results.grant.samples;
+  set('lastUseGrantRatio', lastUseGrant.medianUs / lastUseFloor.medianUs);
   set(
     'introspectionRatio',
     results.grant.samples.introspect.medianUs / results.grant.samples.introspectFloor.medianUs,
@@ -549,6 +562,8 @@ function grantSection(result: GrantResult): string {
     introspectFloor,
     knownSourceGrant,
     knownSourceFloor,
+    lastUseGrant,
+    lastUseFloor,
   } = result.samples;
   const row = (variant: string, sample: Sample) => [
     variant,
@@ -573,6 +588,10 @@ function grantSection(result: GrantResult): string {
     ['Known-source grant − its floor (own work)', ms(knownSourceGrant.medianUs - knownSourceFloor.medianUs)],
     ['Known-source grant ÷ grant', times(knownSourceGrant.medianUs / grant.medianUs)],
     ['Known-source grant − grant (the known-source path)', ms(knownSourceGrant.medianUs - grant.medianUs)],
+    ['First grant of the hour ÷ its floor', times(lastUseGrant.medianUs / lastUseFloor.medianUs)],
+    ['First grant of the hour − its floor (own work)', ms(lastUseGrant.medianUs - lastUseFloor.medianUs)],
+    ['First grant of the hour ÷ grant', times(lastUseGrant.medianUs / grant.medianUs)],
+    ['First grant of the hour − grant (the last-use write)', ms(lastUseGrant.medianUs - grant.medianUs)],
   ];
   return [
     '## 9. Client credentials grant and token introspection, warm (embedded DynamoDB on loopback)',
@@ -582,7 +601,9 @@ function grantSection(result: GrantResult): string {
     'revocation cache), each against the same work made bare:',
     '[how it is measured](performance-design.md#the-client-credentials-grant). Beside them, the grant',
     'from a source the client knows while strangers have locked the client, against its own floor:',
-    '[the known-source path](performance-design.md#the-known-source-path).',
+    '[the known-source path](performance-design.md#the-known-source-path); and the first grant of',
+    'a secret’s hour, which writes the secret’s [last use](clients.md#last-use) beside the sign,',
+    'against the floor with that write beside its sign.',
     '',
     table(
       ['Variant', 'Median per call', 'Round means p25 – p75', 'Rounds × calls'],
@@ -602,6 +623,14 @@ function grantSection(result: GrantResult): string {
         row(
           'Known-source floor: the secret check between the known-source path’s requests made bare, then the sign',
           knownSourceFloor,
+        ),
+        row(
+          'Token handler, the first grant of its secret’s hour (its last use due, and written)',
+          lastUseGrant,
+        ),
+        row(
+          'First-of-the-hour floor: the floor with the last use’s conditional UpdateItem beside the sign',
+          lastUseFloor,
         ),
       ],
     ),

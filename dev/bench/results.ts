@@ -59,6 +59,10 @@ export interface GrantResult {
     readonly knownSourceGrant: Sample;
     /** Its floor: the secret check between the known-source path's eight requests made bare, then the sign. */
     readonly knownSourceFloor: Sample;
+    /** The first grant of its secret's hour: the secret's last use due, and written (dev/bench/last-use.ts). */
+    readonly lastUseGrant: Sample;
+    /** Its floor: the grant's floor with the last use's conditional UpdateItem beside the sign. */
+    readonly lastUseFloor: Sample;
   };
 }
 

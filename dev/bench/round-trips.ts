@@ -29,12 +29,15 @@ import {
   tokenRequestEvent,
 } from './handlers.ts';
 import { lockByStrangers } from './known-source.ts';
+import { dueClients } from './last-use.ts';
 import type { RoundTrips, RoundTripsResult } from './results.ts';
 import { benchStage, COLLEAGUE, PASSWORD } from './stage.ts';
 
 /** The known-source path's operations, as section 3 names them. */
 const KNOWN_SOURCE_LOGIN = 'login from a known source, the name locked by strangers';
 const KNOWN_SOURCE_GRANT = 'client credentials grant from a known source, the client locked by strangers';
+/** The grant that records its secret's last use (dev/bench/last-use.ts). */
+const LAST_USE_GRANT = 'client credentials grant, first of the hour (records the last use)';
 
 /** The proxy of the fault matrix, counting: every exchange since the last take(). */
 async function startCountingProxy(upstream: string) {
@@ -121,6 +124,8 @@ export async function roundTripsPart(options: { endpoint: string }): Promise<Rou
 
     await count('login', 3, () => call200(login, body));
     await count('login-extended', 3, () => call200(loginExtended, body));
+    // The steady state: a client's first grant records its secret's last use, the hour's next ones do not.
+    await grant200(oauthToken, stage.client);
     await count('client credentials grant', 3, () => grant200(oauthToken, stage.client));
 
     // The known-source path (dev/bench/known-source.ts): names strangers locked, their known source logging in.
@@ -153,6 +158,14 @@ export async function roundTripsPart(options: { endpoint: string }): Promise<Rou
     await count(KNOWN_SOURCE_LOGIN, 3, () => call200(login, colleagueBody));
     await count(KNOWN_SOURCE_GRANT, 3, () => grant200(oauthToken, colleague));
     for (const locked of lockedNames) await locked.assertStillLocked();
+    // Set back before each grant through the embedded DynamoDB itself, so the proxy counts the grant alone.
+    const due = await dueClients({ client: setup, tableName: tableNames(stage.name).accounts, size: 1 });
+    await count(LAST_USE_GRANT, 3, async () => {
+      const [client] = await due.setBack(1);
+      if (client === undefined) throw new Error('no client in the pool');
+      await grant200(oauthToken, client);
+    });
+    await due.assertRecorded();
     setup.destroy();
 
     const clientToken = await grant200(oauthToken, stage.client);

@@ -45,12 +45,17 @@ export interface BenchClient {
   readonly secret: string;
 }
 
+/** A seeded client: its credentials, and the id of the secret it presents (its last use is kept under it). */
+export interface SeededClient extends BenchClient {
+  readonly secretId: string;
+}
+
 /**
  * A client of alice's customer with every scope and two live secrets, as during a rotation:
  * the grant's secret check then compares the presented secret with two stored digests. It
  * presents the second.
  */
-async function seedClient(client: DynamoDBDocumentClient, tableName: string): Promise<BenchClient> {
+export async function seedClient(client: DynamoDBDocumentClient, tableName: string): Promise<SeededClient> {
   const clients = createDynamoClientRepository({ client, tableName });
   const clientId = newClientId();
   const first = newClientSecret(new Date());
@@ -62,7 +67,7 @@ async function seedClient(client: DynamoDBDocumentClient, tableName: string): Pr
   });
   const second = newClientSecret(new Date());
   await clients.addClientSecret(clientId, second.stored);
-  return { clientId, secret: second.secret };
+  return { clientId, secret: second.secret, secretId: second.stored.id };
 }
 
 export async function benchStage(options: {

@@ -96,9 +96,9 @@ describe('npm run bench -- --quick', () => {
     // The authorizer against its floors (warm, bundle, cold start), the login functions
     // against theirs (two at cost 10, two at cost 4), the client credentials grant and token
     // introspection against theirs, the known-source login and grant against theirs and the
-    // normal path's, 13 functions' bundled ÷ unbundled import, the load test's errors, the bulk
-    // import's throughput.
-    expect(targets).toHaveLength(28);
+    // normal path's, the grant that records its secret's last use against its floor, 15
+    // functions' bundled ÷ unbundled import, the load test's errors, the bulk import's throughput.
+    expect(targets).toHaveLength(31);
     expect(targets.map(([name]) => name)).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^Client credentials grant warm ÷ its floor/),
@@ -107,6 +107,7 @@ describe('npm run bench -- --quick', () => {
         expect.stringMatching(/^Login from a known source .* ÷ login, cost 10$/),
         expect.stringMatching(/^Client credentials grant from a known source .* ÷ its floor/),
         expect.stringMatching(/^Client credentials grant from a known source .* ÷ the grant/),
+        expect.stringMatching(/^Client credentials grant recording its secret's last use .* ÷ its floor/),
         'oauthToken: bundled import time ÷ unbundled',
         'oauthRevoke: bundled import time ÷ unbundled',
         'oauthIntrospect: bundled import time ÷ unbundled',
@@ -167,7 +168,7 @@ describe('npm run bench -- --quick', () => {
     }
   });
 
-  it('times the client credentials grant and token introspection against their floors, the secret check, one GetItem, the sign and the verify', () => {
+  it('times the client credentials grant and token introspection against their floors, the secret check, one GetItem, the sign and the verify, and the grant that records its last use against its own', () => {
     const rows = rowsAfter('## 9. Client credentials grant');
     const timed = rows.filter((row) => row.length === 4);
     expect(timed.map(([variant]) => variant)).toEqual([
@@ -181,6 +182,8 @@ describe('npm run bench -- --quick', () => {
       expect.stringMatching(/^Introspection floor: /),
       'Token handler from a known source, the client locked by strangers',
       expect.stringMatching(/^Known-source floor: /),
+      expect.stringMatching(/^Token handler, the first grant of its secret’s hour/),
+      expect.stringMatching(/^First-of-the-hour floor: .*UpdateItem beside the sign$/),
     ]);
     for (const [variant, median, spread, plan] of timed) {
       expect(median, variant).toMatch(/^\d+\.\d+ (µs|ms)$/);
@@ -189,7 +192,8 @@ describe('npm run bench -- --quick', () => {
     }
     const derived = rows.filter((row) => row.length === 2);
     // Against the floor, its own work, against the bare work, and what the throttle adds to it;
-    // the known-source grant against both floors and the grant.
+    // the known-source grant against both floors and the grant; the first grant of the hour
+    // against its floor and the grant.
     expect(derived.map(([name]) => name)).toEqual([
       'Grant ÷ floor',
       'Grant − floor (own work)',
@@ -202,6 +206,10 @@ describe('npm run bench -- --quick', () => {
       'Known-source grant − its floor (own work)',
       'Known-source grant ÷ grant',
       'Known-source grant − grant (the known-source path)',
+      'First grant of the hour ÷ its floor',
+      'First grant of the hour − its floor (own work)',
+      'First grant of the hour ÷ grant',
+      'First grant of the hour − grant (the last-use write)',
     ]);
     for (const [name, value] of derived) expect(value, name).toMatch(/^-?\d+\.\d\d(×| ms)$/);
   });
@@ -242,9 +250,16 @@ describe('npm run bench -- --quick', () => {
       UpdateItem: 6,
       PutItem: 1,
     });
-    // As login's: the client read beside the two counters' reservations, then the counters settled.
+    // As login's: the client read beside the two counters' reservations, then the counters settled;
+    // every grant counted the same (no note), none of them recording its secret's last use.
     expect(row('client credentials grant')).toEqual(['client credentials grant', '5', '2']);
     expect(requests('client credentials grant')).toEqual({ GetItem: 1, UpdateItem: 4 });
+    expect(trips.find(([name]) => name === 'client credentials grant')?.[4]).toBe('');
+    // The first grant of a secret's hour: the same, then its last use written beside the sign, a
+    // step of its own.
+    const lastUse = 'client credentials grant, first of the hour (records the last use)';
+    expect(row(lastUse)).toEqual([lastUse, '6', '3']);
+    expect(requests(lastUse)).toEqual({ GetItem: 1, UpdateItem: 5 });
     expect(row('client credentials grant from a known source, the client locked by strangers')).toEqual([
       'client credentials grant from a known source, the client locked by strangers',
       '8',
@@ -406,11 +421,12 @@ describe('npm run bench -- --quick', () => {
       'token introspection, warm',
       'login from a known source, warm, cost 10',
       'grant from a known source, warm',
+      'grant, first of the hour, warm',
     ]) {
       expect(chart).toContain(`>${label}<`);
     }
     // One floor bar and one measured bar per row.
-    expect(chart.match(/<rect /g)?.length).toBe(1 + 2 * 11);
+    expect(chart.match(/<rect /g)?.length).toBe(1 + 2 * 12);
   });
 
   it('leaves the committed docs/PERFORMANCE.md and its chart alone', async () => {
