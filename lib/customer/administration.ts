@@ -7,8 +7,11 @@
  *   user disabled or moved to another customer, refuses at once, not at the token's expiry.
  * - The customer is the token's, never the request's: another customer's client answers 404, as
  *   an unknown one, so ids of other customers cannot even be confirmed.
- * - Creating a client or a secret shows a secret: it needs a login within RECENT_LOGIN_SECONDS
+ * - Creating a client or a secret shows a secret, enabling a client brings its secrets back, and
+ *   granting administration hands out that power: each needs a login within RECENT_LOGIN_SECONDS
  *   (GitHub's sudo mode), so a stolen session's refreshes alone never mint credentials.
+ * - A token revoked since API Gateway cached its decision is refused here, as the authorizer
+ *   would refuse it now.
  * - Every change is recorded in the audit trail once made. A trail that cannot be written is a
  *   logged warning and a metric, not a failed answer: the change stands, and a failure would
  *   send the administrator to make another client or secret.
