@@ -12,8 +12,6 @@ export const LONG_SUITES = [
   'tests/e2e/lifecycle.test.ts',
   'tests/e2e/package-variants.test.ts',
   'tests/e2e/start.test.ts',
-  // Every console action in Chromium, with axe-core: about a minute of browser work (docs/testing.md).
-  'tests/e2e/console.test.ts',
 ];
 export const FAULT_MATRIX = 'tests/integration/faults/**/*.test.ts';
 const exclude = [...configDefaults.exclude, ...LONG_SUITES];
