@@ -330,27 +330,36 @@ export async function jwksDeps(
   };
 }
 
+/** The self-service API's stores on `client` (the template test gives one that records its requests). */
+export const administrationStores = (
+  client: DynamoDBDocumentClient,
+  config: CustomerApiConfig,
+  counterSecret: () => Promise<Uint8Array>,
+): Pick<AdministrationDeps, 'administrations' | 'clients' | 'audit' | 'auditRetentionSeconds' | 'locks'> => ({
+  administrations: createDynamoAdministrations({ client, tableName: config.accountsTable }),
+  clients: createDynamoClientRepository({ client, tableName: config.accountsTable }),
+  audit: createDynamoAuditTrail({ client, tableName: config.audit.table }),
+  auditRetentionSeconds: config.audit.retentionSeconds,
+  locks: {
+    store: createDynamoThrottleStore({ client, tableName: config.loginThrottleTable }),
+    rules: {
+      usernameThrottle: config.throttle.username,
+      knownSourceSeconds: config.throttle.knownSourceSeconds,
+    },
+    counterSecret,
+  },
+});
+
 export async function customerApiDeps(config: CustomerApiConfig): Promise<AdministrationDeps & Measured> {
-  const metrics = emfMetrics(config.stage);
-  const client = documentClient(config.data);
   // The keyring only for the throttle's counter secret (unlock): this function signs nothing.
   const keyring = await signingKeyring(config.keys, config.data.region);
   return {
-    administrations: createDynamoAdministrations({ client, tableName: config.accountsTable }),
-    clients: createDynamoClientRepository({ client, tableName: config.accountsTable }),
-    audit: createDynamoAuditTrail({ client, tableName: config.audit.table }),
-    auditRetentionSeconds: config.audit.retentionSeconds,
-    locks: {
-      store: createDynamoThrottleStore({ client, tableName: config.loginThrottleTable }),
-      rules: {
-        usernameThrottle: config.throttle.username,
-        knownSourceSeconds: config.throttle.knownSourceSeconds,
-      },
-      counterSecret: async () => counterSecretOf((await keyring()).keyring),
-    },
+    ...administrationStores(documentClient(config.data), config, async () =>
+      counterSecretOf((await keyring()).keyring),
+    ),
     clock: systemClock,
     logger,
-    metrics,
+    metrics: emfMetrics(config.stage),
   };
 }
 

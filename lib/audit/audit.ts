@@ -27,6 +27,21 @@ export const AUDIT_EVENT_TYPES = [
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
+/** The changes an administrator makes through the self-service API: each its event and a metric's value. */
+export const ADMINISTRATOR_CHANGES = [
+  'client.created',
+  'client.renamed',
+  'client.disabled',
+  'client.enabled',
+  'client.removed',
+  'client.unlocked',
+  'client.secret.added',
+  'client.secret.rolled',
+  'client.secret.removed',
+  'user.admin.granted',
+  'user.admin.revoked',
+] as const satisfies readonly AuditEventType[];
+
 /** Where an event came from: the admin CLI, or an HTTP endpoint (with the caller's address). */
 export type AuditSource = 'operator' | 'api';
 

@@ -1,3 +1,5 @@
+import { ADMINISTRATOR_CHANGES } from '../audit/audit.ts';
+
 // The one list of metrics and their dimensions' values (docs/OPERATIONS-DASHBOARD.md, "The service's
 // metrics"): never a username or address, which would cost a metric per value and leak personal data.
 export const METRICS = {
@@ -26,21 +28,7 @@ export const METRICS = {
   RevocationCacheHit: {},
   RevocationCacheMiss: {},
   /** A change an administrator made through the self-service API (its audit event's type). */
-  CredentialChanged: {
-    type: [
-      'client.created',
-      'client.renamed',
-      'client.disabled',
-      'client.enabled',
-      'client.removed',
-      'client.unlocked',
-      'client.secret.added',
-      'client.secret.rolled',
-      'client.secret.removed',
-      'user.admin.granted',
-      'user.admin.revoked',
-    ],
-  },
+  CredentialChanged: { type: ADMINISTRATOR_CHANGES },
   /** A self-service call refused: not (or no longer) an administrator, or a secret without a recent login. */
   AdministrationRefused: { reason: ['NotAdministrator', 'RecentLoginRequired'] },
   /** An audit event not recorded (its change is made). */

@@ -19,7 +19,6 @@ import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import {
   clientItem,
   createDynamoClientReader,
-  createDynamoClientRepository,
   createDynamoClientStatusReader,
   createDynamoClientTokenRevoker,
 } from '../../lib/clients/dynamodb.ts';
@@ -47,8 +46,8 @@ import { createLogger } from '../../lib/log.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { PROTECTED_ROUTES } from '../../lib/scopes.ts';
 import { tableNames } from '../../lib/stage.ts';
-import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { Caller } from '../../lib/tokens/claims.ts';
+import { administrationStores } from '../../lib/wiring.ts';
 import {
   alarmedMetrics,
   alarmMetricStats,
@@ -920,18 +919,7 @@ describe('the prod CloudFormation template', () => {
       };
       const { client, sentBy } = recordingClient(answer);
       const deps: AdministrationDeps = {
-        administrations: createDynamoAdministrations({ client, tableName: config.accountsTable }),
-        clients: createDynamoClientRepository({ client, tableName: config.accountsTable }),
-        audit: createDynamoAuditTrail({ client, tableName: config.audit.table }),
-        auditRetentionSeconds: config.audit.retentionSeconds,
-        locks: {
-          store: createDynamoThrottleStore({ client, tableName: config.loginThrottleTable }),
-          rules: {
-            usernameThrottle: config.throttle.username,
-            knownSourceSeconds: config.throttle.knownSourceSeconds,
-          },
-          counterSecret: async () => new Uint8Array(32).fill(7),
-        },
+        ...administrationStores(client, config, async () => new Uint8Array(32).fill(7)),
         clock: () => new Date(),
         logger: createLogger('error', () => {}),
         metrics: { count: () => {} },
