@@ -21,6 +21,8 @@ import { CHROMIUM_SKIP_REASON, launchChromium } from '../support/chromium.ts';
 import { addStackClient } from '../support/stack-admin.ts';
 
 const ARTIFACTS = join(tmpdir(), 'parcel-auth-artifacts');
+/** How long the page may take to render on a loaded machine: the default second is not enough for 25 operations. */
+const WAIT = { timeout: 15_000 };
 
 /** An operation's block on the page, opened, with try-it-out on. */
 async function tryOut(page: Page, operation: string): Promise<Locator> {
@@ -77,9 +79,9 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       await page.goto(stack.referenceUrl);
 
       await expect
-        .poll(() => page.locator('.servers select').inputValue(), { timeout: 15_000 })
+        .poll(() => page.locator('.servers select').inputValue(), WAIT)
         .toBe(`http://127.0.0.1:${stack.ports.http}`);
-      await expect.poll(() => page.locator('.opblock').count()).toBeGreaterThanOrEqual(7);
+      await expect.poll(() => page.locator('.opblock').count(), WAIT).toBeGreaterThanOrEqual(7);
     });
 
     it('logs in, authorizes with the access token and tracks a shipment, all from the page', async () => {
@@ -131,16 +133,16 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       await fresh.getByRole('button', { name: 'Authorize' }).first().click();
       // The document's oauth2 scheme, as Swagger UI shows it: its flow, its token URL, its scopes.
       const oauth2 = fresh.locator('.modal-ux .auth-container').filter({ hasText: 'clientCredentials' });
-      await expect.poll(() => oauth2.innerText()).toContain('/api/v1/oauth/token');
+      await expect.poll(() => oauth2.innerText(), WAIT).toContain('/api/v1/oauth/token');
       for (const scope of ['tracking:read', 'shipments:write'])
-        await expect.poll(() => oauth2.innerText()).toContain(scope);
+        await expect.poll(() => oauth2.innerText(), WAIT).toContain(scope);
       await oauth2.locator('input[id^="client_id"]').fill(clientId);
       await oauth2.locator('input[id^="client_secret"]').fill(clientSecret);
       for (const scope of ['tracking:read', 'shipments:write']) {
         await oauth2.locator(`label[for^="${scope}-"]`).click();
       }
       await oauth2.getByRole('button', { name: 'Apply given OAuth2 credentials' }).click();
-      await expect.poll(() => oauth2.innerText(), { timeout: 15_000 }).toContain('Authorized');
+      await expect.poll(() => oauth2.innerText(), WAIT).toContain('Authorized');
       await fresh.locator('.modal-ux').getByRole('button', { name: 'Close' }).first().click();
 
       const created = await execute(await tryOut(fresh, 'shipments-createShipment'));

@@ -551,7 +551,7 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       await dialog.getByLabel('Password').fill('not-the-password');
       await dialog.getByRole('button', { name: 'Confirm' }).click();
       await expect
-        .poll(() => dialog.getByText('The password is incorrect. Try again.').isVisible())
+        .poll(() => dialog.getByText('The password is incorrect. Try again.').isVisible(), WAIT)
         .toBe(true);
       await dialog.getByLabel('Password').fill(ADMIN_PASSWORD);
       await dialog.getByRole('button', { name: 'Confirm' }).click();
