@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './tests/support/sequencer.ts';
 
 /**
  * What `npm test` leaves to `npm run test:long` (docs/testing.md): suites a change rarely
@@ -24,11 +25,21 @@ export default defineConfig({
     // Most files wait on a server, a child process or DynamoDB, not on the CPU: two cores run
     // four files at a time (vitest's default would be one).
     maxWorkers: 4,
+    sequence: { sequencer: LongestFirstSequencer },
     // TMPDIR of the run's own, removed at its end; the run fails if a test left something there.
     globalSetup: ['tests/support/run-tmpdir.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], exclude } },
-      { extends: true, test: { name: 'integration', include: ['tests/integration/**/*.test.ts'], exclude } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['tests/integration/**/*.test.ts'],
+          exclude,
+          // One DynamoDB Local for the project's suites, each in tables of its own.
+          globalSetup: ['tests/support/dynamodb-local-run.ts'],
+        },
+      },
       { extends: true, test: { name: 'e2e', include: ['tests/e2e/**/*.test.ts'], exclude } },
       {
         extends: true,

@@ -1,5 +1,11 @@
-import { DescribeTimeToLiveCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { type DynamoKind, describeEachDynamo, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 
 /**
@@ -19,6 +25,16 @@ const otherRegionClient = (endpoint: string) =>
     maxAttempts: 1,
   });
 
+/** DescribeTable's status of a table, or 'none' where there is no such table. */
+const tableStatus = (client: DynamoDBClient, TableName: string) =>
+  client.send(new DescribeTableCommand({ TableName })).then(
+    ({ Table }) => Table?.TableStatus ?? 'none',
+    (error: unknown) => {
+      if (error instanceof ResourceNotFoundException) return 'none';
+      throw error;
+    },
+  );
+
 describeEachDynamo('test DynamoDB', (kind) => {
   let dynamo: TestDynamo;
   beforeAll(async () => {
@@ -30,8 +46,10 @@ describeEachDynamo('test DynamoDB', (kind) => {
     expect(dynamo.kind).toBe(kind);
     expect(dynamo.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const other = otherRegionClient(dynamo.endpoint);
-    const { TableNames } = await other.send(new ListTablesCommand({})).finally(() => other.destroy());
-    expect(TableNames).toEqual(expect.arrayContaining(Object.values(dynamo.tables)));
+    const statuses = await Promise.all(
+      Object.values(dynamo.tables).map((name) => tableStatus(other, name)),
+    ).finally(() => other.destroy());
+    expect(statuses).toEqual(Object.values(dynamo.tables).map(() => 'ACTIVE'));
   });
 
   it('turns on the time to live of the sessions table where the implementation has one', async () => {
@@ -43,11 +61,32 @@ describeEachDynamo('test DynamoDB', (kind) => {
   });
 
   it('gives each start a stage of its own and stops answering once closed, twice safely', async () => {
-    const [first, second] = await Promise.all([startTestDynamo(kind), startTestDynamo(kind)]);
+    const [first, second] = await Promise.all([
+      startTestDynamo(kind, { own: true }),
+      startTestDynamo(kind, { own: true }),
+    ]);
     expect(first.stage).not.toBe(second.stage);
     const client = first.client();
     await Promise.all([first.close(), first.close(), second.close()]);
     await expect(client.send(new ListTablesCommand({}))).rejects.toThrow(/ECONNREFUSED/);
     client.destroy();
+  });
+
+  it('shares one server between the starts of a run where it can, each with tables of its own, dropped at its close', async () => {
+    const [first, second] = await Promise.all([startTestDynamo(kind), startTestDynamo(kind)]);
+    expect(first.stage).not.toBe(second.stage);
+    // dynalite always starts one of its own; DynamoDB Local is shared where the run started one.
+    const sharing = kind === 'dynamodb-local' && inject('sharedDynamodbLocal') !== undefined;
+    expect(first.endpoint === second.endpoint).toBe(sharing);
+    await Promise.all([first.close(), first.close()]);
+    const client = second.client();
+    if (sharing) {
+      const dropped = await Promise.all(Object.values(first.tables).map((name) => tableStatus(client, name)));
+      expect(dropped).toEqual(Object.values(first.tables).map(() => 'none'));
+    }
+    const kept = await Promise.all(Object.values(second.tables).map((name) => tableStatus(client, name)));
+    expect(kept).toEqual(Object.values(second.tables).map(() => 'ACTIVE'));
+    client.destroy();
+    await second.close();
   });
 });

