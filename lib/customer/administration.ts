@@ -145,6 +145,7 @@ export const REFUSALS = {
   lastSecret: 'This is the client’s last live secret: add another first, or disable or remove the client.',
   lastLastingSecret:
     'This is the client’s last secret that does not expire: the others stop by themselves. Add another first.',
+  lastAdministrator: 'This is the customer’s last administrator: grant administration to another user first.',
 } as const;
 
 const noSuchClient = () => new AppError('NOT_FOUND', { detail: REFUSALS.noSuchClient });
@@ -423,6 +424,9 @@ export const listAdministrators = (deps: AdministrationDeps, admin: Administrato
  * Grants (true) or ends (false) the administration of a user of the administrator's own customer,
  * as an operator's `user admin grant|revoke`. It gives the power to mint credentials, so it
  * needs the recent login too. Ending one's own is allowed; ending it revokes that user's tokens.
+ * The last administration of a customer is not ended here (GitHub's last owner): the customer
+ * would have nobody to manage its credentials until an operator granted one again, as the
+ * operator's `user admin revoke` still may.
  */
 export async function setAdministrator(
   deps: AdministrationDeps,
@@ -436,6 +440,13 @@ export async function setAdministrator(
     throw new AppError('NOT_FOUND', { detail: REFUSALS.noSuchUser });
   // Already so: nothing changes, so no user is signed out and nothing is recorded.
   if (user.admin === administers) return;
+  if (!administers) {
+    // The index is eventually consistent: a grant of a moment ago may be missing, which only
+    // refuses. Two administrators ending each other at the same instant may both pass.
+    const administrators = await deps.administrations.listAdministrators(admin.customerId);
+    if (administrators.every((name) => name === username))
+      throw new AppError('CONFLICT', { detail: REFUSALS.lastAdministrator });
+  }
   await deps.administrations.setAdministrator(username, administers);
   await record(deps, admin, administers ? 'user.admin.granted' : 'user.admin.revoked', { username });
 }

@@ -381,6 +381,40 @@ describe('the self-service API', () => {
     ]);
   });
 
+  it('keeps a customer’s last administrator: ending it answers 409 and changes nothing until another is granted', async () => {
+    const passwordHash = await hashPassword(PASSWORD, 4);
+    await accounts.createUser({ username: 'admin-ivy', passwordHash, customerId: 'C-2003' });
+    await accounts.createUser({ username: 'plain-jon', passwordHash, customerId: 'C-2003' });
+    await accounts.setAdministrator('admin-ivy', true);
+    const ivy = await signIn('admin-ivy');
+    const ownEvents = async () =>
+      (bodyOf(await call(api, request(ivy, 'GET', EVENTS))).events as { type: string }[]).map(
+        (event) => event.type,
+      );
+
+    const refused = await call(api, request(ivy, 'POST', REVOKE, { body: { username: 'admin-ivy' } }));
+
+    expect(refused.statusCode).toBe(409);
+    expect(bodyOf(refused)).toMatchObject({
+      type: 'urn:parcel-auth:problem:conflict',
+      detail: 'This is the customer’s last administrator: grant administration to another user first.',
+    });
+    expect((await accounts.findByUsername('admin-ivy'))?.admin).toBe(true);
+    expect(await ownEvents()).toEqual([]);
+
+    const granted = await call(
+      api,
+      request(ivy, 'POST', ADMINISTRATORS, { body: { username: 'plain-jon' } }),
+    );
+    expect(granted.statusCode).toBe(204);
+    const ended = await call(api, request(ivy, 'POST', REVOKE, { body: { username: 'admin-ivy' } }));
+    expect(ended.statusCode).toBe(204);
+    expect((await accounts.findByUsername('admin-ivy'))?.admin).toBe(false);
+    const jon = await signIn('plain-jon');
+    const last = await call(api, request(jon, 'POST', REVOKE, { body: { username: 'plain-jon' } }));
+    expect(last.statusCode).toBe(409);
+  });
+
   it('refuses a cached decision of a token revoked since (user logout), 401 as the authorizer would', async () => {
     await accounts.createUser({
       username: 'admin-fay',
