@@ -32,6 +32,9 @@ export const SECURITY_HEADERS = {
   'X-Frame-Options': 'DENY',
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Resource-Policy': 'same-origin',
+  // A year of HTTPS only for this host; not its subdomains, which are the carrier's. Browsers
+  // ignore it over the local stack's plain HTTP.
+  'Strict-Transport-Security': 'max-age=31536000',
 } as const;
 
 /** The files by the request's `{asset}` (none: GET /console, the page itself), and their types. */

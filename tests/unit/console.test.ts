@@ -22,6 +22,7 @@ describe('GET /console', () => {
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
       'X-Frame-Options': 'DENY',
+      'Strict-Transport-Security': 'max-age=31536000',
       'Content-Type': 'text/html; charset=utf-8',
       'Cache-Control': 'no-cache',
     });
