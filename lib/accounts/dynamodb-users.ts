@@ -136,16 +136,22 @@ export function createUserStore(table: AccountsTable): UserStore {
         ? updateAndRevoke(username, [], {}, ['scopes'])
         : updateAndRevoke(username, ['scopes = :scopes'], { ':scopes': [...scopes] }),
 
-    async setAdministrator(username, admin) {
+    async setAdministrator(username, admin, customerId) {
       if (!admin) return updateAndRevoke(username, [], {}, ['admin']);
       const granted = await updateOwned(table, userKey(username), owner(username), {
         expression: 'SET admin = :admin, updatedAt = :now',
-        condition: 'attribute_exists(customerId)',
-        values: { ':admin': true, ':now': now() },
+        condition: customerId === undefined ? 'attribute_exists(customerId)' : 'customerId = :customer',
+        values: {
+          ':admin': true,
+          ':now': now(),
+          ...(customerId !== undefined && { ':customer': customerId }),
+        },
       });
       if (granted !== undefined) return;
-      // The condition failed: no such user, or one without a customer. Its name only: the
-      // self-service API's role may read no more of a user (infra/roles.yml).
+      // The condition failed: no such user (or, asked for one customer's, none of that
+      // customer's), or one without a customer. Its name only: the self-service API's role may
+      // read no more of a user (infra/roles.yml).
+      if (customerId !== undefined) throw noSuchUser();
       if ((await readOwned(table, userKey(username), owner(username), [])) === undefined) throw noSuchUser();
       throw new AppError('VALIDATION_FAILED', { detail: 'the user has no customer to administer' });
     },

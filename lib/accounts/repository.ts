@@ -92,10 +92,12 @@ export interface AccountRepository
   setUserScopes(username: string, scopes: readonly Scope[] | null): Promise<void>;
   /**
    * Grants (true) or ends (false) the user's administration of its customer. A grant refuses a
-   * user without a customer (VALIDATION_FAILED): there is nothing it could administer. Ending it
-   * also revokes the user's tokens, so none issued while it administered outlives the grant.
+   * user without a customer (VALIDATION_FAILED): there is nothing it could administer; given
+   * `customerId`, it grants only while the user is that customer's (NOT_FOUND otherwise, as
+   * for no such user), in the same write. Ending it also revokes the user's tokens, so none
+   * issued while it administered outlives the grant.
    */
-  setAdministrator(username: string, admin: boolean): Promise<void>;
+  setAdministrator(username: string, admin: boolean, customerId?: string): Promise<void>;
   removeUser(username: string): Promise<void>;
   addPickupAddress(customerId: string, depotCode: string): Promise<PickupAddress>;
   listPickupAddresses(customerId: string): Promise<PickupAddress[]>;

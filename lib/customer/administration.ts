@@ -447,6 +447,14 @@ export async function setAdministrator(
     if (administrators.every((name) => name === username))
       throw new AppError('CONFLICT', { detail: REFUSALS.lastAdministrator });
   }
-  await deps.administrations.setAdministrator(username, administers);
+  // A grant is conditioned on the customer in its write: a user removed and added again under
+  // another customer since the read above is not made an administrator of this one.
+  await deps.administrations
+    .setAdministrator(username, administers, admin.customerId)
+    .catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'NOT_FOUND')
+        throw new AppError('NOT_FOUND', { detail: REFUSALS.noSuchUser });
+      throw error;
+    });
   await record(deps, admin, administers ? 'user.admin.granted' : 'user.admin.revoked', { username });
 }

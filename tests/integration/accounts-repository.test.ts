@@ -53,6 +53,17 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     expect(await codeOf(again('Twin'))).toBe('ALREADY_EXISTS');
   });
 
+  it('grants administration, asked for one customer, only while the user is that customer’s', async () => {
+    await newUser('moved-admin', 'C-now');
+
+    expect(await codeOf(accounts.setAdministrator('moved-admin', true, 'C-before'))).toBe('NOT_FOUND');
+    expect((await accounts.findByUsername('moved-admin'))?.admin).toBe(false);
+    expect(await codeOf(accounts.setAdministrator('nobody-admin', true, 'C-now'))).toBe('NOT_FOUND');
+
+    await accounts.setAdministrator('moved-admin', true, 'C-now');
+    expect((await accounts.findByUsername('moved-admin'))?.admin).toBe(true);
+  });
+
   it('refuses a username that differs only under full case folding (ß and SS, ς and σ)', async () => {
     await newUser('Straße');
     await newUser('ΟΔΟΣ');

@@ -145,9 +145,11 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
       revoke(username, { scopes: scopes === null ? null : [...scopes] });
     },
 
-    async setAdministrator(username, admin) {
+    async setAdministrator(username, admin, customerId) {
       const user = existing(username);
       if (!admin) return revoke(username, { admin: false });
+      if (customerId !== undefined && user.customerId !== customerId)
+        throw new AppError('NOT_FOUND', { detail: 'no such user' });
       if (user.customerId === null)
         throw new AppError('VALIDATION_FAILED', { detail: 'the user has no customer to administer' });
       records.set(username, { ...user, admin: true, updatedAt: now() });
