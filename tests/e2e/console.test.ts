@@ -474,7 +474,7 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       expect(text).toContain('127.0.0.9');
     });
 
-    it('grants administration to a user of the customer, who then uses the console, and revokes it', async () => {
+    it('grants administration to a user of the customer, who then uses the console, and revokes it, but not the last', async () => {
       await page.getByRole('button', { name: 'Administrators' }).click();
       const admins = region(page, 'Administrators');
       const listed = admins.getByRole('listitem');
@@ -502,6 +502,14 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       await region(member, 'Sign in').waitFor();
       expect(await status(member).innerText()).toBe('Your session has ended. Sign in again.');
       await member.close();
+
+      // The customer's last administration, here one's own, is kept: the page says why.
+      await admins.getByRole('button', { name: `Revoke ${ADMIN}` }).click();
+      await confirmWith('Revoke');
+      await expect
+        .poll(() => status(page).innerText(), WAIT)
+        .toBe('This is the customer’s last administrator: grant administration to another user first.');
+      expect(await listed.innerText()).toContain(`${ADMIN} (you)`);
     });
 
     it('removes a client after a confirmation: its secret gets no more tokens', async () => {
