@@ -52,11 +52,13 @@ export function createUserStore(table: AccountsTable): UserStore {
     if (updated === undefined) throw noSuchUser();
   }
 
+  /** `also`: a further condition (its values in `values`), failing as no such user does. */
   async function updateAndRevoke(
     username: string,
     assignments: string[],
     values: Record<string, unknown>,
     remove?: string[],
+    also?: string,
   ) {
     const revoked = await moveRevocationCutoff({
       client,
@@ -66,6 +68,7 @@ export function createUserStore(table: AccountsTable): UserStore {
       assignments: [...assignments, 'updatedAt = :now'],
       values: { ...values, ':now': now() },
       remove,
+      ...(also !== undefined && { also }),
       clock,
     });
     if (!revoked) throw noSuchUser();
@@ -137,7 +140,10 @@ export function createUserStore(table: AccountsTable): UserStore {
         : updateAndRevoke(username, ['scopes = :scopes'], { ':scopes': [...scopes] }),
 
     async setAdministrator(username, admin, customerId) {
-      if (!admin) return updateAndRevoke(username, [], {}, ['admin']);
+      if (!admin)
+        return customerId === undefined
+          ? updateAndRevoke(username, [], {}, ['admin'])
+          : updateAndRevoke(username, [], { ':customer': customerId }, ['admin'], 'customerId = :customer');
       const granted = await updateOwned(table, userKey(username), owner(username), {
         expression: 'SET admin = :admin, updatedAt = :now',
         condition: customerId === undefined ? 'attribute_exists(customerId)' : 'customerId = :customer',

@@ -53,6 +53,8 @@ export function createDynamoAdministrations(deps: {
         accountItems.userKey(username),
         { attribute: 'username', name: username },
         ['customerId', 'enabled', 'admin', 'revokedBefore', 'revokedSessions'],
+        // Strongly consistent: an administration ended, or a token revoked, a moment ago counts.
+        { consistent: true },
       );
       if (item === undefined) return null;
       return {

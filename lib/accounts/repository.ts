@@ -56,7 +56,7 @@ export interface Administration {
 }
 
 export interface AdministrationReader {
-  /** The user's administration as stored now; null for no such user. */
+  /** The user's administration as stored now (a strongly consistent read); null for no such user. */
   findAdministration(username: string): Promise<Administration | null>;
 }
 
@@ -92,10 +92,10 @@ export interface AccountRepository
   setUserScopes(username: string, scopes: readonly Scope[] | null): Promise<void>;
   /**
    * Grants (true) or ends (false) the user's administration of its customer. A grant refuses a
-   * user without a customer (VALIDATION_FAILED): there is nothing it could administer; given
-   * `customerId`, it grants only while the user is that customer's (NOT_FOUND otherwise, as
-   * for no such user), in the same write. Ending it also revokes the user's tokens, so none
-   * issued while it administered outlives the grant.
+   * user without a customer (VALIDATION_FAILED): there is nothing it could administer. Given
+   * `customerId`, either changes the user only while it is that customer's (NOT_FOUND
+   * otherwise, as for no such user), in the same write. Ending it also revokes the user's
+   * tokens, so none issued while it administered outlives the grant.
    */
   setAdministrator(username: string, admin: boolean, customerId?: string): Promise<void>;
   removeUser(username: string): Promise<void>;

@@ -61,15 +61,22 @@ export const deleteOwned = (table: Table, key: ItemKey, owner: Owner) =>
 
 /**
  * `projection` of `owner`'s item, eventually consistent (half the cost; the authorizer's reads,
- * within the revocation bound); undefined when the key holds no item of theirs.
+ * within the revocation bound) unless `consistent`; undefined when the key holds no item of theirs.
  */
-export async function readOwned(table: Table, key: ItemKey, owner: Owner, projection: readonly string[]) {
+export async function readOwned(
+  table: Table,
+  key: ItemKey,
+  owner: Owner,
+  projection: readonly string[],
+  options: { readonly consistent?: boolean } = {},
+) {
   const { Item } = await dynamo(() =>
     table.client.send(
       new GetCommand({
         TableName: table.tableName,
         Key: key,
         ProjectionExpression: [owner.attribute, ...projection].join(', '),
+        ...(options.consistent === true && { ConsistentRead: true }),
       }),
     ),
   );

@@ -421,6 +421,22 @@ export const listAdministrators = (deps: AdministrationDeps, admin: Administrato
   deps.administrations.listAdministrators(admin.customerId);
 
 /**
+ * Whether a user of the customer other than `username` administers it and may act: enabled.
+ * The index names the candidates; each is read again, strongly consistent, until one holds,
+ * because the index may still list an administration ended a moment ago. A grant of a moment
+ * ago may be missing from it, which only refuses. Two administrators ending each other's at
+ * the same instant can both find the other.
+ */
+async function anotherAdministrator(deps: AdministrationDeps, customerId: string, username: string) {
+  const candidates = await deps.administrations.listAdministrators(customerId);
+  for (const name of candidates.filter((candidate) => candidate !== username)) {
+    const other = await deps.administrations.findAdministration(name);
+    if (other?.admin === true && other.enabled && other.customerId === customerId) return true;
+  }
+  return false;
+}
+
+/**
  * Grants (true) or ends (false) the administration of a user of the administrator's own customer,
  * as an operator's `user admin grant|revoke`. It gives the power to mint credentials, so it
  * needs the recent login too. Ending one's own is allowed; ending it revokes that user's tokens.
@@ -440,15 +456,10 @@ export async function setAdministrator(
     throw new AppError('NOT_FOUND', { detail: REFUSALS.noSuchUser });
   // Already so: nothing changes, so no user is signed out and nothing is recorded.
   if (user.admin === administers) return;
-  if (!administers) {
-    // The index is eventually consistent: a grant of a moment ago may be missing, which only
-    // refuses. Two administrators ending each other at the same instant may both pass.
-    const administrators = await deps.administrations.listAdministrators(admin.customerId);
-    if (administrators.every((name) => name === username))
-      throw new AppError('CONFLICT', { detail: REFUSALS.lastAdministrator });
-  }
-  // A grant is conditioned on the customer in its write: a user removed and added again under
-  // another customer since the read above is not made an administrator of this one.
+  if (!administers && !(await anotherAdministrator(deps, admin.customerId, username)))
+    throw new AppError('CONFLICT', { detail: REFUSALS.lastAdministrator });
+  // Conditioned on the customer in its write: a user removed and added again under another
+  // customer since the read above is neither made nor unmade an administrator of it.
   await deps.administrations
     .setAdministrator(username, administers, admin.customerId)
     .catch((error: unknown) => {

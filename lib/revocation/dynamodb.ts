@@ -49,6 +49,11 @@ export async function moveRevocationCutoff(
     readonly values: Record<string, unknown>;
     /** Attributes the same write removes. */
     readonly remove?: readonly string[];
+    /**
+     * A condition the item must also meet, its values named in `values`; false if it does not.
+     * ANDed as it is (DynamoDB refuses redundant parentheses): an OR in it needs its own.
+     */
+    readonly also?: string;
     readonly clock: Clock;
   },
 ): Promise<boolean> {
@@ -59,7 +64,7 @@ export async function moveRevocationCutoff(
   const update = (newCutoff: string, condition: string, extra: Record<string, unknown>) =>
     updateOwned(input, key, owner, {
       expression: `SET ${[...assignments, `revokedBefore = ${newCutoff}`].join(', ')}${removal}`,
-      condition,
+      condition: input.also === undefined ? condition : `${condition} AND ${input.also}`,
       values: { ...values, ...extra, ':cutoff': cutoff },
     });
   const moved =

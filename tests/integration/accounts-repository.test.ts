@@ -53,7 +53,7 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     expect(await codeOf(again('Twin'))).toBe('ALREADY_EXISTS');
   });
 
-  it('grants administration, asked for one customer, only while the user is that customer’s', async () => {
+  it('grants and ends administration, asked for one customer, only while the user is that customer’s', async () => {
     await newUser('moved-admin', 'C-now');
 
     expect(await codeOf(accounts.setAdministrator('moved-admin', true, 'C-before'))).toBe('NOT_FOUND');
@@ -62,6 +62,10 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
 
     await accounts.setAdministrator('moved-admin', true, 'C-now');
     expect((await accounts.findByUsername('moved-admin'))?.admin).toBe(true);
+    expect(await codeOf(accounts.setAdministrator('moved-admin', false, 'C-before'))).toBe('NOT_FOUND');
+    expect((await accounts.findByUsername('moved-admin'))?.admin).toBe(true);
+    await accounts.setAdministrator('moved-admin', false, 'C-now');
+    expect((await accounts.findByUsername('moved-admin'))?.admin).toBe(false);
   });
 
   it('refuses a username that differs only under full case folding (ß and SS, ς and σ)', async () => {

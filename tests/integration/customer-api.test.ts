@@ -413,6 +413,14 @@ describe('the self-service API', () => {
     const jon = await signIn('plain-jon');
     const last = await call(api, request(jon, 'POST', REVOKE, { body: { username: 'plain-jon' } }));
     expect(last.statusCode).toBe(409);
+
+    // An administrator an operator disabled cannot act, so does not count as another.
+    await accounts.createUser({ username: 'admin-kai', passwordHash, customerId: 'C-2003' });
+    await accounts.setAdministrator('admin-kai', true);
+    await accounts.setEnabled('admin-kai', false);
+    const stillLast = await call(api, request(jon, 'POST', REVOKE, { body: { username: 'plain-jon' } }));
+    expect(stillLast.statusCode).toBe(409);
+    expect((await accounts.findByUsername('plain-jon'))?.admin).toBe(true);
   });
 
   it('refuses a cached decision of a token revoked since (user logout), 401 as the authorizer would', async () => {

@@ -147,9 +147,9 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
 
     async setAdministrator(username, admin, customerId) {
       const user = existing(username);
-      if (!admin) return revoke(username, { admin: false });
       if (customerId !== undefined && user.customerId !== customerId)
         throw new AppError('NOT_FOUND', { detail: 'no such user' });
+      if (!admin) return revoke(username, { admin: false });
       if (user.customerId === null)
         throw new AppError('VALIDATION_FAILED', { detail: 'the user has no customer to administer' });
       records.set(username, { ...user, admin: true, updatedAt: now() });
