@@ -80,7 +80,8 @@ export async function joinCustomer(table: AccountsTable, customerId: string, use
 /**
  * Written as pending, then the users' depot codes, then done: a run cut short after the
  * address was written is finished by the operator's next run of the same command, instead of
- * adding the address twice.
+ * adding the address twice. Two runs adding the same depot to one customer at the same moment
+ * look alike to the second, which may then finish the first's address instead of adding its own.
  */
 export async function addPickupAddress(
   table: AccountsTable,
