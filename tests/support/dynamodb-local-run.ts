@@ -1,8 +1,9 @@
 /**
  * vitest globalSetup of the integration project: one DynamoDB Local for the whole run, where
  * this machine has Java 17. Every suite that asks startTestDynamo for DynamoDB Local gets a
- * stage of its own in it (tables of their own, dropped at its close) instead of a Java process
- * of its own: a start costs about 5 s of CPU, and eight suites started one each.
+ * stage of its own in it (its tables dropped at its close; the extra stages a suite makes itself
+ * stay until the run ends) instead of a Java process of its own: a start costs about 5 s of CPU,
+ * and eight suites started one each.
  */
 import type { TestProject } from 'vitest/node';
 import { JAVA_MISSING_REASON, startDynamoDbLocal } from './dynamo.ts';

@@ -9,7 +9,8 @@
  *
  * A file's expected duration is its last run's where vitest recorded one (under
  * node_modules/.vite), and otherwise a guess from what it starts: a fault matrix, a local stack
- * (every e2e file), DynamoDB (integration) or nothing (unit). Larger files first among equals.
+ * (every e2e file), DynamoDB (integration) or nothing (unit). Larger files first among equals,
+ * and a file that failed last time before all.
  */
 import { statSync } from 'node:fs';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -26,13 +27,20 @@ export class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const expected = new Map(
       files.map((spec) => {
-        const recorded = this.ctx.cache.getTestSpecificationResult(spec)?.duration;
+        const result = this.ctx.cache.getTestSpecificationResult(spec);
+        const recorded = result?.duration;
         const guess =
           (GUESS_SECONDS.find(([kind]) => kind.test(spec.moduleId))?.[1] ?? UNIT_GUESS_SECONDS) * 1000;
-        return [spec, { ms: recorded ?? guess, size: statSync(spec.moduleId).size }] as const;
+        return [
+          spec,
+          { ms: recorded ?? guess, size: statSync(spec.moduleId).size, failed: result?.failed === true },
+        ] as const;
       }),
     );
-    const of = (spec: TestSpecification) => expected.get(spec) ?? { ms: 0, size: 0 };
-    return [...files].sort((a, b) => of(b).ms - of(a).ms || of(b).size - of(a).size);
+    const of = (spec: TestSpecification) => expected.get(spec) ?? { ms: 0, size: 0, failed: false };
+    // As vitest's own: a file that failed last time first, to tell at once whether it still does.
+    return [...files].sort(
+      (a, b) => Number(of(b).failed) - Number(of(a).failed) || of(b).ms - of(a).ms || of(b).size - of(a).size,
+    );
   }
 }
