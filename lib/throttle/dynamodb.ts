@@ -163,18 +163,22 @@ export function createDynamoThrottleStore(deps: {
       throw new Error(`login counter ${counterKey} kept changing under concurrent logins`);
     },
 
-    async settle(counterKey, { attempt, period, slot, failed, restoreRetry }) {
+    async settle(counterKey, { attempt, period, slot, failed, restoreRetry, known }) {
       // A failure stays counted (in `attempts`) and is counted as one (in `failures`, in the
       // attempt's period and the next one, which carries it); anything else is taken back, unless
-      // a success has set the counter back already. Sent again, `settled` makes it a no-op.
+      // a success or an unlock has set the counter back already. Sent again, `settled` makes it a
+      // no-op. A success on a name's counter remembers its source in the same write.
+      const clauses = knownClauses(known);
       const result = await conditional(() =>
         client.send(
           new UpdateCommand({
             TableName,
             Key: { counterKey },
             UpdateExpression:
-              `SET settled = :attempt${restoreRetry ? ', retryAfterLock = :one' : ''} ` +
-              `ADD #inflight :minusOne, ${failed ? '#count :one, #next :one' : '#all :minusOne, #allNext :minusOne'}`,
+              `SET settled = :attempt${restoreRetry ? ', retryAfterLock = :one' : ''}` +
+              `${known === undefined ? '' : ', expiresAt = :expiresAt'}${clauses.set} ` +
+              `ADD #inflight :minusOne, ${failed ? '#count :one, #next :one' : '#all :minusOne, #allNext :minusOne'}` +
+              clauses.remove,
             ConditionExpression:
               'attribute_exists(counterKey) AND (attribute_not_exists(settled) OR settled <> :attempt)' +
               // The next period's count: within a period it moves with this one's, and once the
@@ -185,12 +189,15 @@ export function createDynamoThrottleStore(deps: {
               ...(failed
                 ? { '#count': countIn(period), '#next': countIn(period + 1) }
                 : { '#all': attemptsIn(period), '#allNext': attemptsIn(period + 1) }),
+              ...clauses.names,
             },
             ExpressionAttributeValues: {
               ':minusOne': -1,
               ':attempt': attempt,
               ...((failed || restoreRetry) && { ':one': 1 }),
               ...(!failed && { ':zero': 0 }),
+              ...(known !== undefined && { ':expiresAt': known.expiresAt }),
+              ...clauses.values,
             },
             ReturnValues: 'ALL_NEW',
           }),

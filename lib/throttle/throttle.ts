@@ -90,6 +90,11 @@ export interface Settle {
   readonly failed: boolean;
   /** It was the attempt a lock allows after it ends, and is taken back: that retry is handed back. */
   readonly restoreRetry: boolean;
+  /**
+   * A success on a name's counter, taken back like any attempt: its source remembered in the
+   * same write. The name's failures stay, since nothing tells whose they were.
+   */
+  readonly known?: KnownSourceWrite & { readonly expiresAt: number };
 }
 
 /** A source remembered as known for a name, and the known sources it forgets (expired, or the oldest past the most kept). */
@@ -113,19 +118,24 @@ export interface ThrottleStore {
   reserve(key: string, reserve: Reserve): Promise<{ granted: boolean; record: ThrottleCounter }>;
   /**
    * Ends an attempt in flight: a failure is counted, anything else taken back (unless a success
-   * set the counter back since); sent again after its answer was lost, it changes nothing more.
-   * The counter after it, if it exists and changed.
+   * set the counter back since, or an operator's unlock did), with `known` remembering its
+   * source too; sent again after its answer was lost, it changes nothing more. The counter
+   * after it, if it exists and changed.
    */
   settle(key: string, settle: Settle): Promise<ThrottleCounter | undefined>;
   /** Locks the counter until `lockedUntil`, unless it is locked longer already. */
   lock(key: string, lock: { lockedUntil: number; expiresAt: number }): Promise<void>;
   /**
-   * A success: ends the attempt in flight and sets an existing counter back to no failures from
-   * `period` on and no lock, keeping its item; with `known`, remembers the source.
+   * A success on a known source's own counter, whose failures are all that source's: ends the
+   * attempt in flight and sets an existing counter back to no failures from `period` on and no
+   * lock, keeping its item; with `known`, remembers the source.
    */
   reset(
     key: string,
-    reset: Omit<Settle, 'failed' | 'restoreRetry'> & { expiresAt: number; known?: KnownSourceWrite },
+    reset: Omit<Settle, 'failed' | 'restoreRetry' | 'known'> & {
+      expiresAt: number;
+      known?: KnownSourceWrite;
+    },
   ): Promise<void>;
   /** Remembers a known source on an existing name's counter, leaving its count and lock as they are. */
   remember(key: string, known: KnownSourceWrite & { expiresAt: number }): Promise<void>;
@@ -176,7 +186,10 @@ export interface Reservation {
   readonly client: boolean;
   /** The name refused, and the attempt counted on its known source's own counter instead. */
   readonly spared: boolean;
-  /** The name's counter and the source's tag for it, for a success to remember (absent: not kept). */
+  /**
+   * The name's counter, the source's tag for it and the name's known sources when counted: for
+   * a success to remember, and to tell whether the name's quota may be told (absent: not kept).
+   */
   readonly known?: {
     readonly nameKey: string;
     readonly tag: string;
@@ -187,11 +200,15 @@ export interface Reservation {
 export interface LoginThrottle {
   /** Counts the attempt before the password is checked, or throws TOO_MANY_ATTEMPTS. */
   begin(attempt: LoginAttempt): Promise<Reservation>;
-  /** The attempt failed: counts it, locks a counter that has reached its limit; what is left of each quota. */
+  /**
+   * The attempt failed: counts it, locks a counter that has reached its limit; what is left of
+   * the address's quota, and of the name's for a source the name knows.
+   */
   failed(attempt: LoginAttempt, reason: FailureReason, reservation: Reservation): Promise<QuotaState[]>;
   /**
-   * The attempt succeeded: resets the name's counter (or its known source's) and remembers the
-   * source, takes the attempt back from the address's; what is left of each quota.
+   * The attempt succeeded: takes it back from the name's counter and the address's, whose
+   * failures stay (they may be anyone's), or resets its known source's own counter; remembers
+   * the source. What is left of each quota, the name's too since the source is now known.
    */
   succeeded(reservation: Reservation): Promise<QuotaState[]>;
   /**
@@ -426,6 +443,14 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
     };
   };
 
+  /**
+   * Whether `reservation`'s source is known to its name at `at`. Only such a source is told what
+   * is left of the name's quota: to anyone else the count would tell a name in use from a
+   * made-up one, by the failures of its owner.
+   */
+  const knowsSource = ({ known }: Reservation, at: number) =>
+    known !== undefined && (known.sources.get(known.tag) ?? 0) > at;
+
   return {
     async begin(attempt) {
       const at = now();
@@ -557,7 +582,8 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
     async failed(attempt, reason, reservation) {
       const at = now();
       const client = attempt.client === true;
-      return Promise.all(
+      const told = knowsSource(reservation, at);
+      const states = await Promise.all(
         reservation.counted.map(async (entry) => {
           const { key, kind, policy } = entry;
           const record = await store.settle(key, {
@@ -589,52 +615,51 @@ export function createLoginThrottle(deps: LoginThrottleDeps): LoginThrottle {
           );
         }),
       );
+      return states.filter(({ policy }) => told || policy === 'address');
     },
 
     async succeeded(reservation) {
       const at = now();
-      const { known } = reservation;
-      const remember = known === undefined ? undefined : knownWrite(known, at);
-      const { client } = reservation;
+      const { known, client } = reservation;
+      const remember =
+        known === undefined
+          ? undefined
+          : { ...knownWrite(known, at), expiresAt: expiresAt('username', settings.username, at) };
       const states = await Promise.all(
-        // Reset, not deleted: the login role may not delete a counter (only `user unlock` does).
         reservation.counted.map(async (entry): Promise<QuotaState> => {
           const { key, kind, policy, period, slot } = entry;
-          if (kind === 'source address') {
-            const record = await store.settle(key, {
-              attempt: reservation.attempt,
-              period,
-              slot,
-              failed: false,
-              restoreRetry: false,
-            });
-            return quota(entry, client, { failures: record?.failures ?? entry.failures, until: 0 }, at);
-          }
-          const reset = {
-            attempt: reservation.attempt,
-            period,
-            slot,
-            expiresAt: expiresAt(kind, policy, at),
-          };
-          if (kind === 'username') {
-            await store.reset(key, { ...reset, ...(remember !== undefined && { known: remember }) });
-          } else {
-            // Two items: the known source's own counter, and the name's that remembers it.
+          const { attempt } = reservation;
+          if (kind === 'known source') {
+            // Its failures are this source's own: reset, not deleted (the login role may not
+            // delete a counter). Two items: this counter, and the name's that remembers the source.
             await Promise.all([
-              store.reset(key, reset),
+              store.reset(key, { attempt, period, slot, expiresAt: expiresAt(kind, policy, at) }),
               known !== undefined && remember !== undefined
-                ? store.remember(known.nameKey, {
-                    ...remember,
-                    expiresAt: expiresAt('username', settings.username, at),
-                  })
+                ? store.remember(known.nameKey, remember)
                 : undefined,
             ]);
+            return quota(entry, client, { failures: 0, until: 0 }, at);
           }
-          return quota(entry, client, { failures: 0, until: 0 }, at);
+          // The name's and the address's failures may be anyone's: the success takes back its
+          // own attempt only (on the name, with the retry a lock allowed if it was that one).
+          const name = kind === 'username';
+          const record = await store.settle(key, {
+            attempt,
+            period,
+            slot,
+            failed: false,
+            restoreRetry: name && retried(entry),
+            ...(name && remember !== undefined && { known: remember }),
+          });
+          // Nothing taken back (an unlock did it meanwhile, or this is a lost answer's second
+          // sending): the source is known all the same.
+          if (name && remember !== undefined && record === undefined) await store.remember(key, remember);
+          return quota(entry, client, { failures: record?.failures ?? entry.failures, until: 0 }, at);
         }),
       );
       if (reservation.spared) metrics.count({ name: 'LockSpared', counter: client ? 'Client' : 'Username' });
-      return states;
+      // A success makes its source known: it is told the name's quota as the name's own sources are.
+      return states.filter(({ policy }) => remember !== undefined || policy === 'address');
     },
 
     async undecided(reservation) {

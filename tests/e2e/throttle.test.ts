@@ -27,7 +27,7 @@ const INFLIGHT_LIMIT = 20;
 const CLIENT_ADDRESS_LIMIT = 4;
 let stack: LocalStack;
 
-const USERS = ['erin', 'frank', 'grace', 'heidi', 'ivan', 'judy'];
+const USERS = ['erin', 'frank', 'grace', 'heidi', 'ivan', 'judy', 'kevin'];
 
 beforeAll(async () => {
   stack = await startLocalStack({
@@ -212,10 +212,12 @@ describe('known sources keep logging in while others lock the name', () => {
       expectLogin(await login('grace', PASSWORD, KNOWN), 200);
       expectLogin(await login('grace', PASSWORD, SECOND_KNOWN), 200);
 
-      for (let left = NAME_LIMIT - 1; left >= 0; left -= 1) {
+      for (let i = 0; i < NAME_LIMIT; i += 1) {
         const failed = await login('grace', 'wrong-password', STRANGER);
         expectLogin(failed, 401);
-        expect(remaining(failed, 'username')).toBe(left);
+        // A source the name does not know is told the address's quota only, as for a made-up name.
+        expect(remaining(failed, 'username')).toBeUndefined();
+        expect(remaining(failed, 'address')).toBeDefined();
       }
       const refused = await login('grace', 'wrong-password', STRANGER);
       expectLogin(refused, 429);
@@ -258,6 +260,52 @@ describe('known sources keep logging in while others lock the name', () => {
   );
 });
 
+describe('the owner’s logins neither reset a stranger’s guesses nor tell the stranger the name is real (issue 42)', () => {
+  const OWNER = '127.0.0.13';
+  const STRANGER = '127.0.0.14';
+  const OTHER_STRANGER = '127.0.0.15';
+
+  it(
+    'a stranger who stops one guess short of the limit and waits for the owner’s login is locked at the limit, answered as for a made-up name',
+    async () => {
+      const mark = stack.output().length;
+      /** A stranger's statuses, and whether each answer told them the name's quota. */
+      const guess = async (username: string, from: string) => {
+        const answer = await login(username, 'wrong-password', from);
+        expectLogin(answer, answer.status === 429 ? 429 : 401);
+        return { status: answer.status, told: remaining(answer, 'username') !== undefined };
+      };
+      expectLogin(await login('kevin', PASSWORD, OWNER), 200);
+      const real = [];
+      const madeUp = [];
+      for (let i = 1; i < NAME_LIMIT; i += 1) {
+        real.push(await guess('kevin', STRANGER));
+        madeUp.push(await guess('nobody-kevin', OTHER_STRANGER));
+      }
+
+      // The owner's routine login: the stranger's failures stay, and the owner is told so.
+      const owner = await login('kevin', PASSWORD, OWNER);
+      expectLogin(owner, 200);
+      expect(remaining(owner, 'username')).toBe(1);
+      for (let i = 0; i < 2; i += 1) {
+        real.push(await guess('kevin', STRANGER));
+        madeUp.push(await guess('nobody-kevin', OTHER_STRANGER));
+      }
+
+      expect(real).toEqual(madeUp);
+      expect(real).toEqual([
+        ...Array(NAME_LIMIT).fill({ status: 401, told: false }),
+        // A refusal names the counter that refused, for a name in use as for a made-up one.
+        { status: 429, told: true },
+      ]);
+      await expect.poll(() => countOf(mark, 'LockoutStarted{counter=Username}=1'), METRICS_ARRIVE).toBe(2);
+      const lockouts = () => stack.output().slice(mark).split('"event":"lockout started"').length - 1;
+      await expect.poll(lockouts, METRICS_ARRIVE).toBe(2);
+    },
+    STORY_TIMEOUT,
+  );
+});
+
 describe('known sources keep getting client tokens while others lock the client id', () => {
   const KNOWN = '127.0.0.7';
   const STRANGER = '127.0.0.8';
@@ -278,10 +326,11 @@ describe('known sources keep getting client tokens while others lock the client 
       expectGrant(await grant(client, KNOWN), 200);
       expectGrant(await grant(client, SECOND_KNOWN), 200);
 
-      for (let left = NAME_LIMIT - 1; left >= 0; left -= 1) {
+      for (let i = 0; i < NAME_LIMIT; i += 1) {
         const failed = await grant(wrongSecret(), STRANGER);
         expectGrant(failed, 401);
-        expect(remaining(failed, 'client')).toBe(left);
+        expect(remaining(failed, 'client')).toBeUndefined();
+        expect(remaining(failed, 'address')).toBeDefined();
       }
       expectGrant(await grant(wrongSecret(), STRANGER), 429);
       expectGrant(await grant(client, STRANGER), 429);

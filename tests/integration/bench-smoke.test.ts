@@ -235,7 +235,7 @@ describe('npm run bench -- --quick', () => {
           .map(([action, count]) => [action, Number(count)]),
       );
     // The user read beside the name's and the address's reservations; then the session, the
-    // name's reset (which remembers the source) and the address's settle.
+    // name's settle (which remembers the source) and the address's.
     expect(row('login')).toEqual(['login', '6', '2']);
     expect(requests('login')).toEqual({ GetItem: 1, UpdateItem: 4, PutItem: 1 });
     // The name locked: its refusal read, then the source's own reservation; after the password,

@@ -250,9 +250,17 @@ describe('the limits every answer of the login routes publishes', () => {
   });
 
   it('counts a 401 once on the username and once on the address, each whole again within two windows', async () => {
-    const response = await call(login, from({ username: 'limits-alice', password: 'wrong-password' }));
-    expect(response.statusCode).toBe(401);
+    // From an address the name knows: only such a source is told the name's quota.
+    const sourceIp = newAddress();
+    await call(login, from({ username: 'limits-alice', password: PASSWORD }, sourceIp));
+    const response = await call(
+      login,
+      from({ username: 'limits-alice', password: 'wrong-password' }, sourceIp),
+    );
+    const stranger = await call(login, from({ username: 'limits-alice', password: 'wrong-password' }));
+    expect([response.statusCode, stranger.statusCode]).toEqual([401, 401]);
     expect(response.headers?.['RateLimit-Policy']).toBe(LOGIN_POLICY);
+    expect(String(stranger.headers?.RateLimit)).toMatch(/^"address";r=99;t=\d+$/);
     const [, name = '', address = ''] =
       /^"username";r=4;t=(\d+), "address";r=99;t=(\d+)$/.exec(String(response.headers?.RateLimit)) ?? [];
     expect(Number(name)).toBeGreaterThan(86_400);

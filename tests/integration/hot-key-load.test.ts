@@ -229,7 +229,7 @@ describe('one username and one address hammered', () => {
 
     expectRetryable(answers, [200]);
     expect(await sessionsOf('solo')).toBe(REQUESTS + 1);
-    // Each success reset the username's counter and took its own attempt back from the address's.
+    // Each success took its own attempt back from the username's counter and the address's.
     expect(await counter(usernameCounterKey('solo', counterSecret))).toBe(0);
     expect(await counter(sourceIpCounterKey('198.51.100.8'))).toBe(0);
     expect(await inflight(usernameCounterKey('solo', counterSecret))).toBe(0);

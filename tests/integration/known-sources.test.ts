@@ -14,7 +14,7 @@ import {
 } from '../../lib/throttle/throttle.ts';
 import { describeEachDynamo, recordSends, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 import { COUNTER_SECRET } from '../support/keys.ts';
-import { ADDRESS_POLICY, throttleOn } from '../support/login-throttle.ts';
+import { ADDRESS_POLICY, NAME_POLICY, throttleOn } from '../support/login-throttle.ts';
 
 const KNOWN_SECONDS = 30 * 86_400;
 const STRANGERS = ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4', '198.51.100.5'];
@@ -88,7 +88,7 @@ describeEachDynamo('known sources on DynamoDB', (kind) => {
     }
   });
 
-  it('sends four writes and no read for a login on an unlocked name, its known source remembered in the reset', async () => {
+  it('sends four writes and no read for a login on an unlocked name, its known source remembered in the success’s own write', async () => {
     const { succeed, fail, from, requestsOf, nameKey } = setup('normal');
     const writes = Array(4).fill('UpdateCommand');
 
@@ -96,6 +96,32 @@ describeEachDynamo('known sources on DynamoDB', (kind) => {
     expect(await requestsOf(() => fail(from('203.0.113.10')))).toEqual(writes);
     expect(await requestsOf(() => succeed(from('203.0.113.11')))).toEqual(writes);
     expect(knownAttributes(await rawItem(nameKey))).toHaveLength(2);
+  });
+
+  it('keeps a stranger’s failures through the owner’s logins and tells the stranger nothing of them: at the limit the name locks (issue 42)', async () => {
+    // The audit's attack: guess up to one left, wait for the owner's routine login, go on.
+    const { succeed, fail, refusal, from, nameKey, logged, metrics } = setup('audited');
+    const home = '203.0.113.10';
+    const stranger = from('198.51.100.40');
+    const failuresOf = (item: Record<string, unknown>) => item[`failures${String(item.period)}`];
+    await succeed(from(home));
+    const guesses = [];
+    for (let i = 1; i < NAME_POLICY.limit; i += 1) guesses.push(await fail(stranger));
+
+    const owner = await succeed(from(home));
+
+    expect(failuresOf(await rawItem(nameKey))).toBe(NAME_POLICY.limit - 1);
+    expect(owner).toContainEqual(expect.objectContaining({ policy: 'username', remaining: 1 }));
+    guesses.push(await fail(stranger));
+    expect(guesses.map((states) => states.map(({ policy }) => policy))).toEqual(
+      Array(NAME_POLICY.limit).fill(['address']),
+    );
+    expect(logged('lockout started')).toEqual([
+      expect.objectContaining({ counter: 'username', failures: NAME_POLICY.limit }),
+    ]);
+    expect(metrics.names()).toContain('LockoutStarted{counter=Username}');
+    expect(await refusal(stranger)).toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
+    expect(await refusal(from(home))).toBe('granted');
   });
 
   it('reads the known sources only with the refusal of a locked name, spending one write more on the source’s own counter', async () => {

@@ -177,10 +177,9 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     const key = 'USER#known-burst';
     const success = at(T0);
     await store.reserve(key, success);
-    await store.reset(key, {
+    await store.settle(key, {
       ...ending(success, false),
-      expiresAt: KEPT,
-      known: { tag: 'home', until: T0 + 10, forget: [] },
+      known: { tag: 'home', until: T0 + 10, forget: [], expiresAt: KEPT },
     });
     for (let i = 0; i < 5; i += 1) await store.reserve(key, at(T0 + 1));
     const from = (tag: string, now: number, count: number) =>
@@ -259,7 +258,51 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     expect((await store.read(['USER#gone'])).size).toBe(0);
   });
 
-  it('resets a counter to no failures and no lock, takes its attempt back, and counts on it again', async () => {
+  it('takes a success back from a name’s counter and remembers its source in the same write, its failures, its lock’s end and others’ attempts kept', async () => {
+    const key = 'USER#success-kept';
+    await failTimes(key, 3, T0);
+    await store.lock(key, { lockedUntil: T0 + 1000, expiresAt: KEPT });
+    // Someone else's attempt in flight, then the success.
+    await store.reserve(key, at(T0 + 1000));
+    const success = at(T0 + 1000);
+    expect((await store.reserve(key, success)).granted).toBe(true);
+    const taken = {
+      ...ending(success, false),
+      known: { tag: 'home', until: T0 + DAY, forget: [], expiresAt: KEPT },
+    };
+
+    const after = await store.settle(key, taken);
+
+    const kept = {
+      failures: 3,
+      attempts: 4,
+      lockedUntil: T0 + 1000,
+      knownSources: new Map([['home', T0 + DAY]]),
+    };
+    expect(after).toMatchObject(kept);
+    // Sent again after its answer was lost: nothing more.
+    expect(await store.settle(key, taken)).toBeUndefined();
+    expect(await read(key)).toMatchObject(kept);
+  });
+
+  it('applies nothing of a success whose attempt an unlock took back already, its known source neither', async () => {
+    const key = 'USER#success-unlocked';
+    const success = at(T0);
+    await store.reserve(key, success);
+    await store.unlock(key);
+
+    const after = await store.settle(key, {
+      ...ending(success, false),
+      known: { tag: 'home', until: T0 + DAY, forget: [], expiresAt: KEPT },
+    });
+
+    expect(after).toBeUndefined();
+    expect(await read(key)).toMatchObject({ failures: 0, attempts: 0, knownSources: new Map() });
+    expect(await counts(key, at(T0 + 1, { limit: 1 }))).toBe(0);
+    expect(await counts(key, at(T0 + 2, { limit: 1 }))).toBe('refused');
+  });
+
+  it('resets a known source’s own counter to no failures and no lock, takes its attempt back, and counts on it again', async () => {
     const key = 'USER#reset';
     await failTimes(key, 5, T0);
     await store.lock(key, { lockedUntil: T0 + 30_000, expiresAt: KEPT });
@@ -370,14 +413,13 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     expect((await store.read([key])).size).toBe(0);
   });
 
-  it('remembers a known source with a success or on its own, forgetting the ones it is told to, and leaves the count and lock', async () => {
+  it('remembers a known source with a success’s settle, with a reset or on its own, forgetting the ones it is told to, and leaves the count and lock', async () => {
     const key = 'USER#known';
     const first = at(T0);
     await store.reserve(key, first);
-    await store.reset(key, {
+    await store.settle(key, {
       ...ending(first, false),
-      expiresAt: KEPT,
-      known: { tag: 'home', until: T0 + DAY, forget: [] },
+      known: { tag: 'home', until: T0 + DAY, forget: [], expiresAt: KEPT },
     });
     const second = at(T0 + 1);
     await store.reserve(key, second);
@@ -408,10 +450,9 @@ describeStoreContract('login throttle store', THROTTLE_STORES, (storeOf) => {
     const key = 'USER#unlocked';
     const success = at(T0);
     await store.reserve(key, success);
-    await store.reset(key, {
+    await store.settle(key, {
       ...ending(success, false),
-      expiresAt: KEPT,
-      known: { tag: 'home', until: T0 + DAY, forget: [] },
+      known: { tag: 'home', until: T0 + DAY, forget: [], expiresAt: KEPT },
     });
     // Three failures, two attempts whose functions died in flight, and a lock.
     await failTimes(key, 3, T0);

@@ -35,6 +35,7 @@ export const OFF: ThrottlePolicy = { ...NAME_POLICY, limit: 0 };
 export function throttleOn(store: ThrottleStore, settings: Partial<ThrottleSettings> = {}, start = T0) {
   let now = start;
   const metrics = createMemoryMetrics();
+  const lines: string[] = [];
   const throttle = createLoginThrottle({
     store,
     settings: {
@@ -46,12 +47,15 @@ export function throttleOn(store: ThrottleStore, settings: Partial<ThrottleSetti
     },
     counterSecret: COUNTER_SECRET,
     clock: () => new Date(now),
-    logger: createLogger('error', () => {}),
+    logger: createLogger('warn', (line) => lines.push(line)),
     metrics,
   });
   return {
     throttle,
     metrics,
+    /** The throttle's log lines named `event`, as objects. */
+    logged: (event: string) =>
+      lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.event === event),
     now: () => now,
     advance: (ms: number) => {
       now += ms;

@@ -89,15 +89,17 @@ export function memoryThrottleStore(): ThrottleStore & { readonly all: Map<strin
       save(key, { ...current, counter, attempts: attempts + 1, period, inflight: slots, counted: attempt });
       return { granted: true, record: counter };
     },
-    async settle(key, { attempt, slot, failed, restoreRetry }) {
+    async settle(key, { attempt, slot, failed, restoreRetry, known }) {
       const current = entryOf(key);
       if (current === undefined || current.settled === attempt) return undefined;
-      // Taken back only from a count a success has not set back since.
+      // Taken back only from a count a success (or an unlock) has not set back since; nothing of
+      // the write is applied otherwise, its known source neither.
       if (!failed && current.attempts <= 0) return undefined;
       const counter = {
         ...current.counter,
         failures: current.counter.failures + (failed ? 1 : 0),
         retryAfterLock: current.counter.retryAfterLock || restoreRetry,
+        knownSources: withKnown(current.counter.knownSources, known),
       };
       const slots = new Map(current.inflight);
       slots.set(slot, (slots.get(slot) ?? 0) - 1);

@@ -186,6 +186,95 @@ describe('known sources', () => {
     expect(await refusal(from(STRANGERS[0] ?? ''))).toBe('granted');
   });
 
+  it('tell only a source the name knows what is left of the name’s quota, a source made known by its success too', async () => {
+    const { succeed, fail, advance } = setup();
+    const policies = (states: readonly { policy: string }[]) => states.map(({ policy }) => policy);
+    await succeed(from(HOME));
+
+    expect(policies(await fail(from(STRANGERS[0] ?? '')))).toEqual(['address']);
+    expect(policies(await fail(from(HOME)))).toEqual(['username', 'address']);
+    expect(policies(await succeed(from(OFFICE)))).toEqual(['username', 'address']);
+    expect(policies(await fail(from(OFFICE)))).toEqual(['username', 'address']);
+    advance(KNOWN_SECONDS * 1000);
+    expect(policies(await fail(from(HOME)))).toEqual(['address']);
+  });
+
+  it('keep strangers’ failures through the owner’s logins: a stranger who waits at one guess left is locked at the limit (issue 42)', async () => {
+    // The audit's attack: guess up to one left, wait for the owner's routine login, go on.
+    const { store, succeed, fail, refusal, metrics, logged } = setup();
+    const stranger = from(STRANGERS[0] ?? '');
+    await succeed(from(HOME));
+    for (let i = 1; i < NAME_POLICY.limit; i += 1) await fail(stranger);
+
+    expect(await succeed(from(HOME))).toContainEqual(
+      expect.objectContaining({ policy: 'username', remaining: 1 }),
+    );
+    expect(store.all.get(nameKey)?.failures).toBe(NAME_POLICY.limit - 1);
+    expect(logged('lockout started')).toEqual([]);
+    await fail(stranger);
+
+    expect(logged('lockout started')).toEqual([
+      expect.objectContaining({ counter: 'username', failures: NAME_POLICY.limit, lockSeconds: 30 }),
+    ]);
+    expect(metrics.names()).toContain('LockoutStarted{counter=Username}');
+    expect(await refusal(stranger)).toMatchObject({ code: 'TOO_MANY_ATTEMPTS', retryAfterSeconds: 30 });
+    expect(await refusal(from(HOME))).toBe('granted');
+  });
+
+  it('answer a stranger alike for a name whose owner logs in between the guesses and for a made-up one', async () => {
+    /** A stranger's answers to ten guesses 10 s apart, the owner logging in from home before each if there is one. */
+    const guesses = async (username: string, owner: boolean) => {
+      const on = throttleOn(memoryThrottleStore(), {
+        sourceIp: ADDRESS_POLICY,
+        knownSourceSeconds: KNOWN_SECONDS,
+      });
+      const stranger = { username, sourceIp: STRANGERS[0] ?? '' };
+      const answers: unknown[] = [];
+      for (let i = 0; i < 10; i += 1) {
+        if (owner) await on.succeed({ username, sourceIp: HOME });
+        answers.push(
+          await on.fail(stranger).catch(({ code, retryAfterSeconds, quota }: AppError) => ({
+            code,
+            retryAfterSeconds,
+            quota,
+          })),
+        );
+        on.advance(10_000);
+      }
+      return answers;
+    };
+
+    const real = await guesses('alice', true);
+
+    expect(real).toEqual(await guesses('nobody-at-all', false));
+    // The 401s tell the address's quota only; a 429 names the name's counter, for any name alike.
+    expect(real.slice(0, NAME_POLICY.limit)).toEqual(
+      Array.from({ length: NAME_POLICY.limit }, () => [expect.objectContaining({ policy: 'address' })]),
+    );
+    expect(real[NAME_POLICY.limit]).toMatchObject({
+      code: 'TOO_MANY_ATTEMPTS',
+      quota: [{ policy: 'username', remaining: 0 }],
+    });
+  });
+
+  it('reset a known source’s own counter with its success: its failures were its own', async () => {
+    const { store, succeed, fail, lockByStrangers } = setup();
+    await succeed(from(HOME));
+    await lockByStrangers();
+    const locked = store.all.get(nameKey);
+    const own = knownSourceCounterKey(nameKey, tagOf(HOME));
+    for (let i = 0; i < 2; i += 1) await fail(from(HOME));
+    expect(store.all.get(own)?.failures).toBe(2);
+
+    expect(await succeed(from(HOME))).toContainEqual({ policy: 'username', remaining: 5, resetSeconds: 0 });
+
+    expect(store.all.get(own)).toMatchObject({ failures: 0, lockedUntil: 0 });
+    expect(store.all.get(nameKey)).toMatchObject({
+      failures: locked?.failures,
+      lockedUntil: locked?.lockedUntil,
+    });
+  });
+
   it('answer a known source’s refusal with its own counter’s quota', async () => {
     const { succeed, fail, lockByStrangers, throttle } = setup();
     await succeed(from(HOME));

@@ -7,6 +7,7 @@ import {
   clientSourceIpCounterKey,
   createLoginThrottle,
   holdSeconds,
+  knownSourceTag,
   lockSeconds,
   quotaPolicies,
   type Reservation,
@@ -181,12 +182,38 @@ describe('login throttle', () => {
     expect(failures()).toBe(1);
   });
 
-  it('resets the username counter on success and keeps the address’s failures, taking only the attempt back', async () => {
+  it('keeps the name’s and the address’s failures through a success, taking only its own attempt back', async () => {
+    // Neither counter tells whose its failures were: a success sets back none of them.
     const { store, fail, succeed } = setup({ sourceIp: ADDRESS_POLICY });
     await fail(attempt);
     await succeed(attempt);
-    expect(store.all.get(carolKey)).toMatchObject({ failures: 0, lockedUntil: 0 });
-    expect(store.all.get(sourceIpCounterKey(attempt.sourceIp))?.failures).toBe(1);
+    expect(store.all.get(carolKey)).toMatchObject({ failures: 1, attempts: 1 });
+    expect(store.all.get(sourceIpCounterKey(attempt.sourceIp))).toMatchObject({ failures: 1, attempts: 1 });
+  });
+
+  it('hands a lock’s retry that a success took back to the name, so the next failure doubles the lock', async () => {
+    const { store, throttle, fail, succeed, advance } = setup();
+    for (let i = 0; i < POLICY.limit; i += 1) await fail(attempt);
+    advance(POLICY.baseLockSeconds * 1000);
+
+    // The owner's right password is the one attempt the lock allows when it ends.
+    await succeed(attempt);
+    await fail(attempt);
+
+    expect(store.all.get(carolKey)?.failures).toBe(POLICY.limit + 1);
+    expect(await retryAfter(throttle.begin(attempt))).toBe(lockSeconds(POLICY, POLICY.limit + 1));
+  });
+
+  it('remembers the source of a success whose attempt an operator’s unlock took back meanwhile, counting nothing below zero', async () => {
+    const { store, throttle } = setup({ knownSourceSeconds: 30 * 86_400 });
+    const reservation = await throttle.begin(attempt);
+    await store.unlock(carolKey);
+
+    await throttle.succeeded(reservation);
+
+    const counter = store.all.get(carolKey);
+    expect(counter?.knownSources.has(knownSourceTag(carolKey, attempt.sourceIp, COUNTER_SECRET))).toBe(true);
+    expect(counter).toMatchObject({ failures: 0, attempts: 0 });
   });
 
   it('counts nothing and locks nothing with every counter off', async () => {
@@ -393,13 +420,17 @@ describe('people and machines apart', () => {
 
 describe('quota', () => {
   const settings = { sourceIp: ADDRESS_POLICY };
+  /** Known sources on: the name's quota is told to the sources it knows only. */
+  const known = { ...settings, knownSourceSeconds: 30 * 86_400 };
+  const stranger = { ...attempt, sourceIp: '198.51.100.66' };
   // T0 is 10:00 UTC: the name's period ends at midnight, the next one a day later (38 h);
   // the address's hour-long period ends at 11:00, the next at 12:00.
   const NAME_WHOLE = 38 * 3_600;
   const ADDRESS_WHOLE = 2 * 3_600;
 
-  it('tells after a failure what is left of each counter and when it is whole again', async () => {
-    const { fail, advance } = setup(settings);
+  it('tells a source the name knows after a failure what is left of each counter and when it is whole again', async () => {
+    const { fail, succeed, advance } = setup(known);
+    await succeed(attempt);
     expect(await fail(attempt)).toEqual([
       { policy: 'username', remaining: 4, resetSeconds: NAME_WHOLE },
       { policy: 'address', remaining: 99, resetSeconds: ADDRESS_WHOLE },
@@ -411,8 +442,26 @@ describe('quota', () => {
     ]);
   });
 
+  it('tells a source the name does not know after a failure what is left of its address only, for a name in use as for a made-up one', async () => {
+    const { fail, succeed } = setup(known);
+    await succeed(attempt);
+    expect(await fail(stranger)).toEqual([{ policy: 'address', remaining: 99, resetSeconds: ADDRESS_WHOLE }]);
+    expect(await fail({ ...stranger, username: 'nobody-at-all' })).toEqual([
+      { policy: 'address', remaining: 98, resetSeconds: ADDRESS_WHOLE },
+    ]);
+  });
+
+  it('tells no source the name’s quota when known sources are off, since none is known', async () => {
+    const { fail, succeed } = setup(settings);
+    expect(await fail(attempt)).toEqual([{ policy: 'address', remaining: 99, resetSeconds: ADDRESS_WHOLE }]);
+    expect(await succeed(attempt)).toEqual([
+      { policy: 'address', remaining: 99, resetSeconds: ADDRESS_WHOLE },
+    ]);
+  });
+
   it('tells of a counter its failure locked that nothing is left until the lock ends', async () => {
-    const { fail } = setup(settings);
+    const { fail, succeed } = setup(known);
+    await succeed(attempt);
     for (let i = 1; i < POLICY.limit; i += 1) await fail(attempt);
     expect(await fail(attempt)).toEqual([
       { policy: 'username', remaining: 0, resetSeconds: 30 },
@@ -420,16 +469,22 @@ describe('quota', () => {
     ]);
   });
 
-  it('tells after a success that the name’s quota is whole, and the address’s failures still count', async () => {
-    const { fail, succeed } = setup(settings);
+  it('tells after a success what is left of the name, whose failures stay, and of the address, whose failures still count', async () => {
+    const { fail, succeed } = setup(known);
+    await fail(stranger);
     await fail(attempt);
+    // The success makes its source known: from now on it is told the name's quota.
     expect(await succeed(attempt)).toEqual([
-      { policy: 'username', remaining: 5, resetSeconds: 0 },
+      { policy: 'username', remaining: 3, resetSeconds: NAME_WHOLE },
       { policy: 'address', remaining: 99, resetSeconds: ADDRESS_WHOLE },
     ]);
     expect(await succeed({ ...attempt, sourceIp: '198.51.100.7' })).toEqual([
-      { policy: 'username', remaining: 5, resetSeconds: 0 },
+      { policy: 'username', remaining: 3, resetSeconds: NAME_WHOLE },
       { policy: 'address', remaining: 100, resetSeconds: 0 },
+    ]);
+    expect(await succeed({ ...attempt, username: 'Dave' })).toEqual([
+      { policy: 'username', remaining: 5, resetSeconds: 0 },
+      { policy: 'address', remaining: 99, resetSeconds: ADDRESS_WHOLE },
     ]);
   });
 
@@ -452,8 +507,10 @@ describe('quota', () => {
   });
 
   it('names a client’s quota after the client', async () => {
-    const { fail } = setup({ clientSourceIp: { ...ADDRESS_POLICY, limit: 50 } });
-    expect(await fail({ username: 'pcl_1', sourceIp: attempt.sourceIp, client: true })).toEqual([
+    const { fail, succeed } = setup({ ...known, clientSourceIp: { ...ADDRESS_POLICY, limit: 50 } });
+    const client = { username: 'pcl_1', sourceIp: attempt.sourceIp, client: true };
+    await succeed(client);
+    expect(await fail(client)).toEqual([
       { policy: 'client', remaining: 4, resetSeconds: NAME_WHOLE },
       { policy: 'address', remaining: 49, resetSeconds: ADDRESS_WHOLE },
     ]);

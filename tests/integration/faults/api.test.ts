@@ -216,7 +216,7 @@ async function counterClear(label: string, key: string, policy: ThrottlePolicy, 
 
 const nameKey = (username: string) => usernameCounterKey(username, counterSecret);
 
-/** A success makes its source known to the name, in the same write as the reset it answers after. */
+/** A success makes its source known to the name, in the same write as the settle it answers after. */
 async function sourceKnown(key: string, sourceIp: string) {
   const until = (await counterOf(key))?.knownSources.get(knownSourceTag(key, sourceIp, counterSecret)) ?? 0;
   expect(until, 'the source known to the name after its success').toBeGreaterThan(Date.now());
@@ -368,18 +368,20 @@ const afterLock: Operation<{ username: string }> = {
     const { throttle: settings } = readLoginConfig();
     const policy = settings.username;
     const hold = holdSeconds(policy);
-    const address = { atLeast: policy.limit, atMost: policy.limit };
+    const arranged = { atLeast: policy.limit, atMost: policy.limit };
     if (run.retry?.status === 429) {
       const key = nameKey(username);
       const counter = await counterOf(key);
       const until = counter === undefined ? 0 : refusedUntil(counter, policy, Date.now());
       expect(until - Date.now(), 'held no longer than holdSeconds').toBeLessThanOrEqual(hold * 1000);
-      await counterClear('the address', sourceIpCounterKey(addressOf(username)), settings.sourceIp, address);
+      await counterClear('the address', sourceIpCounterKey(addressOf(username)), settings.sourceIp, arranged);
       await truthfulRetryAfter(run.retry, key, policy, hold);
     } else {
       await sessionsStored([run.first, run.retry]);
-      await counterClear('the username', nameKey(username), policy, NO_FAILURES);
-      await counterClear('the address', sourceIpCounterKey(addressOf(username)), settings.sourceIp, address);
+      // A success sets back none of the name's failures (they may be anyone's) and hands the
+      // retry it took back: the next attempt from a source the name does not know is let in.
+      await counterClear('the username', nameKey(username), policy, arranged);
+      await counterClear('the address', sourceIpCounterKey(addressOf(username)), settings.sourceIp, arranged);
     }
   },
 };
