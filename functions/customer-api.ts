@@ -19,6 +19,7 @@ import {
   AuditQuerySchema,
   ClientParamsSchema,
   CreateClientSchema,
+  NoQuerySchema,
   SecretParamsSchema,
   UpdateClientSchema,
 } from '../lib/customer/requests.ts';
@@ -29,7 +30,8 @@ import { routes } from '../lib/http/router.ts';
 import { customerApiDeps } from '../lib/wiring.ts';
 
 const deps = await customerApiDeps(readCustomerApiConfig());
-const common = { authorized: true, metrics: deps.metrics } as const;
+// Every route refuses a query parameter it does not take (audit-events takes two).
+const common = { authorized: true, metrics: deps.metrics, query: NoQuerySchema } as const;
 const now = () => deps.clock();
 const clientUrl = (baseUrl: string, clientId: string) => `${baseUrl}/api/v1/customer/clients/${clientId}`;
 

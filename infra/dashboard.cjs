@@ -76,6 +76,7 @@ const OTHER_CHANGES = [
 const ADMINISTRATION_REFUSALS = [
   ['NotAdministrator', 'Not (or no longer) an administrator'],
   ['RecentLoginRequired', 'Login not recent enough'],
+  ['BeyondOwnScopes', 'Beyond a narrowed administrator’s scopes'],
 ];
 
 const WIDTH = 24;

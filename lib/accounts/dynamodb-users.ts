@@ -11,7 +11,12 @@ import { moveRevocationCutoff } from '../revocation/dynamodb.ts';
 import { revocationCutoff } from '../revocation/revocation.ts';
 import { joinCustomer } from './dynamodb-customers.ts';
 import { type AccountsTable, accountItems, toUser, type UserItem } from './dynamodb-items.ts';
-import type { AccountRepository, NewUser } from './repository.ts';
+import {
+  type AccountRepository,
+  type Administrations,
+  type NewUser,
+  passwordHashDigest,
+} from './repository.ts';
 
 export type UserStore = Pick<
   AccountRepository,
@@ -24,7 +29,8 @@ export type UserStore = Pick<
   | 'setUserScopes'
   | 'setAdministrator'
   | 'removeUser'
->;
+> &
+  Pick<Administrations, 'markEnding' | 'endMarked' | 'unmark'>;
 
 const noSuchUser = () => new AppError('NOT_FOUND', { detail: 'no such user' });
 
@@ -114,8 +120,9 @@ export function createUserStore(table: AccountsTable): UserStore {
       if (customerId !== null) await joinCustomer(table, customerId, username);
     },
 
+    // A new password: the digest of a hash an upgrade replaced no longer names this password.
     setPasswordHash: (username, passwordHash) =>
-      updateAndRevoke(username, ['passwordHash = :hash'], { ':hash': passwordHash }),
+      updateAndRevoke(username, ['passwordHash = :hash'], { ':hash': passwordHash }, ['upgradedFromHash']),
 
     setEnabled: (username, enabled) =>
       enabled
@@ -125,9 +132,14 @@ export function createUserStore(table: AccountsTable): UserStore {
     async upgradePasswordHash(username, currentHash, upgradedHash) {
       // A failed condition: the password changed meanwhile, or the user went. Nothing to do.
       await updateOwned(table, userKey(username), owner(username), {
-        expression: 'SET passwordHash = :upgraded',
+        expression:
+          'SET passwordHash = :upgraded, upgradedFromHash = if_not_exists(upgradedFromHash, :replaced)',
         condition: 'passwordHash = :current',
-        values: { ':upgraded': upgradedHash, ':current': currentHash },
+        values: {
+          ':upgraded': upgradedHash,
+          ':current': currentHash,
+          ':replaced': passwordHashDigest(currentHash),
+        },
       });
     },
 
@@ -160,6 +172,50 @@ export function createUserStore(table: AccountsTable): UserStore {
       if (customerId !== undefined) throw noSuchUser();
       if ((await readOwned(table, userKey(username), owner(username), [])) === undefined) throw noSuchUser();
       throw new AppError('VALIDATION_FAILED', { detail: 'the user has no customer to administer' });
+    },
+
+    async markEnding(username, customerId, ending, at) {
+      // Only an administrator of that customer, and only while no other end's mark holds.
+      const marked = await updateOwned(table, userKey(username), owner(username), {
+        expression: 'SET adminEnding = :ending, adminEndingUntil = :until',
+        condition:
+          'admin = :admin AND customerId = :customer AND ' +
+          '(attribute_not_exists(adminEndingUntil) OR adminEndingUntil <= :now)',
+        values: {
+          ':ending': ending.id,
+          ':until': ending.until,
+          ':admin': true,
+          ':customer': customerId,
+          ':now': at,
+        },
+      });
+      if (marked !== undefined) return 'marked';
+      const item = await readOwned(table, userKey(username), owner(username), ['customerId', 'admin'], {
+        consistent: true,
+      });
+      return item?.admin === true && item.customerId === customerId ? 'in-progress' : 'not-administrator';
+    },
+
+    async endMarked(username, customerId, ending, at) {
+      return moveRevocationCutoff({
+        client,
+        tableName: TableName,
+        key: userKey(username),
+        owner: owner(username),
+        assignments: ['updatedAt = :now'],
+        values: { ':now': now(), ':customer': customerId, ':ending': ending.id, ':at': at },
+        remove: ['admin', 'adminEnding', 'adminEndingUntil'],
+        also: 'customerId = :customer AND adminEnding = :ending AND adminEndingUntil > :at',
+        clock,
+      });
+    },
+
+    async unmark(username, ending) {
+      await updateOwned(table, userKey(username), owner(username), {
+        expression: 'REMOVE adminEnding, adminEndingUntil',
+        condition: 'adminEnding = :ending',
+        values: { ':ending': ending.id },
+      });
     },
 
     async removeUser(username) {

@@ -21,7 +21,8 @@ import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb
 import { dynamo } from '../aws/errors.ts';
 import { readOwned } from '../aws/owned-items.ts';
 import { createSessionTokenRevoker, createStatusReader } from '../revocation/dynamodb.ts';
-import type { UserStatusReader } from '../revocation/revocation.ts';
+import type { SessionTokenRevoker, UserStatusReader } from '../revocation/revocation.ts';
+import { isScope, sortScopes } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
 import { addPickupAddress, listPickupAddresses } from './dynamodb-customers.ts';
 import { accountItems, BY_CUSTOMER_INDEX } from './dynamodb-items.ts';
@@ -33,6 +34,14 @@ export const createDynamoStatusReader = (deps: {
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
 }): UserStatusReader => createStatusReader({ ...deps, keyOf: accountItems.userKey });
+
+/** Logout's one write, on its own for the same reason: a session's access tokens listed as revoked. */
+export const createDynamoSessionTokenRevoker = (deps: {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly clock?: Clock;
+}): SessionTokenRevoker =>
+  createSessionTokenRevoker({ ...deps, clock: deps.clock ?? systemClock, keyOf: accountItems.userKey });
 
 /**
  * The self-service API's view of users: its caller's administration and revocation state, read
@@ -52,7 +61,7 @@ export function createDynamoAdministrations(deps: {
         deps,
         accountItems.userKey(username),
         { attribute: 'username', name: username },
-        ['customerId', 'enabled', 'admin', 'revokedBefore', 'revokedSessions'],
+        ['customerId', 'enabled', 'admin', 'revokedBefore', 'revokedSessions', 'scopes', 'adminEndingUntil'],
         // Strongly consistent: an administration ended, or a token revoked, a moment ago counts.
         { consistent: true },
       );
@@ -63,6 +72,8 @@ export function createDynamoAdministrations(deps: {
         admin: item.admin === true,
         revokedBefore: Number(item.revokedBefore ?? 0),
         revokedSessions: new Set(Object.keys((item.revokedSessions ?? {}) as object)),
+        scopes: Array.isArray(item.scopes) ? sortScopes(item.scopes.filter(isScope)) : null,
+        endingUntil: Number(item.adminEndingUntil ?? 0),
       };
     },
 
@@ -93,9 +104,16 @@ export function createDynamoAdministrations(deps: {
       return usernames.sort();
     },
 
-    setAdministrator: createUserStore(table).setAdministrator,
+    ...pickEnding(createUserStore(table)),
   };
 }
+
+const pickEnding = ({
+  setAdministrator,
+  markEnding,
+  endMarked,
+  unmark,
+}: ReturnType<typeof createUserStore>) => ({ setAdministrator, markEnding, endMarked, unmark });
 
 export function createDynamoAccountRepository(deps: {
   readonly client: DynamoDBDocumentClient;

@@ -1,4 +1,5 @@
 /** The account store's port and the username rule (docs/behaviour.md, "Usernames"). */
+import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import type { SessionTokenRevoker, UserStatusReader } from '../revocation/revocation.ts';
 import type { Scope } from '../scopes.ts';
@@ -53,6 +54,10 @@ export interface Administration {
   readonly revokedBefore: number;
   /** The sessions revoked one by one (a logout, a refresh token reused). */
   readonly revokedSessions: ReadonlySet<string>;
+  /** The scopes an operator narrowed the user to; null: the defaults (UserRecord's). */
+  readonly scopes: readonly Scope[] | null;
+  /** Epoch ms until which an end of this administration is in progress (markEnding); 0: none. */
+  readonly endingUntil: number;
 }
 
 export interface AdministrationReader {
@@ -60,19 +65,63 @@ export interface AdministrationReader {
   findAdministration(username: string): Promise<Administration | null>;
 }
 
-/** A customer's administrators, as its administrators see and change them. */
+/** An end of an administration in progress: its id and until when (epoch ms) it holds. */
+export interface AdministrationEnding {
+  readonly id: string;
+  readonly until: number;
+}
+
+/**
+ * A customer's administrators, as its administrators see and change them. Ending one is three
+ * steps, so that no interleaving of ends leaves the customer none (docs/administrators.md,
+ * "The last administrator"): mark it as ending, find another administrator not being ended,
+ * then end it on condition that the mark still holds.
+ */
 export interface Administrations extends AdministrationReader, Pick<AccountRepository, 'setAdministrator'> {
   /**
    * The usernames of the customer's administrators, in order. From an index: a grant made a
    * moment ago may be missing (eventually consistent).
    */
   listAdministrators(customerId: string): Promise<string[]>;
+  /**
+   * Marks the user's administration of `customerId` as being ended by `ending`, at `now` (epoch
+   * ms). `marked`; `not-administrator` when the user is no administrator of that customer (or
+   * none at all); `in-progress` when another end's mark still holds.
+   */
+  markEnding(
+    username: string,
+    customerId: string,
+    ending: AdministrationEnding,
+    now: number,
+  ): Promise<'marked' | 'not-administrator' | 'in-progress'>;
+  /** Ends the administration `ending` marked, while its mark holds at `now`; false when it no longer does. */
+  endMarked(
+    username: string,
+    customerId: string,
+    ending: AdministrationEnding,
+    now: number,
+  ): Promise<boolean>;
+  /** Takes `ending`'s mark back, if it is still there. */
+  unmark(username: string, ending: AdministrationEnding): Promise<void>;
 }
 
 export interface PasswordHashUpgrader {
-  /** Only if the hash is still `currentHash`: a password change in between wins. Revokes nothing. */
+  /**
+   * Only if the hash is still `currentHash`: a password change in between wins. Revokes nothing.
+   * The same write keeps `passwordHashDigest(currentHash)` unless the user has one already (the
+   * first hash replaced since the password was set), until a new password (`setPasswordHash`)
+   * drops it: an import of the replaced hash again finds the same password (ops/accounts/bulk.ts).
+   */
   upgradePasswordHash(username: string, currentHash: string, upgradedHash: string): Promise<void>;
 }
+
+/**
+ * What a user keeps of a hash a login's upgrade replaced: its SHA-256, base64url. Not the hash
+ * itself, which at a lower cost than the stage's would be a cheaper target for the same password:
+ * without the hash's salt the digest tests no guess, so the table holds one crackable hash per user.
+ */
+export const passwordHashDigest = (hash: string): string =>
+  createHash('sha256').update(hash, 'utf8').digest('base64url');
 
 /**
  * The admin CLI's; throws `AppError` NOT_FOUND or ALREADY_EXISTS. A new password or scopes, disabling,

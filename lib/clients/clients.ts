@@ -124,16 +124,21 @@ export const SecretIdSchema = v.pipe(
 );
 
 /**
- * A client's name as its administrators give it: one line a person reads, so no control
- * character, and no leading or trailing space that would make two names look alike.
+ * A client's name as its administrators give it: one line a person reads, so no control or
+ * format character, no line break and nothing invisible (a zero-width space, a soft hyphen)
+ * that would let two names look alike, as usernames refuse them; and no leading or trailing space.
  */
 export const ClientNameSchema = v.pipe(
   v.string(),
   v.minLength(1, 'must not be empty'),
   v.maxLength(100, 'must be at most 100 characters'),
-  v.regex(/^[^\p{Cc}]*$/u, 'must not hold a control character'),
   // Bidirectional controls would let a name display as another's (Trojan Source, CVE-2021-42574).
   v.regex(/^[^\u202A-\u202E\u2066-\u2069]*$/u, 'must not hold a bidirectional control character'),
+  // \p{C}: control, format, surrogate, private-use and unassigned; Zl, Zp: line and paragraph separators.
+  v.regex(
+    /^[^\p{C}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]*$/u,
+    'must not hold a control, format or invisible character',
+  ),
   v.check((name) => name.trim() === name, 'must not begin or end with a space'),
 );
 

@@ -6,7 +6,11 @@
  *   whose user item still says so, read on every call: an administration an operator ended, a
  *   user disabled or moved to another customer, refuses at once, not at the token's expiry.
  * - The customer is the token's, never the request's: another customer's client answers 404, as
- *   an unknown one, so ids of other customers cannot even be confirmed.
+ *   an unknown one, so ids of other customers cannot even be confirmed. So does a client holding
+ *   a scope the API never gives (`tokens:introspect`): an operator's, not the API's to touch.
+ * - What yields or revives a credential (a new client or secret, a roll, enabling) holds the
+ *   client's scopes within the administrator's own; so does granting administration for the
+ *   grantee's scopes: a narrowed administrator widens nobody's reach, its own through another's.
  * - Creating a client or a secret shows a secret, enabling a client brings its secrets back, and
  *   granting administration hands out that power: each needs a login within RECENT_LOGIN_SECONDS
  *   (GitHub's sudo mode), so a stolen session's refreshes alone never mint credentials.
@@ -16,6 +20,7 @@
  *   logged warning and a metric, not a failed answer: the change stands, and a failure would
  *   send the administrator to make another client or secret.
  */
+import { randomUUID } from 'node:crypto';
 import type { Administrations } from '../accounts/repository.ts';
 import {
   type AuditEventType,
@@ -39,7 +44,7 @@ import {
 import { AppError, RECENT_LOGIN_SECONDS } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import type { MetricEvent, MetricsRecorder } from '../metrics/metrics.ts';
-import { ADMIN_SCOPE, type Scope } from '../scopes.ts';
+import { ADMIN_SCOPE, type Scope, SELF_SERVICE_CLIENT_SCOPES, userTokenScopes } from '../scopes.ts';
 import { type LockRules, readNameLocks, unlockName } from '../throttle/locks.ts';
 import { clientCounterKey, type ThrottleStore } from '../throttle/throttle.ts';
 import type { Clock } from '../time.ts';
@@ -146,15 +151,39 @@ export const REFUSALS = {
   lastLastingSecret:
     'This is the client’s last secret that does not expire: the others stop by themselves. Add another first.',
   lastAdministrator: 'This is the customer’s last administrator: grant administration to another user first.',
+  endInProgress: 'Another change of this administration is in progress: try again in a moment.',
 } as const;
 
 const noSuchClient = () => new AppError('NOT_FOUND', { detail: REFUSALS.noSuchClient });
 
-/** The client if it is the administrator's customer's; NOT_FOUND otherwise, as for an unknown id. */
+/** Whether the self-service API may touch the client: it holds only scopes the API gives. */
+const isSelfService = (client: Pick<ClientRecord, 'scopes'>) =>
+  client.scopes.every((scope) => SELF_SERVICE_CLIENT_SCOPES.includes(scope));
+
+/**
+ * The client if it is the administrator's customer's and the API's to touch; NOT_FOUND
+ * otherwise, as for an unknown id.
+ */
 async function ownClient(deps: AdministrationDeps, admin: Administrator, clientId: string) {
   const client = await deps.clients.findClient(clientId);
-  if (client === null || client.customerId !== admin.customerId) throw noSuchClient();
+  if (client === null || client.customerId !== admin.customerId || !isSelfService(client))
+    throw noSuchClient();
   return client;
+}
+
+/**
+ * INSUFFICIENT_SCOPE naming the first of `scopes` the administrator's token lacks: an
+ * administrator an operator narrowed yields no credential, and makes no administrator, beyond it.
+ */
+function requireWithinOwn(
+  deps: Pick<AdministrationDeps, 'metrics'>,
+  admin: Administrator,
+  scopes: readonly Scope[],
+) {
+  const beyond = scopes.find((scope) => !admin.scopes.includes(scope));
+  if (beyond === undefined) return;
+  deps.metrics.count({ name: 'AdministrationRefused', reason: 'BeyondOwnScopes' });
+  throw new AppError('INSUFFICIENT_SCOPE', { requiredScope: beyond });
 }
 
 /**
@@ -274,7 +303,7 @@ async function rescheduleExpiries(
 }
 
 export const listClients = async (deps: AdministrationDeps, admin: Administrator) =>
-  deps.clients.listClients(admin.customerId);
+  (await deps.clients.listClients(admin.customerId)).filter(isSelfService);
 
 export const getClient = (deps: AdministrationDeps, admin: Administrator, clientId: string) =>
   ownClient(deps, admin, clientId);
@@ -299,9 +328,7 @@ export async function createClient(
   request: { readonly name: string; readonly scopes: readonly Scope[] },
 ): Promise<CreatedSecret> {
   requireRecentLogin(deps, admin);
-  // An administrator an operator narrowed gives no client more than it holds itself.
-  const beyond = request.scopes.find((scope) => !admin.scopes.includes(scope));
-  if (beyond !== undefined) throw new AppError('INSUFFICIENT_SCOPE', { requiredScope: beyond });
+  requireWithinOwn(deps, admin, request.scopes);
   const clientId = newClientId();
   const { secret, stored } = newClientSecret(deps.clock());
   // Answered from what was written: a read after it could fail once the client exists.
@@ -323,7 +350,7 @@ export async function addSecret(
   request: { readonly expireOthersInSeconds?: number | undefined },
 ): Promise<CreatedSecret> {
   requireRecentLogin(deps, admin);
-  await ownClient(deps, admin, clientId);
+  requireWithinOwn(deps, admin, (await ownClient(deps, admin, clientId)).scopes);
   const now = deps.clock();
   const { secret, stored } = newClientSecret(now);
   const seconds = request.expireOthersInSeconds;
@@ -373,15 +400,21 @@ export async function updateClient(
   change: { readonly enabled?: boolean | undefined; readonly name?: string | undefined },
 ): Promise<ClientRecord> {
   const client = await ownClient(deps, admin, clientId);
-  if (change.name !== undefined && change.name !== client.name) {
+  const renaming = change.name !== undefined && change.name !== client.name;
+  const enabling = change.enabled !== undefined && change.enabled !== client.enabled;
+  // Enabling brings back every secret the client holds, a leaked one too: as showing a secret.
+  // Every refusal comes before the first write, so a refused change changes nothing.
+  if (enabling && change.enabled === true) {
+    requireRecentLogin(deps, admin);
+    requireWithinOwn(deps, admin, client.scopes);
+  }
+  if (renaming && change.name !== undefined) {
     const name = change.name;
     await onClient(() => deps.clients.renameClient(clientId, name));
     await record(deps, admin, 'client.renamed', { clientId, name });
   }
-  if (change.enabled !== undefined && change.enabled !== client.enabled) {
+  if (enabling && change.enabled !== undefined) {
     const enabled = change.enabled;
-    // Enabling brings back every secret the client holds, a leaked one too: as showing a secret.
-    if (enabled) requireRecentLogin(deps, admin);
     await onClient(() => deps.clients.setClientEnabled(clientId, enabled));
     await record(deps, admin, enabled ? 'client.enabled' : 'client.disabled', { clientId });
   }
@@ -421,25 +454,35 @@ export const listAdministrators = (deps: AdministrationDeps, admin: Administrato
   deps.administrations.listAdministrators(admin.customerId);
 
 /**
- * Whether a user of the customer other than `username` administers it and may act: enabled.
- * The index names the candidates; each is read again, strongly consistent, until one holds,
- * because the index may still list an administration ended a moment ago. A grant of a moment
- * ago may be missing from it, which only refuses. Two administrators ending each other's at
- * the same instant can both find the other.
+ * The longest an end of an administration holds its mark: longer than any call runs (API
+ * Gateway ends an integration within 29 s), so a mark that a failed call left behind ends too.
+ */
+export const ENDING_HOLD_MS = 30_000;
+
+/**
+ * Whether a user of the customer other than `username` administers it and may act: enabled,
+ * and not being ended itself. The index names the candidates; each is read again, strongly
+ * consistent, because the index may still list an administration ended a moment ago. A grant
+ * of a moment ago may be missing from it, which only refuses.
  */
 async function anotherAdministrator(deps: AdministrationDeps, customerId: string, username: string) {
   const candidates = await deps.administrations.listAdministrators(customerId);
+  const now = deps.clock().getTime();
   for (const name of candidates.filter((candidate) => candidate !== username)) {
     const other = await deps.administrations.findAdministration(name);
-    if (other?.admin === true && other.enabled && other.customerId === customerId) return true;
+    if (other?.admin === true && other.enabled && other.customerId === customerId && other.endingUntil <= now)
+      return true;
   }
   return false;
 }
 
+const noSuchUser = () => new AppError('NOT_FOUND', { detail: REFUSALS.noSuchUser });
+
 /**
  * Grants (true) or ends (false) the administration of a user of the administrator's own customer,
  * as an operator's `user admin grant|revoke`. It gives the power to mint credentials, so it
- * needs the recent login too. Ending one's own is allowed; ending it revokes that user's tokens.
+ * needs the recent login too, and a narrowed administrator grants it only to a user whose
+ * scopes are within its own. Ending one's own is allowed; ending it revokes that user's tokens.
  * The last administration of a customer is not ended here (GitHub's last owner): the customer
  * would have nobody to manage its credentials until an operator granted one again, as the
  * operator's `user admin revoke` still may.
@@ -452,20 +495,54 @@ export async function setAdministrator(
 ): Promise<void> {
   requireRecentLogin(deps, admin);
   const user = await deps.administrations.findAdministration(username);
-  if (user === null || user.customerId !== admin.customerId)
-    throw new AppError('NOT_FOUND', { detail: REFUSALS.noSuchUser });
+  if (user === null || user.customerId !== admin.customerId) throw noSuchUser();
   // Already so: nothing changes, so no user is signed out and nothing is recorded.
   if (user.admin === administers) return;
-  if (!administers && !(await anotherAdministrator(deps, admin.customerId, username)))
-    throw new AppError('CONFLICT', { detail: REFUSALS.lastAdministrator });
-  // Conditioned on the customer in its write: a user removed and added again under another
-  // customer since the read above is neither made nor unmade an administrator of it.
-  await deps.administrations
-    .setAdministrator(username, administers, admin.customerId)
-    .catch((error: unknown) => {
-      if (error instanceof AppError && error.code === 'NOT_FOUND')
-        throw new AppError('NOT_FOUND', { detail: REFUSALS.noSuchUser });
+  if (administers) {
+    requireWithinOwn(deps, admin, userTokenScopes({ scopes: user.scopes }));
+    // Conditioned on the customer in its write: a user removed and added again under another
+    // customer since the read above is not made an administrator of it.
+    await deps.administrations.setAdministrator(username, true, admin.customerId).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'NOT_FOUND') throw noSuchUser();
       throw error;
     });
+  } else if (!(await endAdministration(deps, admin.customerId, username))) {
+    return;
+  }
   await record(deps, admin, administers ? 'user.admin.granted' : 'user.admin.revoked', { username });
+}
+
+/**
+ * Ends `username`'s administration unless it is the customer's last. Two ends at once each
+ * mark their user first and then look for another administrator not marked, so that of two
+ * administrators ending each other (or themselves) at least one sees the other's mark and is
+ * refused: no interleaving leaves the customer without one (each end's look comes after its own
+ * mark, so the later look of the two sees the earlier mark).
+ */
+async function endAdministration(
+  deps: AdministrationDeps,
+  customerId: string,
+  username: string,
+): Promise<boolean> {
+  const now = deps.clock().getTime();
+  const ending = { id: randomUUID(), until: now + ENDING_HOLD_MS };
+  const marked = await deps.administrations.markEnding(username, customerId, ending, now);
+  // Ended (or moved) since the read: nothing left to end, and nothing to record.
+  if (marked === 'not-administrator') return false;
+  if (marked === 'in-progress') throw new AppError('CONFLICT', { detail: REFUSALS.endInProgress });
+  try {
+    if (!(await anotherAdministrator(deps, customerId, username)))
+      throw new AppError('CONFLICT', { detail: REFUSALS.lastAdministrator });
+    // On condition that the mark still holds: an end slower than its mark is refused, as an
+    // end whose look could be stale by then.
+    if (!(await deps.administrations.endMarked(username, customerId, ending, deps.clock().getTime())))
+      throw new AppError('CONFLICT', { detail: REFUSALS.endInProgress });
+    return true;
+  } catch (error) {
+    // A mark left behind holds for ENDING_HOLD_MS at most: the refusal stands either way.
+    await deps.administrations.unmark(username, ending).catch((failure: unknown) => {
+      deps.logger.warn('administration end not taken back', { error: describeError(failure) });
+    });
+    throw error;
+  }
 }

@@ -61,20 +61,26 @@ export const DEFAULT_AUDIT_PAGE = 50;
 export const MAX_AUDIT_PAGE = 100;
 
 /** `limit` and `next` of GET audit-events; anything else in the query is refused, not ignored. */
-export const AuditQuerySchema = v.strictObject({
-  limit: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^[1-9][0-9]{0,2}$/, `must be a whole number from 1 to ${MAX_AUDIT_PAGE}`),
-      v.transform(Number),
-      v.maxValue(MAX_AUDIT_PAGE, `must be a whole number from 1 to ${MAX_AUDIT_PAGE}`),
+export const AuditQuerySchema = v.strictObject(
+  {
+    limit: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^[1-9][0-9]{0,2}$/, `must be a whole number from 1 to ${MAX_AUDIT_PAGE}`),
+        v.transform(Number),
+        v.maxValue(MAX_AUDIT_PAGE, `must be a whole number from 1 to ${MAX_AUDIT_PAGE}`),
+      ),
+      String(DEFAULT_AUDIT_PAGE),
     ),
-    String(DEFAULT_AUDIT_PAGE),
-  ),
-  next: v.optional(
-    v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be the next of an earlier page')),
-  ),
-});
+    next: v.optional(
+      v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be the next of an earlier page')),
+    ),
+  },
+  'is not a query parameter of this route',
+);
+
+/** The query of every route but GET audit-events: none, and any parameter is refused, not ignored. */
+export const NoQuerySchema = v.strictObject({}, 'is not a query parameter of this route');
 
 /** A user to make or unmake an administrator: in the body, as a username may hold `/`, `?` or `%`. */
 export const AdministratorSchema = v.strictObject({ username: UsernameSchema }, ONLY('username'));

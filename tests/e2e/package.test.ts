@@ -472,10 +472,13 @@ describe('the prod CloudFormation template', () => {
           `ssm:GetParameter on ${jwks}`,
         ].sort(),
       );
-      expect(grants('LogoutRole')).toEqual([
-        'dynamodb:UpdateItem on SessionsTable',
-        `ssm:GetParameter on ${jwks}`,
-      ]);
+      expect(grants('LogoutRole')).toEqual(
+        [
+          'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:UpdateItem on SessionsTable',
+          `ssm:GetParameter on ${jwks}`,
+        ].sort(),
+      );
       expect(grants('JwksRole')).toEqual([`ssm:GetParameter on ${jwks}`]);
       expect(grants('AuthorizerRole')).toEqual([
         'dynamodb:GetItem on AccountsTable',
@@ -658,13 +661,16 @@ describe('the prod CloudFormation template', () => {
                 'admin',
                 'revokedBefore',
                 'revokedSessions',
+                'scopes',
+                'adminEndingUntil',
               ],
             },
             StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
           },
         },
-        // An administration granted (on condition of a customer) or ended (which moves the
-        // user's revocation cutoff): lib/accounts/dynamodb-users.ts setAdministrator.
+        // An administration granted (on condition of a customer) or ended (marked, then ended
+        // with the user's revocation cutoff): lib/accounts/dynamodb-users.ts setAdministrator,
+        // markEnding, endMarked, unmark.
         {
           Effect: 'Allow',
           Action: ['dynamodb:UpdateItem'],
@@ -680,6 +686,8 @@ describe('the prod CloudFormation template', () => {
                 'admin',
                 'updatedAt',
                 'revokedBefore',
+                'adminEnding',
+                'adminEndingUntil',
               ],
             },
             StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
@@ -882,12 +890,22 @@ describe('the prod CloudFormation template', () => {
         const key = (request.Key ?? {}) as Record<string, string>;
         if (request.TableName === tables.accounts && action === 'dynamodb:GetItem') {
           // Each user is the customer's (Moved's moves to another between the read and the grant).
-          const username = { 'USER#alice': 'Alice', 'USER#bob': 'Bob', 'USER#moved': 'Moved' }[
-            String(key.pk)
-          ];
-          // Alice administers; Bob and Moved do not yet.
+          const username = {
+            'USER#alice': 'Alice',
+            'USER#bob': 'Bob',
+            'USER#carl': 'Carl',
+            'USER#moved': 'Moved',
+          }[String(key.pk)];
+          // Alice and Carl administer; Bob and Moved do not yet.
           if (username !== undefined)
-            return { Item: { username, customerId, enabled: true, admin: username === 'Alice' } };
+            return {
+              Item: {
+                username,
+                customerId,
+                enabled: true,
+                admin: username === 'Alice' || username === 'Carl',
+              },
+            };
           return { Item: clientOf(String(key.pk).slice('CLIENT#'.length)) };
         }
         if (
@@ -901,7 +919,7 @@ describe('the prod CloudFormation template', () => {
           });
         if (request.TableName === tables.accounts && action === 'dynamodb:Query')
           return (request.ExpressionAttributeValues as Record<string, unknown>)[':sk'] === 'USER'
-            ? { Items: [{ username: 'Alice' }] }
+            ? { Items: [{ username: 'Alice' }, { username: 'Carl' }] }
             : { Items: [clientOf(TWO_LIVE)] };
         // A client id's counter, locked, with a known source whose own counter goes on unlock.
         if (request.TableName === tables.loginThrottle && action === 'dynamodb:GetItem')
@@ -949,9 +967,11 @@ describe('the prod CloudFormation template', () => {
       await run((admin) => auditEvents(deps, admin, { limit: 50 }));
       await run((admin) => listAdministrators(deps, admin));
       await run((admin) => setAdministrator(deps, admin, 'Bob', true));
-      // Ending another's: Bob administers (the fake's read says so for every call), and the
-      // administrators' list (the fake's Query) holds Alice besides, so he is not the last.
-      await run((admin) => setAdministrator(deps, admin, 'Bob', false));
+      // Ending another's: Carl administers, and the administrators' list (the fake's Query)
+      // holds Alice besides, so he is not the last: marked, Alice read, ended on the mark.
+      await run((admin) => setAdministrator(deps, admin, 'Carl', false));
+      // An end refused after its mark takes the mark back.
+      sent.push(...(await sentBy(() => deps.administrations.unmark('Carl', { id: 'end-1', until: 0 }))));
       // A grant whose condition failed: the user is no longer the customer's.
       await run(async (admin) => {
         await expect(setAdministrator(deps, admin, 'Moved', true)).rejects.toThrow(AppError);
@@ -976,16 +996,17 @@ describe('the prod CloudFormation template', () => {
       expect(granted).toHaveLength(13);
     });
 
-    it('lets login update only a user item’s password hash, refresh only its revokedSessions, revocation only a client item’s revokedTokens, the token endpoint only its last use, and the administrators’ API a user’s administration and client items', () => {
+    it('lets login update only a user item’s password hash and the digest of the hash it replaced, refresh and logout only its revokedSessions and cutoff, revocation only a client item’s revokedTokens, the token endpoint only its last use, and the administrators’ API a user’s administration and client items', () => {
       const accountUpdates = (roleId: string) =>
         statementsOf(resources, roleId).filter(
           (statement) =>
             statement.Action.includes('dynamodb:UpdateItem') &&
             JSON.stringify(statement.Resource).includes('"AccountsTable"'),
         );
-      // What the code writes (lib/accounts/dynamodb.ts): upgradePasswordHash sets passwordHash on
-      // condition of username and passwordHash; revokeSessionTokens sets revokedSessions on
-      // condition of username; lib/revocation/dynamodb.ts createClientTokenRevoker sets a client
+      // What the code writes (lib/accounts/dynamodb-users.ts): upgradePasswordHash sets
+      // passwordHash and upgradedFromHash on condition of username and passwordHash;
+      // lib/revocation/dynamodb.ts revokeSessionTokens sets revokedSessions (or, with it full,
+      // moves revokedBefore) on condition of username, and createClientTokenRevoker sets a client
       // item's revokedTokens on condition of clientId.
       // The key attributes must be listed for DynamoDB to address the item at all; the return
       // values are limited to the attributes touched, so no other attribute can come back.
@@ -999,8 +1020,12 @@ describe('the prod CloudFormation template', () => {
           StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
         },
       });
-      expect(accountUpdates('LoginRole')).toEqual([updateOf(['pk', 'sk', 'username', 'passwordHash'])]);
-      expect(accountUpdates('RefreshRole')).toEqual([updateOf(['pk', 'sk', 'username', 'revokedSessions'])]);
+      expect(accountUpdates('LoginRole')).toEqual([
+        updateOf(['pk', 'sk', 'username', 'passwordHash', 'upgradedFromHash']),
+      ]);
+      const sessionTokens = updateOf(['pk', 'sk', 'username', 'revokedSessions', 'revokedBefore']);
+      expect(accountUpdates('RefreshRole')).toEqual([sessionTokens]);
+      expect(accountUpdates('LogoutRole')).toEqual([sessionTokens]);
       expect(accountUpdates('OAuthRevokeRole')).toEqual([
         updateOf(['pk', 'sk', 'clientId', 'revokedTokens'], 'CLIENT#*'),
       ]);
@@ -1009,8 +1034,8 @@ describe('the prod CloudFormation template', () => {
         updateOf(['pk', 'sk', 'clientId', 'secrets', 'lastUsedAt'], 'CLIENT#*'),
       ]);
       // The administrators' API writes a user's administration (lib/accounts/dynamodb-users.ts
-      // setAdministrator: admin on condition of customerId, or its end with the revocation cutoff)
-      // and client items (created whole).
+      // setAdministrator: admin on condition of customerId; markEnding, endMarked, unmark: an
+      // end's mark, and the end with the revocation cutoff) and client items (created whole).
       const clientItems = {
         Effect: 'Allow',
         Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
@@ -1018,10 +1043,27 @@ describe('the prod CloudFormation template', () => {
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } },
       };
       expect(accountUpdates('CustomerApiRole')).toEqual([
-        updateOf(['pk', 'sk', 'username', 'customerId', 'admin', 'updatedAt', 'revokedBefore']),
+        updateOf([
+          'pk',
+          'sk',
+          'username',
+          'customerId',
+          'admin',
+          'updatedAt',
+          'revokedBefore',
+          'adminEnding',
+          'adminEndingUntil',
+        ]),
         clientItems,
       ]);
-      const writers = ['LoginRole', 'RefreshRole', 'OAuthRevokeRole', 'OAuthTokenRole', 'CustomerApiRole'];
+      const writers = [
+        'LoginRole',
+        'RefreshRole',
+        'LogoutRole',
+        'OAuthRevokeRole',
+        'OAuthTokenRole',
+        'CustomerApiRole',
+      ];
       const others = ofType('AWS::IAM::Role').filter(([id]) => !writers.includes(id));
       for (const [id] of others) expect(accountUpdates(id), id).toEqual([]);
       // Only the administrators' API puts or deletes an accounts item, and only a client's.

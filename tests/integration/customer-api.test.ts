@@ -529,6 +529,182 @@ describe('the self-service API', () => {
     }
   });
 
+  it('holds a new secret, a roll and an enabling within the narrowed administrator’s scopes: 403 naming the scope, nothing changed', async () => {
+    await accounts.createUser({
+      username: 'admin-hal',
+      passwordHash: await hashPassword(PASSWORD, 4),
+      customerId: 'C-2001',
+    });
+    await accounts.setUserScopes('admin-hal', ['tracking:read']);
+    await accounts.setAdministrator('admin-hal', true);
+    const alice = await signIn('admin-alice');
+    const wide = bodyOf(
+      await call(
+        api,
+        request(alice, 'POST', CLIENTS, { body: { name: 'Wide', scopes: ['shipments:write'] } }),
+      ),
+    );
+    const clientId = String(wide.client.clientId);
+    const params = { clientId };
+    expect(
+      (await call(api, request(alice, 'PATCH', CLIENT, { params, body: { enabled: false } }))).statusCode,
+    ).toBe(200);
+    const hal = await signIn('admin-hal');
+
+    for (const [method, resource, body] of [
+      ['POST', SECRETS, undefined],
+      ['POST', SECRETS, { expireOthersInSeconds: 3600 }],
+      ['PATCH', CLIENT, { enabled: true }],
+      ['PATCH', CLIENT, { enabled: true, name: 'Renamed on the way' }],
+    ] as const) {
+      const refused = await call(api, request(hal, method, resource, { params, body }));
+      expect(refused.statusCode).toBe(403);
+      expect(bodyOf(refused).type).toBe('urn:parcel-auth:problem:insufficient-scope');
+      expect(refused.headers?.['WWW-Authenticate']).toContain('scope="shipments:write"');
+    }
+    const stored = await clients.findClient(clientId);
+    expect(stored).toMatchObject({ enabled: false, name: 'Wide' });
+    expect(stored?.secrets).toHaveLength(1);
+    // What takes a credential away or names it stays the narrowed administrator’s to do.
+    expect(
+      (await call(api, request(hal, 'PATCH', CLIENT, { params, body: { name: 'Wide 2' } }))).statusCode,
+    ).toBe(200);
+    expect((await call(api, request(hal, 'DELETE', CLIENT, { params }))).statusCode).toBe(204);
+  });
+
+  it('answers a client holding a scope it never gives (tokens:introspect) as an unknown one: unlisted, 404, untouched', async () => {
+    const introspector = await createTestClient(
+      { client: dynamo.documentClient, tableName: dynamo.tables.accounts },
+      'C-2001',
+      ['tokens:introspect'],
+    );
+    const alice = await signIn('admin-alice');
+    const params = { clientId: introspector.clientId };
+    const unknown = await call(
+      api,
+      request(alice, 'GET', CLIENT, { params: { clientId: 'pcl_00000000000000000000' } }),
+    );
+    const listed = bodyOf(await call(api, request(alice, 'GET', CLIENTS))).clients as { clientId: string }[];
+    expect(listed.map((client) => client.clientId)).not.toContain(introspector.clientId);
+    for (const [method, resource, body] of [
+      ['GET', CLIENT, undefined],
+      ['POST', SECRETS, undefined],
+      ['POST', SECRETS, { expireOthersInSeconds: 0 }],
+      ['PATCH', CLIENT, { enabled: false }],
+      ['PATCH', CLIENT, { name: 'Mine now' }],
+      ['POST', UNLOCK, undefined],
+      ['DELETE', SECRET, undefined],
+      ['DELETE', CLIENT, undefined],
+    ] as const) {
+      const answer = await call(
+        api,
+        request(alice, method, resource, { params: { ...params, secretId: introspector.secretId }, body }),
+      );
+      expect([answer.statusCode, answer.body]).toEqual([404, unknown.body]);
+    }
+    const stored = await clients.findClient(introspector.clientId);
+    expect(stored).toMatchObject({ enabled: true, scopes: ['tokens:introspect'] });
+    expect(stored?.secrets.map((secret) => secret.id)).toEqual([introspector.secretId]);
+    expect(await grantStatus({ clientId: introspector.clientId, secret: introspector.secret })).toBe(200);
+  });
+
+  it('lets a narrowed administrator make administrators only of users whose scopes are within its own', async () => {
+    const passwordHash = await hashPassword(PASSWORD, 4);
+    await accounts.createUser({ username: 'admin-ned', passwordHash, customerId: 'C-2005' });
+    await accounts.setUserScopes('admin-ned', ['tracking:read']);
+    await accounts.setAdministrator('admin-ned', true);
+    await accounts.createUser({ username: 'plain-ola', passwordHash, customerId: 'C-2005' });
+    await accounts.createUser({ username: 'plain-pia', passwordHash, customerId: 'C-2005' });
+    await accounts.setUserScopes('plain-pia', ['tracking:read']);
+    const ned = await signIn('admin-ned');
+
+    const wider = await call(api, request(ned, 'POST', ADMINISTRATORS, { body: { username: 'plain-ola' } }));
+    expect(wider.statusCode).toBe(403);
+    expect(wider.headers?.['WWW-Authenticate']).toContain('scope="shipments:write"');
+    expect((await accounts.findByUsername('plain-ola'))?.admin).toBe(false);
+    const within = await call(api, request(ned, 'POST', ADMINISTRATORS, { body: { username: 'plain-pia' } }));
+    expect(within.statusCode).toBe(204);
+    expect((await accounts.findByUsername('plain-pia'))?.admin).toBe(true);
+  });
+
+  it('leaves a customer an administrator whatever two ends of administration run at once', async () => {
+    const passwordHash = await hashPassword(PASSWORD, 4);
+    const customerId = 'C-2006';
+    await accounts.createUser({ username: 'admin-lea', passwordHash, customerId });
+    await accounts.createUser({ username: 'admin-max', passwordHash, customerId });
+    const administrators = async () =>
+      (await Promise.all(['admin-lea', 'admin-max'].map((name) => accounts.findByUsername(name)))).filter(
+        (user) => user?.admin === true,
+      ).length;
+    for (let round = 0; round < 4; round += 1) {
+      await accounts.setAdministrator('admin-lea', true);
+      await accounts.setAdministrator('admin-max', true);
+      const [lea, max] = [await signIn('admin-lea'), await signIn('admin-max')];
+      // One administrator ending both, or each the other's, at the same moment.
+      const pairs =
+        round % 2 === 0
+          ? [
+              request(lea, 'POST', REVOKE, { body: { username: 'admin-max' } }),
+              request(lea, 'POST', REVOKE, { body: { username: 'admin-lea' } }),
+            ]
+          : [
+              request(lea, 'POST', REVOKE, { body: { username: 'admin-max' } }),
+              request(max, 'POST', REVOKE, { body: { username: 'admin-lea' } }),
+            ];
+      const answers = await Promise.all(pairs.map((event) => call(api, event)));
+      const statuses = answers.map((answer) => answer.statusCode);
+      expect(statuses.filter((status) => status === 204).length).toBeLessThanOrEqual(1);
+      expect(statuses.every((status) => status === 204 || status === 409)).toBe(true);
+      expect(await administrators()).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it('refuses a change of name and enabling without a recent login before it renames anything', async () => {
+    const alice = await signIn('admin-alice');
+    const made = bodyOf(
+      await call(
+        api,
+        request(alice, 'POST', CLIENTS, { body: { name: 'Kept name', scopes: ['tracking:read'] } }),
+      ),
+    );
+    const params = { clientId: String(made.client.clientId) };
+    await call(api, request(alice, 'PATCH', CLIENT, { params, body: { enabled: false } }));
+    const stale = { ...alice, authTime: Math.floor(Date.now() / 1000) - RECENT_LOGIN_SECONDS - 5 };
+    const refused = await call(
+      api,
+      request(stale, 'PATCH', CLIENT, { params, body: { name: 'New name', enabled: true } }),
+    );
+    expect(refused.statusCode).toBe(403);
+    expect(bodyOf(refused).type).toBe('urn:parcel-auth:problem:recent-login-required');
+    expect(await clients.findClient(params.clientId)).toMatchObject({ name: 'Kept name', enabled: false });
+    const events = (
+      bodyOf(await call(api, request(alice, 'GET', EVENTS))).events as Record<string, unknown>[]
+    )
+      .filter((event) => event.clientId === params.clientId)
+      .map((event) => event.type);
+    expect(events).toEqual(['client.disabled', 'client.created']);
+  });
+
+  it('refuses a query parameter a route does not take, on every route, with 400 naming it', async () => {
+    const alice = await signIn('admin-alice');
+    const params = { clientId: 'pcl_00000000000000000000' };
+    for (const [method, resource] of [
+      ['GET', CLIENTS],
+      ['GET', CLIENT],
+      ['GET', ADMINISTRATORS],
+      ['DELETE', CLIENT],
+    ] as const) {
+      const refused = await call(
+        api,
+        request(alice, method, resource, { params, query: { customerId: 'C-2002' } }),
+      );
+      expect(refused.statusCode).toBe(400);
+      expect(bodyOf(refused).invalidParams).toEqual([
+        { name: 'customerId', reason: 'is not a query parameter of this route' },
+      ]);
+    }
+  });
+
   it('refuses bad bodies and ids with 400 problem+json, before anything is written', async () => {
     const alice = await signIn('admin-alice');
     const before = (await clients.listClients('C-2001')).length;

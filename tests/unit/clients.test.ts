@@ -101,6 +101,14 @@ describe('client secrets', () => {
     ['refuses', 'a line break', 'Ware\nhouse'],
     ['refuses', 'a tab', 'Ware\thouse'],
     ['refuses', 'a C1 control character', 'Ware\u0085house'],
+    ['refuses', 'a zero-width space', 'Ware\u200Bhouse'],
+    ['refuses', 'a soft hyphen', 'Ware\u00ADhouse'],
+    ['refuses', 'a line separator', 'Ware\u2028house'],
+    ['refuses', 'a paragraph separator', 'Ware\u2029house'],
+    ['refuses', 'a Hangul filler, invisible', 'Ware\u3164house'],
+    ['refuses', 'a variation selector', 'Ware\uFE0Fhouse'],
+    ['refuses', 'a private-use character', 'Ware\uE000house'],
+    ['refuses', 'a lone surrogate', 'Ware\uD800house'],
   ])('%s %s as a client name', (verb, _label, name) => {
     expect(v.is(ClientNameSchema, name)).toBe(verb === 'takes');
   });

@@ -167,7 +167,7 @@ describe('admin CLI: client add', () => {
 
     expect(runs.map((run) => [run.code, run.stdout, run.stderr])).toEqual([
       [2, '', ['error: invalid --name: must not begin or end with a space']],
-      [2, '', ['error: invalid --name: must not hold a control character']],
+      [2, '', ['error: invalid --name: must not hold a control, format or invisible character']],
       [2, '', ['error: invalid --name: must be at most 100 characters']],
       [2, '', ['error: invalid --name: must not be empty']],
       [2, '', ['error: option --name is given more than once']],
