@@ -270,7 +270,7 @@ const LogoutConfigSchema = v.pipe(
     ...RefreshTokenEnv,
     ...DataEnv,
     ...KeyReloadEnv,
-    ...pick('SESSIONS_TABLE', 'VERIFICATION_KEYS'),
+    ...pick('SESSIONS_TABLE', 'ACCOUNTS_TABLE', 'VERIFICATION_KEYS'),
   }),
   v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
   v.transform((env) =>
@@ -279,6 +279,7 @@ const LogoutConfigSchema = v.pipe(
       tokens: refreshTokens(env),
       data: data(env),
       sessionsTable: env.SESSIONS_TABLE,
+      accountsTable: env.ACCOUNTS_TABLE,
       keys: keys(env, { verificationKeys: env.VERIFICATION_KEYS }),
     }),
   ),

@@ -5,6 +5,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   createDynamoAccountRepository,
   createDynamoAdministrations,
+  createDynamoSessionTokenRevoker,
   createDynamoStatusReader,
 } from './accounts/dynamodb.ts';
 import { createClientAuthAudit } from './audit/audit.ts';
@@ -42,7 +43,7 @@ import { createEmfMetrics, type FlushingMetrics } from './metrics/powertools.ts'
 import type { QuotaPolicy } from './quota.ts';
 import { createRevocationCheck } from './revocation/revocation.ts';
 import { createDynamoSessionStore } from './sessions/dynamodb.ts';
-import type { RefreshDeps, SessionDeps } from './sessions/sessions.ts';
+import type { LogoutDeps, RefreshDeps, SessionDeps } from './sessions/sessions.ts';
 import { createDynamoShipmentRepository } from './shipments/dynamodb.ts';
 import type { ShipmentDeps } from './shipments/shipments.ts';
 import { createDynamoThrottleStore } from './throttle/dynamodb.ts';
@@ -289,11 +290,14 @@ export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps & 
   };
 }
 
-export async function logoutDeps(
-  config: LogoutConfig,
-): Promise<Pick<RefreshDeps, 'store' | 'refreshTokens'> & Measured> {
+export async function logoutDeps(config: LogoutConfig): Promise<LogoutDeps & Measured> {
   return {
     store: sessionStore(config.data, config.sessionsTable),
+    users: createDynamoSessionTokenRevoker({
+      client: documentClient(config.data),
+      tableName: config.accountsTable,
+    }),
+    accessTtlSeconds: config.tokens.accessTtlSeconds,
     refreshTokens: createRefreshTokenVerifier({
       keys: await verificationKeys(config.keys, config.data.region),
       settings: config.tokens,

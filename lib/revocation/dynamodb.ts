@@ -8,6 +8,7 @@ import { type ItemKey, type Owner, readOwned, type Table, updateOwned } from '..
 import { type Clock, epochSeconds } from '../time.ts';
 import {
   type ClientTokenRevoker,
+  MAX_REVOKED_SESSIONS,
   MAX_REVOKED_TOKENS,
   revocationCutoff,
   type SessionTokenRevoker,
@@ -125,13 +126,26 @@ export function createSessionTokenRevoker(
 ): SessionTokenRevoker {
   return {
     async revokeSessionTokens(username, sessionId, until) {
-      await listRevoked(deps, {
-        key: deps.keyOf(username),
-        owner: { attribute: 'username', name: username },
+      const key = deps.keyOf(username);
+      const owner = { attribute: 'username', name: username } as const;
+      const listed = await listRevoked(deps, {
+        key,
+        owner,
         map: 'revokedSessions',
         id: sessionId,
         until,
+        max: MAX_REVOKED_SESSIONS,
       });
+      // The cutoff reaches every listed session's tokens too (all issued before it): the list goes.
+      if (listed === 'full')
+        await moveRevocationCutoff({
+          ...deps,
+          key,
+          owner,
+          assignments: [],
+          values: {},
+          remove: ['revokedSessions'],
+        });
     },
   };
 }

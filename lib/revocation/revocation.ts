@@ -12,8 +12,18 @@ export interface UserStatus {
   readonly revokedSessions: ReadonlySet<string>;
 }
 
+/**
+ * A user lists this many sessions revoked one by one whose access tokens have not expired; past
+ * it, the user's cutoff moves instead: its item stays small for the authorizer's read.
+ */
+export const MAX_REVOKED_SESSIONS = 1000;
+
 export interface SessionTokenRevoker {
-  /** Until `until` (epoch seconds, when the last expires); idempotent, a no-op for an unknown user. */
+  /**
+   * Until `until` (epoch seconds, when the last expires); idempotent, a no-op for an unknown
+   * user. Beside MAX_REVOKED_SESSIONS listed ones, moves the user's cutoff instead, which ends
+   * every earlier token and session of the user and empties the list.
+   */
   revokeSessionTokens(username: string, sessionId: string, until: number): Promise<void>;
 }
 

@@ -140,18 +140,33 @@ async function notCurrent(
   return null;
 }
 
-/** A current or spent refresh token ends its session; silent about an invalid one (RFC 7009 §2.2). */
-export async function endSession(
-  deps: Pick<RefreshDeps, 'store' | 'refreshTokens' | 'clock' | 'metrics'>,
-  refreshToken: string,
-): Promise<void> {
+export interface LogoutDeps extends Pick<RefreshDeps, 'store' | 'refreshTokens' | 'clock' | 'metrics'> {
+  readonly users: SessionTokenRevoker;
+  /** The session's access tokens are listed as revoked this long: the last one issued expires by then. */
+  readonly accessTtlSeconds: number;
+}
+
+/**
+ * A current or spent refresh token ends its session, its access tokens too (the authorizer
+ * refuses them within the revocation bound, as after reuse); silent about an invalid one
+ * (RFC 7009 §2.2).
+ */
+export async function endSession(deps: LogoutDeps, refreshToken: string): Promise<void> {
   let claims: RefreshClaims;
   try {
     claims = await deps.refreshTokens.verify(refreshToken);
   } catch {
     return;
   }
-  await deps.store.revoke(claims.sessionId, 'logout', (deps.clock ?? systemClock)());
+  const now = (deps.clock ?? systemClock)();
+  // The access tokens first, as for reuse: if ending the session then fails, the answer is a
+  // 503 and the client's retry finishes both.
+  await deps.users.revokeSessionTokens(
+    claims.username,
+    claims.sessionId,
+    epochSeconds(now) + deps.accessTtlSeconds,
+  );
+  await deps.store.revoke(claims.sessionId, 'logout', now);
   deps.metrics.count({ name: 'Logout' });
 }
 

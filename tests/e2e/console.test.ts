@@ -530,13 +530,14 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       expect((await grant(first.clientId, second.clientSecret)).status).toBe(401);
     });
 
-    it('asks for the password again when the login is not recent, then creates the client', async () => {
+    it('asks for the password again when the login is not recent, then creates the client, and the old session’s token stops', async () => {
       // The page's next login answer carries an access token of a login 20 minutes ago, signed
       // with the stack's key: the API then requires the recent login a secret needs.
       const keyring = parseKeyring(
         await readFile(join(stack.dataDir, 'keys', 'signing-keyring.json'), 'utf8'),
       );
       const key = await importJWK(keyring.active, 'EdDSA');
+      let staleToken = '';
       await page.route(
         '**/api/v1/login',
         async (route) => {
@@ -546,10 +547,21 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
           const token = await new SignJWT({ ...claims, auth_time: Math.floor(Date.now() / 1000) - 1200 })
             .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: keyring.active.kid })
             .sign(key);
+          staleToken = token;
           await route.fulfill({ response: answer, json: { ...body, token } });
         },
         { times: 1 },
       );
+      // The access token of the session Sign out ends, as the page last sent it.
+      let signedOut = '';
+      const lastBearer = (request: import('playwright-core').Request) => {
+        const authorization = request.headers().authorization ?? '';
+        if (authorization.startsWith('Bearer ')) signedOut = authorization.slice('Bearer '.length);
+      };
+      page.on('request', lastBearer);
+      await page.getByRole('button', { name: 'Audit trail' }).click();
+      await expect.poll(() => signedOut !== '', WAIT).toBe(true);
+      page.off('request', lastBearer);
       await page.getByRole('button', { name: 'Sign out' }).click();
       await signIn(page, ADMIN, ADMIN_PASSWORD);
       await region(page, 'API clients').waitFor();
@@ -573,6 +585,12 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       expect((await grant(shown.clientId, shown.clientSecret)).status).toBe(200);
       expect(await clientCard('Shop integration').isVisible()).toBe(true);
       await page.getByRole('button', { name: 'I have stored it' }).click();
+      // The page logged the session it replaced out: its access token mints nothing more.
+      const listWith = async (token: string) =>
+        (await send(stack, 'GET', '/customer/clients', { headers: { authorization: `Bearer ${token}` } }))
+          .status;
+      await expect.poll(() => listWith(staleToken), WAIT).toBe(401);
+      expect(await listWith(signedOut)).toBe(401);
     });
 
     it('refreshes an expired access token once, and shows the sign-in form when the session is over', async () => {

@@ -11,6 +11,7 @@ import { readStageParams } from '../../infra/stage-params.ts';
 import {
   createDynamoAccountRepository,
   createDynamoAdministrations,
+  createDynamoSessionTokenRevoker,
   createDynamoStatusReader,
 } from '../../lib/accounts/dynamodb.ts';
 import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
@@ -44,6 +45,7 @@ import { MAX_BODY_BYTES } from '../../lib/http/body.ts';
 import { problemResponse } from '../../lib/http/problems.ts';
 import { createLogger } from '../../lib/log.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
+import { MAX_REVOKED_SESSIONS } from '../../lib/revocation/revocation.ts';
 import { PROTECTED_ROUTES } from '../../lib/scopes.ts';
 import { tableNames } from '../../lib/stage.ts';
 import type { Caller } from '../../lib/tokens/claims.ts';
@@ -787,11 +789,36 @@ describe('the prod CloudFormation template', () => {
         'LoginRole',
         'dynamodb:UpdateItem',
       );
-      expectAllowed(
-        await sentBy(() => repository.revokeSessionTokens('Alice', 'session-1', 2_000_000_000)),
-        'RefreshRole',
-        'dynamodb:UpdateItem',
+      for (const role of ['RefreshRole', 'LogoutRole'])
+        expectAllowed(
+          await sentBy(() => repository.revokeSessionTokens('Alice', 'session-1', 2_000_000_000)),
+          role,
+          'dynamodb:UpdateItem',
+        );
+      // A user listing MAX_REVOKED_SESSIONS sessions already: its cutoff moves, the list goes.
+      const full = recordingClient(({ request }) =>
+        String(request.UpdateExpression).includes('if_not_exists(revokedSessions')
+          ? {
+              Attributes: {
+                revokedSessions: Object.fromEntries(
+                  Array.from({ length: MAX_REVOKED_SESSIONS }, (_, i) => [`s-${i}`, 2_000_000_000]),
+                ),
+              },
+            }
+          : {},
       );
+      const cutoff = await full.sentBy(() =>
+        createDynamoSessionTokenRevoker({ client: full.client, tableName }).revokeSessionTokens(
+          'Alice',
+          'session-2',
+          2_000_000_000,
+        ),
+      );
+      expect(cutoff.map((request) => String(request.request.UpdateExpression))).toEqual([
+        expect.stringContaining('if_not_exists(revokedSessions'),
+        expect.stringMatching(/^SET revokedBefore = :cutoff REMOVE revokedSessions$/),
+      ]);
+      for (const role of ['RefreshRole', 'LogoutRole']) expectAllowed(cutoff, role, 'dynamodb:UpdateItem');
       const userStatus = await sentBy(() =>
         createDynamoStatusReader({ client, tableName }).findStatus('Alice'),
       );

@@ -143,6 +143,19 @@ describe('POST /api/v1/logout', () => {
     expect((await refresh(refreshToken)).status).toBe(401);
     expect((await send(stack, 'POST', '/logout', { body: { refreshToken } })).status).toBe(204);
   });
+
+  it('stops the session’s access token at the authorizer within the revocation window, and no other session’s', async () => {
+    const [ended, kept] = [await login('carol', PASSWORD), await login('carol', PASSWORD)];
+    expect((await track(ended.token)).status).toBe(404);
+    expect(
+      (await send(stack, 'POST', '/logout', { body: { refreshToken: ended.refreshToken } })).status,
+    ).toBe(204);
+    expect(
+      await eventually(async () => (await track(ended.token)).status, 401, REVOCATION_WINDOW_MS + 2000),
+    ).toBe(401);
+    expect((await track(kept.token)).status).toBe(404);
+    expect((await refresh(kept.refreshToken)).status).toBe(200);
+  });
 });
 
 describe('revocation by the operator', () => {

@@ -38,6 +38,7 @@ const PASSWORD = 'correct horse battery staple';
 let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
 let cleanupKeys: () => Promise<void>;
 let login: Handler;
+let logout: Handler;
 let token: Handler;
 let api: Handler;
 let authorizer: typeof import('../../functions/authorizer.ts')['handler'];
@@ -65,6 +66,7 @@ beforeAll(async () => {
   await accounts.setAdministrator('admin-alice', true);
   await accounts.setAdministrator('admin-bob', true);
   login = (await import('../../functions/login.ts')).handler as Handler;
+  logout = (await import('../../functions/logout.ts')).handler as Handler;
   token = (await import('../../functions/oauth-token.ts')).handler as Handler;
   api = (await import('../../functions/customer-api.ts')).handler as Handler;
   authorizer = (await import('../../functions/authorizer.ts')).handler;
@@ -703,6 +705,32 @@ describe('the self-service API', () => {
         { name: 'customerId', reason: 'is not a query parameter of this route' },
       ]);
     }
+  });
+
+  it('refuses every call of an administrator’s access token once its session logged out, as the console’s Sign out does', async () => {
+    const answer = await call(
+      login,
+      loginEvent(JSON.stringify({ username: 'admin-alice', password: PASSWORD })),
+    );
+    const { token: accessToken, refreshToken } = bodyOf(answer) as { token: string; refreshToken: string };
+    const alice = gatewayAuthorizerContext(await authorizer(authorizerEvent(`Bearer ${accessToken}`)));
+    const other = await signIn('admin-alice');
+    expect((await call(api, request(alice, 'GET', CLIENTS))).statusCode).toBe(200);
+
+    expect((await call(logout, loginEvent(JSON.stringify({ refreshToken })))).statusCode).toBe(204);
+
+    // The decision API Gateway may still hold: the function refuses it; the authorizer, anew.
+    for (const [method, resource, body] of [
+      ['GET', CLIENTS, undefined],
+      ['POST', CLIENTS, { name: 'After sign-out', scopes: ['tracking:read'] }],
+      ['POST', ADMINISTRATORS, { username: 'plain-carol' }],
+    ] as const) {
+      expect((await call(api, request(alice, method, resource, { body }))).statusCode).toBe(401);
+    }
+    await expect(authorizer(authorizerEvent(`Bearer ${accessToken}`))).rejects.toThrow('Unauthorized');
+    expect((await accounts.findByUsername('plain-carol'))?.admin).toBe(false);
+    // The same user's other session goes on.
+    expect((await call(api, request(other, 'GET', CLIENTS))).statusCode).toBe(200);
   });
 
   it('refuses bad bodies and ids with 400 problem+json, before anything is written', async () => {

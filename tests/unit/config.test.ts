@@ -152,13 +152,15 @@ describe('configuration', () => {
     );
   });
 
-  it('does not give logout the signing keyring or the accounts table', () => {
-    const { SIGNING_KEYRING: _k, ACCOUNTS_TABLE: _a, SESSION_MAX_LIFETIME: _l, ...env } = sessionEnv;
+  it('gives logout the accounts table, for the session’s access tokens, but not the signing keyring', () => {
+    const { SIGNING_KEYRING: _k, SESSION_MAX_LIFETIME: _l, ...env } = sessionEnv;
     const config = readLogoutConfig({ ...env, VERIFICATION_KEYS: 'ssm:/parcel-auth/prod/jwks' });
     expect(config.keys.sources).toEqual({
       verificationKeys: { kind: 'ssm', name: '/parcel-auth/prod/jwks' },
     });
     expect(config.sessionsTable).toBe('parcel-auth-prod-sessions');
+    expect(config.accountsTable).toBe(sessionEnv.ACCOUNTS_TABLE);
+    expect(Object.keys(config)).not.toContain('signingKeyring');
   });
 
   it('gives the authorizer the accounts table and the public keys, not the signing keyring', () => {
