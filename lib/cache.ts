@@ -46,28 +46,31 @@ export async function reloading<T>(
 }
 
 // `ttlMs` 0 disables it; the oldest entry goes first. Concurrent misses share one load; a failed load
-// is not cached, nor a value `keep` refuses.
+// is not cached, nor a value `keep` refuses. `load` is told when it began (epoch ms); `loadedFrom`:
+// an entry whose load began earlier is loaded again, and concurrent callers asking so share that load.
 export function expiringCache<K, V>(options: {
   readonly ttlMs: number;
   readonly maxEntries: number;
   readonly clock?: Clock;
   readonly keep?: (value: V) => boolean;
-}): { get(key: K, load: () => Promise<V>): Promise<V> } {
+}): { get(key: K, load: (at: number) => Promise<V>, loadedFrom?: number): Promise<V> } {
   const clock = options.clock ?? systemClock;
   const now = () => clock().getTime();
   const entries = new Map<K, { value: Promise<V>; at: number }>();
   return {
-    get(key, load) {
+    get(key, load, loadedFrom = Number.NEGATIVE_INFINITY) {
       const entry = entries.get(key);
-      if (entry !== undefined && now() - entry.at < options.ttlMs) return entry.value;
+      if (entry !== undefined && now() - entry.at < options.ttlMs && entry.at >= loadedFrom)
+        return entry.value;
       entries.delete(key);
-      const value = load();
+      const at = now();
+      const value = load(at);
       if (options.ttlMs <= 0) return value;
       if (entries.size >= options.maxEntries) {
         const oldest = entries.keys().next();
         if (oldest.done !== true) entries.delete(oldest.value);
       }
-      entries.set(key, { value, at: now() });
+      entries.set(key, { value, at });
       const forget = () => {
         if (entries.get(key)?.value === value) entries.delete(key);
       };

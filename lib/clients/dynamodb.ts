@@ -153,13 +153,14 @@ function toClient(item: Record<string, unknown>): ClientRecord {
 export function createDynamoClientStatusReader(deps: Table & { readonly clock?: Clock }): ClientStatusReader {
   const clock = deps.clock ?? systemClock;
   return {
-    async findClientStatus(clientId) {
-      const item = await readOwned(deps, clientKey(clientId), clientOwner(clientId), [
-        'enabled',
-        'revokedBefore',
-        'secrets',
-        'revokedTokens',
-      ]);
+    async findClientStatus(clientId, options = {}) {
+      const item = await readOwned(
+        deps,
+        clientKey(clientId),
+        clientOwner(clientId),
+        ['enabled', 'revokedBefore', 'secrets', 'revokedTokens'],
+        options,
+      );
       if (item === undefined) return null;
       const now = clock();
       return {

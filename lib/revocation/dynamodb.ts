@@ -19,12 +19,14 @@ export function createStatusReader(
   deps: Table & { readonly keyOf: (username: string) => ItemKey },
 ): UserStatusReader {
   return {
-    async findStatus(username) {
-      const item = await readOwned(deps, deps.keyOf(username), { attribute: 'username', name: username }, [
-        'enabled',
-        'revokedBefore',
-        'revokedSessions',
-      ]);
+    async findStatus(username, options = {}) {
+      const item = await readOwned(
+        deps,
+        deps.keyOf(username),
+        { attribute: 'username', name: username },
+        ['enabled', 'revokedBefore', 'revokedSessions'],
+        options,
+      );
       if (item === undefined) return null;
       return {
         enabled: item.enabled === true,

@@ -2,7 +2,7 @@
 // docs/tokens-and-sessions.md, "Sessions: rotation, reuse detection, logout and revocation".
 import { expiringCache } from '../cache.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
-import { type Clock, epochSeconds } from '../time.ts';
+import { type Clock, epochSeconds, systemClock } from '../time.ts';
 import type { AccessClaims } from '../tokens/verify.ts';
 
 export interface UserStatus {
@@ -46,12 +46,17 @@ export interface ClientTokenRevoker {
   revokeClientToken(clientId: string, jti: string, until: number): Promise<'revoked' | 'full'>;
 }
 
+/** `consistent`: a strongly consistent read, for a state a token issued a moment ago may depend on. */
+export interface StatusReadOptions {
+  readonly consistent?: boolean;
+}
+
 export interface ClientStatusReader {
-  findClientStatus(clientId: string): Promise<ClientStatus | null>;
+  findClientStatus(clientId: string, options?: StatusReadOptions): Promise<ClientStatus | null>;
 }
 
 export interface UserStatusReader {
-  findStatus(username: string): Promise<UserStatus | null>;
+  findStatus(username: string, options?: StatusReadOptions): Promise<UserStatus | null>;
 }
 
 export interface RevocationCheck {
@@ -69,51 +74,77 @@ export interface RevocationCheckDeps {
 
 export function createRevocationCheck(deps: RevocationCheckDeps): RevocationCheck {
   const { metrics } = deps;
+  const clock = deps.clock ?? systemClock;
+  /** A status, when its read began (epoch ms), and whether it was a read again (below). */
+  type Read<TStatus> = { readonly status: TStatus | null; readonly readAt: number; readonly again: boolean };
   const cacheOf = <TStatus>() =>
-    expiringCache<string, TStatus | null>({
+    expiringCache<string, Read<TStatus>>({
       ttlMs: deps.cacheTtlMs,
       maxEntries: 10_000,
       // A miss may be an eventually consistent read of a user created a moment ago: ask again.
-      keep: (status) => status !== null,
-      ...(deps.clock && { clock: deps.clock }),
+      keep: (read) => read.status !== null,
+      clock,
     });
   const users = cacheOf<UserStatus>();
   const clients = cacheOf<ClientStatus>();
-  const statusOf = <TStatus>(
+  /**
+   * The cached status, unless it refuses a token issued after (or in the second) it was read:
+   * then the state the token was issued under (a client enabled again, a secret added, a user
+   * enabled) is read again, strongly consistent. A state read again in a token's second is read
+   * once more only after that second, whose read then settles the token: a refused token costs
+   * at most two reads more, however often it is presented.
+   */
+  const revokedBy = async <TStatus>(
     cache: ReturnType<typeof cacheOf<TStatus>>,
     key: string,
-    find: () => Promise<TStatus | null>,
-  ) => {
+    find: (options: StatusReadOptions) => Promise<TStatus | null>,
+    issuedAt: number,
+    refuses: (status: TStatus | null) => boolean,
+  ): Promise<boolean> => {
     // Joining a concurrent check's read counts as a hit.
     let read = false;
-    const pending = cache.get(key, () => {
+    const load = (again: boolean) => async (readAt: number) => {
       read = true;
-      return find();
-    });
+      return { status: await find(again ? { consistent: true } : {}), readAt, again };
+    };
+    const pending = cache.get(key, load(false));
     metrics.count({ name: read ? 'RevocationCacheMiss' : 'RevocationCacheHit' });
-    return pending;
+    const cached = await pending;
+    if (!refuses(cached.status)) return false;
+    const readSecond = Math.floor(cached.readAt / 1000);
+    const stale =
+      !read && issuedAt >= readSecond && (!cached.again || Math.floor(clock().getTime() / 1000) > readSecond);
+    if (!stale) return true;
+    return refuses((await cache.get(key, load(true), cached.readAt + 1)).status);
   };
   return {
-    async isRevoked(claims) {
+    isRevoked(claims) {
       if (claims.kind === 'client') {
-        const status = await statusOf(clients, claims.clientId, () =>
-          deps.clients.findClientStatus(claims.clientId),
-        );
-        return (
-          status === null ||
-          !status.enabled ||
-          claims.issuedAt < status.revokedBefore ||
-          !status.secretIds.has(claims.secretId) ||
-          status.revokedTokens.has(claims.jti)
+        const { clientId } = claims;
+        return revokedBy(
+          clients,
+          clientId,
+          (options) => deps.clients.findClientStatus(clientId, options),
+          claims.issuedAt,
+          (status) =>
+            status === null ||
+            !status.enabled ||
+            claims.issuedAt < status.revokedBefore ||
+            !status.secretIds.has(claims.secretId) ||
+            status.revokedTokens.has(claims.jti),
         );
       }
       const { username, issuedAt, sessionId } = claims;
-      const status = await statusOf(users, username, () => deps.users.findStatus(username));
-      return (
-        status === null ||
-        !status.enabled ||
-        issuedAt < status.revokedBefore ||
-        (sessionId !== undefined && status.revokedSessions.has(sessionId))
+      return revokedBy(
+        users,
+        username,
+        (options) => deps.users.findStatus(username, options),
+        issuedAt,
+        (status) =>
+          status === null ||
+          !status.enabled ||
+          issuedAt < status.revokedBefore ||
+          (sessionId !== undefined && status.revokedSessions.has(sessionId)),
       );
     },
   };

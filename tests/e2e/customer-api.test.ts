@@ -93,6 +93,45 @@ describe('the self-service API through the gateway', () => {
     expect((await send(stack, 'GET', '/customer/audit-events')).status).toBe(401);
   });
 
+  it('lets a token granted right after its client is enabled again work at once, though the authorizer had read it disabled', async () => {
+    const token = await tokenOf('e2e-admin-a');
+    const made = await send(stack, 'POST', '/customer/clients', {
+      body: { name: 'Back again', scopes: ['tracking:read'] },
+      headers: bearer(token),
+    });
+    const { client, clientSecret } = made.json as { client: { clientId: string }; clientSecret: string };
+    const grant = async () => {
+      const answer = await fetch(`${stack.baseUrl}/oauth/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${client.clientId}:${clientSecret}`).toString('base64')}`,
+        },
+        body: 'grant_type=client_credentials',
+      });
+      expect(answer.status).toBe(200);
+      return String(((await answer.json()) as { access_token: string }).access_token);
+    };
+    const track = async (machine: string) =>
+      (await send(stack, 'GET', '/tracking/00000000000000', { headers: bearer(machine) })).status;
+    const setEnabled = async (enabled: boolean) =>
+      expect(
+        (
+          await send(stack, 'PATCH', `/customer/clients/${client.clientId}`, {
+            body: { enabled },
+            headers: bearer(token),
+          })
+        ).status,
+      ).toBe(200);
+    const before = await grant();
+    expect(await track(before)).toBe(404);
+    await setEnabled(false);
+    // Refused once the authorizer has read the client disabled: that state is now in its cache.
+    await expect.poll(() => track(before), { timeout: 5_000, interval: 100 }).toBe(401);
+    await setEnabled(true);
+    expect(await track(await grant())).toBe(404);
+  });
+
   it('ends an administration at the next call once the operator revokes it', async () => {
     await user('e2e-admin-c', 'C-SELF-3', true);
     const token = await tokenOf('e2e-admin-c');

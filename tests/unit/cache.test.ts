@@ -112,6 +112,24 @@ describe('expiring cache', () => {
     expect(await cache.get('ghost', async () => ++loads)).toBe(2);
   });
 
+  it('loads again an entry whose load began before loadedFrom, tells each load when it began, and shares it', async () => {
+    let now = 1000;
+    const began: number[] = [];
+    const cache = expiringCache<string, number>({
+      ttlMs: 10_000,
+      maxEntries: 10,
+      clock: () => new Date(now),
+    });
+    const load = async (at: number) => began.push(at);
+    expect(await cache.get('alice', load)).toBe(1);
+    now = 1500;
+    expect(await cache.get('alice', load, 1000)).toBe(1);
+    const [one, two] = await Promise.all([cache.get('alice', load, 1001), cache.get('alice', load, 1001)]);
+    expect([one, two]).toEqual([2, 2]);
+    expect(await cache.get('alice', load)).toBe(2);
+    expect(began).toEqual([1000, 1500]);
+  });
+
   it('holds at most maxEntries keys, evicting the oldest', async () => {
     let loads = 0;
     const cache = expiringCache<string, number>({ ttlMs: 1000, maxEntries: 2 });

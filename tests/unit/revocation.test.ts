@@ -1,0 +1,163 @@
+/**
+ * The authorizer's revocation check and its cache (lib/revocation/revocation.ts): a state read
+ * once serves every token for revocationCacheTtl, but a refusal it holds is no answer for a token
+ * issued after it was read.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  type ClientStatus,
+  createRevocationCheck,
+  type StatusReadOptions,
+  type UserStatus,
+} from '../../lib/revocation/revocation.ts';
+import type { AccessClaims } from '../../lib/tokens/verify.ts';
+import { noMetrics } from '../support/memory-metrics.ts';
+
+const START = Date.parse('2026-12-01T10:00:00.000Z');
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/** Readers whose states the tests set, recording each read and whether it was consistent. */
+function setUp() {
+  let now = START;
+  const client: { status: ClientStatus } = {
+    status: { enabled: false, revokedBefore: 0, secretIds: new Set(['s1']), revokedTokens: new Set() },
+  };
+  const user: { status: UserStatus } = {
+    status: { enabled: false, revokedBefore: 0, revokedSessions: new Set() },
+  };
+  const reads: { kind: string; consistent: boolean }[] = [];
+  const record = (kind: string, options: StatusReadOptions | undefined) =>
+    reads.push({ kind, consistent: options?.consistent === true });
+  const check = createRevocationCheck({
+    clients: {
+      async findClientStatus(_clientId, options) {
+        record('client', options);
+        return client.status;
+      },
+    },
+    users: {
+      async findStatus(_username, options) {
+        record('user', options);
+        return user.status;
+      },
+    },
+    cacheTtlMs: 30_000,
+    clock: () => new Date(now),
+    metrics: noMetrics,
+  });
+  return {
+    check,
+    client,
+    user,
+    reads,
+    advance: (ms: number) => {
+      now += ms;
+    },
+    now: () => now,
+  };
+}
+
+const clientToken = (issuedAt: number, secretId = 's1'): AccessClaims =>
+  ({
+    kind: 'client',
+    clientId: 'pcl_00000000000000000001',
+    customerId: 'C-1',
+    secretId,
+    jti: `jti-${issuedAt}-${secretId}`,
+    issuedAt,
+    expiresAt: issuedAt + 3600,
+    scopes: ['tracking:read'],
+  }) as unknown as AccessClaims;
+
+const userToken = (issuedAt: number): AccessClaims =>
+  ({
+    kind: 'user',
+    username: 'alice',
+    customerId: 'C-1',
+    sessionId: 'session-1',
+    jti: `jti-${issuedAt}`,
+    issuedAt,
+    expiresAt: issuedAt + 3600,
+    scopes: ['tracking:read'],
+  }) as unknown as AccessClaims;
+
+describe('the revocation check’s cache', () => {
+  it('reads a client’s state again, strongly consistent, for a token issued after the cached state refused it', async () => {
+    const { check, client, reads, advance, now } = setUp();
+    const before = clientToken(seconds(now()) - 60);
+    expect(await check.isRevoked(before)).toBe(true);
+
+    // Enabled again, and a token granted a moment later: the cached refusal predates it.
+    advance(400);
+    client.status = { ...client.status, enabled: true };
+    expect(await check.isRevoked(clientToken(seconds(now())))).toBe(false);
+    expect(reads).toEqual([
+      { kind: 'client', consistent: false },
+      { kind: 'client', consistent: true },
+    ]);
+  });
+
+  it('takes a secret added since the cached read for a token granted with it', async () => {
+    const { check, client, reads, advance, now } = setUp();
+    client.status = { ...client.status, enabled: true };
+    expect(await check.isRevoked(clientToken(seconds(now()) - 60))).toBe(false);
+    advance(5_000);
+    client.status = { ...client.status, secretIds: new Set(['s1', 's2']) };
+    expect(await check.isRevoked(clientToken(seconds(now()), 's2'))).toBe(false);
+    expect(reads.map((read) => read.consistent)).toEqual([false, true]);
+  });
+
+  it('reads a user’s state again for a token of a login after the user was enabled again', async () => {
+    const { check, user, reads, advance, now } = setUp();
+    expect(await check.isRevoked(userToken(seconds(now()) - 60))).toBe(true);
+    advance(2_000);
+    user.status = { ...user.status, enabled: true };
+    expect(await check.isRevoked(userToken(seconds(now())))).toBe(false);
+    expect(reads.map((read) => read.kind)).toEqual(['user', 'user']);
+  });
+
+  it('trusts the cached refusal for a token issued before the read, and reads no more', async () => {
+    const { check, client, reads, advance, now } = setUp();
+    const before = clientToken(seconds(now()) - 60);
+    expect(await check.isRevoked(before)).toBe(true);
+    advance(1_000);
+    client.status = { ...client.status, enabled: true };
+    // Within the revocation bound a revoked token may pass, never the reverse: this one stays refused.
+    expect(await check.isRevoked(before)).toBe(true);
+    expect(reads).toHaveLength(1);
+  });
+
+  it('reads a refused fresh token’s state at most twice more, however often it is presented', async () => {
+    const { check, reads, advance, now } = setUp();
+    expect(await check.isRevoked(clientToken(seconds(now()) - 60))).toBe(true);
+    advance(1_500);
+    const fresh = clientToken(seconds(now()));
+    expect(await check.isRevoked(fresh)).toBe(true);
+    expect(await check.isRevoked(fresh)).toBe(true);
+    expect(await Promise.all([check.isRevoked(fresh), check.isRevoked(fresh)])).toEqual([true, true]);
+    expect(reads).toHaveLength(2);
+    // Past the second of that read, one more read settles the token for the cache's life.
+    advance(1_000);
+    for (let call = 0; call < 5; call += 1) expect(await check.isRevoked(fresh)).toBe(true);
+    expect(reads).toHaveLength(3);
+  });
+
+  it('shares one read again among concurrent checks of fresh tokens', async () => {
+    const { check, client, reads, advance, now } = setUp();
+    expect(await check.isRevoked(clientToken(seconds(now()) - 60))).toBe(true);
+    advance(1_500);
+    client.status = { ...client.status, enabled: true };
+    const fresh = [clientToken(seconds(now())), clientToken(seconds(now()), 's1')];
+    expect(await Promise.all(fresh.map((claims) => check.isRevoked(claims)))).toEqual([false, false]);
+    expect(reads).toHaveLength(2);
+  });
+
+  it('answers an allowed token from the cache, whenever it was issued: the hot path reads nothing more', async () => {
+    const { check, client, reads, advance, now } = setUp();
+    client.status = { ...client.status, enabled: true };
+    expect(await check.isRevoked(clientToken(seconds(now()) - 60))).toBe(false);
+    advance(10_000);
+    expect(await check.isRevoked(clientToken(seconds(now())))).toBe(false);
+    expect(reads).toHaveLength(1);
+  });
+});
