@@ -16,9 +16,10 @@ export interface RevokeDeps extends ClientAuthDeps {
 }
 
 /**
- * Resolves when the token is revoked or is no valid access token (section 2.2: the client could
- * do nothing about that error); throws VALIDATION_FAILED for a valid token issued to another
- * client or to a user (section 2.1: the request is refused).
+ * Resolves when the token is revoked, is no valid access token (section 2.2: the client could do
+ * nothing about that error), or is a valid one issued to another client or to a user, which stays
+ * valid: answered as garbage is, so that no client can test a token it found here (section 2.1
+ * lets the server refuse it, but a refusal would tell a live token from a dead one).
  */
 export async function revokeToken(
   deps: RevokeDeps,
@@ -35,7 +36,7 @@ export async function revokeToken(
   if (claims.kind !== 'client' || claims.clientId !== clientId) {
     logger.info('token revocation refused', { reason: 'not issued to the client', clientId });
     metrics.count({ name: 'TokenRevocationRefused', reason: 'NotIssuedToClient' });
-    throw new AppError('VALIDATION_FAILED', { detail: 'The token was not issued to this client.' });
+    return;
   }
   if ((await deps.revoker.revokeClientToken(clientId, claims.jti, claims.expiresAt)) === 'full') {
     logger.info('token revocation refused', { reason: 'too many revoked tokens', clientId });

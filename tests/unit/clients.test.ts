@@ -836,7 +836,7 @@ describe('token revocation and introspection', () => {
     expect(metrics.names()).toContain('ClientTokenRevoked');
   });
 
-  it('refuses another client’s token and a user’s with VALIDATION_FAILED, revoking nothing', async () => {
+  it('answers another client’s token and a user’s as garbage, revoking nothing', async () => {
     const { deps, other, clients, metrics, request } = await setUp();
     const users = (
       await createTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS }).issue(
@@ -845,10 +845,7 @@ describe('token revocation and introspection', () => {
     ).accessToken;
 
     for (const token of [await other.token(), users]) {
-      await expect(revokeToken(deps, request(token))).rejects.toMatchObject({
-        code: 'VALIDATION_FAILED',
-        detail: 'The token was not issued to this client.',
-      });
+      await expect(revokeToken(deps, request(token))).resolves.toBeUndefined();
     }
     expect((await clients.findClientStatus(other.clientId))?.revokedTokens.size).toBe(0);
     expect(metrics.names().filter((name) => name.startsWith('TokenRevocationRefused'))).toEqual([
