@@ -120,7 +120,7 @@ function limiter(limit: number) {
 }
 
 /** What an import compares of a stored user. */
-const USER_FIELDS = ['pk', 'sk', 'username', 'passwordHash', 'enabled', 'customerId'];
+const USER_FIELDS = ['pk', 'sk', 'username', 'passwordHash', 'upgradedFromHash', 'enabled', 'customerId'];
 
 /** The attributes a user item may lack: a move's item is unchanged only while they stay absent. */
 const OPTIONAL_FIELDS = ['customerId', 'depotCode', 'addressesSeen', 'revokedBefore', 'revokedSessions'];
@@ -345,6 +345,7 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
         result.set(foldUsername(String(item.username)), {
           username: String(item.username),
           passwordHash: String(item.passwordHash),
+          upgradedFromHash: typeof item.upgradedFromHash === 'string' ? item.upgradedFromHash : null,
           enabled: item.enabled === true,
           customerId,
           hasMembership: memberKey !== undefined && members.has(`${memberKey.pk} ${memberKey.sk}`),

@@ -21,6 +21,7 @@ import {
   DepotCodeSchema,
   firstDepotCode,
   foldUsername,
+  passwordHashDigest,
   UsernameSchema,
 } from '../../lib/accounts/repository.ts';
 import { BCRYPT_HASH, bcryptCostOf, newPasswordProblem } from '../../lib/auth/passwords.ts';
@@ -300,6 +301,11 @@ export interface ExistingCustomer {
 export interface ExistingUser {
   readonly username: string;
   readonly passwordHash: string;
+  /**
+   * `passwordHashDigest` of the hash a login's upgrade replaced, the same password at another
+   * cost; null when no login upgraded it since the password was set.
+   */
+  readonly upgradedFromHash: string | null;
   readonly enabled: boolean;
   readonly customerId: string | null;
   readonly hasMembership: boolean;
@@ -340,13 +346,21 @@ export type UserPlan =
   | { readonly outcome: 'created' }
   /** The user item is there, its membership was not: an interrupted import. */
   | { readonly outcome: 'updated' }
+  /**
+   * The same user with another password: left as it is, and no failure of the run.
+   * `completesMembership`: its membership is missing (an interrupted write) and is written.
+   */
+  | { readonly outcome: 'kept'; readonly reason: string; readonly completesMembership: boolean }
   | { readonly outcome: 'failed'; readonly reason: string };
 
 /**
  * A user record against the table. An existing user is never overwritten: the same name in
- * another letter case is a conflict, and so is the same user with other data (the user may
- * have changed their password here since the first import). `samePassword` decides for a
- * record with a plain password (a bcrypt compare against the stored hash).
+ * another letter case is a conflict, and so is the same user with another `enabled` or
+ * customer. Another password is kept and is no conflict: a password set here since the first
+ * import (`user passwd`) is newer than the file's. The password is the same when the record's
+ * hash is the stored one or the one a login's upgrade replaced (the same password re-hashed at
+ * the stage's cost); `samePassword` decides for a record with a plain password (a bcrypt
+ * compare against the stored hash).
  */
 export async function planUser(
   record: UserImportRecord,
@@ -357,16 +371,23 @@ export async function planUser(
   if (stored.username !== record.username) {
     return { outcome: 'failed', reason: `username exists in another letter case (${stored.username})` };
   }
-  const sameCredential =
-    record.passwordHash !== undefined
-      ? record.passwordHash === stored.passwordHash
-      : await samePassword(record.password ?? '', stored.passwordHash);
-  if (!sameCredential || stored.enabled !== record.enabled || stored.customerId !== record.customerId) {
+  if (stored.enabled !== record.enabled || stored.customerId !== record.customerId) {
     return { outcome: 'failed', reason: 'user exists with other data (left as it is)' };
   }
-  return record.customerId !== null && !stored.hasMembership
-    ? { outcome: 'updated' }
-    : { outcome: 'unchanged' };
+  const completesMembership = record.customerId !== null && !stored.hasMembership;
+  const samePasswordAsStored =
+    record.passwordHash !== undefined
+      ? record.passwordHash === stored.passwordHash ||
+        passwordHashDigest(record.passwordHash) === stored.upgradedFromHash
+      : await samePassword(record.password ?? '', stored.passwordHash);
+  if (!samePasswordAsStored) {
+    return {
+      outcome: 'kept',
+      reason: 'user exists with another password (left as it is)',
+      completesMembership,
+    };
+  }
+  return completesMembership ? { outcome: 'updated' } : { outcome: 'unchanged' };
 }
 
 /** What the client pass decided for one record. */
@@ -413,7 +434,11 @@ export const depotOf = (depotCodes: readonly string[]) => ({
   addressesSeen: depotCodes.length,
 });
 
-export type Outcome = 'created' | 'unchanged' | 'updated' | 'skipped' | 'failed';
+/**
+ * What became of a record. `kept` (a user with another password, left as it is) is reported by
+ * line, as `failed` is, but fails nothing: the table holds a newer password than the file.
+ */
+export type Outcome = 'created' | 'unchanged' | 'updated' | 'skipped' | 'failed' | 'kept';
 
 export type ImportSummary = Record<Outcome, number>;
 
@@ -423,4 +448,5 @@ export const emptySummary = (): ImportSummary => ({
   updated: 0,
   skipped: 0,
   failed: 0,
+  kept: 0,
 });

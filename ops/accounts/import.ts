@@ -54,7 +54,7 @@ export interface ImportOptions {
 }
 
 export interface ImportResult {
-  /** Invalid records and records that could not be written, by line. */
+  /** Invalid records, records that could not be written and users left as they are, by line. */
   readonly problems: LineProblem[];
   readonly summary: ImportSummary;
   /** False when nothing was written because a record was invalid. */
@@ -214,12 +214,9 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
         stored.get(foldUsername(record.username)) ?? null,
         deps.comparePassword,
       );
-      if (plan.outcome === 'failed') {
-        outcomes.push([line, 'failed', plan.reason]);
-        continue;
-      }
-      outcomes.push([line, plan.outcome]);
-      if (plan.outcome === 'unchanged') continue;
+      outcomes.push('reason' in plan ? [line, plan.outcome, plan.reason] : [line, plan.outcome]);
+      if (plan.outcome === 'failed' || plan.outcome === 'unchanged') continue;
+      if (plan.outcome === 'kept' && !plan.completesMembership) continue;
       if (plan.outcome === 'created') {
         const passwordHash = record.passwordHash ?? (await deps.hashPassword(record.password ?? ''));
         const at = now();

@@ -46,7 +46,10 @@ export async function importCommand(command: CommandOf<'import'>, context: Comma
     context.print(`line ${line}: ${field === undefined ? '' : `${fieldName(field)} `}${message}`);
   if (problems.length > MAX_PROBLEM_LINES)
     context.print(`… and ${problems.length - MAX_PROBLEM_LINES} more problems`);
-  const counts = `created ${summary.created}, unchanged ${summary.unchanged}, updated ${summary.updated}, skipped ${summary.skipped}, failed ${summary.failed}`;
+  // `kept` only when there are: an import without users whose password changed reads as before.
+  const counts =
+    `created ${summary.created}, unchanged ${summary.unchanged}, updated ${summary.updated}, ` +
+    `skipped ${summary.skipped}, failed ${summary.failed}${summary.kept > 0 ? `, kept ${summary.kept}` : ''}`;
   if (!result.written && !command.dryRun) {
     throw failure(
       `${problems.length} invalid record${problems.length === 1 ? '' : 's'}; nothing was written ` +

@@ -47,6 +47,15 @@ describe('imported users through the local stack', () => {
     expect(upgraded?.passwordHash.startsWith('$2y$04$')).toBe(false);
   });
 
+  it('imports the same file again after that login re-hashed the legacy hash: every record unchanged, exit 0', async () => {
+    const again = await adminImport(resolve(ROOT, 'docs/import-example.jsonl'));
+
+    expect(again).toMatchObject({ code: 0 });
+    expect(again.stdout).toContain(
+      'nothing to change: created 0, unchanged 5, updated 0, skipped 0, failed 0',
+    );
+  });
+
   it('logs in a user imported with a cost-12 hash (Rails’, Django’s, Laravel’s default) and re-hashes it at the stage’s cost', async () => {
     const stageCost = readStageParams('local', {}).bcryptCost;
     const file = join(stack.dataDir, 'cost-12.jsonl');

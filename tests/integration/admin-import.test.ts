@@ -6,18 +6,28 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTables } from '../../dev/local/tables.ts';
 import { readStageParams, type StageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
+import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
+import { login } from '../../lib/auth/login.ts';
+import { createPasswordVerifier } from '../../lib/auth/passwords.ts';
+import { createLogger } from '../../lib/log.ts';
+import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
+import { createTokenIssuer } from '../../lib/tokens/issue.ts';
 import { type BulkAccountStore, createBulkAccountStore } from '../../ops/accounts/bulk-dynamodb.ts';
 import { runAdmin } from '../../ops/admin/main.ts';
 import { describeEachDynamo, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
+import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
+import { noMetrics } from '../support/memory-metrics.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLE = resolve(ROOT, 'docs/import-example.jsonl');
@@ -58,15 +68,19 @@ describeEachDynamo('admin import and export', (kind) => {
   }
 
   /**
-   * The CLI on `stage`'s tables; `bulk` may wrap the real bulk store (to inject a fault);
-   * `params`: another stage's parameters than the local one's.
+   * The CLI on `stage`'s tables; `wrap` may wrap the real bulk store (to inject a fault);
+   * `params`: another stage's parameters than the local one's; `password`: what stdin holds.
    */
   async function admin(
     stage: Stage,
     args: string[],
-    wrap: (bulk: BulkAccountStore) => BulkAccountStore = (bulk) => bulk,
-    params?: StageParams,
+    options: {
+      wrap?: (bulk: BulkAccountStore) => BulkAccountStore;
+      params?: StageParams;
+      password?: string;
+    } = {},
   ): Promise<Run> {
+    const { wrap = (bulk) => bulk, params, password = '' } = options;
     const out: string[] = [];
     const err: string[] = [];
     const client = stage.documentClient;
@@ -75,7 +89,7 @@ describeEachDynamo('admin import and export', (kind) => {
       cwd: dir,
       stdout: (text) => out.push(text),
       stderr: (text) => err.push(text),
-      readPassword: async () => '',
+      readPassword: async () => password,
       ...(params !== undefined && { stageParams: () => params }),
       openStores: () => ({
         accounts: createDynamoAccountRepository({ client, tableName: stage.tables.accounts }),
@@ -98,6 +112,43 @@ describeEachDynamo('admin import and export', (kind) => {
   };
   const accounts = (stage: Stage): AccountRepository =>
     createDynamoAccountRepository({ client: stage.documentClient, tableName: stage.tables.accounts });
+  /**
+   * A login as the login function makes it (lib/auth/login.ts: the password checked, a hash of
+   * another cost re-hashed) on `stage`'s tables, at the stage's cost unless `cost` is given.
+   * Not throttled: the throttle is not what these tests are about.
+   */
+  async function logIn(stage: Stage, username: string, password: string, cost = STAGE_COST) {
+    const { documentClient: client, tables } = stage;
+    const logger = createLogger('error', () => {});
+    const off = {
+      limit: 0,
+      windowSeconds: 3600,
+      baseLockSeconds: 30,
+      maxLockSeconds: 900,
+      inflightLimit: 50,
+    };
+    await login(
+      {
+        users: accounts(stage),
+        passwords: createPasswordVerifier({ cost }),
+        sessions: {
+          store: createDynamoSessionStore({ client, tableName: tables.sessions }),
+          tokens: createTokenIssuer({ signingKey: (await testKeys()).signer, settings: TOKEN_SETTINGS }),
+          settings: { maxLifetimeSeconds: 86_400, reuseGraceSeconds: 0 },
+        },
+        throttle: createLoginThrottle({
+          store: createDynamoThrottleStore({ client, tableName: tables.loginThrottle }),
+          settings: { username: off, sourceIp: off, clientSourceIp: off, knownSourceSeconds: 0 },
+          counterSecret: COUNTER_SECRET,
+          logger,
+          metrics: noMetrics,
+        }),
+        logger,
+        metrics: noMetrics,
+      },
+      { username, password, sourceIp: '203.0.113.10' },
+    );
+  }
   const itemCount = async (stage: Stage) => {
     let count = 0;
     for await (const _ of createBulkAccountStore({
@@ -244,6 +295,94 @@ describeEachDynamo('admin import and export', (kind) => {
     expect(await itemCount(stage)).toBe(before);
   });
 
+  it('imports the same file again after logins: a hash re-hashed is unchanged, a password set since is kept, exit 0 both times', async () => {
+    const stage = await freshStage();
+    await admin(stage, ['import', EXAMPLE]);
+    const legacy = (await accounts(stage).findByUsername('eshop-brno'))?.passwordHash ?? '';
+    await logIn(stage, 'eshop-brno', LEGACY_PASSWORD);
+    await logIn(stage, 'label-printer', 'a-new-password-for-labels');
+    const upgraded = (await accounts(stage).findByUsername('eshop-brno'))?.passwordHash ?? '';
+    expect(legacy.startsWith('$2y$04$')).toBe(true);
+    expect(bcrypt.getRounds(upgraded)).toBe(STAGE_COST);
+    const before = await itemCount(stage);
+
+    const afterLogins = await admin(stage, ['import', EXAMPLE]);
+
+    expect(afterLogins).toMatchObject({
+      code: 0,
+      out: ['nothing to change: created 0, unchanged 5, updated 0, skipped 0, failed 0'],
+    });
+    expect((await accounts(stage).findByUsername('eshop-brno'))?.passwordHash).toBe(upgraded);
+    expect(await itemCount(stage)).toBe(before);
+
+    for (const [username, password] of [
+      ['eshop-brno', 'a-password-set-here-1'],
+      ['label-printer', 'a-password-set-here-2'],
+    ] as const) {
+      expect((await admin(stage, ['user', 'passwd', username], { password })).code).toBe(0);
+    }
+    const afterPasswd = await admin(stage, ['import', EXAMPLE]);
+
+    expect(afterPasswd.code).toBe(0);
+    expect(afterPasswd.out.slice(0, -1)).toEqual([
+      'line 3: user exists with another password (left as it is)',
+      'line 5: user exists with another password (left as it is)',
+    ]);
+    // `, kept 2` where the CLI's summary line counts kept users (docs/import-format.md).
+    expect(afterPasswd.out.at(-1)).toMatch(
+      /^nothing to change: created 0, unchanged 3, updated 0, skipped 0, failed 0(, kept 2)?$/,
+    );
+    const brno = await accounts(stage).findByUsername('eshop-brno');
+    expect(await bcrypt.compare('a-password-set-here-1', brno?.passwordHash ?? '')).toBe(true);
+    expect(await itemCount(stage)).toBe(before);
+  });
+
+  it('still finds the imported hash unchanged after a second re-hash, at a stage cost changed since', async () => {
+    const stage = await freshStage();
+    await admin(stage, ['import', EXAMPLE]);
+    await logIn(stage, 'eshop-brno', LEGACY_PASSWORD);
+    const first = (await accounts(stage).findByUsername('eshop-brno'))?.passwordHash ?? '';
+    await logIn(stage, 'eshop-brno', LEGACY_PASSWORD, STAGE_COST + 1);
+    const second = (await accounts(stage).findByUsername('eshop-brno'))?.passwordHash ?? '';
+    expect(bcrypt.getRounds(second)).toBe(STAGE_COST + 1);
+    expect(second).not.toBe(first);
+
+    const again = await admin(stage, ['import', EXAMPLE]);
+
+    expect(again).toMatchObject({
+      code: 0,
+      out: ['nothing to change: created 0, unchanged 5, updated 0, skipped 0, failed 0'],
+    });
+  });
+
+  it('completes the missing membership of a user whose password was set since, and keeps the password', async () => {
+    const stage = await freshStage();
+    await admin(stage, ['import', EXAMPLE]);
+    // What an import or a `user add` stopped between the user's item and its membership leaves.
+    await stage.documentClient.send(
+      new DeleteCommand({
+        TableName: stage.tables.accounts,
+        Key: accountItems.memberKey('C-2001', 'eshop-brno'),
+      }),
+    );
+    expect(
+      (await admin(stage, ['user', 'passwd', 'eshop-brno'], { password: 'a-password-set-here-1' })).code,
+    ).toBe(0);
+    const members = () =>
+      createBulkAccountStore({ client: stage.documentClient, tableName: stage.tables.accounts }).members(
+        'C-2001',
+      );
+    expect(await members()).toEqual([]);
+
+    const run = await admin(stage, ['import', EXAMPLE]);
+
+    expect(run.code).toBe(0);
+    expect(run.out[0]).toBe('line 3: user exists with another password (left as it is)');
+    expect(await members()).toEqual(['eshop-brno']);
+    const brno = await accounts(stage).findByUsername('eshop-brno');
+    expect(await bcrypt.compare('a-password-set-here-1', brno?.passwordHash ?? '')).toBe(true);
+  });
+
   it('reports every bad record by line number and writes nothing', async () => {
     const stage = await freshStage();
     await accounts(stage).createUser({
@@ -357,8 +496,7 @@ describeEachDynamo('admin import and export', (kind) => {
         'import',
         await file('cost-12.jsonl', [{ type: 'user', username: 'legacy-12', passwordHash: legacy }]),
       ],
-      undefined,
-      prod,
+      { params: prod },
     );
 
     expect(run).toMatchObject({ code: 0, out: ['created 1, unchanged 0, updated 0, skipped 0, failed 0'] });
@@ -526,7 +664,7 @@ describeEachDynamo('admin import and export', (kind) => {
       },
     });
 
-    const stopped = await admin(stage, ['import', path], dying);
+    const stopped = await admin(stage, ['import', path], { wrap: dying });
     const resumed = await admin(stage, ['import', path]);
 
     expect(stopped.code).toBe(1);
