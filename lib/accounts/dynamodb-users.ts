@@ -175,12 +175,13 @@ export function createUserStore(table: AccountsTable): UserStore {
     },
 
     async markEnding(username, customerId, ending, at) {
-      // Only an administrator of that customer, and only while no other end's mark holds.
+      // Only an administrator of that customer, and only while no other end's mark holds (this
+      // one's own: the SDK sends the write again when its answer was lost).
       const marked = await updateOwned(table, userKey(username), owner(username), {
         expression: 'SET adminEnding = :ending, adminEndingUntil = :until',
         condition:
           'admin = :admin AND customerId = :customer AND ' +
-          '(attribute_not_exists(adminEndingUntil) OR adminEndingUntil <= :now)',
+          '(attribute_not_exists(adminEndingUntil) OR adminEndingUntil <= :now OR adminEnding = :ending)',
         values: {
           ':ending': ending.id,
           ':until': ending.until,

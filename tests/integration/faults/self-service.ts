@@ -6,14 +6,16 @@
  * the console cannot show and remove, and each change is in the audit trail or the warning
  * that it is not is in the log.
  */
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
 import type { AuditEvent } from '../../../lib/audit/audit.ts';
 import { createDynamoAuditTrail } from '../../../lib/audit/dynamodb.ts';
+import { hashPassword } from '../../../lib/auth/passwords.ts';
 import { isLive } from '../../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../../lib/clients/dynamodb.ts';
 import { readLoginConfig } from '../../../lib/config.ts';
+import { ENDING_HOLD_MS } from '../../../lib/customer/administration.ts';
 import { ADMIN_SCOPE } from '../../../lib/scopes.ts';
 import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
 import {
@@ -24,11 +26,13 @@ import {
 } from '../../../lib/throttle/throttle.ts';
 import { gatewayAuthorizerContext, grantEvent } from '../../fixtures/events.ts';
 import {
+  ADMINISTRATORS,
   CLIENT,
   CLIENTS,
   type CustomerApiOptions,
   customerApiEvent,
   EVENTS,
+  REVOKE,
   SECRET,
   SECRETS,
   UNLOCK,
@@ -66,6 +70,13 @@ const ROLL_SECONDS = 3600;
 
 /** The change's own write, per operation: where an applied write whose answer was lost ends the call. */
 const CREATE_WRITE = 'PutItem accounts:CLIENT/sk';
+/** A grant's write: after the caller's read and the user's. */
+const GRANT_WRITE = 'UpdateItem accounts:USER/sk';
+/**
+ * An end's writes after its mark: the end on condition of the mark, in the revocation cutoff's
+ * one or two tries (the second when the first finds the cutoff at this second already).
+ */
+const END_WRITES = ['UpdateItem accounts:USER/sk #2', 'UpdateItem accounts:USER/sk #3'];
 const UPDATE_WRITE = 'UpdateItem accounts:CLIENT/sk';
 const DELETE_WRITE = 'DeleteItem accounts:CLIENT/sk';
 
@@ -124,6 +135,7 @@ const answered = (run: Run, status: number) =>
 const unrecorded = (run: Run, site: string | undefined, write: string) =>
   run.kind === 'lost' && site === write;
 
+let colleagues = 0;
 let clients = 0;
 /** An address of a client's own: its failed authentications add up on no other run's counter. */
 const clientAddress = () => {
@@ -185,6 +197,43 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
     if (answer.status !== 201) throw new Error(`arrange: the roll answered ${answer.status}`);
     const made = bodyOf<Created>(answer);
     return { secretId: made.secretId, secret: made.clientSecret };
+  }
+
+  /** A user of the administrator's customer, made without faults; with `administers`, an administrator too. */
+  async function colleague(admin: Admin, administers: boolean) {
+    colleagues += 1;
+    const username = `colleague-${colleagues}`;
+    const accounts = createDynamoAccountRepository(table());
+    await accounts.createUser({
+      username,
+      passwordHash: await hashPassword('a-colleague-password', 4),
+      customerId: admin.customerId,
+    });
+    if (administers) await accounts.setAdministrator(username, true);
+    return username;
+  }
+
+  /** Whether the user item says the user administers, read consistently without faults. */
+  const administrationOf = async (username: string) =>
+    (await createDynamoAccountRepository(table()).findByUsername(username))?.admin === true;
+
+  /** The administration event of `username` in the trail with who and from where, or the warning it is not. */
+  async function recordedFor(
+    admin: Admin,
+    type: 'user.admin.granted' | 'user.admin.revoked',
+    username: string,
+    excused: boolean,
+  ) {
+    const found = (await eventsOf(admin.customerId)).some(
+      (event) =>
+        event.type === type &&
+        event.username === username &&
+        event.actor === `user:${admin.username}` &&
+        event.sourceIp === admin.sourceIp,
+    );
+    if (found || excused) return;
+    const warnedOf = bench.logs.events('audit event not recorded').some((line) => line.type === type);
+    expect(warnedOf, `the ${type} event, or the warning that it is not recorded`).toBe(true);
   }
 
   const grant = async (client: MadeClient, secret = client.secret, sourceIp = client.sourceIp) =>
@@ -603,5 +652,78 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
     },
   };
 
-  return [createClient, rollSecret, removeSecret, disableClient, removeClient, unlockClient, readTrail];
+  const grantAdministration: Operation<{ admin: Admin; username: string }> = {
+    name: 'administrator grants administration',
+    function: 'customer-api',
+    async arrange() {
+      const admin = await newAdministrator();
+      return { admin, username: await colleague(admin, false) };
+    },
+    act: async ({ admin, username }, handler) =>
+      call(
+        await handler('customer-api'),
+        customerApiEvent(admin, 'POST', ADMINISTRATORS, { body: { username } }),
+      ),
+    success: 204,
+    outlived: ['PutItem audit:'],
+    async check({ admin, username }, run, site) {
+      expect(await administrationOf(username), 'the user administers').toBe(true);
+      // Applied, its answer lost: the retry finds it granted already, and records nothing.
+      await recordedFor(admin, 'user.admin.granted', username, unrecorded(run, site, GRANT_WRITE));
+    },
+  };
+
+  const endAdministration: Operation<{ admin: Admin; username: string }> = {
+    name: 'administrator ends another’s administration',
+    function: 'customer-api',
+    async arrange() {
+      const admin = await newAdministrator();
+      return { admin, username: await colleague(admin, true) };
+    },
+    act: async ({ admin, username }, handler) =>
+      call(await handler('customer-api'), customerApiEvent(admin, 'POST', REVOKE, { body: { username } })),
+    success: 204,
+    outlived: ['PutItem audit:'],
+    // A 503 that left the mark behind (its take-back failed too, or the mark's own write was
+    // applied and its answer lost): ending it answers 409 until the mark's ENDING_HOLD_MS pass.
+    ownRefusal: (run) => (run.first.status === 503 ? 409 : undefined),
+    async check({ admin, username }, run, site) {
+      const finished = run.retry ?? run.first;
+      expect(await administrationOf(admin.username), 'the caller administers still').toBe(true);
+      const ended = !(await administrationOf(username));
+      expect(ended, 'ended exactly when answered 204').toBe(finished.status === 204);
+      const item = await bench.dynamo().documentClient.send(
+        new GetCommand({
+          TableName: bench.dynamo().tables.accounts,
+          Key: { pk: `USER#${username}`, sk: 'USER' },
+          ConsistentRead: true,
+        }),
+      );
+      const mark = Number(item.Item?.adminEndingUntil ?? 0);
+      expect(mark, 'an end’s mark holds no longer than ENDING_HOLD_MS').toBeLessThanOrEqual(
+        Date.now() + ENDING_HOLD_MS,
+      );
+      if (ended) expect(item.Item?.adminEnding, 'no mark left on an ended administration').toBeUndefined();
+      if (!ended) {
+        // The 409's mark ends by itself; then the end goes through.
+        expect(finished.status).toBe(409);
+        expect(mark, 'the mark left behind').toBeGreaterThan(0);
+      }
+      // Applied, its answer lost: the retry finds it ended already, and records nothing.
+      const lostEnd = END_WRITES.some((write) => unrecorded(run, site, write));
+      if (ended) await recordedFor(admin, 'user.admin.revoked', username, lostEnd);
+    },
+  };
+
+  return [
+    createClient,
+    rollSecret,
+    removeSecret,
+    disableClient,
+    removeClient,
+    unlockClient,
+    readTrail,
+    grantAdministration,
+    endAdministration,
+  ];
 }
