@@ -258,7 +258,6 @@ function measured(results: BenchResults): Map<string, number> {
     set('authorizerWarm', handler.medianUs / joseMetrics.medianUs);
     set('authorizerOverJose', handler.medianUs / jose.medianUs);
     set('emfLineUs', joseMetrics.medianUs - jose.medianUs);
-    set('authorizerOwnUs', handler.medianUs - joseMetrics.medianUs);
   }
   const authorizerBundle = results.bundles.find((bundle) => bundle.function === 'authorizer');
   const reachableFloor = results.floors.find((floor) => floor.floor === REACHABLE_FLOOR);
@@ -339,7 +338,7 @@ function limitText(spec: TargetSpec): string {
 /** `{name}` in a text: the measured value of that name, formatted; `{runtimeSdk}`: a clause. */
 function fill(text: string, values: Map<string, number>): string {
   return text.replace(/\{(\w+)\}/g, (whole, name: string) => {
-    if (name === 'emfLineUs' || name === 'authorizerOwnUs') return us(values.get(name) ?? Number.NaN);
+    if (name === 'emfLineUs') return us(values.get(name) ?? Number.NaN);
     if (name === 'users') return String(values.get(name) ?? '');
     if (name === 'runtimeSdk') {
       const delta = values.get('runtimeSdkImportMs');

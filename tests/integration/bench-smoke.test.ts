@@ -377,7 +377,6 @@ describe('npm run bench -- --quick', () => {
       expect.stringMatching(/^Login overhead beyond the compare/),
       expect.stringMatching(/^Login-extended: one DynamoDB round trip/),
       expect.stringMatching(/^Authorizer warm ≤ 1\.10× a bare jose jwtVerify$/),
-      expect.stringMatching(/^Authorizer warm ≤ 1\.10× a bare jose jwtVerify \+ the EMF line/),
       expect.stringMatching(/^Authorizer artifact ≤ 20 KiB/),
       expect.stringMatching(/^Client credentials grant against the secret check, one GetItem/),
     ]);
