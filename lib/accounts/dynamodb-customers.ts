@@ -3,7 +3,7 @@
  * derive from those addresses (the consistency argument: lib/accounts/dynamodb.ts).
  */
 
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { type AccountsTable, accountItems, toAddress } from './dynamodb-items.ts';
 import { firstDepotCode, type PickupAddress } from './repository.ts';
@@ -13,28 +13,27 @@ async function readCustomer({ client, tableName: TableName }: AccountsTable, cus
   const addresses: PickupAddress[] = [];
   const members: string[] = [];
   let pending = false;
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo(() =>
-      client.send(
-        new QueryCommand({
-          TableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': accountItems.customerPk(customerId) },
-          ConsistentRead: true,
-          ExclusiveStartKey,
-        }),
-      ),
-    );
-    for (const item of page.Items ?? []) {
-      const sk = String(item.sk);
-      if (sk.startsWith(accountItems.addressPrefix)) {
-        addresses.push(toAddress(item));
-        pending = item.pending === true;
-      } else if (sk.startsWith(accountItems.memberPrefix)) members.push(String(item.username));
+  const pages = paginateQuery(
+    { client },
+    {
+      TableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': accountItems.customerPk(customerId) },
+      ConsistentRead: true,
+    },
+  );
+  // The pages' requests are sent, and fail, in the `for await`.
+  await dynamo(async () => {
+    for await (const page of pages) {
+      for (const item of page.Items ?? []) {
+        const sk = String(item.sk);
+        if (sk.startsWith(accountItems.addressPrefix)) {
+          addresses.push(toAddress(item));
+          pending = item.pending === true;
+        } else if (sk.startsWith(accountItems.memberPrefix)) members.push(String(item.username));
+      }
     }
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  });
   /** `pending`: the last address was written by an address add that has not finished. */
   return { addresses, members, pending };
 }

@@ -17,7 +17,7 @@
  * No transactions are needed, which keeps the embedded DynamoDB usable.
  */
 
-import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/errors.ts';
 import { readOwned } from '../aws/owned-items.ts';
 import { createSessionTokenRevoker, createStatusReader } from '../revocation/dynamodb.ts';
@@ -78,30 +78,27 @@ export function createDynamoAdministrations(deps: {
     },
 
     async listAdministrators(customerId) {
-      const usernames: string[] = [];
-      let ExclusiveStartKey: Record<string, unknown> | undefined;
-      do {
-        const page = await dynamo(() =>
-          deps.client.send(
-            new QueryCommand({
-              TableName: deps.tableName,
-              IndexName: BY_CUSTOMER_INDEX,
-              KeyConditionExpression: 'customerId = :customer AND sk = :sk',
-              FilterExpression: 'admin = :admin',
-              ProjectionExpression: 'username',
-              ExpressionAttributeValues: {
-                ':customer': customerId,
-                ':sk': accountItems.userKey('').sk,
-                ':admin': true,
-              },
-              ExclusiveStartKey,
-            }),
-          ),
-        );
-        usernames.push(...(page.Items ?? []).map((item) => String(item.username)));
-        ExclusiveStartKey = page.LastEvaluatedKey;
-      } while (ExclusiveStartKey !== undefined);
-      return usernames.sort();
+      const pages = paginateQuery(
+        { client: deps.client },
+        {
+          TableName: deps.tableName,
+          IndexName: BY_CUSTOMER_INDEX,
+          KeyConditionExpression: 'customerId = :customer AND sk = :sk',
+          FilterExpression: 'admin = :admin',
+          ProjectionExpression: 'username',
+          ExpressionAttributeValues: {
+            ':customer': customerId,
+            ':sk': accountItems.userKey('').sk,
+            ':admin': true,
+          },
+        },
+      );
+      return dynamo(async () => {
+        const usernames: string[] = [];
+        for await (const page of pages)
+          usernames.push(...(page.Items ?? []).map((item) => String(item.username)));
+        return usernames.sort();
+      });
     },
 
     ...pickEnding(createUserStore(table)),

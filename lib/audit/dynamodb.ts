@@ -12,7 +12,7 @@
  * may only put.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { DeleteCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, paginateScan, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/errors.ts';
 import type { Table } from '../aws/owned-items.ts';
 import {
@@ -67,7 +67,11 @@ const newestFirst = (a: Record<string, unknown>, b: Record<string, unknown>) =>
 export function createDynamoAuditTrail(deps: Table): AuditTrail {
   const { client, tableName: TableName } = deps;
 
-  /** One page, newest first, from below `before` (an event id, or upTo's bound). */
+  /**
+   * One page, newest first, from below `before` (an event id, or upTo's bound). Not
+   * paginateQuery: each request asks only for the events still missing, and a paginator's
+   * Limit is the same on every request.
+   */
   async function customerEvents(customerId: string, limit: number, before: string) {
     const items: Record<string, unknown>[] = [];
     let ExclusiveStartKey: Record<string, unknown> | undefined;
@@ -97,13 +101,13 @@ export function createDynamoAuditTrail(deps: Table): AuditTrail {
   /** A Scan of the whole table, keeping the newest `limit`: an operator's read, never a function's. */
   async function everyCustomersEvents(limit: number, before: string) {
     let newest: Record<string, unknown>[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamo(() => client.send(new ScanCommand({ TableName, ExclusiveStartKey })));
-      const shown = (page.Items ?? []).filter((item) => String(item.eventId) < before);
-      newest = [...newest, ...shown].sort(newestFirst).slice(0, limit);
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey !== undefined);
+    // The pages' requests are sent, and fail, in the `for await`.
+    await dynamo(async () => {
+      for await (const page of paginateScan({ client }, { TableName })) {
+        const shown = (page.Items ?? []).filter((item) => String(item.eventId) < before);
+        newest = [...newest, ...shown].sort(newestFirst).slice(0, limit);
+      }
+    });
     return newest;
   }
 

@@ -10,7 +10,11 @@ import {
   BatchWriteCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
+  type DynamoDBDocumentPaginationConfiguration,
+  type Paginator,
   PutCommand,
+  paginateQuery,
+  paginateScan,
   QueryCommand,
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -237,25 +241,43 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
     return found;
   }
 
+  /**
+   * The pages of a paginated Query or Scan, each page's request sent as `send` sends a call.
+   * A paginator whose request failed is done: a retry asks a new one for the same page, from
+   * the last page's LastEvaluatedKey.
+   */
+  async function* pagesOf<Page extends { LastEvaluatedKey?: Item }>(
+    paginate: (config: DynamoDBDocumentPaginationConfiguration) => Paginator<Page>,
+  ): AsyncGenerator<Page> {
+    let startingToken: Item | undefined;
+    let pages = paginate({ client, startingToken });
+    for (;;) {
+      const next = await send(async () => {
+        try {
+          return await pages.next();
+        } catch (error) {
+          pages = paginate({ client, startingToken });
+          throw error;
+        }
+      });
+      if (next.done) return;
+      startingToken = next.value.LastEvaluatedKey;
+      yield next.value;
+    }
+  }
+
   async function queryAll(customerId: string, prefix: string, projection?: string): Promise<Item[]> {
     const items: Item[] = [];
-    let ExclusiveStartKey: Item | undefined;
-    do {
-      const page = await send(() =>
-        client.send(
-          new QueryCommand({
-            TableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': accountItems.customerPk(customerId), ':prefix': prefix },
-            ConsistentRead: true,
-            ...(projection !== undefined && { ProjectionExpression: projection }),
-            ExclusiveStartKey,
-          }),
-        ),
-      );
-      items.push(...(page.Items ?? []));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+    const pages = pagesOf((config) =>
+      paginateQuery(config, {
+        TableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': accountItems.customerPk(customerId), ':prefix': prefix },
+        ConsistentRead: true,
+        ...(projection !== undefined && { ProjectionExpression: projection }),
+      }),
+    );
+    for await (const page of pages) items.push(...(page.Items ?? []));
     return items;
   }
 
@@ -377,12 +399,8 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
     },
 
     async *scan() {
-      let ExclusiveStartKey: Item | undefined;
-      do {
-        const page = await send(() => client.send(new ScanCommand({ TableName, ExclusiveStartKey })));
+      for await (const page of pagesOf((config) => paginateScan(config, { TableName })))
         yield* page.Items ?? [];
-        ExclusiveStartKey = page.LastEvaluatedKey;
-      } while (ExclusiveStartKey);
     },
 
     async members(customerId) {

@@ -1,5 +1,5 @@
 /** DynamoDB requests as the code builds them, for holding them to a role's IAM statements. */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { joined, type Resources, type Statement, statementsOf } from './cloudformation.ts';
 
 /** The IAM action of each document client command the code sends. */
@@ -24,7 +24,8 @@ export interface Sent {
  */
 export function recordingClient(answer: (sent: Sent) => unknown = () => ({})) {
   const sent: Sent[] = [];
-  const client = {
+  // A DynamoDBDocumentClient by its prototype: lib-dynamodb's paginators refuse any other client.
+  const client = Object.assign(Object.create(DynamoDBDocumentClient.prototype) as DynamoDBDocumentClient, {
     send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
       const action = ACTIONS[command.constructor.name];
       if (action === undefined) throw new Error(`unexpected command ${command.constructor.name}`);
@@ -32,7 +33,7 @@ export function recordingClient(answer: (sent: Sent) => unknown = () => ({})) {
       sent.push(request);
       return answer(request) ?? {};
     },
-  } as unknown as DynamoDBDocumentClient;
+  });
   const sentBy = async (call: () => Promise<unknown>) => {
     sent.length = 0;
     await call();

@@ -11,7 +11,7 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  ScanCommand,
+  paginateScan,
 } from '@aws-sdk/lib-dynamodb';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -37,12 +37,7 @@ afterAll(() => client?.destroy());
 /** Every item of `table`, sorted by key: what a test compares before and after a run. */
 async function everything(table = TABLE): Promise<Item[]> {
   const items: Item[] = [];
-  let ExclusiveStartKey: Item | undefined;
-  do {
-    const page = await client.send(new ScanCommand({ TableName: table, ExclusiveStartKey }));
-    items.push(...(page.Items ?? []));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  for await (const page of paginateScan({ client }, { TableName: table })) items.push(...(page.Items ?? []));
   const id = (item: Item) => `${item.pk}\n${item.sk}`;
   return items.sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
 }
