@@ -1,18 +1,17 @@
 import { readCustomerApiConfig } from '../lib/config.ts';
+import { administratorOf } from '../lib/customer/administrator.ts';
+import { listAdministrators, setAdministrator } from '../lib/customer/administrators.ts';
 import {
   addSecret,
-  administratorOf,
   auditEvents,
   createClient,
   getClient,
-  listAdministrators,
   listClients,
   removeClient,
   removeSecret,
-  setAdministrator,
   unlockClient,
   updateClient,
-} from '../lib/customer/administration.ts';
+} from '../lib/customer/clients.ts';
 import {
   AddSecretSchema,
   AdministratorSchema,
@@ -30,8 +29,14 @@ import { routes } from '../lib/http/router.ts';
 import { customerApiDeps } from '../lib/wiring.ts';
 
 const deps = await customerApiDeps(readCustomerApiConfig());
-// Every route refuses a query parameter it does not take (audit-events takes two).
-const common = { authorized: true, metrics: deps.metrics, query: NoQuerySchema } as const;
+const common = {
+  authorized: true,
+  metrics: deps.metrics,
+  // Every call: the caller is an administrator of its token's customer now (lib/customer/administrator.ts).
+  actor: (caller, sourceIp) => administratorOf(deps, caller, sourceIp),
+  // Every route refuses a query parameter it does not take (audit-events takes two).
+  query: NoQuerySchema,
+} as const satisfies Pick<Parameters<typeof endpoint>[0], 'authorized' | 'metrics' | 'actor' | 'query'>;
 const now = () => deps.clock();
 const clientUrl = (baseUrl: string, clientId: string) => `${baseUrl}/api/v1/customer/clients/${clientId}`;
 
@@ -40,19 +45,15 @@ export const handler = routes({
   customerListClients: endpoint({
     ...common,
     route: 'customerListClients',
-    handle: async ({ caller, sourceIp }) => {
-      const admin = await administratorOf(deps, caller, sourceIp);
-      return ok({ clients: clientsView(await listClients(deps, admin), now()) });
-    },
+    handle: async ({ actor }) => ok({ clients: clientsView(await listClients(deps, actor), now()) }),
   }),
   customerCreateClient: endpoint({
     ...common,
     route: 'customerCreateClient',
     body: CreateClientSchema,
     needsBaseUrl: true,
-    handle: async ({ caller, sourceIp, body, baseUrl }) => {
-      const admin = await administratorOf(deps, caller, sourceIp);
-      const made = await createClient(deps, admin, body);
+    handle: async ({ actor, body, baseUrl }) => {
+      const made = await createClient(deps, actor, body);
       return created(
         { client: clientView(made.client, now()), secretId: made.secretId, clientSecret: made.clientSecret },
         clientUrl(baseUrl, made.client.clientId),
@@ -63,27 +64,22 @@ export const handler = routes({
     ...common,
     route: 'customerGetClient',
     params: ClientParamsSchema,
-    handle: async ({ caller, sourceIp, params }) => {
-      const admin = await administratorOf(deps, caller, sourceIp);
-      return ok(clientView(await getClient(deps, admin, params.clientId), now()));
-    },
+    handle: async ({ actor, params }) => ok(clientView(await getClient(deps, actor, params.clientId), now())),
   }),
   customerUpdateClient: endpoint({
     ...common,
     route: 'customerUpdateClient',
     params: ClientParamsSchema,
     body: UpdateClientSchema,
-    handle: async ({ caller, sourceIp, params, body }) => {
-      const admin = await administratorOf(deps, caller, sourceIp);
-      return ok(clientView(await updateClient(deps, admin, params.clientId, body), now()));
-    },
+    handle: async ({ actor, params, body }) =>
+      ok(clientView(await updateClient(deps, actor, params.clientId, body), now())),
   }),
   customerDeleteClient: endpoint({
     ...common,
     route: 'customerDeleteClient',
     params: ClientParamsSchema,
-    handle: async ({ caller, sourceIp, params }) => {
-      await removeClient(deps, await administratorOf(deps, caller, sourceIp), params.clientId);
+    handle: async ({ actor, params }) => {
+      await removeClient(deps, actor, params.clientId);
       return noContent();
     },
   }),
@@ -94,9 +90,8 @@ export const handler = routes({
     body: AddSecretSchema,
     bodyOptional: true,
     needsBaseUrl: true,
-    handle: async ({ caller, sourceIp, params, body, baseUrl }) => {
-      const admin = await administratorOf(deps, caller, sourceIp);
-      const made = await addSecret(deps, admin, params.clientId, body);
+    handle: async ({ actor, params, body, baseUrl }) => {
+      const made = await addSecret(deps, actor, params.clientId, body);
       return created(
         { client: clientView(made.client, now()), secretId: made.secretId, clientSecret: made.clientSecret },
         clientUrl(baseUrl, params.clientId),
@@ -107,9 +102,8 @@ export const handler = routes({
     ...common,
     route: 'customerDeleteSecret',
     params: SecretParamsSchema,
-    handle: async ({ caller, sourceIp, params }) => {
-      const admin = await administratorOf(deps, caller, sourceIp);
-      await removeSecret(deps, admin, params.clientId, params.secretId);
+    handle: async ({ actor, params }) => {
+      await removeSecret(deps, actor, params.clientId, params.secretId);
       return noContent();
     },
   }),
@@ -117,8 +111,8 @@ export const handler = routes({
     ...common,
     route: 'customerUnlockClient',
     params: ClientParamsSchema,
-    handle: async ({ caller, sourceIp, params }) => {
-      await unlockClient(deps, await administratorOf(deps, caller, sourceIp), params.clientId);
+    handle: async ({ actor, params }) => {
+      await unlockClient(deps, actor, params.clientId);
       return noContent();
     },
   }),
@@ -126,18 +120,16 @@ export const handler = routes({
     ...common,
     route: 'customerAuditEvents',
     query: AuditQuerySchema,
-    handle: async ({ caller, sourceIp, query }) => {
-      const admin = await administratorOf(deps, caller, sourceIp);
-      const page = await auditEvents(deps, admin, query);
+    handle: async ({ actor, query }) => {
+      const page = await auditEvents(deps, actor, query);
       return ok({ events: page.events.map(eventView), next: page.next ?? null });
     },
   }),
   customerListAdministrators: endpoint({
     ...common,
     route: 'customerListAdministrators',
-    handle: async ({ caller, sourceIp }) => {
-      const admin = await administratorOf(deps, caller, sourceIp);
-      const usernames = await listAdministrators(deps, admin);
+    handle: async ({ actor }) => {
+      const usernames = await listAdministrators(deps, actor);
       return ok({ administrators: usernames.map((username) => ({ username })) });
     },
   }),
@@ -145,8 +137,8 @@ export const handler = routes({
     ...common,
     route: 'customerGrantAdministrator',
     body: AdministratorSchema,
-    handle: async ({ caller, sourceIp, body }) => {
-      await setAdministrator(deps, await administratorOf(deps, caller, sourceIp), body.username, true);
+    handle: async ({ actor, body }) => {
+      await setAdministrator(deps, actor, body.username, true);
       return noContent();
     },
   }),
@@ -154,8 +146,8 @@ export const handler = routes({
     ...common,
     route: 'customerRevokeAdministrator',
     body: AdministratorSchema,
-    handle: async ({ caller, sourceIp, body }) => {
-      await setAdministrator(deps, await administratorOf(deps, caller, sourceIp), body.username, false);
+    handle: async ({ actor, body }) => {
+      await setAdministrator(deps, actor, body.username, false);
       return noContent();
     },
   }),

@@ -37,6 +37,30 @@ export type ErrorCode =
 /** How recent a login must be for an action that shows a secret (GitHub's sudo mode). */
 export const RECENT_LOGIN_SECONDS = 15 * 60;
 
+/**
+ * What a store refused, for its caller to say in its own words: a reason to switch on, never
+ * text to match (as jose's errors carry a `code`). The code says how HTTP answers it.
+ */
+export type Refusal =
+  /** NOT_FOUND: no client of that id (or of another spelling of it). */
+  | 'no-such-client'
+  /** NOT_FOUND: the client has no live secret of that id. */
+  | 'no-such-secret'
+  /** NOT_FOUND: no user of exactly that name (or not of the customer the change names). */
+  | 'no-such-user'
+  /** ALREADY_EXISTS: a client of that id, a secret of that id, a user of that name in any case. */
+  | 'client-exists'
+  | 'secret-exists'
+  | 'user-exists'
+  /** CONFLICT: the client has MAX_LIVE_SECRETS live secrets already. */
+  | 'secrets-full'
+  /** CONFLICT: removing it would leave the client no live secret. */
+  | 'last-live-secret'
+  /** CONFLICT: removing it would leave the client only secrets that expire (lib/clients/secrets.ts). */
+  | 'last-lasting-secret'
+  /** VALIDATION_FAILED: a grant of administration to a user without a customer. */
+  | 'no-customer';
+
 /** Named by its path; never carries the value. */
 export interface InvalidParam {
   readonly name: string;
@@ -52,6 +76,8 @@ export interface AppErrorOptions {
   readonly requiredScope?: string;
   /** What is left of the published limits (the RateLimit field) after this attempt. */
   readonly quota?: readonly QuotaState[];
+  /** A store's refusal (above): what its caller turns into its own answer. */
+  readonly reason?: Refusal;
   /** Internal cause: logged, never sent. */
   readonly cause?: unknown;
 }
@@ -63,6 +89,7 @@ export class AppError extends Error {
   readonly retryAfterSeconds: number | undefined;
   readonly requiredScope: string | undefined;
   readonly quota: readonly QuotaState[] | undefined;
+  readonly reason: Refusal | undefined;
 
   constructor(code: ErrorCode, options: AppErrorOptions = {}) {
     super(code, { cause: options.cause });
@@ -73,6 +100,7 @@ export class AppError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.requiredScope = options.requiredScope;
     this.quota = options.quota;
+    this.reason = options.reason;
   }
 }
 

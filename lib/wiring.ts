@@ -8,20 +8,20 @@ import {
   createDynamoSessionTokenRevoker,
   createDynamoStatusReader,
 } from './accounts/dynamodb.ts';
-import { createClientAuthAudit } from './audit/audit.ts';
 import { createDynamoAuditTrail } from './audit/dynamodb.ts';
+import { createAuditRecorder, createClientAuthAudit, logAuditFailure } from './audit/recorder.ts';
 import type { AuthorizerDeps } from './auth/authorizer.ts';
 import type { LoginDeps } from './auth/login.ts';
 import { createPasswordVerifier } from './auth/passwords.ts';
 import { createDocumentClient, type DataSettings } from './aws/dynamodb.ts';
 import { type Reloading, reloading } from './cache.ts';
 import type { ClientAuthDeps } from './clients/client-auth.ts';
+import { createDynamoClientRepository } from './clients/dynamodb.ts';
 import {
   createDynamoClientReader,
-  createDynamoClientRepository,
   createDynamoClientStatusReader,
   createDynamoClientTokenRevoker,
-} from './clients/dynamodb.ts';
+} from './clients/dynamodb-readers.ts';
 import type { GrantDeps } from './clients/grant.ts';
 import type { IntrospectDeps } from './clients/introspect.ts';
 import type { RevokeDeps } from './clients/revoke.ts';
@@ -46,8 +46,9 @@ import { createDynamoSessionStore } from './sessions/dynamodb.ts';
 import type { LogoutDeps, RefreshDeps, SessionDeps } from './sessions/sessions.ts';
 import { createDynamoShipmentRepository } from './shipments/dynamodb.ts';
 import type { ShipmentDeps } from './shipments/shipments.ts';
+import { quotaPolicies } from './throttle/counters.ts';
 import { createDynamoThrottleStore } from './throttle/dynamodb.ts';
-import { createLoginThrottle, quotaPolicies } from './throttle/throttle.ts';
+import { createLoginThrottle } from './throttle/login-throttle.ts';
 import { systemClock } from './time.ts';
 import { createClientTokenIssuer, createTokenIssuer } from './tokens/issue.ts';
 import {
@@ -204,11 +205,14 @@ async function clientAuthDeps(
     throttle: await loginThrottle(config, keyring, metrics),
     logger,
     metrics,
-    audit: createClientAuthAudit({
-      trail: createDynamoAuditTrail({ client: documentClient(config.data), tableName: config.audit.table }),
-      logger,
-      retentionSeconds: config.audit.retentionSeconds,
-    }),
+    audit: createClientAuthAudit(
+      createAuditRecorder({
+        trail: createDynamoAuditTrail({ client: documentClient(config.data), tableName: config.audit.table }),
+        retentionSeconds: config.audit.retentionSeconds,
+        metrics,
+        warn: logAuditFailure(logger),
+      }),
+    ),
   };
 }
 
@@ -357,13 +361,21 @@ export const administrationStores = (
 export async function customerApiDeps(config: CustomerApiConfig): Promise<AdministrationDeps & Measured> {
   // The keyring only for the throttle's counter secret (unlock): this function signs nothing.
   const keyring = await signingKeyring(config.keys, config.data.region);
+  const stores = administrationStores(documentClient(config.data), config, async () =>
+    counterSecretOf((await keyring()).keyring),
+  );
+  const metrics = emfMetrics(config.stage);
   return {
-    ...administrationStores(documentClient(config.data), config, async () =>
-      counterSecretOf((await keyring()).keyring),
-    ),
+    ...stores,
+    recorder: createAuditRecorder({
+      trail: stores.audit,
+      retentionSeconds: stores.auditRetentionSeconds,
+      metrics,
+      warn: logAuditFailure(logger),
+    }),
     clock: systemClock,
     logger,
-    metrics: emfMetrics(config.stage),
+    metrics,
   };
 }
 

@@ -6,8 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ATTEMPT_MAX_SECONDS, counterPeriod } from '../../lib/throttle/counters.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
-import { ATTEMPT_MAX_SECONDS, counterPeriod, type Reserve } from '../../lib/throttle/throttle.ts';
+import type { Reserve } from '../../lib/throttle/throttle.ts';
 
 const WINDOW_MS = 86_400_000;
 /** High enough that the floors' own counters never refuse. */

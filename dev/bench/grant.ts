@@ -27,12 +27,13 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { type ClientSecret, matchSecret, newClientSecret } from '../../lib/clients/clients.ts';
-import { clientKey, createDynamoClientReader } from '../../lib/clients/dynamodb.ts';
+import { clientKey } from '../../lib/clients/dynamodb-items.ts';
+import { createDynamoClientReader } from '../../lib/clients/dynamodb-readers.ts';
+import { type ClientSecret, matchSecret, newClientSecret } from '../../lib/clients/secrets.ts';
 import { readOAuthIntrospectConfig, readOAuthTokenConfig } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
+import { clientCounterKey, knownSourceCounterKey, knownSourceTag } from '../../lib/throttle/counters.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
-import { clientCounterKey, knownSourceCounterKey, knownSourceTag } from '../../lib/throttle/throttle.ts';
 import {
   ACCESS_TOKEN_TYPE,
   CLIENT_ID_CLAIM,

@@ -9,7 +9,8 @@
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { readLoginConfig } from '../../lib/config.ts';
-import { knownSourceTag, type ThrottleStore } from '../../lib/throttle/throttle.ts';
+import { knownSourceTag } from '../../lib/throttle/counters.ts';
+import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { BENCH_SOURCE, expectStatus, fromSource, type HttpHandler } from './handlers.ts';
 
 /** A name locked by strangers that knows the bench's source. */

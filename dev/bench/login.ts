@@ -20,8 +20,8 @@ import bcrypt from 'bcryptjs';
 import { createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
+import { knownSourceCounterKey, knownSourceTag, usernameCounterKey } from '../../lib/throttle/counters.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
-import { knownSourceCounterKey, knownSourceTag, usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import { lambdaContext, loginEvent } from '../../tests/fixtures/events.ts';
 import { bareCounters } from './counters.ts';
 import {

@@ -6,10 +6,10 @@
  */
 
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { newClientSecret } from '../../lib/clients/clients.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { tableNames } from '../../lib/stage.ts';
+import { clientCounterKey, usernameCounterKey } from '../../lib/throttle/counters.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
-import { clientCounterKey, usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import { authorizerEvent, lambdaContext, loginEvent } from '../../tests/fixtures/events.ts';
 import { type Exchange, startDynamoProxy } from '../local/dynamodb-proxy.ts';
 import {

@@ -8,8 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { newClientId } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { GRANTABLE_SCOPES } from '../../lib/scopes.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { localDynamoClient } from '../local/dynalite.ts';

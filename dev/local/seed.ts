@@ -12,7 +12,8 @@ import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import * as v from 'valibot';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
-import { type ClientRepository, newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { type ClientRepository, newClientId } from '../../lib/clients/clients.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { SELF_SERVICE_CLIENT_SCOPES } from '../../lib/scopes.ts';
 
 export const DEMO_USERNAME = 'demo';

@@ -32,7 +32,7 @@ export type UserStore = Pick<
 > &
   Pick<Administrations, 'markEnding' | 'endMarked' | 'unmark'>;
 
-const noSuchUser = () => new AppError('NOT_FOUND', { detail: 'no such user' });
+const noSuchUser = () => new AppError('NOT_FOUND', { reason: 'no-such-user' });
 
 export function createUserStore(table: AccountsTable): UserStore {
   const { client, tableName: TableName, clock } = table;
@@ -115,7 +115,7 @@ export function createUserStore(table: AccountsTable): UserStore {
         }
         // Our own write, sent again by the SDK after its answer was lost: the hash's salt is ours.
         if (Item?.username === username && Item.passwordHash === passwordHash) return;
-        throw new AppError('ALREADY_EXISTS', { detail: 'a user with this name (in any letter case) exists' });
+        throw new AppError('ALREADY_EXISTS', { reason: 'user-exists' });
       }
       if (customerId !== null) await joinCustomer(table, customerId, username);
     },
@@ -171,7 +171,7 @@ export function createUserStore(table: AccountsTable): UserStore {
       // read no more of a user (infra/roles.yml).
       if (customerId !== undefined) throw noSuchUser();
       if ((await readOwned(table, userKey(username), owner(username), [])) === undefined) throw noSuchUser();
-      throw new AppError('VALIDATION_FAILED', { detail: 'the user has no customer to administer' });
+      throw new AppError('VALIDATION_FAILED', { reason: 'no-customer' });
     },
 
     async markEnding(username, customerId, ending, at) {

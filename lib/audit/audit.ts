@@ -5,8 +5,7 @@
  * An event names things by their ids only: never a secret, a digest, a password or a token.
  */
 import { AppError } from '../errors.ts';
-import { describeError, type Logger } from '../log.ts';
-import { type Clock, epochSeconds, systemClock } from '../time.ts';
+import { epochSeconds } from '../time.ts';
 
 export const AUDIT_EVENT_TYPES = [
   'client.created',
@@ -163,59 +162,4 @@ export function decodeAuditCursor(cursor: string): string {
       invalidParams: [{ name: 'next', reason: 'must be the next of an earlier page' }],
     });
   return eventId;
-}
-
-/** A failed authentication of a client that exists: only that client's failures concern its customer. */
-export interface FailedClientAuthentication {
-  readonly customerId: string;
-  readonly clientId: string;
-  /** The secret presented, when it matched one of the client's (a disabled client's, or an expired one). */
-  readonly secretId?: string;
-  readonly sourceIp: string;
-  readonly reason: string;
-}
-
-/** What the OAuth endpoints' client authentication records (lib/clients/client-auth.ts). */
-export interface ClientAuthAudit {
-  /**
-   * Never rejects: a trail that cannot be written is logged as a warning and the client gets
-   * the answer it would have got. Awaited beside the throttle's settle, so it adds no step.
-   */
-  failedAuthentication(failure: FailedClientAuthentication): Promise<void>;
-}
-
-export function createClientAuthAudit(deps: {
-  readonly trail: AuditWriter;
-  readonly logger: Logger;
-  readonly retentionSeconds: number;
-  readonly clock?: Clock;
-}): ClientAuthAudit {
-  const clock = deps.clock ?? systemClock;
-  return {
-    async failedAuthentication({ customerId, clientId, secretId, sourceIp, reason }) {
-      const event = auditEvent(
-        {
-          customerId,
-          type: 'client.authentication.failed',
-          actor: clientActor(clientId),
-          source: 'api',
-          sourceIp,
-          clientId,
-          ...(secretId !== undefined && { secretId }),
-          reason,
-        },
-        clock(),
-        deps.retentionSeconds,
-      );
-      try {
-        await deps.trail.append(event);
-      } catch (error) {
-        deps.logger.warn('audit event not recorded', {
-          type: event.type,
-          clientId,
-          error: describeError(error),
-        });
-      }
-    },
-  };
 }

@@ -7,22 +7,16 @@
  * fails: secret-format.ts) is the same INVALID_CLIENT before any of it: it cannot be right.
  */
 import * as v from 'valibot';
-import type { ClientAuthAudit } from '../audit/audit.ts';
+import type { ClientAuthAudit } from '../audit/recorder.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { ClientAuthFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { QuotaState } from '../quota.ts';
 import { beginAlongside, type FailureReason, type LoginThrottle } from '../throttle/throttle.ts';
 import { type Clock, systemClock } from '../time.ts';
-import {
-  ClientIdSchema,
-  type ClientReader,
-  type ClientRecord,
-  type ClientUseRecorder,
-  matchExpiredSecret,
-  matchSecret,
-} from './clients.ts';
+import { ClientIdSchema, type ClientReader, type ClientRecord, type ClientUseRecorder } from './clients.ts';
 import { secretFormat } from './secret-format.ts';
+import { matchExpiredSecret, matchSecret } from './secrets.ts';
 
 /** Longer than any secret we issue (53 characters); bounds the hashing a request can cause. */
 const MAX_SECRET_LENGTH = 256;

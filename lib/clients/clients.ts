@@ -1,28 +1,10 @@
-// API clients: secrets are 256 random bits stored as SHA-256, as a fast hash suffices for a secret
-// nobody chose (docs/clients.md, "Secrets"); two live ones allow rotation without downtime.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+// API clients (OAuth 2.0 client credentials): their records, ids, names and scopes, and the
+// store's port. Their secrets and the rules of them: secrets.ts.
+import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import type { ClientStatusReader } from '../revocation/revocation.ts';
 import { type Scope, sortScopes } from '../scopes.ts';
-import { generateSecretText } from './secret-format.ts';
-
-/** The one in use and its successor. */
-export const MAX_LIVE_SECRETS = 2;
-
-export interface ClientSecret {
-  /** Names the secret in tokens and the CLI; not secret. */
-  readonly id: string;
-  /** SHA-256 of the secret's UTF-8 bytes, base64url. */
-  readonly digest: string;
-  readonly createdAt: string;
-  /** The last grant with it, to within LAST_USE_PRECISION_MS; absent until its first. */
-  readonly lastUsedAt?: string;
-  /**
-   * When it stops (ISO): set when a successor is added with an end for the others. A secret is
-   * live while this is absent or later than now (liveSecrets); an expired one matches nothing.
-   */
-  readonly expiresAt?: string;
-}
+import type { ClientSecret } from './secrets.ts';
 
 export interface ClientRecord {
   readonly clientId: string;
@@ -86,8 +68,10 @@ export interface SecretChange {
 }
 
 /**
- * The admin CLI's and the customer API's; throws `AppError` NOT_FOUND, ALREADY_EXISTS or
- * CONFLICT (a rule of the secrets: a third live one, removing the last live one).
+ * The admin CLI's and the customer API's. A refusal is an `AppError` with a typed `reason`
+ * (lib/errors.ts Refusal): `no-such-client` (NOT_FOUND) from every change; the rules of the
+ * secrets (secrets.ts) as `no-such-secret`, `secrets-full`, `last-live-secret`,
+ * `last-lasting-secret`; `client-exists`, `secret-exists` (ALREADY_EXISTS).
  */
 export interface ClientRepository extends ClientReader, ClientUseRecorder, ClientStatusReader {
   /** The client as written (or as found, for a write the SDK sent again after its answer was lost). */
@@ -101,13 +85,14 @@ export interface ClientRepository extends ClientReader, ClientUseRecorder, Clien
   setClientEnabled(clientId: string, enabled: boolean): Promise<void>;
   renameClient(clientId: string, name: string): Promise<void>;
   removeClient(clientId: string): Promise<void>;
-  /**
-   * Adds `secret`, refusing it (CONFLICT) beside MAX_LIVE_SECRETS live ones; the expired ones
-   * leave the item in the same write.
-   */
+  /** Adds `secret` by planSecretAddition's rule; the expired ones leave the item in the same write. */
   addClientSecret(clientId: string, secret: ClientSecret, options?: AddSecretOptions): Promise<SecretChange>;
-  /** Tokens granted with that secret stop; NOT_FOUND unless it is live; refuses (CONFLICT) the last live one. */
-  removeClientSecret(clientId: string, secretId: string): Promise<void>;
+  /** Tokens granted with that secret stop; by secretRemovalRefusal's rule (`keepLasting` its option). */
+  removeClientSecret(
+    clientId: string,
+    secretId: string,
+    options?: { readonly keepLasting?: boolean },
+  ): Promise<void>;
   exportClients(): Promise<ClientRecord[]>;
 }
 
@@ -143,68 +128,6 @@ export const ClientNameSchema = v.pipe(
 );
 
 export const newClientId = () => `${CLIENT_ID_PREFIX}${randomBytes(10).toString('hex')}`;
-
-/** Shown once. Its format lets secret scanners spot a leak (secret-format.ts); 256 random bits make guessing hopeless. */
-export function newClientSecret(now: Date): { readonly secret: string; readonly stored: ClientSecret } {
-  const secret = generateSecretText();
-  return {
-    secret,
-    stored: {
-      id: randomBytes(4).toString('hex'),
-      digest: secretDigest(secret),
-      createdAt: now.toISOString(),
-    },
-  };
-}
-
-export const secretDigest = (secret: string) =>
-  createHash('sha256').update(secret, 'utf8').digest('base64url');
-
-/** Whether `secret` still works at `now`: it has no end, or its end is later. */
-export const isLive = (secret: ClientSecret, now: Date) =>
-  secret.expiresAt === undefined || Date.parse(secret.expiresAt) > now.getTime();
-
-/** The secrets that still work at `now`, in their order. */
-export const liveSecrets = (secrets: readonly ClientSecret[], now: Date): ClientSecret[] =>
-  secrets.filter((secret) => isLive(secret, now));
-
-/** Stands in for a missing secret, so every check compares MAX_LIVE_SECRETS digests. */
-const ABSENT = Buffer.alloc(32);
-
-/** The id of the secret of `slots` whose digest is `digest`'s, comparing every slot whatever matched. */
-function matchDigest(digest: Buffer, secrets: readonly ClientSecret[], slots: number): string | null {
-  let matched: string | null = null;
-  for (let slot = 0; slot < slots; slot++) {
-    const secret = secrets[slot];
-    const stored = secret === undefined ? ABSENT : Buffer.from(secret.digest, 'base64url');
-    const equal = stored.length === digest.length && timingSafeEqual(stored, digest);
-    if (equal && secret !== undefined) matched = secret.id;
-  }
-  return matched;
-}
-
-const presentedDigest = (presented: string) => createHash('sha256').update(presented, 'utf8').digest();
-
-/**
- * The id of the live secret `presented` is, or null. The same work whatever the client holds
- * and wherever the digests differ, so timing tells nothing: always MAX_LIVE_SECRETS slots.
- */
-export const matchSecret = (presented: string, secrets: readonly ClientSecret[], now: Date): string | null =>
-  matchDigest(presentedDigest(presented), liveSecrets(secrets, now), MAX_LIVE_SECRETS);
-
-/**
- * The id of the expired secret `presented` is, or null: asked only once matchSecret found none,
- * so the audit trail can say a secret that ended is still in use. The work it adds tells only
- * that the client has expired secrets, which open nothing.
- */
-export function matchExpiredSecret(
-  presented: string,
-  secrets: readonly ClientSecret[],
-  now: Date,
-): string | null {
-  const expired = secrets.filter((secret) => !isLive(secret, now));
-  return matchDigest(presentedDigest(presented), expired, expired.length);
-}
 
 /** A subset of the client's own scopes, or all of them when it asks for none; null if beyond. */
 export function grantedScopes(client: ClientRecord, requested: readonly Scope[] | undefined): Scope[] | null {

@@ -1,6 +1,7 @@
 /** The self-service API's JSON: what an administrator sees of a client and of an event, and nothing more. */
 import type { AuditEvent } from '../audit/audit.ts';
-import { type ClientRecord, liveSecrets } from '../clients/clients.ts';
+import type { ClientRecord } from '../clients/clients.ts';
+import { liveSecrets } from '../clients/secrets.ts';
 
 /** A client as its administrators see it: never a digest; an expired secret is gone from it. */
 export const clientView = (client: ClientRecord, now: Date) => ({

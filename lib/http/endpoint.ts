@@ -13,8 +13,9 @@ import type { QuotaPolicy } from '../quota.ts';
 import { type ProtectedFunction, scopeOf } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
 import type { Caller } from '../tokens/claims.ts';
+import { type ActorContext, resolvedActor } from './actor.ts';
 import { absentBodyAsEmpty, guardBody } from './body.ts';
-import { authorizedCaller, type EndpointContext } from './caller.ts';
+import { authorizedCaller } from './caller.ts';
 import { header } from './headers.ts';
 import { mapErrors, problemResponse } from './problems.ts';
 import { rateLimitFields } from './rate-limit.ts';
@@ -47,11 +48,13 @@ export function validate<TSchema extends v.GenericSchema>(
   });
 }
 
-export interface EndpointInput<TBody, TParams, TCaller, TQuery = undefined> {
+export interface EndpointInput<TBody, TParams, TCaller, TQuery = undefined, TActor = undefined> {
   readonly body: TBody;
   readonly params: TParams;
   readonly query: TQuery;
   readonly caller: TCaller;
+  /** Who acts, as the spec's `actor` resolved the caller (undefined without one). */
+  readonly actor: TActor;
   /** The client's address as API Gateway saw it (empty if unknown). */
   readonly sourceIp: string;
   readonly baseUrl: string;
@@ -81,6 +84,7 @@ export interface EndpointSpec<
   TParams extends v.GenericSchema | undefined,
   TAuthorized extends boolean,
   TQuery extends v.GenericSchema | undefined = undefined,
+  TActor = undefined,
 > {
   /** Without one the body is ignored. */
   readonly body?: TBody;
@@ -92,6 +96,11 @@ export interface EndpointSpec<
   readonly authorized?: TAuthorized;
   /** The serverless.yml function name: the caller must hold the scope lib/scopes.json declares for it. */
   readonly route?: ProtectedFunction;
+  /**
+   * Who the authorized caller acts as, resolved once before the body is read (lib/http/actor.ts):
+   * a check every route of a function shares, in one place. Its refusal is the answer.
+   */
+  readonly actor?: (caller: Caller, sourceIp: string) => Promise<TActor>;
   readonly logger?: LambdaLogger;
   readonly clock?: Clock;
   readonly metrics?: Pick<FlushingMetrics, 'powertools'>;
@@ -102,7 +111,8 @@ export interface EndpointSpec<
       Output<TBody>,
       Output<TParams>,
       TAuthorized extends true ? Caller : null,
-      Output<TQuery>
+      Output<TQuery>,
+      TActor
     >,
   ) => Promise<Reply>;
   /** True when `handle` reads `baseUrl`: only then is the Host header read (and checked). */
@@ -114,7 +124,8 @@ export function endpoint<
   TParams extends v.GenericSchema | undefined = undefined,
   TAuthorized extends boolean = false,
   TQuery extends v.GenericSchema | undefined = undefined,
->(spec: EndpointSpec<TBody, TParams, TAuthorized, TQuery>) {
+  TActor = undefined,
+>(spec: EndpointSpec<TBody, TParams, TAuthorized, TQuery, TActor>) {
   type Input = Parameters<typeof spec.handle>[0];
   if (spec.authorized === true && spec.route === undefined)
     throw new Error('an authorized endpoint names its route');
@@ -122,7 +133,7 @@ export function endpoint<
   const clock = spec.clock ?? systemClock;
   const limits = rateLimitFields(spec.limits ?? []);
   // First, so every line (mapErrors' too) has the request id. Never log events: they carry passwords, tokens.
-  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, EndpointContext>()
+  const chain = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, ActorContext<TActor>>()
     .use(injectLambdaContext(log.powertools, { logEvent: false }))
     .use(mapErrors(log, problemResponse, limits));
   // After mapErrors: middy runs `onError`s last to first, so a failed request's metrics are written too.
@@ -130,6 +141,7 @@ export function endpoint<
   // The caller before the body: an expired token gets its 401, not a verdict on the body.
   if (spec.authorized === true)
     chain.use(authorizedCaller(clock, log, spec.route === undefined ? undefined : scopeOf(spec.route)));
+  if (spec.actor !== undefined) chain.use(resolvedActor(spec.actor));
   if (spec.body !== undefined) {
     if (spec.bodyOptional === true) chain.use(absentBodyAsEmpty);
     chain.use(guardBody).use(httpJsonBodyParser());
@@ -137,6 +149,7 @@ export function endpoint<
   return chain.handler(async (event, context) => {
     const caller = spec.authorized === true ? (context.caller ?? null) : null;
     const input = {
+      actor: context.actor,
       body: spec.body === undefined ? undefined : validate(spec.body, event.body, 'body'),
       params:
         spec.params === undefined ? undefined : validate(spec.params, event.pathParameters ?? {}, 'path'),

@@ -59,6 +59,27 @@ export interface UserStatusReader {
   findStatus(username: string, options?: StatusReadOptions): Promise<UserStatus | null>;
 }
 
+/**
+ * The one rule of a user's revocation, the authorizer's and that of the functions that act on a
+ * decision API Gateway cached: a token issued before the user's cutoff, or of a session revoked
+ * one by one (a logout, a refresh token reused).
+ */
+export const isUserTokenRevoked = (
+  status: Pick<UserStatus, 'revokedBefore' | 'revokedSessions'>,
+  token: { readonly issuedAt: number; readonly sessionId?: string | undefined },
+) =>
+  token.issuedAt < status.revokedBefore ||
+  (token.sessionId !== undefined && status.revokedSessions.has(token.sessionId));
+
+/** A client's: issued before its cutoff, with a secret no longer live, or revoked by the client itself. */
+export const isClientTokenRevoked = (
+  status: ClientStatus,
+  token: { readonly issuedAt: number; readonly secretId: string; readonly jti: string },
+) =>
+  token.issuedAt < status.revokedBefore ||
+  !status.secretIds.has(token.secretId) ||
+  status.revokedTokens.has(token.jti);
+
 export interface RevocationCheck {
   /** Rejects if the store cannot be read, so the authorizer fails closed. */
   isRevoked(claims: AccessClaims): Promise<boolean>;
@@ -126,25 +147,16 @@ export function createRevocationCheck(deps: RevocationCheckDeps): RevocationChec
           clientId,
           (options) => deps.clients.findClientStatus(clientId, options),
           claims.issuedAt,
-          (status) =>
-            status === null ||
-            !status.enabled ||
-            claims.issuedAt < status.revokedBefore ||
-            !status.secretIds.has(claims.secretId) ||
-            status.revokedTokens.has(claims.jti),
+          (status) => status === null || !status.enabled || isClientTokenRevoked(status, claims),
         );
       }
-      const { username, issuedAt, sessionId } = claims;
+      const { username } = claims;
       return revokedBy(
         users,
         username,
         (options) => deps.users.findStatus(username, options),
-        issuedAt,
-        (status) =>
-          status === null ||
-          !status.enabled ||
-          issuedAt < status.revokedBefore ||
-          (sessionId !== undefined && status.revokedSessions.has(sessionId)),
+        claims.issuedAt,
+        (status) => status === null || !status.enabled || isUserTokenRevoked(status, claims),
       );
     },
   };

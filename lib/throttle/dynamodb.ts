@@ -10,12 +10,8 @@
  */
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
-import {
-  counterPeriod,
-  type KnownSourceWrite,
-  type ThrottleCounter,
-  type ThrottleStore,
-} from './throttle.ts';
+import { counterPeriod } from './counters.ts';
+import type { KnownSourceWrite, ThrottleCounter, ThrottleStore } from './throttle.ts';
 
 /** The attribute holding a counter's failures in `period`: a period of no attempts starts it again. */
 const countIn = (period: number) => `failures${period}`;

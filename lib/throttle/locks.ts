@@ -5,13 +5,9 @@
  * source alone (docs/behaviour.md, "Brute force: the login throttle"). The table holds no
  * address: a known source is named by its tag.
  */
-import {
-  knownSourceCounterKey,
-  refusedUntil,
-  type ThrottleCounter,
-  type ThrottlePolicy,
-  type ThrottleStore,
-} from './throttle.ts';
+
+import { knownSourceCounterKey, refusedUntil } from './counters.ts';
+import type { ThrottleCounter, ThrottlePolicy, ThrottleStore } from './throttle.ts';
 
 /** A name's counter and its known sources' counters, read at one moment. */
 export interface NameLocks {

@@ -29,10 +29,9 @@ import {
   ClientIdSchema,
   ClientNameSchema,
   type ClientRecord,
-  liveSecrets,
-  MAX_LIVE_SECRETS,
   SecretIdSchema,
 } from '../../lib/clients/clients.ts';
+import { liveSecrets, MAX_LIVE_SECRETS } from '../../lib/clients/secrets.ts';
 import { GRANTABLE_SCOPES, isGrantableScope, type Scope, sortScopes } from '../../lib/scopes.ts';
 
 const IsoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time'));

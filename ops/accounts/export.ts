@@ -4,7 +4,8 @@
  * hashes and client secret digests only when asked for. Importing the output (with them) into
  * an empty stage reproduces every user, customer, address and client.
  */
-import { type ClientRecord, liveSecrets } from '../../lib/clients/clients.ts';
+import type { ClientRecord } from '../../lib/clients/clients.ts';
+import { liveSecrets } from '../../lib/clients/secrets.ts';
 import { type Clock, systemClock } from '../../lib/time.ts';
 import type { ClientImportRecord, CustomerImportRecord, UserImportRecord } from './bulk.ts';
 import type { BulkAccountStore } from './bulk-dynamodb.ts';

@@ -43,7 +43,7 @@ export async function runAdministratorCommand(
     await accounts.setAdministrator(username, grant);
   } catch (error) {
     if (isAppError(error) && error.code === 'NOT_FOUND') throw notFound();
-    if (isAppError(error) && error.code === 'VALIDATION_FAILED') throw noCustomer(username);
+    if (isAppError(error) && error.reason === 'no-customer') throw noCustomer(username);
     throw error;
   }
   await recordOperatorEvent(context, {

@@ -11,13 +11,14 @@ import * as v from 'valibot';
 import {
   type AuditEvent,
   type AuditEventType,
-  auditEvent,
   type NewAuditEvent,
   OPERATOR_ACTOR_PREFIX,
   pendingExpiries,
 } from '../../lib/audit/audit.ts';
+import { createAuditRecorder } from '../../lib/audit/recorder.ts';
 import type { ClientRecord, ClientRepository } from '../../lib/clients/clients.ts';
 import type { Env } from '../../lib/config.ts';
+import type { MetricsRecorder } from '../../lib/metrics/metrics.ts';
 import type { CommandContext } from './context.ts';
 import { describeFailure, quote, usageError } from './errors.ts';
 import type { Command } from './parse.ts';
@@ -64,23 +65,30 @@ function concerning(event: Pick<AuditEvent, 'customerId' | 'clientId' | 'secretI
   return [...parts, `customer ${event.customerId}`].join(' of ');
 }
 
+/** The CLI has no metric stream: what the recorder counts, its warning says on stderr. */
+const NO_METRIC_STREAM: MetricsRecorder = { count: () => {} };
+
+/** The operator's recorder (lib/audit/recorder.ts): a failed write is a warning (see above). */
+const operatorRecorder = (context: CommandContext) =>
+  createAuditRecorder({
+    trail: context.audit(),
+    retentionSeconds: context.stageParams().auditRetentionSeconds,
+    metrics: NO_METRIC_STREAM,
+    clock: context.now,
+    warn: ({ write, type, secretId, at, error, ...ids }) =>
+      context.warn(
+        (write === 'taken back'
+          ? `the change is made, but the expiry event of secret ${secretId} (${at}) was not taken back: `
+          : `the change is made, but its audit event (${type}, ${concerning({ ...ids, secretId })}) was not recorded: `) +
+          describeFailure(error, context.target),
+      ),
+  });
+
 /** Appends the operator's event for a change made; a failure is a warning (see above). */
-export async function recordOperatorEvent(
+export const recordOperatorEvent = (
   context: CommandContext,
   event: Omit<NewAuditEvent, 'actor' | 'source'>,
-): Promise<void> {
-  try {
-    const retention = context.stageParams().auditRetentionSeconds;
-    await context
-      .audit()
-      .append(auditEvent({ ...event, actor: context.actor, source: 'operator' }, context.now(), retention));
-  } catch (error) {
-    context.warn(
-      `the change is made, but its audit event (${event.type}, ${concerning(event)}) was not recorded: ` +
-        describeFailure(error, context.target),
-    );
-  }
-}
+): Promise<void> => operatorRecorder(context).record({ ...event, actor: context.actor, source: 'operator' });
 
 const clientEvent = (type: AuditEventType, client: Pick<ClientRecord, 'customerId' | 'clientId'>) => ({
   type,
@@ -128,15 +136,11 @@ export function auditedClients(context: CommandContext): ClientRepository {
       before.secrets.filter((secret) => gone.has(secret.id)),
       context.now(),
     );
+    const recorder = operatorRecorder(context);
     for (const expiry of pending) {
-      try {
-        await context.audit().unschedule(expiry);
-      } catch (error) {
-        context.warn(
-          `the change is made, but the expiry event of secret ${expiry.secretId} (${expiry.at}) was not taken back: ` +
-            describeFailure(error, context.target),
-        );
-      }
+      await recorder.guard({ type: 'client.secret.expired', ...expiry, write: 'taken back' }, () =>
+        context.audit().unschedule(expiry),
+      );
     }
   };
   return {

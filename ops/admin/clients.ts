@@ -3,10 +3,11 @@
  * secrets, and listing them. A secret is generated here and printed once, on stdout, after
  * the store holds its digest; it is never an argument, never on stderr, and never stored.
  */
-import { type ClientRecord, liveSecrets, newClientId, newClientSecret } from '../../lib/clients/clients.ts';
-import { isAppError } from '../../lib/errors.ts';
+import { type ClientRecord, newClientId } from '../../lib/clients/clients.ts';
+import { liveSecrets, MAX_LIVE_SECRETS, newClientSecret } from '../../lib/clients/secrets.ts';
+import { isAppError, type Refusal } from '../../lib/errors.ts';
+import { clientCounterKey } from '../../lib/throttle/counters.ts';
 import { readNameLocks, unlockName } from '../../lib/throttle/locks.ts';
-import { clientCounterKey } from '../../lib/throttle/throttle.ts';
 import { auditedClients, recordClientEvent } from './audit.ts';
 import type { CommandContext } from './context.ts';
 import { failure } from './errors.ts';
@@ -20,11 +21,20 @@ type ClientCommand = Extract<Command, { name: `client ${string}` }>;
 const WITHIN_BOUND =
   'within the stage’s revocation bound (revocationCacheTtl + authorizerCacheTtl, docs/tokens-and-sessions.md)';
 
+/** The store's refusals (lib/errors.ts Refusal) in the operator's words. */
+const REFUSED: Partial<Record<Refusal, string>> = {
+  'no-such-client': 'no such client',
+  'no-such-secret': 'the client has no live secret with this id',
+  'secrets-full': `the client has ${MAX_LIVE_SECRETS} live secrets: remove one (client secret remove) first`,
+  'last-live-secret':
+    'this is the client’s last live secret: add its successor first, or disable or remove the client',
+  'client-exists': 'a client with this id exists',
+  'secret-exists': 'the client has a secret with this id',
+};
+
 /**
- * The store's refusals as one line and exit 1: NOT_FOUND (as `notFound` says, else the
- * store's detail: no such client, or no such live secret), CONFLICT (a third live secret, the
- * last live secret), VALIDATION_FAILED and ALREADY_EXISTS with the store's detail; anything
- * else as it is.
+ * The store's refusals as one line and exit 1: NOT_FOUND as `notFound` says when given, every
+ * refusal by its reason, VALIDATION_FAILED with its detail; anything else as it is.
  */
 async function onClient<T>(what: string, call: () => Promise<T>, notFound?: string): Promise<T> {
   try {
@@ -32,8 +42,9 @@ async function onClient<T>(what: string, call: () => Promise<T>, notFound?: stri
   } catch (error) {
     if (!isAppError(error)) throw error;
     if (error.code === 'NOT_FOUND' && notFound !== undefined) throw failure(notFound);
-    if (['NOT_FOUND', 'CONFLICT', 'VALIDATION_FAILED', 'ALREADY_EXISTS'].includes(error.code))
-      throw failure(`${what}: ${error.detail ?? error.code}`);
+    const refused = error.reason === undefined ? undefined : REFUSED[error.reason];
+    if (refused !== undefined) throw failure(`${what}: ${refused}`);
+    if (error.code === 'VALIDATION_FAILED') throw failure(`${what}: ${error.detail ?? error.code}`);
     throw error;
   }
 }

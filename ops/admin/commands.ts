@@ -8,8 +8,8 @@
 import type { UserRecord } from '../../lib/accounts/repository.ts';
 import { hashPassword, newPasswordProblem } from '../../lib/auth/passwords.ts';
 import { isAppError } from '../../lib/errors.ts';
+import { usernameCounterKey } from '../../lib/throttle/counters.ts';
 import { readNameLocks, unlockName } from '../../lib/throttle/locks.ts';
-import { usernameCounterKey } from '../../lib/throttle/throttle.ts';
 import { runAdministratorCommand } from './administrators.ts';
 import { listAuditEvents } from './audit.ts';
 import { exportCommand, importCommand, listCustomers, listUsers, refoldUsers } from './bulk.ts';
@@ -70,9 +70,8 @@ async function onUser<T>(username: string, call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (error) {
     if (isAppError(error) && error.code === 'NOT_FOUND') throw failure(`user ${quote(username)} not found`);
-    if (isAppError(error) && error.code === 'ALREADY_EXISTS') {
-      throw failure(error.detail ?? `user ${quote(username)} exists already`);
-    }
+    if (isAppError(error) && error.reason === 'user-exists')
+      throw failure('a user with this name (in any letter case) exists');
     throw error;
   }
 }

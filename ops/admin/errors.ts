@@ -90,6 +90,6 @@ export function describeFailure(error: unknown, place: DynamoPlace | undefined):
     const where = place === undefined ? 'DynamoDB' : `DynamoDB of stage ${place.stage} (${place.region})`;
     return `${where} is unavailable: ${oneLine(cause)}`;
   }
-  if (isAppError(error)) return error.detail ?? error.code;
+  if (isAppError(error)) return error.detail ?? error.reason ?? error.code;
   return `unexpected failure: ${oneLine(error)}`;
 }

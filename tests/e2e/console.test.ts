@@ -19,7 +19,7 @@ import { decodeJwt, importJWK, SignJWT } from 'jose';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
-import { newClientSecret } from '../../lib/clients/clients.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { parseKeyring } from '../../lib/tokens/keys.ts';
 import { CHROMIUM_SKIP_REASON, launchChromium } from '../support/chromium.ts';
 import { send } from '../support/http.ts';

@@ -15,31 +15,29 @@ import {
   createDynamoStatusReader,
 } from '../../lib/accounts/dynamodb.ts';
 import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
-import { createClientAuthAudit } from '../../lib/audit/audit.ts';
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
+import { createAuditRecorder, createClientAuthAudit, logAuditFailure } from '../../lib/audit/recorder.ts';
+import { clientItem } from '../../lib/clients/dynamodb-items.ts';
 import {
-  clientItem,
   createDynamoClientReader,
   createDynamoClientStatusReader,
   createDynamoClientTokenRevoker,
-} from '../../lib/clients/dynamodb.ts';
+} from '../../lib/clients/dynamodb-readers.ts';
 import { readCustomerApiConfig } from '../../lib/config.ts';
+import type { AdministrationDeps } from '../../lib/customer/administration.ts';
+import { type Administrator, administratorOf } from '../../lib/customer/administrator.ts';
+import { listAdministrators, setAdministrator } from '../../lib/customer/administrators.ts';
 import {
-  type AdministrationDeps,
-  type Administrator,
   addSecret,
-  administratorOf,
   auditEvents,
   createClient,
   getClient,
-  listAdministrators,
   listClients,
   removeClient,
   removeSecret,
-  setAdministrator,
   unlockClient,
   updateClient,
-} from '../../lib/customer/administration.ts';
+} from '../../lib/customer/clients.ts';
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/body.ts';
 import { problemResponse } from '../../lib/http/problems.ts';
@@ -965,11 +963,20 @@ describe('the prod CloudFormation template', () => {
         return {};
       };
       const { client, sentBy } = recordingClient(answer);
+      const stores = administrationStores(client, config, async () => new Uint8Array(32).fill(7));
+      const metrics = { count: () => {} };
+      const logger = createLogger('error', () => {});
       const deps: AdministrationDeps = {
-        ...administrationStores(client, config, async () => new Uint8Array(32).fill(7)),
+        ...stores,
+        recorder: createAuditRecorder({
+          trail: stores.audit,
+          retentionSeconds: stores.auditRetentionSeconds,
+          metrics,
+          warn: logAuditFailure(logger),
+        }),
         clock: () => new Date(),
-        logger: createLogger('error', () => {}),
-        metrics: { count: () => {} },
+        logger,
+        metrics,
       };
       const caller: Caller = {
         subject: { kind: 'user', username: 'Alice' },
@@ -1131,11 +1138,14 @@ describe('the prod CloudFormation template', () => {
       // What the functions' recorder sends for a failure: one PutItem of the event, nothing else.
       const { client, sentBy } = recordingClient();
       const tableName = tableNames('prod').audit;
-      const audit = createClientAuthAudit({
-        trail: createDynamoAuditTrail({ client, tableName }),
-        logger: createLogger('error', () => {}),
-        retentionSeconds: 86_400,
-      });
+      const audit = createClientAuthAudit(
+        createAuditRecorder({
+          trail: createDynamoAuditTrail({ client, tableName }),
+          retentionSeconds: 86_400,
+          metrics: { count: () => {} },
+          warn: logAuditFailure(createLogger('error', () => {})),
+        }),
+      );
       const sent = await sentBy(() =>
         audit.failedAuthentication({
           customerId: 'C-1001',

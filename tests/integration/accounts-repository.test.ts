@@ -277,10 +277,10 @@ describeStoreContract('account repository', ACCOUNT_STORES, (store) => {
     });
   });
 
-  it('says in its NOT_FOUND that there is no such user', async () => {
+  it('says in its NOT_FOUND, by its reason, that there is no such user', async () => {
     const removal = accounts.removeUser('never-existed');
 
-    await expect(removal).rejects.toMatchObject({ code: 'NOT_FOUND', detail: 'no such user' });
+    await expect(removal).rejects.toMatchObject({ code: 'NOT_FOUND', reason: 'no-such-user' });
   });
 
   it('upgrades a hash that is still the current one, revoking nothing', async () => {

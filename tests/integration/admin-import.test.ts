@@ -21,7 +21,7 @@ import { createLogger } from '../../lib/log.ts';
 import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
-import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
+import { createLoginThrottle } from '../../lib/throttle/login-throttle.ts';
 import { createTokenIssuer } from '../../lib/tokens/issue.ts';
 import { type BulkAccountStore, createBulkAccountStore } from '../../ops/accounts/bulk-dynamodb.ts';
 import { runAdmin } from '../../ops/admin/main.ts';

@@ -7,19 +7,24 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { functionEnv } from '../../dev/local/handler-env.ts';
-import { type AuditTrail, createClientAuthAudit } from '../../lib/audit/audit.ts';
+import type { AuditTrail } from '../../lib/audit/audit.ts';
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
+import { createAuditRecorder, createClientAuthAudit, logAuditFailure } from '../../lib/audit/recorder.ts';
 import { authenticateClient, type ClientAuthDeps } from '../../lib/clients/client-auth.ts';
-import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
-import { createDynamoClientReader, createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { newClientId } from '../../lib/clients/clients.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { createDynamoClientReader } from '../../lib/clients/dynamodb-readers.ts';
 import { INTROSPECTION_PATH, REVOCATION_PATH } from '../../lib/clients/metadata.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { createLogger } from '../../lib/log.ts';
+import type { MetricsRecorder } from '../../lib/metrics/metrics.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
-import { createLoginThrottle, type ThrottlePolicy } from '../../lib/throttle/throttle.ts';
+import { createLoginThrottle } from '../../lib/throttle/login-throttle.ts';
+import type { ThrottlePolicy } from '../../lib/throttle/throttle.ts';
 import { basicCredentials, grantEvent, lambdaContext, tokenEvent } from '../fixtures/events.ts';
 import { createTestClient } from '../support/clients.ts';
 import { startTestDynamo } from '../support/dynamo.ts';
-import { noMetrics } from '../support/memory-metrics.ts';
+import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -183,7 +188,12 @@ describe('client authentication with its audit trail', () => {
 
   /** Client authentication on the test DynamoDB through `documentClient`, its trail on `auditTable`. */
   const authDeps = (
-    options: { auditTable?: string; documentClient?: typeof dynamo.documentClient; log?: string[] } = {},
+    options: {
+      auditTable?: string;
+      documentClient?: typeof dynamo.documentClient;
+      log?: string[];
+      metrics?: MetricsRecorder;
+    } = {},
   ): ClientAuthDeps => {
     const client = options.documentClient ?? dynamo.documentClient;
     const logger = createLogger('warn', (line) => options.log?.push(line));
@@ -205,12 +215,15 @@ describe('client authentication with its audit trail', () => {
       logger,
       metrics: noMetrics,
       clock: () => AT,
-      audit: createClientAuthAudit({
-        trail: createDynamoAuditTrail({ client, tableName: options.auditTable ?? dynamo.tables.audit }),
-        logger,
-        retentionSeconds: 86_400,
-        clock: () => AT,
-      }),
+      audit: createClientAuthAudit(
+        createAuditRecorder({
+          trail: createDynamoAuditTrail({ client, tableName: options.auditTable ?? dynamo.tables.audit }),
+          retentionSeconds: 86_400,
+          metrics: options.metrics ?? noMetrics,
+          warn: logAuditFailure(logger),
+          clock: () => AT,
+        }),
+      ),
     };
   };
 
@@ -223,16 +236,19 @@ describe('client authentication with its audit trail', () => {
       (error: { code?: string; quota?: unknown }) => ({ code: error.code, quota: error.quota }),
     );
 
-  it('a trail that cannot be written leaves the client’s answer as it was, and logs a warning naming the client', async () => {
+  it('a trail that cannot be written leaves the client’s answer as it was, logs a warning naming the client, and counts AuditWriteFailed', async () => {
     const [recorded, unrecorded] = [await newClient(), await newClient()];
     const log: string[] = [];
+    const metrics = createMemoryMetrics();
 
     const answered = await refusal(authDeps(), recorded.clientId, '192.0.2.1');
     const answeredWithout = await refusal(
-      authDeps({ auditTable: 'parcel-auth-no-such-audit', log }),
+      authDeps({ auditTable: 'parcel-auth-no-such-audit', log, metrics }),
       unrecorded.clientId,
       '192.0.2.2',
     );
+    // What the alarm on lost audit events counts: the OAuth endpoints' losses too.
+    expect(metrics.names()).toContain('AuditWriteFailed');
 
     expect(answered.code).toBe('INVALID_CLIENT');
     expect(answeredWithout).toEqual(answered);

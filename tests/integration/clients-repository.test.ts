@@ -7,8 +7,9 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import type { ClientRepository } from '../../lib/clients/clients.ts';
-import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { newClientId } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { revocationCutoff } from '../../lib/revocation/revocation.ts';
 import type { Clock } from '../../lib/time.ts';
 import {

@@ -4,14 +4,14 @@
  */
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import {
   knownSourceCounterKey,
   knownSourceTag,
   MAX_KNOWN_SOURCES,
-  type ThrottleSettings,
   usernameCounterKey,
-} from '../../lib/throttle/throttle.ts';
+} from '../../lib/throttle/counters.ts';
+import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
+import type { ThrottleSettings } from '../../lib/throttle/throttle.ts';
 import { describeEachDynamo, recordSends, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 import { COUNTER_SECRET } from '../support/keys.ts';
 import { ADDRESS_POLICY, NAME_POLICY, throttleOn } from '../support/login-throttle.ts';

@@ -9,16 +9,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startDynamoProxy } from '../../dev/local/dynamodb-proxy.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { AppError } from '../../lib/errors.ts';
+import { counterPeriod, lockSeconds, usernameCounterKey } from '../../lib/throttle/counters.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
-import {
-  counterPeriod,
-  lockSeconds,
-  type Reserve,
-  type Settle,
-  type ThrottleCounter,
-  type ThrottleStore,
-  usernameCounterKey,
-} from '../../lib/throttle/throttle.ts';
+import type { Reserve, Settle, ThrottleCounter, ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { describeEachDynamo, recordSends, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 import { COUNTER_SECRET } from '../support/keys.ts';
 import { ADDRESS_POLICY, NAME_POLICY, throttleOn } from '../support/login-throttle.ts';

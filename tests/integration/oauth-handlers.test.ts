@@ -7,8 +7,9 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { functionEnv } from '../../dev/local/handler-env.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { newClientId, newClientSecret } from '../../lib/clients/clients.ts';
+import { newClientId } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 import {
   authorizerEvent,
   basicCredentials,

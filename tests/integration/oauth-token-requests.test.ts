@@ -9,8 +9,9 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type DynamoProxy, type DynamoRequest, startDynamoProxy } from '../../dev/local/dynamodb-proxy.ts';
 import { functionEnv } from '../../dev/local/handler-env.ts';
-import { newClientSecret } from '../../lib/clients/clients.ts';
-import { clientKey, createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { clientKey } from '../../lib/clients/dynamodb-items.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { grantEvent, lambdaContext } from '../fixtures/events.ts';
 import { createTestClient } from '../support/clients.ts';
 import { startTestDynamo, type TestDynamo } from '../support/dynamo.ts';

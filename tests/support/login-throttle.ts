@@ -1,12 +1,12 @@
 /** A login throttle over a given store, on a clock the test moves, for the throttle's own tests. */
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
-import {
-  createLoginThrottle,
-  type LoginAttempt,
-  type ThrottlePolicy,
-  type ThrottleSettings,
-  type ThrottleStore,
+import { createLoginThrottle } from '../../lib/throttle/login-throttle.ts';
+import type {
+  LoginAttempt,
+  ThrottlePolicy,
+  ThrottleSettings,
+  ThrottleStore,
 } from '../../lib/throttle/throttle.ts';
 import { COUNTER_SECRET } from './keys.ts';
 import { createMemoryMetrics } from './memory-metrics.ts';

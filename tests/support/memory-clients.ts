@@ -3,9 +3,8 @@ import {
   type ClientRecord,
   type ClientRepository,
   LAST_USE_PRECISION_MS,
-  liveSecrets,
-  MAX_LIVE_SECRETS,
 } from '../../lib/clients/clients.ts';
+import { liveSecrets, planSecretAddition, secretRemovalRefusal } from '../../lib/clients/secrets.ts';
 import { AppError } from '../../lib/errors.ts';
 import {
   type ClientTokenRevoker,
@@ -35,7 +34,7 @@ export function memoryClients(
   const revokedTokens = new Map<string, Map<string, number>>();
   let reads = 0;
   let useWrites = 0;
-  const noSuchClient = () => new AppError('NOT_FOUND', { detail: 'no such client' });
+  const noSuchClient = () => new AppError('NOT_FOUND', { reason: 'no-such-client' });
   const get = (clientId: string) => {
     const record = records.get(clientId);
     if (record === undefined) throw noSuchClient();
@@ -138,21 +137,12 @@ export function memoryClients(
     async addClientSecret(clientId, secret, { expireOthersAt } = {}) {
       const before = get(clientId);
       if (before.secrets.some((stored) => stored.id === secret.id))
-        throw new AppError('ALREADY_EXISTS', { detail: 'the client has a secret with this id' });
+        throw new AppError('ALREADY_EXISTS', { reason: 'secret-exists' });
       const now = clock();
-      const live = liveSecrets(before.secrets, now);
-      if (live.length >= MAX_LIVE_SECRETS)
-        throw new AppError('CONFLICT', { detail: 'the client has 2 live secrets' });
-      const ended = (expiresAt: string | undefined) =>
-        expireOthersAt === undefined ||
-        (expiresAt !== undefined && Date.parse(expiresAt) <= expireOthersAt.getTime())
-          ? expiresAt
-          : expireOthersAt.toISOString();
-      // As the store: the expired ones pruned, updatedAt moved past the one read.
-      const kept = live.map((stored) => {
-        const expiresAt = ended(stored.expiresAt);
-        return expiresAt === undefined ? stored : { ...stored, expiresAt };
-      });
+      // The rules of every store; as the DynamoDB one, the expired pruned, updatedAt moved past the one read.
+      const plan = planSecretAddition(before.secrets, now, expireOthersAt);
+      if (plan.refused !== undefined) throw new AppError('CONFLICT', { reason: plan.refused });
+      const { kept } = plan;
       const after: ClientRecord = {
         ...before,
         secrets: [...kept, secret],
@@ -161,12 +151,11 @@ export function memoryClients(
       records.set(clientId, after);
       return { before, after };
     },
-    async removeClientSecret(clientId, secretId) {
+    async removeClientSecret(clientId, secretId, options = {}) {
       const record = get(clientId);
-      const live = liveSecrets(record.secrets, clock());
-      if (!live.some((secret) => secret.id === secretId))
-        throw new AppError('NOT_FOUND', { detail: 'the client has no live secret with this id' });
-      if (live.length === 1) throw new AppError('CONFLICT', { detail: 'last live secret' });
+      const reason = secretRemovalRefusal(record.secrets, secretId, clock(), options);
+      if (reason !== undefined)
+        throw new AppError(reason === 'no-such-secret' ? 'NOT_FOUND' : 'CONFLICT', { reason });
       put(record, { secrets: record.secrets.filter((secret) => secret.id !== secretId) });
     },
   };

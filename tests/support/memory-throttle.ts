@@ -1,10 +1,7 @@
 /** An in-memory ThrottleStore for domain unit tests, with the conditions of the DynamoDB one. */
-import {
-  counterPeriod,
-  type KnownSourceWrite,
-  type ThrottleCounter,
-  type ThrottleStore,
-} from '../../lib/throttle/throttle.ts';
+
+import { counterPeriod } from '../../lib/throttle/counters.ts';
+import type { KnownSourceWrite, ThrottleCounter, ThrottleStore } from '../../lib/throttle/throttle.ts';
 
 interface Entry {
   counter: ThrottleCounter;

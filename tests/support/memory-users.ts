@@ -40,7 +40,7 @@ interface State {
   readonly revokedSessions: Map<string, Map<string, number>>;
 }
 
-const noSuchUser = () => new AppError('NOT_FOUND', { detail: 'no such user' });
+const noSuchUser = () => new AppError('NOT_FOUND', { reason: 'no-such-user' });
 
 /** An empty account store whose clock is `clock`. */
 export function memoryAccounts(clock: Clock = systemClock): MemoryAccounts {
@@ -104,7 +104,7 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
     async createUser({ username, passwordHash, customerId }) {
       const folded = foldUsername(username);
       if ([...records.keys()].some((name) => foldUsername(name) === folded)) {
-        throw new AppError('ALREADY_EXISTS', { detail: 'a user with this name (in any letter case) exists' });
+        throw new AppError('ALREADY_EXISTS', { reason: 'user-exists' });
       }
       const at = now();
       state.revokedSessions.delete(username);
@@ -148,10 +148,9 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
     async setAdministrator(username, admin, customerId) {
       const user = existing(username);
       if (customerId !== undefined && user.customerId !== customerId)
-        throw new AppError('NOT_FOUND', { detail: 'no such user' });
+        throw new AppError('NOT_FOUND', { reason: 'no-such-user' });
       if (!admin) return revoke(username, { admin: false });
-      if (user.customerId === null)
-        throw new AppError('VALIDATION_FAILED', { detail: 'the user has no customer to administer' });
+      if (user.customerId === null) throw new AppError('VALIDATION_FAILED', { reason: 'no-customer' });
       records.set(username, { ...user, admin: true, updatedAt: now() });
     },
 

@@ -4,13 +4,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { newClientSecret } from '../../lib/clients/clients.ts';
 import {
   CLIENT_SECRET_PATTERN,
   generateSecretText,
   secretChecksum,
   secretFormat,
 } from '../../lib/clients/secret-format.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** A secret issued before the checksum: `pcs_` and 32 random bytes in base64url. */

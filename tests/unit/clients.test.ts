@@ -10,22 +10,24 @@ import {
   ClientNameSchema,
   type ClientRecord,
   grantedScopes,
-  liveSecrets,
-  matchExpiredSecret,
-  matchSecret,
   newClientId,
-  newClientSecret,
-  secretDigest,
 } from '../../lib/clients/clients.ts';
 import { type GrantDeps, grantClientToken } from '../../lib/clients/grant.ts';
 import { introspectToken } from '../../lib/clients/introspect.ts';
 import { revokeToken } from '../../lib/clients/revoke.ts';
+import {
+  liveSecrets,
+  matchExpiredSecret,
+  matchSecret,
+  newClientSecret,
+  secretDigest,
+} from '../../lib/clients/secrets.ts';
 import { parseTokenQuery, parseTokenRequest, toTokenResponse } from '../../lib/clients/token-request.ts';
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
 import { allowedMethodArns, type Scope, ScopeListSchema } from '../../lib/scopes.ts';
-import { createLoginThrottle } from '../../lib/throttle/throttle.ts';
+import { createLoginThrottle } from '../../lib/throttle/login-throttle.ts';
 import type { Clock } from '../../lib/time.ts';
 import { createClientTokenIssuer, createTokenIssuer } from '../../lib/tokens/issue.ts';
 import { type AccessTokenVerifier, createAccessTokenVerifier } from '../../lib/tokens/verify.ts';

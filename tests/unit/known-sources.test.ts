@@ -9,7 +9,7 @@ import {
   knownSourceTag,
   MAX_KNOWN_SOURCES,
   usernameCounterKey,
-} from '../../lib/throttle/throttle.ts';
+} from '../../lib/throttle/counters.ts';
 import { COUNTER_SECRET } from '../support/keys.ts';
 import { ADDRESS_POLICY, NAME_POLICY, T0, throttleOn } from '../support/login-throttle.ts';
 import { memoryThrottleStore } from '../support/memory-throttle.ts';

@@ -13,7 +13,8 @@ import {
 import { createPasswordVerifier } from '../../lib/auth/passwords.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
-import { createLoginThrottle, type ThrottleStore } from '../../lib/throttle/throttle.ts';
+import { createLoginThrottle } from '../../lib/throttle/login-throttle.ts';
+import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { createTokenIssuer } from '../../lib/tokens/issue.ts';
 import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
 import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';

@@ -5,19 +5,16 @@ import { createLogger } from '../../lib/log.ts';
 import {
   ATTEMPT_MAX_SECONDS,
   clientSourceIpCounterKey,
-  createLoginThrottle,
   holdSeconds,
   knownSourceTag,
   lockSeconds,
   quotaPolicies,
-  type Reservation,
-  type Reserve,
   refusedUntil,
   sourceIpCounterKey,
-  type ThrottleCounter,
-  type ThrottleStore,
   usernameCounterKey,
-} from '../../lib/throttle/throttle.ts';
+} from '../../lib/throttle/counters.ts';
+import { createLoginThrottle } from '../../lib/throttle/login-throttle.ts';
+import type { Reservation, Reserve, ThrottleCounter, ThrottleStore } from '../../lib/throttle/throttle.ts';
 import { COUNTER_SECRET } from '../support/keys.ts';
 import { ADDRESS_POLICY, OFF, NAME_POLICY as POLICY, T0, throttleOn } from '../support/login-throttle.ts';
 import { noMetrics } from '../support/memory-metrics.ts';

@@ -7,19 +7,19 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { matchSecret, newClientSecret } from '../../../lib/clients/clients.ts';
+import { matchSecret, newClientSecret } from '../../../lib/clients/secrets.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { revocationCutoff } from '../../../lib/revocation/revocation.ts';
 import { ALL_SCOPES, GRANTABLE_SCOPES } from '../../../lib/scopes.ts';
 import {
   clientCounterKey,
   clientSourceIpCounterKey,
-  createLoginThrottle,
   knownSourceCounterKey,
   knownSourceTag,
   lockSeconds,
-  type ThrottlePolicy,
-} from '../../../lib/throttle/throttle.ts';
+} from '../../../lib/throttle/counters.ts';
+import { createLoginThrottle } from '../../../lib/throttle/login-throttle.ts';
+import type { ThrottlePolicy } from '../../../lib/throttle/throttle.ts';
 import { type AdminRun, lines, unique, useAdminCli } from '../../support/admin-cli.ts';
 import { captureServiceLogs } from '../../support/log-capture.ts';
 import { noMetrics } from '../../support/memory-metrics.ts';

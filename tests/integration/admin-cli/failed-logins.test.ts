@@ -5,16 +5,15 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../lib/log.ts';
 import {
-  createLoginThrottle,
   holdSeconds,
   knownSourceCounterKey,
   knownSourceTag,
-  type LoginAttempt,
   lockSeconds,
   sourceIpCounterKey,
-  type ThrottlePolicy,
   usernameCounterKey,
-} from '../../../lib/throttle/throttle.ts';
+} from '../../../lib/throttle/counters.ts';
+import { createLoginThrottle } from '../../../lib/throttle/login-throttle.ts';
+import type { LoginAttempt, ThrottlePolicy } from '../../../lib/throttle/throttle.ts';
 import { lines, unique, useAdminCli } from '../../support/admin-cli.ts';
 import { noMetrics } from '../../support/memory-metrics.ts';
 

@@ -18,24 +18,24 @@ import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts
 import { accountItems } from '../../../lib/accounts/dynamodb-items.ts';
 import type { AccountRepository } from '../../../lib/accounts/repository.ts';
 import { hashPassword } from '../../../lib/auth/passwords.ts';
-import { type ClientRecord, newClientId, newClientSecret } from '../../../lib/clients/clients.ts';
+import { type ClientRecord, newClientId } from '../../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../../lib/clients/dynamodb.ts';
+import { newClientSecret } from '../../../lib/clients/secrets.ts';
 import { isAppError } from '../../../lib/errors.ts';
 import { createLogger } from '../../../lib/log.ts';
 import { keyParameterNames, tableNames } from '../../../lib/stage.ts';
-import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
 import {
   clientCounterKey,
   clientSourceIpCounterKey,
-  createLoginThrottle,
   knownSourceCounterKey,
   knownSourceTag,
-  type LoginAttempt,
   refusedUntil,
   sourceIpCounterKey,
-  type ThrottlePolicy,
   usernameCounterKey,
-} from '../../../lib/throttle/throttle.ts';
+} from '../../../lib/throttle/counters.ts';
+import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
+import { createLoginThrottle } from '../../../lib/throttle/login-throttle.ts';
+import type { LoginAttempt, ThrottlePolicy } from '../../../lib/throttle/throttle.ts';
 import { counterSecretOf, parseJwks, parseKeyring } from '../../../lib/tokens/keys.ts';
 import { failure } from '../../../ops/admin/errors.ts';
 import type { ParameterStore } from '../../../ops/admin/keys.ts';

@@ -28,11 +28,9 @@ import type { Scope } from '../../../lib/scopes.ts';
 import { createDynamoSessionStore } from '../../../lib/sessions/dynamodb.ts';
 import type { SessionStore } from '../../../lib/sessions/repository.ts';
 import { createDynamoShipmentRepository } from '../../../lib/shipments/dynamodb.ts';
-import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
 import {
   clientCounterKey,
   clientSourceIpCounterKey,
-  createLoginThrottle,
   holdSeconds,
   inflightSlot,
   knownSourceCounterKey,
@@ -40,10 +38,11 @@ import {
   lockSeconds,
   refusedUntil,
   sourceIpCounterKey,
-  type ThrottlePolicy,
-  type ThrottleStore,
   usernameCounterKey,
-} from '../../../lib/throttle/throttle.ts';
+} from '../../../lib/throttle/counters.ts';
+import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
+import { createLoginThrottle } from '../../../lib/throttle/login-throttle.ts';
+import type { ThrottlePolicy, ThrottleStore } from '../../../lib/throttle/throttle.ts';
 import {
   basicCredentials,
   callerContext,

@@ -12,18 +12,18 @@ import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts
 import type { AuditEvent } from '../../../lib/audit/audit.ts';
 import { createDynamoAuditTrail } from '../../../lib/audit/dynamodb.ts';
 import { hashPassword } from '../../../lib/auth/passwords.ts';
-import { isLive } from '../../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../../lib/clients/dynamodb.ts';
+import { isLive } from '../../../lib/clients/secrets.ts';
 import { readLoginConfig } from '../../../lib/config.ts';
-import { ENDING_HOLD_MS } from '../../../lib/customer/administration.ts';
+import { ENDING_HOLD_MS } from '../../../lib/customer/administrators.ts';
 import { ADMIN_SCOPE } from '../../../lib/scopes.ts';
-import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
 import {
   clientCounterKey,
   clientSourceIpCounterKey,
   knownSourceCounterKey,
   knownSourceTag,
-} from '../../../lib/throttle/throttle.ts';
+} from '../../../lib/throttle/counters.ts';
+import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
 import { gatewayAuthorizerContext, grantEvent } from '../../fixtures/events.ts';
 import {
   ADMINISTRATORS,
