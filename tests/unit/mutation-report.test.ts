@@ -38,6 +38,9 @@ const report = (files: Record<string, readonly MutantResult[]>): MutationReport 
   ),
 });
 
+/** Every folder the reports below mutate: a run on all of them. */
+const FOLDERS = ['lib/accounts', 'lib/tokens'];
+
 const EQUIVALENT: Equivalent = {
   file: 'lib/tokens/verify.ts',
   mutator: 'EqualityOperator',
@@ -87,30 +90,79 @@ describe('mutation report', () => {
     expect(result).toBe(50);
   });
 
-  it('calls the total of a run on some folders what it is, not lib/ as a whole', () => {
+  it('calls the total of a run on some folders what it is, and names the folders it left out', () => {
     // Arrange
     const critical = report({ 'lib/tokens/verify.ts': [mutant('1', 'Killed')] });
 
     // Act
-    const { block } = render(critical, []);
+    const { block } = render(critical, [], ['lib/metrics', 'lib/tokens']);
 
     // Assert
     expect(block).toContain('| **the files this run mutated** | 1 |');
     expect(block).not.toContain('lib/ as a whole');
-    expect(block).toMatch(/\| `lib\/metrics` \| 0 \|.*\| n\/a \| n\/a \|/);
+    expect(block).toContain('Not mutated by this run: `lib/metrics`.');
   });
 
-  it('gives the reason recorded for a survivor of lib/tokens and reports none missing', () => {
+  it('calls the total of a run on every folder lib/ as a whole', () => {
+    // Arrange
+    const whole = report({ 'lib/tokens/verify.ts': [mutant('1', 'Killed')] });
+
+    // Act
+    const { block } = render(whole, [], ['lib/tokens']);
+
+    // Assert
+    expect(block).toContain('| **lib/ as a whole** | 1 | 1 | 0 | 0 | 0 | 0 | 100.00 | 100.00 |');
+    expect(block).not.toContain('Not mutated');
+  });
+
+  it('gives a folder of several files a bold row of their sum before its files, and a lone file only its own', () => {
+    // Arrange
+    const input = report({
+      'lib/auth/login.ts': [mutant('1', 'Killed')],
+      'lib/auth/passwords.ts': [mutant('2', 'Survived')],
+      'lib/tokens/verify.ts': [mutant('3', 'Timeout')],
+    });
+
+    // Act
+    const rows = render(input, [], ['lib/auth', 'lib/tokens'])
+      .block.split('\n')
+      .filter((line) => line.startsWith('| `') || line.startsWith('| **'));
+
+    // Assert
+    expect(rows).toEqual([
+      '| **`lib/auth`** | 2 | 1 | 0 | 1 | 0 | 0 | 50.00 | 50.00 |',
+      '| `lib/auth/login.ts` | 1 | 1 | 0 | 0 | 0 | 0 | 100.00 | 100.00 |',
+      '| `lib/auth/passwords.ts` | 1 | 0 | 0 | 1 | 0 | 0 | 0.00 | 0.00 |',
+      '| `lib/tokens/verify.ts` | 1 | 0 | 1 | 0 | 0 | 0 | 100.00 | 100.00 |',
+      '| **lib/ as a whole** | 3 | 1 | 1 | 1 | 0 | 0 | 66.67 | 66.67 |',
+    ]);
+  });
+
+  it('shows an errors column only when some mutant errored, and says none did otherwise', () => {
+    // Arrange
+    const clean = report({ 'lib/tokens/verify.ts': [mutant('1', 'Killed')] });
+    const erred = report({ 'lib/tokens/verify.ts': [mutant('1', 'Killed'), mutant('2', 'CompileError')] });
+
+    // Act
+    const [without, withErrors] = [clean, erred].map((input) => render(input, [], ['lib/tokens']).block);
+
+    // Assert
+    expect(without).toContain('No mutant errored.');
+    expect(without).not.toContain('| errors |');
+    expect(withErrors).toContain('| **lib/ as a whole** | 2 | 1 | 0 | 0 | 0 | 0 | 1 | 100.00 | 100.00 |');
+  });
+
+  it('marks a survivor of lib/tokens whose reason is recorded as equivalent, and reports none missing', () => {
     // Arrange
     const input = report({ 'lib/tokens/verify.ts': [mutant('1', 'Killed'), mutant('2', 'Survived')] });
 
     // Act
-    const { block, unexplained, stale } = render(input, [EQUIVALENT]);
+    const { block, unexplained, stale } = render(input, [EQUIVALENT], FOLDERS);
 
     // Assert
     expect({ unexplained, stale }).toEqual({ unexplained: [], stale: [] });
     expect(block).toContain(
-      '| lib/tokens/verify.ts:1:34 | EqualityOperator | `a > 0` | `a >= 0` | Survived | a is never 0 here |',
+      '**`lib/tokens/verify.ts`**\n\n- 1:34 `a > 0` EqualityOperator → `a >= 0`, *equivalent*\n',
     );
   });
 
@@ -122,14 +174,56 @@ describe('mutation report', () => {
     });
 
     // Act
-    const { block, unexplained } = render(input, []);
+    const { block, unexplained } = render(input, [], FOLDERS);
 
     // Assert
     expect(unexplained.map((m) => m.file)).toEqual([
       'lib/accounts/dynamodb-users.ts',
       'lib/accounts/dynamodb.ts',
     ]);
-    expect(block).toContain('**not yet explained**');
+    expect(block).toContain('2 mutants no test detected, 2 not yet explained');
+    expect(block).toContain('- 1:34 `a > 0` EqualityOperator → `a >= 0`\n');
+  });
+
+  it('leaves out a replacement that is the mutator’s usual one, and marks a mutant no test covers', () => {
+    // Arrange
+    const input = report({
+      'lib/tokens/verify.ts': [
+        mutant('1', 'NoCoverage', 1, { mutatorName: 'ArrowFunction', replacement: '() => undefined' }),
+        mutant('2', 'Ignored', 2, {
+          mutatorName: 'StringLiteral',
+          replacement: '""',
+          location: { start: { line: 2, column: 21 }, end: { line: 2, column: 24 } },
+        }),
+      ],
+    });
+
+    // Act
+    const { block } = render(input, [], FOLDERS);
+
+    // Assert
+    expect(block).toContain('- 1:34 `a > 0` ArrowFunction, *no coverage*\n');
+    expect(block.slice(block.indexOf('<details>'))).toContain(
+      '**`lib/tokens/verify.ts`**\n\n- StringLiteral: 2:21 `` `x` ``\n',
+    );
+  });
+
+  it('lists the code once for the mutants of the same code, each with its own replacement', () => {
+    // Arrange
+    const input = report({
+      'lib/tokens/verify.ts': [
+        mutant('1', 'Survived'),
+        mutant('2', 'NoCoverage', 1, { mutatorName: 'ConditionalExpression', replacement: 'true' }),
+      ],
+    });
+
+    // Act
+    const { block } = render(input, [EQUIVALENT], FOLDERS);
+
+    // Assert
+    expect(block).toContain(
+      '- 1:34 `a > 0` EqualityOperator → `a >= 0`, *equivalent*; ConditionalExpression → `true`, *no coverage*\n',
+    );
   });
 
   it('does not ask for reasons for survivors outside lib/auth, lib/tokens and the adapters', () => {
@@ -137,7 +231,7 @@ describe('mutation report', () => {
     const input = report({ 'ops/accounts/import.ts': [mutant('1', 'Survived')] });
 
     // Act
-    const { unexplained } = render(input, []);
+    const { unexplained } = render(input, [], FOLDERS);
 
     // Assert
     expect(unexplained).toEqual([]);
@@ -153,7 +247,7 @@ describe('mutation report', () => {
     };
 
     // Act
-    const { unexplained } = render(input, [{ ...EQUIVALENT, line: 'const ok =' }]);
+    const { unexplained } = render(input, [{ ...EQUIVALENT, line: 'const ok =' }], FOLDERS);
 
     // Assert
     expect(unexplained.map((m) => m.location.start.line)).toEqual([2]);
@@ -164,7 +258,7 @@ describe('mutation report', () => {
     const input = report({ 'lib/tokens/verify.ts': [mutant('1', 'Killed')] });
 
     // Act
-    const { stale } = render(input, [EQUIVALENT]);
+    const { stale } = render(input, [EQUIVALENT], FOLDERS);
 
     // Assert
     expect(stale).toEqual([EQUIVALENT]);
@@ -192,14 +286,14 @@ describe('mutation report', () => {
     expect(result).toBe(`# Mutation testing\n\n${BEGIN}\nnew\n${END}\n`);
   });
 
-  it('fences code containing backticks and escapes pipes so a table cell stays one cell', () => {
+  it('fences code containing backticks and puts code of several lines on one', () => {
     // Arrange
-    const text = '`a` | b';
+    const text = '`a` |\n   b';
 
     // Act
     const span = code(text);
 
     // Assert
-    expect(span).toBe('`` `a` \\| b ``');
+    expect(span).toBe('`` `a` | b ``');
   });
 });
