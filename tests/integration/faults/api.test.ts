@@ -456,7 +456,7 @@ async function holder(): Promise<Holder> {
 /** POST /token/refresh or /logout with `refreshToken`. */
 const tokenRequest = (refreshToken: string) => loginEvent(JSON.stringify({ refreshToken }));
 
-/** Refresh, with the stage's reuse grace window (0 on every stage) or 10 s of it. */
+/** Refresh, with the local stage's reuse grace window (refreshReuseGrace, docs/stages.md) or 10 s of it. */
 const refreshOperation = (graceSeconds: number): Operation<Holder> => ({
   name: graceSeconds === 0 ? 'refresh' : `refresh, ${graceSeconds} s grace`,
   function: 'refresh',
