@@ -1,8 +1,9 @@
 /**
  * The administrators' console as the stage serves it (docs/administrators.md): one page, its
- * script and its stylesheet, read once at cold start and answered from memory. The browser code
- * is plain files beside this one, with no build step: the function's package carries them
- * (serverless.yml's package patterns), so the handler names where they are.
+ * script and its stylesheet, read once at cold start and answered from memory. They are files
+ * beside this one: the page and stylesheet as written, the script as esbuild bundled it from the
+ * TypeScript here (main.ts and what it imports; infra/console-script.ts). The function's package
+ * carries the three (serverless.yml's package patterns), so the handler names where they are.
  *
  * The page is the API's own origin and holds an administrator's tokens in memory, so every
  * answer forbids what would let another origin's code or frame near it: a CSP that allows this
