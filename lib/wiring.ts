@@ -2,12 +2,8 @@
 // hash exist before the first request; key material is re-read every `keys.reloadMs`.
 
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import {
-  createDynamoAccountRepository,
-  createDynamoAdministrations,
-  createDynamoSessionTokenRevoker,
-  createDynamoStatusReader,
-} from './accounts/dynamodb.ts';
+import { createDynamoAccountRepository, createDynamoAdministrations } from './accounts/dynamodb.ts';
+import { createDynamoSessionTokenRevoker, createDynamoStatusReader } from './accounts/dynamodb-status.ts';
 import { createDynamoAuditTrail } from './audit/dynamodb.ts';
 import { createAuditRecorder, createClientAuthAudit, logAuditFailure } from './audit/recorder.ts';
 import type { AuthorizerDeps } from './auth/authorizer.ts';
@@ -358,6 +354,21 @@ export const administrationStores = (
   },
 });
 
+/** The self-service API's dependencies on its stores: every change recorded through one recorder of their trail. */
+export const administrationDeps = (
+  stores: ReturnType<typeof administrationStores>,
+  context: Pick<AdministrationDeps, 'logger' | 'metrics' | 'clock'>,
+): AdministrationDeps => ({
+  ...stores,
+  recorder: createAuditRecorder({
+    trail: stores.audit,
+    retentionSeconds: stores.auditRetentionSeconds,
+    metrics: context.metrics,
+    warn: logAuditFailure(context.logger),
+  }),
+  ...context,
+});
+
 export async function customerApiDeps(config: CustomerApiConfig): Promise<AdministrationDeps & Measured> {
   // The keyring only for the throttle's counter secret (unlock): this function signs nothing.
   const keyring = await signingKeyring(config.keys, config.data.region);
@@ -365,18 +376,7 @@ export async function customerApiDeps(config: CustomerApiConfig): Promise<Admini
     counterSecretOf((await keyring()).keyring),
   );
   const metrics = emfMetrics(config.stage);
-  return {
-    ...stores,
-    recorder: createAuditRecorder({
-      trail: stores.audit,
-      retentionSeconds: stores.auditRetentionSeconds,
-      metrics,
-      warn: logAuditFailure(logger),
-    }),
-    clock: systemClock,
-    logger,
-    metrics,
-  };
+  return { ...administrationDeps(stores, { logger, metrics, clock: systemClock }), metrics };
 }
 
 export function shipmentDeps(config: ShipmentsConfig): ShipmentDeps {

@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import bcrypt from 'bcryptjs';
-import { createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
+import { createDynamoStatusReader } from '../../lib/accounts/dynamodb-status.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { knownSourceCounterKey, knownSourceTag, usernameCounterKey } from '../../lib/throttle/counters.ts';

@@ -4,7 +4,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isScope, sortScopes } from '../scopes.ts';
 import type { Clock } from '../time.ts';
-import { foldUsername, type PickupAddress, type UserRecord } from './repository.ts';
+import type { PickupAddress, UserRecord } from './repository.ts';
+import { foldUsername } from './username-key.ts';
 
 export interface AccountsTable {
   readonly client: DynamoDBDocumentClient;

@@ -20,28 +20,14 @@
 import { type DynamoDBDocumentClient, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/errors.ts';
 import { readOwned } from '../aws/owned-items.ts';
-import { createSessionTokenRevoker, createStatusReader } from '../revocation/dynamodb.ts';
-import type { SessionTokenRevoker, UserStatusReader } from '../revocation/revocation.ts';
+import { createSessionTokenRevoker } from '../revocation/dynamodb.ts';
 import { isScope, sortScopes } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
 import { addPickupAddress, listPickupAddresses } from './dynamodb-customers.ts';
 import { accountItems, BY_CUSTOMER_INDEX } from './dynamodb-items.ts';
+import { createDynamoStatusReader } from './dynamodb-status.ts';
 import { createUserStore } from './dynamodb-users.ts';
 import type { AccountRepository, Administrations } from './repository.ts';
-
-/** The authorizer's one read, on its own so that its bundle carries this and not the whole repository. */
-export const createDynamoStatusReader = (deps: {
-  readonly client: DynamoDBDocumentClient;
-  readonly tableName: string;
-}): UserStatusReader => createStatusReader({ ...deps, keyOf: accountItems.userKey });
-
-/** Logout's one write, on its own for the same reason: a session's access tokens listed as revoked. */
-export const createDynamoSessionTokenRevoker = (deps: {
-  readonly client: DynamoDBDocumentClient;
-  readonly tableName: string;
-  readonly clock?: Clock;
-}): SessionTokenRevoker =>
-  createSessionTokenRevoker({ ...deps, clock: deps.clock ?? systemClock, keyOf: accountItems.userKey });
 
 /**
  * The self-service API's view of users: its caller's administration and revocation state, read

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import type { SessionTokenRevoker, UserStatusReader } from '../revocation/revocation.ts';
 import type { Scope } from '../scopes.ts';
+import { foldUsername, MAX_FOLDED_USERNAME_BYTES } from './username-key.ts';
 
 export interface UserRecord {
   readonly username: string;
@@ -154,16 +155,6 @@ export interface AccountRepository
 
 export const firstDepotCode = (addresses: readonly Pick<PickupAddress, 'depotCode'>[]): string | null =>
   addresses.find((address) => address.depotCode !== '')?.depotCode ?? null;
-
-/**
- * The key usernames are unique by (docs/behaviour.md, "Usernames"): NFKD puts an iota subscript where
- * its Ι goes; lower (ẞ→ß) then upper (ß→SS) spells variants alike; lower again keeps ASCII lower case.
- */
-export const foldUsername = (username: string) =>
-  username.normalize('NFKD').toLowerCase().toUpperCase().toLowerCase().normalize('NFKC');
-
-/** The longest folded username, in UTF-8 bytes: well inside DynamoDB's 2048-byte partition key. */
-export const MAX_FOLDED_USERNAME_BYTES = 1024;
 
 /** Every script of Unicode 17 but Common and Inherited (ISO 15924); Zzzz: unassigned and private use. */
 export const USERNAME_SCRIPTS: readonly string[] = Object.freeze(

@@ -4,13 +4,8 @@
  * usernames exist.
  */
 import * as v from 'valibot';
-import {
-  foldUsername,
-  MAX_FOLDED_USERNAME_BYTES,
-  type PasswordHashUpgrader,
-  type UserReader,
-  type UserRecord,
-} from '../accounts/repository.ts';
+import type { PasswordHashUpgrader, UserReader, UserRecord } from '../accounts/repository.ts';
+import { foldUsername, MAX_FOLDED_USERNAME_BYTES } from '../accounts/username-key.ts';
 import { AppError } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import type { LoginFailureReason, MetricsRecorder } from '../metrics/metrics.ts';

@@ -1,7 +1,7 @@
 /** Password hashing with bcrypt (bcryptjs); the password rules are in docs/behaviour.md. */
 import { randomBytes } from 'node:crypto';
 import bcrypt from 'bcryptjs';
-import { foldUsername } from '../accounts/repository.ts';
+import { foldUsername } from '../accounts/username-key.ts';
 
 export const BCRYPT_MAX_BYTES = 72;
 

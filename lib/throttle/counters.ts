@@ -1,7 +1,7 @@
 /** A throttle's counters: their keys (no address or name in the table), periods, holds and locks. */
 import { createHmac } from 'node:crypto';
 import { isIPv6 } from 'node:net';
-import { foldUsername } from '../accounts/repository.ts';
+import { foldUsername } from '../accounts/username-key.ts';
 import type { QuotaPolicy } from '../quota.ts';
 import type { ThrottleCounter, ThrottlePolicy, ThrottleSettings } from './throttle.ts';
 

@@ -1,6 +1,6 @@
 /** Pinned algorithm, known keys only (docs/tokens-and-sessions.md, "Tokens" and "Signing keys"). */
 
-import { errors, type JWTHeaderParameters, type JWTPayload, jwtVerify } from 'jose';
+import { errors, type JWTHeaderParameters, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { DEFAULT_USER_SCOPES, isGrantableScope, isScope, type Scope, sortScopes } from '../scopes.ts';
 import { type Clock, hasExpired, systemClock } from '../time.ts';
 import {
@@ -121,16 +121,31 @@ function assertCanonical(token: string): void {
   }
 }
 
+interface Expected {
+  typ: string;
+  audience: string | string[];
+  maxAgeSeconds: number;
+  claims: string[];
+  lifetimeOf?: (payload: JWTPayload) => number;
+}
+
+/** jose's options for `expected`, built once per verifier: the hot path allocates none of them. */
+const joseOptions = (issuer: string | string[], expected: Expected): JWTVerifyOptions => ({
+  algorithms: [SIGNING_ALGORITHM],
+  issuer,
+  audience: expected.audience,
+  typ: expected.typ,
+  requiredClaims: ['sub', 'jti', 'iat', 'exp', ...expected.claims],
+  clockTolerance: CLOCK_TOLERANCE_SECONDS,
+  // Also rejects an `iat` in the future, and a token whose lifetime exceeds the stage's.
+  maxTokenAge: expected.maxAgeSeconds,
+});
+
 async function verifyToken(
   token: string,
-  { keys, issuer, clock }: VerifyOptions,
-  expected: {
-    typ: string;
-    audience: string | string[];
-    maxAgeSeconds: number;
-    claims: string[];
-    lifetimeOf?: (payload: JWTPayload) => number;
-  },
+  { keys, clock }: VerifyOptions,
+  expected: Expected,
+  options: JWTVerifyOptions,
 ): Promise<JWTPayload & { sub: string; jti: string; iat: number }> {
   assertCanonical(token);
   const known = await keys();
@@ -139,17 +154,11 @@ async function verifyToken(
     if (key === undefined) throw new TokenError('ERR_TOKEN_UNKNOWN_KID', 'unknown kid');
     return key;
   };
-  const { payload, protectedHeader } = await jwtVerify(token, getKey, {
-    algorithms: [SIGNING_ALGORITHM],
-    issuer,
-    audience: expected.audience,
-    typ: expected.typ,
-    requiredClaims: ['sub', 'jti', 'iat', 'exp', ...expected.claims],
-    clockTolerance: CLOCK_TOLERANCE_SECONDS,
-    // Also rejects an `iat` in the future, and a token whose lifetime exceeds the stage's.
-    maxTokenAge: expected.maxAgeSeconds,
-    ...(clock && { currentDate: clock() }),
-  });
+  const { payload, protectedHeader } = await jwtVerify(
+    token,
+    getKey,
+    clock === undefined ? options : { ...options, currentDate: clock() },
+  );
   const { sub, jti, iat, exp } = payload;
   // A retired key may have leaked with the keyring: what it signs after retirement is forged.
   const signedUntil = known.signedUntil.get(protectedHeader.kid ?? '');
@@ -179,12 +188,13 @@ type VerifiedPayload = Awaited<ReturnType<typeof verifyToken>>;
 
 function createVerifier<TClaims>(
   deps: TokenVerifierDeps<TokenSettings>,
-  expected: Parameters<typeof verifyToken>[2],
+  expected: Expected,
   toClaims: (payload: VerifiedPayload) => TClaims,
 ): TokenVerifier<TClaims> {
   const issuers = [deps.settings.issuer, ...(deps.settings.formerIssuers ?? [])];
   const options = { keys: deps.keys, issuer: issuers, clock: deps.clock };
-  return { verify: async (token) => toClaims(await verifyToken(token, options, expected)) };
+  const jose = joseOptions(issuers, expected);
+  return { verify: async (token) => toClaims(await verifyToken(token, options, expected, jose)) };
 }
 
 /** Known scopes only: a retired one allows nothing, so a user narrowed to retired scopes gets 403s. */

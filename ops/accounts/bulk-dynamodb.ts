@@ -19,7 +19,7 @@ import {
   ScanCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
-import { foldUsername } from '../../lib/accounts/repository.ts';
+import { foldUsername } from '../../lib/accounts/username-key.ts';
 import { isConditionalCheckFailure } from '../../lib/aws/errors.ts';
 import type { ClientRepository } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';

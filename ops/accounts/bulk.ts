@@ -20,10 +20,10 @@ import {
   CustomerIdSchema,
   DepotCodeSchema,
   firstDepotCode,
-  foldUsername,
   passwordHashDigest,
   UsernameSchema,
 } from '../../lib/accounts/repository.ts';
+import { foldUsername } from '../../lib/accounts/username-key.ts';
 import { BCRYPT_HASH, bcryptCostOf, newPasswordProblem } from '../../lib/auth/passwords.ts';
 import {
   ClientIdSchema,

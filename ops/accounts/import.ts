@@ -7,7 +7,7 @@
  */
 
 import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
-import { foldUsername } from '../../lib/accounts/repository.ts';
+import { foldUsername } from '../../lib/accounts/username-key.ts';
 import { clientItem } from '../../lib/clients/dynamodb-items.ts';
 import { revocationCutoff } from '../../lib/revocation/revocation.ts';
 import type { Clock } from '../../lib/time.ts';

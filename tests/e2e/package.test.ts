@@ -8,13 +8,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unzip } from '../../dev/bench/bundles.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
+import { createDynamoAccountRepository, createDynamoAdministrations } from '../../lib/accounts/dynamodb.ts';
+import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
 import {
-  createDynamoAccountRepository,
-  createDynamoAdministrations,
   createDynamoSessionTokenRevoker,
   createDynamoStatusReader,
-} from '../../lib/accounts/dynamodb.ts';
-import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
+} from '../../lib/accounts/dynamodb-status.ts';
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { createAuditRecorder, createClientAuthAudit, logAuditFailure } from '../../lib/audit/recorder.ts';
 import { clientItem } from '../../lib/clients/dynamodb-items.ts';
@@ -24,7 +23,6 @@ import {
   createDynamoClientTokenRevoker,
 } from '../../lib/clients/dynamodb-readers.ts';
 import { readCustomerApiConfig } from '../../lib/config.ts';
-import type { AdministrationDeps } from '../../lib/customer/administration.ts';
 import { type Administrator, administratorOf } from '../../lib/customer/administrator.ts';
 import { listAdministrators, setAdministrator } from '../../lib/customer/administrators.ts';
 import {
@@ -47,7 +45,7 @@ import { MAX_REVOKED_SESSIONS } from '../../lib/revocation/revocation.ts';
 import { PROTECTED_ROUTES } from '../../lib/scopes.ts';
 import { tableNames } from '../../lib/stage.ts';
 import type { Caller } from '../../lib/tokens/claims.ts';
-import { administrationStores } from '../../lib/wiring.ts';
+import { administrationDeps, administrationStores } from '../../lib/wiring.ts';
 import {
   alarmedMetrics,
   alarmMetricStats,
@@ -963,21 +961,10 @@ describe('the prod CloudFormation template', () => {
         return {};
       };
       const { client, sentBy } = recordingClient(answer);
-      const stores = administrationStores(client, config, async () => new Uint8Array(32).fill(7));
-      const metrics = { count: () => {} };
-      const logger = createLogger('error', () => {});
-      const deps: AdministrationDeps = {
-        ...stores,
-        recorder: createAuditRecorder({
-          trail: stores.audit,
-          retentionSeconds: stores.auditRetentionSeconds,
-          metrics,
-          warn: logAuditFailure(logger),
-        }),
-        clock: () => new Date(),
-        logger,
-        metrics,
-      };
+      const deps = administrationDeps(
+        administrationStores(client, config, async () => new Uint8Array(32).fill(7)),
+        { logger: createLogger('error', () => {}), metrics: { count: () => {} }, clock: () => new Date() },
+      );
       const caller: Caller = {
         subject: { kind: 'user', username: 'Alice' },
         customerId,

@@ -5,7 +5,8 @@
 
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createDynamoAccountRepository, createDynamoStatusReader } from '../../lib/accounts/dynamodb.ts';
+import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
+import { createDynamoStatusReader } from '../../lib/accounts/dynamodb-status.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { UserStatus, UserStatusReader } from '../../lib/revocation/revocation.ts';

@@ -8,10 +8,10 @@
 import {
   type AccountRepository,
   firstDepotCode,
-  foldUsername,
   type PickupAddress,
   type UserRecord,
 } from '../../lib/accounts/repository.ts';
+import { foldUsername } from '../../lib/accounts/username-key.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { AppError } from '../../lib/errors.ts';
 import { revocationCutoff } from '../../lib/revocation/revocation.ts';

@@ -1,7 +1,8 @@
 import { decodeJwt } from 'jose';
 import * as v from 'valibot';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { foldUsername, type UserRecord } from '../../lib/accounts/repository.ts';
+import type { UserRecord } from '../../lib/accounts/repository.ts';
+import { foldUsername } from '../../lib/accounts/username-key.ts';
 import {
   type LoginDeps,
   LoginRequestSchema,

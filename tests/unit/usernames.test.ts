@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { foldUsername, USERNAME_SCRIPTS, UsernameSchema } from '../../lib/accounts/repository.ts';
+import { USERNAME_SCRIPTS, UsernameSchema } from '../../lib/accounts/repository.ts';
+import { foldUsername } from '../../lib/accounts/username-key.ts';
 import { LoginRequestSchema } from '../../lib/auth/login.ts';
 
 const MIXES_SCRIPTS = 'must not mix scripts (e.g. Latin and Cyrillic letters)';

@@ -15,8 +15,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDynamoAccountRepository, createDynamoStatusReader } from '../../../lib/accounts/dynamodb.ts';
-import { foldUsername } from '../../../lib/accounts/repository.ts';
+import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
+import { createDynamoStatusReader } from '../../../lib/accounts/dynamodb-status.ts';
+import { foldUsername } from '../../../lib/accounts/username-key.ts';
 import { createDocumentClient } from '../../../lib/aws/dynamodb.ts';
 import { tableNames } from '../../../lib/stage.ts';
 import { createBulkAccountStore } from '../../../ops/accounts/bulk-dynamodb.ts';
