@@ -1,27 +1,37 @@
 /**
  * The environment serverless.yml gives a function on a stage, resolved here as the Serverless
- * Framework would: `provider.environment` under the function's own `environment` (YAML merge
- * keys included), with `${param:…}` (the stage's block over `default`), `${sls:stage}`,
- * `${self:service}`, `${self:custom.…}` and `${env:NAME, 'default'}` filled in. The tests and
- * the bench run the handlers in this environment, so a setting added to serverless.yml
- * reaches them without a second copy.
+ * Framework would: infra/settings.cjs's `providerEnvironment` under its `environment.<function>`
+ * (both from lib/settings.ts), with `${param:…}` (the stage's block over `default`), `${sls:stage}`,
+ * `${self:service}`, `${self:custom.…}` and `${env:NAME, 'default'}` filled in. The tests and the
+ * bench run the handlers in this environment, so a setting added to the manifest reaches them
+ * without a second copy.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import * as v from 'valibot';
 import { parse } from 'yaml';
 import type { Env } from '../lib/config.ts';
 
 const SERVERLESS_FILE = new URL('../serverless.yml', import.meta.url);
 
+const Variables = v.record(v.string(), v.string());
+/** What serverless.yml reads from infra/settings.cjs with `${file(./infra/settings.cjs):…}`. */
+export const SERVERLESS_SETTINGS = v.parse(
+  v.object({
+    params: v.record(v.string(), v.record(v.string(), v.union([v.string(), v.number(), v.boolean()]))),
+    providerEnvironment: Variables,
+    environment: v.record(v.string(), Variables),
+  }),
+  createRequire(import.meta.url)('./settings.cjs'),
+);
+
 interface ServerlessDoc {
   service: string;
-  params?: Record<string, Record<string, unknown> | null>;
-  provider: { environment?: Record<string, unknown> };
   custom?: Record<string, unknown>;
-  functions: Record<string, { environment?: Record<string, unknown> }>;
+  functions: Record<string, unknown>;
 }
 
-const readDoc = (): ServerlessDoc =>
-  parse(readFileSync(SERVERLESS_FILE, 'utf8'), { merge: true, logLevel: 'silent' });
+const readDoc = (): ServerlessDoc => parse(readFileSync(SERVERLESS_FILE, 'utf8'), { logLevel: 'silent' });
 
 const VARIABLE = /\$\{(\w+):([^,}]+?)(?:\s*,\s*(?:'([^']*)'|"([^"]*)"))?\s*\}/g;
 
@@ -45,28 +55,6 @@ function resolve(what: string, value: unknown, lookup: (kind: string, name: stri
   return text;
 }
 
-const PARAM = /^\$\{param:(\w+)\}$/;
-
-/**
- * Each variable a function takes straight from a stage parameter, and that parameter, as
- * serverless.yml's functions' `environment` maps them: the one declaration of the mapping.
- */
-export function variableParameters(): Record<string, string> {
-  const doc = readDoc();
-  const found: Record<string, string> = {};
-  for (const fn of Object.values(doc.functions)) {
-    for (const [variable, value] of Object.entries({ ...doc.provider.environment, ...fn.environment })) {
-      const param = PARAM.exec(String(value))?.[1];
-      if (param === undefined) continue;
-      // One variable, one meaning: two functions may not read it from two parameters.
-      if (found[variable] !== undefined && found[variable] !== param)
-        throw new Error(`serverless.yml gives ${variable} from both ${found[variable]} and ${param}`);
-      found[variable] = param;
-    }
-  }
-  return found;
-}
-
 /** The names of serverless.yml's functions. */
 export const functionNames = (): string[] => Object.keys(readDoc().functions);
 
@@ -77,9 +65,9 @@ export function functionEnvironment(
   env: Env = process.env,
 ): Record<string, string> {
   const doc = readDoc();
-  const fn = doc.functions[name];
-  if (fn === undefined) throw new Error(`serverless.yml has no function ${name}`);
-  const params: Record<string, unknown> = { ...doc.params?.default, ...doc.params?.[stage] };
+  if (!Object.hasOwn(doc.functions, name)) throw new Error(`serverless.yml has no function ${name}`);
+  const { params: blocks, providerEnvironment, environment } = SERVERLESS_SETTINGS;
+  const params: Record<string, unknown> = { ...blocks.default, ...blocks[stage] };
   const lookup = (kind: string, path: string): unknown => {
     if (kind === 'param') return params[path];
     if (kind === 'sls' && path === 'stage') return stage;
@@ -91,7 +79,7 @@ export function functionEnvironment(
     }
     return undefined;
   };
-  const merged = { ...doc.provider.environment, ...fn.environment };
+  const merged = { ...providerEnvironment, ...environment[name] };
   return Object.fromEntries(
     Object.entries(merged).map(([key, value]) => [key, resolve(`${name}.environment.${key}`, value, lookup)]),
   );

@@ -1,26 +1,24 @@
 /**
- * Reads the stage parameters the operator tools need from serverless.yml (`params.<stage>`
- * over `params.default`), so the admin CLI hashes passwords at the stage's bcrypt cost,
- * imports hashes up to the cost the stage's login can afford, keeps retired keys as long as
- * the stage's tokens live, keeps audit events as long as the stage's functions do and
- * encrypts the keyring with the KMS key the stage's template puts it under, without a second
- * copy of a value. (A `--param` given to `serverless deploy` is not seen here: set a stage's
- * values in its `params` block.)
+ * Reads the stage parameters the operator tools need (`params.<stage>` over `params.default`, as
+ * serverless.yml takes them from lib/settings.ts through infra/settings.cjs), so the admin CLI
+ * hashes passwords at the stage's bcrypt cost, imports hashes up to the cost the stage's login can
+ * afford, keeps retired keys as long as the stage's tokens live, keeps audit events as long as the
+ * stage's functions do and encrypts the keyring with the KMS key the stage's template puts it
+ * under, without a second copy of a value. (A `--param` given to `serverless deploy` is not seen
+ * here: set a stage's values in lib/settings.ts.)
  *
  * A parameter may be a literal or use `${env:NAME}` / `${env:NAME, 'default'}`, resolved as
  * the Serverless Framework does (the variable when set, even to '', else the default). Any other
  * variable cannot be resolved here: that is an error naming the parameter.
  */
 
-import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
-import { parse } from 'yaml';
-import { type Env, SETTINGS } from '../lib/config.ts';
+import * as schemas from '../lib/config/schemas.ts';
+import type { Env } from '../lib/config.ts';
+import { SETTINGS } from '../lib/settings.ts';
 import { SERVICE } from '../lib/stage.ts';
 import type { ThrottlePolicy } from '../lib/throttle/throttle.ts';
-import { variableParameters } from './function-env.ts';
-
-const SERVERLESS_FILE = new URL('../serverless.yml', import.meta.url);
+import { SERVERLESS_SETTINGS } from './function-env.ts';
 
 /**
  * A KMS key ARN (not an alias: IAM grants kms:Decrypt on the key's ARN), in any partition,
@@ -38,31 +36,43 @@ export const KmsKeyArnSchema = v.union([
 ]);
 
 /**
- * The parameters read here that a function reads too, by the variable serverless.yml gives
- * them to: checked with that variable's schema (lib/config.ts), so no bound is stated twice
- * and a stage its functions would refuse is refused here as well.
+ * The parameters read here that a function reads too, by their variable: checked with that
+ * variable's schema (lib/config/schemas.ts), so no bound is stated twice and a stage its
+ * functions would refuse is refused here as well.
  */
-const FunctionParamsSchema = v.pick(v.object(SETTINGS), [
-  'TOKEN_ISSUER',
-  'BCRYPT_COST',
-  'ACCESS_TOKEN_TTL',
-  'REFRESH_TOKEN_TTL',
-  'KEY_RELOAD_INTERVAL',
-  'LOGIN_FAILURE_LIMIT',
-  'LOGIN_FAILURE_WINDOW',
-  'LOGIN_LOCKOUT_BASE',
-  'LOGIN_LOCKOUT_MAX',
-  'LOGIN_INFLIGHT_LIMIT',
-  'KNOWN_SOURCE_PERIOD',
-  'AUDIT_RETENTION',
-]);
+const FunctionParamsSchema = v.object({
+  TOKEN_ISSUER: schemas.TOKEN_ISSUER(),
+  BCRYPT_COST: schemas.BCRYPT_COST(),
+  ACCESS_TOKEN_TTL: schemas.ACCESS_TOKEN_TTL(),
+  REFRESH_TOKEN_TTL: schemas.REFRESH_TOKEN_TTL(),
+  KEY_RELOAD_INTERVAL: schemas.KEY_RELOAD_INTERVAL(),
+  LOGIN_FAILURE_LIMIT: schemas.LOGIN_FAILURE_LIMIT(),
+  LOGIN_FAILURE_WINDOW: schemas.LOGIN_FAILURE_WINDOW(),
+  LOGIN_LOCKOUT_BASE: schemas.LOGIN_LOCKOUT_BASE(),
+  LOGIN_LOCKOUT_MAX: schemas.LOGIN_LOCKOUT_MAX(),
+  LOGIN_INFLIGHT_LIMIT: schemas.LOGIN_INFLIGHT_LIMIT(),
+  KNOWN_SOURCE_PERIOD: schemas.KNOWN_SOURCE_PERIOD(),
+  AUDIT_RETENTION: schemas.AUDIT_RETENTION(),
+});
 
-/** The parameters no function reads: declared here, their one home. */
+const { importBcryptMaxCost, loginMemorySize } = SETTINGS;
+const numberWithin = (bounds: { readonly min?: number; readonly max?: number }) =>
+  v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(bounds.min ?? Number.NEGATIVE_INFINITY),
+    v.maxValue(bounds.max ?? Number.POSITIVE_INFINITY),
+  );
+
+/** The parameters no function reads; their bounds are lib/settings.ts's. */
 const OperatorParamsSchema = v.object({
-  // As bcryptCost, so at most 15: the last cost whose compare (about 6 s at 512 MB) ends inside
-  // the login's 10 s timeout. At least bcryptCost (checked below): a stage's export imports back.
-  importBcryptMaxCost: v.pipe(v.union([v.number(), v.string()]), v.transform(String), SETTINGS.BCRYPT_COST),
-  loginMemorySize: v.pipe(v.number(), v.integer(), v.minValue(128), v.maxValue(10_240)),
+  // At least bcryptCost (checked below): a stage's export imports back.
+  importBcryptMaxCost: v.pipe(
+    v.union([v.number(), v.string()]),
+    v.transform(String),
+    schemas.wholeNumber('must be a whole number', importBcryptMaxCost.bounds),
+  ),
+  loginMemorySize: numberWithin(loginMemorySize.bounds),
   kmsKeyArn: KmsKeyArnSchema,
   createKeyringKey: v.picklist(['true', 'false'], "must be 'true' or 'false'"),
   customDomainName: v.union(
@@ -77,6 +87,13 @@ const OperatorParamsSchema = v.object({
     'must be empty or an ACM certificate ARN',
   ),
 });
+
+/** Each function variable's parameter, as lib/settings.ts names it. */
+const PARAM_OF: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(SETTINGS).flatMap(([name, setting]) =>
+    'variable' in setting ? [[setting.variable, name]] : [],
+  ),
+);
 
 export interface StageParams {
   readonly bcryptCost: number;
@@ -136,10 +153,10 @@ function resolveValue(name: string, value: unknown, stage: string, env: Env): un
   return resolved;
 }
 
-type ParamBlocks = Readonly<Record<string, Record<string, unknown> | null>>;
+type ParamBlocks = Readonly<Record<string, Readonly<Record<string, unknown>> | null | undefined>>;
 
-const serverlessParams = (): ParamBlocks | undefined =>
-  (parse(readFileSync(SERVERLESS_FILE, 'utf8'), { logLevel: 'silent' }) as { params?: ParamBlocks }).params;
+/** serverless.yml's `params:` blocks, from lib/settings.ts (infra/settings.cjs). */
+export const serverlessParams = (): ParamBlocks => SERVERLESS_SETTINGS.params;
 
 /**
  * The parameters of `stage`; `env` resolves `${env:…}` variables (default: this process's);
@@ -148,16 +165,11 @@ const serverlessParams = (): ParamBlocks | undefined =>
 export function readStageParams(
   stage: string,
   env: Env = process.env,
-  blocks: ParamBlocks | undefined = serverlessParams(),
+  blocks: ParamBlocks = serverlessParams(),
 ): StageParams {
-  const merged: Record<string, unknown> = { ...blocks?.default, ...blocks?.[stage] };
+  const merged: Record<string, unknown> = { ...blocks.default, ...blocks[stage] };
   const value = (name: string) => resolveValue(name, merged[name], stage, env);
-  const paramOf = variableParameters();
-  const param = (variable: string) => {
-    const name = paramOf[variable];
-    if (name === undefined) throw new Error(`serverless.yml gives no function ${variable} from a param`);
-    return name;
-  };
+  const param = (variable: string) => PARAM_OF[variable] ?? variable;
   // What a function finds in its environment: the parameter's value as text.
   const variables = Object.fromEntries(
     Object.keys(FunctionParamsSchema.entries).map((variable) => {

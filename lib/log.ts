@@ -1,12 +1,10 @@
 // JSON logs on Powertools' Logger (docs/operations.md, "Logs"). Callers pass event names and reason
 // codes, never bodies, passwords or tokens; `redact` is the safety net, on every key and value.
 import { type LogItem, Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
+import { readLogConfig } from './config/log.ts';
 import { SERVICE } from './stage.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-
-const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
-const isLogLevel = (level: string | undefined): level is LogLevel => LEVELS.includes(level as LogLevel);
 
 export interface Logger {
   debug(event: string, fields?: Record<string, unknown>): void;
@@ -75,11 +73,6 @@ export function createLogger(
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'), powertools };
 }
 
-// LOG_LEVEL as Powertools' `logLevel` option, so POWERTOOLS_LOG_LEVEL is not read; Lambda's
+// The stage's level as Powertools' `logLevel` option, so POWERTOOLS_LOG_LEVEL is not read; Lambda's
 // AWS_LAMBDA_LOG_LEVEL (advanced logging controls) still wins.
-function stageLevel(): LogLevel {
-  const level = process.env.LOG_LEVEL?.toLowerCase();
-  return isLogLevel(level) ? level : 'info';
-}
-
-export const logger: LambdaLogger = createLogger(stageLevel());
+export const logger: LambdaLogger = createLogger(readLogConfig().level satisfies LogLevel);

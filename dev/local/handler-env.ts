@@ -1,9 +1,9 @@
 /**
  * The environment serverless.yml gives the functions (every function's, on a stage that sets
- * no parameters of its own), pointed at a test DynamoDB and test key files. Read from
- * serverless.yml itself (infra/function-env.ts), so a setting added there reaches
- * the tests without a second copy. Handlers read it once at import, so tests set it before
- * importing them.
+ * no parameters of its own), pointed at a test DynamoDB and test key files. Composed from
+ * lib/settings.ts as serverless.yml composes it (infra/function-env.ts), so a setting added there
+ * reaches the tests without a second copy. Handlers read it once at import, so tests set it
+ * before importing them.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -7,6 +7,7 @@ import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unzip } from '../../dev/bench/bundles.ts';
+import { functionEnvironment, functionNames } from '../../infra/function-env.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository, createDynamoAdministrations } from '../../lib/accounts/dynamodb.ts';
 import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
@@ -215,6 +216,13 @@ describe('the prod CloudFormation template', () => {
     });
     expect(env('AuthorizerLambdaFunction')).toMatchObject({ ACCESS_TOKEN_TTL: '24h' });
     expect(env('AuthorizerLambdaFunction').REFRESH_TOKEN_TTL).toBeUndefined();
+  });
+
+  it('gives each function exactly the environment lib/settings.ts composes for it, as the tests and the local stack get it', () => {
+    for (const name of functionNames()) {
+      const id = `${name.charAt(0).toUpperCase()}${name.slice(1)}LambdaFunction`;
+      expect(variablesOf(id), name).toEqual(functionEnvironment(name, 'prod', {}));
+    }
   });
 
   it('defines the tables on demand, with point-in-time recovery, encryption and prod protection', () => {

@@ -1,7 +1,14 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { functionEnvironment } from '../../infra/function-env.ts';
+import { parse } from 'yaml';
+import { functionEnvironment, functionNames } from '../../infra/function-env.ts';
+import type { Env } from '../../lib/config/environment.ts';
+import { readLogConfig } from '../../lib/config/log.ts';
+import * as schemas from '../../lib/config/schemas.ts';
+import * as config from '../../lib/config.ts';
 import {
-  CONFIG_VARIABLES,
   readAuthorizerConfig,
   readCustomerApiConfig,
   readJwksConfig,
@@ -14,6 +21,7 @@ import {
   readRefreshConfig,
   readShipmentsConfig,
 } from '../../lib/config.ts';
+import { ENVIRONMENT, FUNCTIONS, SETTINGS } from '../../lib/settings.ts';
 
 const loginEnv = {
   STAGE: 'prod',
@@ -261,31 +269,208 @@ describe('configuration', () => {
   });
 });
 
+describe('the log level', () => {
+  it('is LOG_LEVEL in any case, and info when it is unset or a level the logger does not know', () => {
+    expect(readLogConfig({ LOG_LEVEL: 'warn' }).level).toBe('warn');
+    expect(readLogConfig({ LOG_LEVEL: 'DEBUG' }).level).toBe('debug');
+    expect(readLogConfig({}).level).toBe('info');
+    // The local stage passes the shell's on, a name other tools set too.
+    expect(readLogConfig({ LOG_LEVEL: 'verbose' }).level).toBe('info');
+  });
+});
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const serverless: {
+  params: unknown;
+  provider: { environment: unknown };
+  functions: Record<string, { handler: string; environment?: unknown }>;
+} = parse(readFileSync(resolve(ROOT, 'serverless.yml'), 'utf8'), { logLevel: 'silent' });
+
+type Entry = {
+  readonly variable?: string;
+  readonly readBy?: string;
+  readonly everyFunction?: true;
+  readonly value?: string;
+  readonly bounds?: { readonly min?: string | number; readonly max?: string | number };
+};
+/** lib/settings.ts's entries as this test reads them. */
+const entries = (record: object) => Object.entries(record) as [string, Entry][];
+const words = (list: string | undefined) => (list === undefined ? [] : list.split(' '));
+/** Each variable of lib/settings.ts: a setting's or another one, and the functions it says read it. */
+const VARIABLES: readonly (readonly [string, Entry])[] = [
+  ...entries(SETTINGS).flatMap(([, setting]) =>
+    setting.variable === undefined ? [] : [[setting.variable, setting] as const],
+  ),
+  ...entries(ENVIRONMENT),
+];
+const readByManifest = (fn: string) =>
+  VARIABLES.filter(([, entry]) => entry.readBy === 'every function' || words(entry.readBy).includes(fn))
+    .map(([variable]) => variable)
+    .sort();
+
+/** The keys `read` looks up in `env`, whether it accepts it or not. */
+function variablesRead(read: (env: Env) => unknown, env: Env): string[] {
+  const seen = new Set<string>();
+  const recording = new Proxy(env, {
+    get(target, key) {
+      if (typeof key === 'string') seen.add(key);
+      return Reflect.get(target, key);
+    },
+    has(target, key) {
+      if (typeof key === 'string') seen.add(key);
+      return Reflect.has(target, key);
+    },
+  });
+  try {
+    read(recording);
+  } catch {
+    // A variable it lacks fails it: what it looked up is recorded all the same.
+  }
+  return [...seen];
+}
+
+/** The files of this repository `file` imports, itself and transitively. */
+function reached(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  const source = readFileSync(resolve(ROOT, file), 'utf8');
+  for (const [, path] of source.matchAll(/(?:from|import)\s*'(\.[^']+)'/g))
+    if (path?.endsWith('.ts')) reached(resolve(ROOT, file, '..', path).slice(ROOT.length + 1), seen);
+  return seen;
+}
+
+type Reader = (env: Env) => unknown;
+const READERS = (Object.entries(config) as [string, Reader][]).filter(([name]) =>
+  /^read\w+Config$/.test(name),
+);
+
+/** What function `fn`'s code reads from its environment: its config readers' and its logger's variables. */
+function readByCode(fn: string, env: Env): string[] {
+  const handler = `${serverless.functions[fn]?.handler.replace(/\.handler$/, '')}.ts`;
+  const files = reached(handler);
+  const code = [...files].map((file) => readFileSync(resolve(ROOT, file), 'utf8')).join('\n');
+  const readers: Reader[] = [
+    ...READERS.filter(([name]) => new RegExp(`\\b${name}\\(`).test(code)).map(([, read]) => read),
+    ...(files.has('lib/log.ts') ? [readLogConfig] : []),
+  ];
+  return [...new Set(readers.flatMap((read) => variablesRead(read, env)))].sort();
+}
+
+describe('the stage settings of lib/settings.ts', () => {
+  it('names the functions of serverless.yml, and only those, as readers', () => {
+    const names = functionNames();
+    expect(words(FUNCTIONS).sort()).toEqual([...names].sort());
+    for (const [variable, entry] of VARIABLES) {
+      if (entry.readBy === 'every function') continue;
+      for (const fn of words(entry.readBy)) expect(names, `${variable} read by ${fn}`).toContain(fn);
+    }
+  });
+
+  it('is read from the environment by lib/config/ alone, once per container', () => {
+    const sources = ['lib', 'functions'].flatMap((top) =>
+      readdirSync(resolve(ROOT, top), { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => `${top}/${file}`),
+    );
+    const reading = sources.filter((file) =>
+      readFileSync(resolve(ROOT, file), 'utf8').includes('process.env'),
+    );
+    expect(reading.sort()).toEqual(['lib/config.ts', 'lib/config/log.ts']);
+  });
+
+  for (const fn of words(FUNCTIONS)) {
+    it(`has ${fn} read exactly the variables it names ${fn} a reader of, each given to it`, () => {
+      // Lambda sets a variable of lib/settings.ts without a value (AWS_REGION) itself.
+      const lambda = entries(ENVIRONMENT)
+        .filter(([, entry]) => entry.value === undefined)
+        .map(([variable]) => variable);
+      const env = {
+        ...functionEnvironment(fn, 'prod', {}),
+        ...Object.fromEntries(lambda.map((name) => [name, 'x'])),
+      };
+      const read = readByCode(fn, env);
+      expect(read, `${fn}: what its code reads`).toEqual(readByManifest(fn));
+      expect(read.filter((variable) => !(variable in env))).toEqual([]);
+      // What it is given and does not read is only what every function gets (serverless.yml's
+      // provider, and Lambda).
+      const everyFunction = [
+        ...VARIABLES.filter(([, entry]) => entry.everyFunction).map(([variable]) => variable),
+        ...lambda,
+      ];
+      expect(
+        Object.keys(env).filter((variable) => !read.includes(variable) && !everyFunction.includes(variable)),
+      ).toEqual([]);
+    });
+  }
+
+  it('is where serverless.yml takes every stage’s params, what every function gets and each function’s environment', () => {
+    const from = (address: string) => `\${file(./infra/settings.cjs):${address}}`;
+    expect(serverless.params).toBe(from('params'));
+    expect(serverless.provider.environment).toBe(from('providerEnvironment'));
+    for (const [fn, definition] of Object.entries(serverless.functions)) {
+      const own = Object.keys(functionEnvironment(fn, 'prod', {})).filter(
+        (variable) =>
+          !VARIABLES.some(
+            ([name, entry]) =>
+              name === variable && (entry.everyFunction || entry.readBy === 'every function'),
+          ),
+      );
+      expect(definition.environment, fn).toBe(own.length === 0 ? undefined : from(`environment.${fn}`));
+    }
+  });
+
+  it('bounds each setting a function reads as its schema does: the bound passes, a second or a unit beyond it fails naming it', () => {
+    const beyond = (bound: string | number, step: number) =>
+      typeof bound === 'number' ? String(bound + step) : `${schemas.inSeconds(bound) + step}s`;
+    const bounded = entries(SETTINGS)
+      .map(([, setting]) => setting)
+      .filter((setting) => setting.variable !== undefined && setting.bounds !== undefined);
+    expect(bounded.length).toBeGreaterThan(5);
+    for (const { variable = '', bounds = {} } of bounded) {
+      const schema = (schemas as unknown as Record<string, () => v.GenericSchema>)[variable]?.();
+      expect(schema, variable).toBeDefined();
+      if (schema === undefined) continue;
+      const issue = (text: string) => v.safeParse(schema, text).issues?.[0]?.message;
+      const { min, max } = bounds;
+      if (min !== undefined) {
+        expect(issue(String(min)), `${variable} ${min}`).toBeUndefined();
+        if (schemas.inSeconds(min) > 0)
+          expect(issue(beyond(min, -1)), variable).toBe(`must be at least ${min}`);
+        else expect(issue(beyond(min, -1)), variable).toBeDefined();
+      }
+      if (max !== undefined) {
+        expect(issue(String(max)), `${variable} ${max}`).toBeUndefined();
+        expect(issue(beyond(max, 1)), variable).toBe(`must be at most ${max}`);
+      }
+    }
+  });
+});
+
 describe('configuration from serverless.yml', () => {
-  // Each function, the config it reads, and the variables of that config.
-  const FUNCTIONS = [
-    ['login', readLoginConfig, CONFIG_VARIABLES.login],
-    ['loginExtended', readLoginConfig, CONFIG_VARIABLES.login],
-    ['refresh', readRefreshConfig, CONFIG_VARIABLES.refresh],
-    ['logout', readLogoutConfig, CONFIG_VARIABLES.logout],
-    ['authorizer', readAuthorizerConfig, CONFIG_VARIABLES.authorizer],
-    ['jwks', readJwksConfig, CONFIG_VARIABLES.jwks],
-    ['createShipment', readShipmentsConfig, CONFIG_VARIABLES.shipments],
-    ['trackShipment', readShipmentsConfig, CONFIG_VARIABLES.shipments],
-    ['oauthToken', readOAuthTokenConfig, CONFIG_VARIABLES.oauthToken],
-    ['oauthRevoke', readOAuthRevokeConfig, CONFIG_VARIABLES.oauthRevoke],
-    ['oauthIntrospect', readOAuthIntrospectConfig, CONFIG_VARIABLES.oauthIntrospect],
-    ['oauthMetadata', readOAuthMetadataConfig, CONFIG_VARIABLES.oauthMetadata],
-    ['customerApi', readCustomerApiConfig, CONFIG_VARIABLES.customerApi],
+  // Each function and the config it reads.
+  const FUNCTIONS_READING = [
+    ['login', readLoginConfig],
+    ['loginExtended', readLoginConfig],
+    ['refresh', readRefreshConfig],
+    ['logout', readLogoutConfig],
+    ['authorizer', readAuthorizerConfig],
+    ['jwks', readJwksConfig],
+    ['createShipment', readShipmentsConfig],
+    ['trackShipment', readShipmentsConfig],
+    ['oauthToken', readOAuthTokenConfig],
+    ['oauthRevoke', readOAuthRevokeConfig],
+    ['oauthIntrospect', readOAuthIntrospectConfig],
+    ['oauthMetadata', readOAuthMetadataConfig],
+    ['customerApi', readCustomerApiConfig],
   ] as const;
 
-  for (const stage of ['prod', 'dev', 'local']) {
-    for (const [name, read, variables] of FUNCTIONS) {
+  for (const stage of ['prod', 'dev', 'local', 'qa']) {
+    for (const [name, read] of FUNCTIONS_READING) {
       it(`gives ${name} on ${stage} every variable its config reads, each valid`, () => {
-        const env = functionEnvironment(name, stage, {});
         // Lambda sets AWS_REGION itself.
-        expect(variables.filter((variable) => variable !== 'AWS_REGION' && !(variable in env))).toEqual([]);
-        expect(() => read({ ...env, AWS_REGION: 'eu-central-1' })).not.toThrow();
+        expect(() =>
+          read({ ...functionEnvironment(name, stage, {}), AWS_REGION: 'eu-central-1' }),
+        ).not.toThrow();
       });
     }
   }

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { functionEnvironment } from '../../infra/function-env.ts';
+import { serverlessParams } from '../../infra/stage-params.ts';
 import { readLoginConfig, readOAuthTokenConfig, readRefreshConfig } from '../../lib/config.ts';
 import { rateLimitFields } from '../../lib/http/rate-limit.ts';
 import type { QuotaPolicy } from '../../lib/quota.ts';
@@ -15,9 +15,7 @@ import { publishedLimits } from '../../lib/wiring.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const STAGES = ['default', 'local', 'dev', 'prod'] as const;
-const params: Record<string, Record<string, unknown> | null> = parse(
-  readFileSync(resolve(ROOT, 'serverless.yml'), 'utf8'),
-).params;
+const params = serverlessParams();
 
 const page = readFileSync(resolve(ROOT, 'docs/integrators.md'), 'utf8');
 const start = page.indexOf('\n## Limits\n');

@@ -1,13 +1,16 @@
 /**
- * The stage parameters the admin CLI reads from serverless.yml (infra/stage-params.ts):
- * the KMS key a stage's signing keyring is written with, and the highest bcrypt cost an
- * import accepts.
+ * The stage parameters the admin CLI reads as serverless.yml takes them from lib/settings.ts
+ * (infra/stage-params.ts): the KMS key a stage's signing keyring is written with, and the highest
+ * bcrypt cost an import accepts.
  */
-import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { KmsKeyArnSchema, keyringKmsKey, readStageParams } from '../../infra/stage-params.ts';
+import {
+  KmsKeyArnSchema,
+  keyringKmsKey,
+  readStageParams,
+  serverlessParams,
+} from '../../infra/stage-params.ts';
 
 describe('stage parameter kmsKeyArn', () => {
   it.each([
@@ -37,7 +40,7 @@ describe('stage parameter kmsKeyArn', () => {
     expect(v.safeParse(KmsKeyArnSchema, value).success).toBe(false);
   });
 
-  it('is unset on every stage serverless.yml defines: local and dev keep the AWS-managed key', () => {
+  it('is unset on every stage lib/settings.ts defines but prod: local and dev keep the AWS-managed key', () => {
     for (const stage of ['local', 'dev']) expect(readStageParams(stage).kmsKeyArn, stage).toBeUndefined();
   });
 
@@ -56,14 +59,9 @@ describe('stage parameter kmsKeyArn', () => {
 });
 
 describe('stage parameter importBcryptMaxCost', () => {
-  const serverless = () =>
-    parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8')).params as Record<
-      string,
-      Record<string, unknown>
-    >;
   /** serverless.yml's params with `prod`'s block changed. */
   const withProd = (changes: Record<string, unknown>) => {
-    const params = serverless();
+    const params = serverlessParams();
     return { ...params, prod: { ...params.prod, ...changes } };
   };
 
@@ -92,14 +90,9 @@ describe('stage parameter importBcryptMaxCost', () => {
 });
 
 describe('stage parameters customDomainName and tokenIssuer', () => {
-  const params = () =>
-    parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8')).params as Record<
-      string,
-      Record<string, unknown>
-    >;
   const withProd = (changes: Record<string, unknown>) => ({
-    ...params(),
-    prod: { ...params().prod, ...changes },
+    ...serverlessParams(),
+    prod: { ...serverlessParams().prod, ...changes },
   });
   const certificate =
     'arn:aws:acm:eu-central-1:123456789012:certificate/1234abcd-12ab-34cd-56ef-1234567890ab';
