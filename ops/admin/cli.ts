@@ -5,22 +5,16 @@
  * must not find it echoed into a terminal log; and help lists every command on one page.
  */
 import type { CommanderError, Command as Program } from 'commander';
-import { ALL_SCOPES } from '../../lib/scopes.ts';
 import { CliError, usageError } from './errors.ts';
 import { HELP_WIDTH, synopsis, words } from './help.ts';
-import { type Command, type TargetOptions, targetOf } from './parse.ts';
-import { addCommands, rootProgram } from './program.ts';
+import type { Command, TargetOptions } from './parse.ts';
+import { addCommands, OPTION_RULES } from './program.ts';
+import { rootProgram, targetOf } from './program-root.ts';
 
 export type Invocation =
   /** Help was asked for (exit 0), or no command was named (the overview, exit 2). */
   | { readonly kind: 'help'; readonly text: string; readonly exitCode: 0 | 2 }
   | { readonly kind: 'run'; readonly command: Command; readonly target: TargetOptions };
-
-/** The message of a mandatory option left out, by command. */
-const MISSING_OPTION: Record<string, string> = {
-  'address add': "address add needs --depot <code> (--depot '' for none)",
-  'client add': `client add needs at least one --scope <scope> (${ALL_SCOPES.join(', ')})`,
-};
 
 /** Thrown once help is written; commander would otherwise exit the process. */
 class HelpShown extends Error {
@@ -68,7 +62,9 @@ function translate(error: CommanderError, cmd: Program, program: Program): never
     case 'commander.optionMissingArgument':
       throw usageError(`option ${/--[a-z-]+/.exec(error.message)?.[0] ?? ''} needs a value`);
     case 'commander.missingMandatoryOptionValue':
-      throw usageError(MISSING_OPTION[name] ?? `${name} is missing an option`);
+      throw usageError(OPTION_RULES[name] ?? `${name} is missing an option`);
+    case 'commander.conflictingOption':
+      throw usageError(OPTION_RULES[name] ?? `${name} takes options that exclude each other`);
     case 'commander.missingArgument':
     case 'commander.excessArguments': {
       const args = cmd.registeredArguments.map((arg) => `<${arg.name()}>`);

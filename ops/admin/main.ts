@@ -14,7 +14,7 @@ import { parseInvocation } from './cli.ts';
 import { runCommand } from './commands.ts';
 import { csvUserLines } from './csv.ts';
 import { CliError, describeFailure, failure, oneLine } from './errors.ts';
-import { createSsmParameterStore, type ParameterStore } from './keys.ts';
+import { createSsmParameterStore, type ParameterStore } from './keys-store.ts';
 import { createProgress } from './progress.ts';
 import { type OpenedStores, openDynamoStores, resolveTarget, type Target } from './target.ts';
 

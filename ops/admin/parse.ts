@@ -1,7 +1,9 @@
 /**
- * What the admin command line means once commander has split it (ops/admin/cli.ts): the
- * commands, and the checks of each value against the account and client schemas, made before
- * anything is read or written.
+ * What an admin command line means, and the glue commander needs to check it. Commander
+ * (ops/admin/program.ts) parses, counts the arguments, requires options and refuses options
+ * that exclude each other; the argument parsers here check each value against the account and
+ * client schemas, before anything is read or written, and refuse an option given twice, which
+ * commander would take the last of. What each command then does: ops/admin/commands.ts.
  *
  * Messages name an option or an argument but never repeat the value given: an operator who
  * types a password where a name belongs must not find it echoed into a terminal log.
@@ -75,62 +77,28 @@ export interface TargetOptions {
   readonly region: string | undefined;
 }
 
-/** Serverless stage names: letters, digits and hyphens. */
-export const StageSchema = v.pipe(
-  v.string(),
-  v.regex(/^[A-Za-z0-9-]{1,32}$/, 'must be 1 to 32 letters, digits or hyphens'),
-);
-export const RegionSchema = v.pipe(
-  v.string(),
-  v.regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'must be like eu-central-1'),
-);
-/** Lookups match the stored name exactly, so any name that could have been stored is accepted. */
-export const ExistingUsernameSchema = v.pipe(v.string(), v.nonEmpty('must not be empty'));
-export const FileSchema = v.pipe(v.string(), v.nonEmpty('must not be empty'));
-
-/** How many audit events `audit list` prints: as text, as commander hands it over. */
-export const AuditLimitSchema = v.pipe(
-  v.string(),
-  v.regex(/^(?:[1-9]\d{0,3}|10000)$/, 'must be a whole number from 1 to 10000'),
-);
-
-/** A key id as `keys list` prints it: every kid here is a base64url thumbprint. */
-export const KidSchema = v.pipe(
-  v.string(),
-  v.regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be a kid as keys list prints it'),
-);
-
 /**
- * A commander argument parser that checks a value against `schema`; the usage error names
- * `what` and the rule, never the value.
+ * A commander argument parser that checks a value against `schema`, giving its output; the
+ * usage error names `what` and the rule, never the value.
  */
 export const valid =
-  <TSchema extends v.GenericSchema<string, string>>(schema: TSchema, what: string) =>
+  <TSchema extends v.GenericSchema<string, unknown>>(schema: TSchema, what: string) =>
   (value: string): v.InferOutput<TSchema> => {
     const result = v.safeParse(schema, value);
     if (result.success) return result.output;
     throw usageError(`invalid ${what}: ${result.issues[0]?.message ?? 'not accepted'}`);
   };
 
-/**
- * A commander option parser for an option given at most once (commander keeps the last);
- * a flag's value is undefined.
- */
+/** A commander option parser for an option given at most once (commander keeps the last). */
 export const once =
   <T>(name: string, parse: (value: string) => T) =>
-  (value: string | undefined, previous: T | undefined): T => {
+  (value: string, previous: T | undefined): T => {
     if (previous !== undefined) throw usageError(`option --${name} is given more than once`);
-    if (value === undefined) throw usageError(`option --${name} needs a value`);
     return parse(value);
   };
 
-/** A flag given at most once. Commander calls a flag's parser with no value. */
-export const flagOnce =
-  (name: string) =>
-  (_value: string | undefined, previous: boolean | undefined): boolean => {
-    if (previous !== undefined) throw usageError(`option --${name} is given more than once`);
-    return true;
-  };
+/** A flag given at most once. */
+export const flagOnce = (name: string) => once(name, () => true);
 
 /** The repeated `--scope` values, in order; checked by {@link scopesOf}. */
 export const collect = (value: string, previous: readonly string[] | undefined): string[] => [
@@ -150,11 +118,4 @@ export function scopesOf(values: readonly string[], name: CommandName): Scope[] 
   const twice = known.find((scope, index) => known.indexOf(scope) !== index);
   if (twice !== undefined) throw usageError(`--scope ${twice} is given twice`);
   return sortScopes(known);
-}
-
-/** The target of a run; `--region` alone names no stage. */
-export function targetOf(options: { stage?: string; region?: string }): TargetOptions {
-  if (options.region !== undefined && options.stage === undefined)
-    throw usageError('--region applies only with --stage');
-  return { stage: options.stage, region: options.region };
 }

@@ -2,9 +2,17 @@
  * The audit trail's command of the admin CLI (`audit list`); what it prints is ops/admin/audit.ts.
  */
 import type { Command as Program } from 'commander';
+import * as v from 'valibot';
 import { CustomerIdSchema } from '../../lib/accounts/repository.ts';
 import { group, sub } from './help.ts';
-import { AuditLimitSchema, type Command, once, valid } from './parse.ts';
+import { type Command, once, valid } from './parse.ts';
+
+/** How many audit events `audit list` prints. */
+const AuditLimitSchema = v.pipe(
+  v.string(),
+  v.regex(/^(?:[1-9]\d{0,3}|10000)$/, 'must be a whole number from 1 to 10000'),
+  v.transform(Number),
+);
 
 export function addAuditCommands(program: Program, run: (command: Command) => void): void {
   const AUDIT =
@@ -29,7 +37,7 @@ export function addAuditCommands(program: Program, run: (command: Command) => vo
       'at most n events, 1 to 10000 (default 100)',
       once('limit', valid(AuditLimitSchema, '--limit')),
     )
-    .action((options: { customer?: string; limit?: string }) =>
-      run({ name: 'audit list', customerId: options.customer, limit: Number(options.limit ?? 100) }),
+    .action((options: { customer?: string; limit?: number }) =>
+      run({ name: 'audit list', customerId: options.customer, limit: options.limit ?? 100 }),
     );
 }

@@ -3,9 +3,16 @@
  * ops/admin/keys.ts.
  */
 import type { Command as Program } from 'commander';
+import * as v from 'valibot';
 import { usageError } from './errors.ts';
 import { group, sub } from './help.ts';
-import { type Command, flagOnce, KidSchema, valid } from './parse.ts';
+import { type Command, flagOnce, valid } from './parse.ts';
+
+/** A key id as `keys list` prints it: every kid here is a base64url thumbprint. */
+const KidSchema = v.pipe(
+  v.string(),
+  v.regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be a kid as keys list prints it'),
+);
 
 export function addKeyCommands(program: Program, run: (command: Command) => void): void {
   const KEYS =

@@ -3,76 +3,37 @@
  * of every value (ops/admin/parse.ts) and its help. A command's action only records what to
  * run; ops/admin/cli.ts runs the tree and ops/admin/commands.ts does the work.
  */
-import { type Help, Command as Program } from 'commander';
+import { Option, type Command as Program } from 'commander';
+import * as v from 'valibot';
 import { CustomerIdSchema, DepotCodeSchema, UsernameSchema } from '../../lib/accounts/repository.ts';
 import { ClientIdSchema, ClientNameSchema, SecretIdSchema } from '../../lib/clients/clients.ts';
 import { ALL_SCOPES } from '../../lib/scopes.ts';
 import { usageError } from './errors.ts';
-import { AdminHelp, group, sub } from './help.ts';
-import {
-  type Command,
-  collect,
-  ExistingUsernameSchema,
-  FileSchema,
-  flagOnce,
-  once,
-  RegionSchema,
-  StageSchema,
-  scopesOf,
-  valid,
-} from './parse.ts';
+import { group, sub } from './help.ts';
+import { type Command, collect, flagOnce, once, scopesOf, valid } from './parse.ts';
 import { addAuditCommands } from './program-audit.ts';
 import { addKeyCommands } from './program-keys.ts';
+
+/** Lookups match the stored name exactly, so any name that could have been stored is accepted. */
+const ExistingUsernameSchema = v.pipe(v.string(), v.nonEmpty('must not be empty'));
+const FileSchema = v.pipe(v.string(), v.nonEmpty('must not be empty'));
+
+const SCOPES_OR_ALL = 'user scopes takes either --scope <scope> (one or more) or --all';
+
+/**
+ * What a command says when commander finds a mandatory option of it left out, or two that
+ * exclude each other given (ops/admin/cli.ts); `user scopes` says the same given neither.
+ */
+export const OPTION_RULES: Readonly<Record<string, string>> = {
+  'address add': "address add needs --depot <code> (--depot '' for none)",
+  'client add': `client add needs at least one --scope <scope> (${ALL_SCOPES.join(', ')})`,
+  'user scopes': SCOPES_OR_ALL,
+};
 
 const username = valid(ExistingUsernameSchema, 'username');
 const customerId = valid(CustomerIdSchema, 'customerId');
 const clientId = valid(ClientIdSchema, 'clientId');
 const customerOption = once('customer', valid(CustomerIdSchema, '--customer'));
-
-const PASSWORDS = `Passwords are never arguments. Pipe them, or type them when prompted (not echoed):
-  printf '%s\\n' "$NEW_PASSWORD" | npm run --silent admin -- user add alice --customer C-1001
-A new password has at least 12 characters (Unicode code points) and at most 72 bytes in
-UTF-8 (bcrypt ignores the rest), is not the username in any letter case, and has no control
-characters and no U+FFFD (login refuses those).
-
-Exit status: 0 done, 1 the operation failed, 2 a usage error or an invalid value.`;
-
-/** Commander's Command, making its subcommands and help with the admin CLI's help layout. */
-class AdminProgram extends Program {
-  override createCommand(name?: string): Program {
-    return new AdminProgram(name);
-  }
-
-  override createHelp(): Help {
-    return Object.assign(new AdminHelp(), this.configureHelp());
-  }
-}
-
-/** The admin program without its commands: its global options (`--stage`, `--region`) and help. */
-export function rootProgram(): Program {
-  const program = new AdminProgram('npm run admin --')
-    .usage('<command> [options]')
-    .description(
-      'Operator commands of parcel-auth. Without --stage they act on the local stack (npm start):\n' +
-        'DynamoDB at 127.0.0.1:$DYNAMODB_PORT (default 8000) and key files under $DATA_DIR (default .data).',
-    )
-    .option(
-      '--stage <name>',
-      'a deployed stage: its tables, credentials from the AWS chain (AWS_PROFILE, AWS_ACCESS_KEY_ID, ...)',
-      once('stage', valid(StageSchema, '--stage')),
-    )
-    .option(
-      '--region <region>',
-      'with --stage; default $AWS_REGION, else eu-central-1',
-      once('region', valid(RegionSchema, '--region')),
-    )
-    .helpOption('-h, --help', 'this text')
-    .helpCommand(false)
-    // ops/admin/cli.ts reads the option from commander's message, unsuggested, for its own.
-    .showSuggestionAfterError(false)
-    .addHelpText('after', `\n${PASSWORDS}`);
-  return program;
-}
 
 /**
  * Adds every command to `program`, which passes its output settings on to them. `run`
@@ -136,16 +97,12 @@ export function addCommands(program: Program, run: (command: Command) => void): 
   )
     .argument('<username>', undefined, username)
     .option('--scope <scope>', `one of ${ALL_SCOPES.join(', ')}; repeated for more`, collect)
-    .option('--all', 'every scope', flagOnce('all'))
+    .addOption(new Option('--all', 'every scope').argParser(flagOnce('all')).conflicts('scope'))
     .action((name: string, options: { scope?: string[]; all?: boolean }) => {
-      const scopes = options.scope ?? [];
-      if (options.all === true ? scopes.length > 0 : scopes.length === 0)
-        throw usageError('user scopes takes either --scope <scope> (one or more) or --all');
-      run({
-        name: 'user scopes',
-        username: name,
-        scopes: options.all === true ? null : scopesOf(scopes, 'user scopes'),
-      });
+      // Commander refuses both; neither is refused here.
+      if (options.all === true) run({ name: 'user scopes', username: name, scopes: null });
+      else if (options.scope === undefined) throw usageError(SCOPES_OR_ALL);
+      else run({ name: 'user scopes', username: name, scopes: scopesOf(options.scope, 'user scopes') });
     });
   const admin = group(user, 'admin', USERS, "grant or revoke a user's administration of its customer");
   sub(
