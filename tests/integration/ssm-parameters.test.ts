@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MAX_ATTEMPTS } from '../../lib/aws/requests.ts';
 import { readParameter } from '../../lib/aws/ssm.ts';
-import { createSsmParameterStore } from '../../ops/admin/keys.ts';
+import { createSsmParameterStore } from '../../ops/admin/keys-store.ts';
 
 /** A parameter the stand-in never answers for, as an SSM that hangs. */
 const SILENT_PARAMETER = '/parcel-auth/teststage/silent';
