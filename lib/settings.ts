@@ -219,7 +219,7 @@ export const SETTINGS = {
     // prod: the keyring under a key of its own, so ssm:GetParameter alone does not read it.
     values: { default: 'false', prod: 'true' },
     description:
-      "a KMS key of the stack's own for the signing keyring alone (`'true'` or `'false'`, quoted), alias `alias/parcel-auth-<stage>-keyring`: only the login and refresh roles decrypt, only `operatorRoleArn` writes (`infra/kms.yml`); `kmsKeyArn`, when set, is used instead ([deploying](deploying.md#the-keyrings-own-kms-key))",
+      "a KMS key of the stack's own for the signing keyring alone (`'true'` or `'false'`, quoted), alias `alias/parcel-auth-<stage>-keyring`: only the roles that read the keyring decrypt, only `operatorRoleArn` writes (`infra/kms.yml`); `kmsKeyArn`, when set, is used instead ([deploying](deploying.md#the-keyrings-own-kms-key))",
   },
   operatorRoleArn: {
     values: { default: 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/${self:service}-operator' },

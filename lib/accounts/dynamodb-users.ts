@@ -168,7 +168,7 @@ export function createUserStore(table: AccountsTable): UserStore {
       if (granted !== undefined) return;
       // The condition failed: no such user (or, asked for one customer's, none of that
       // customer's), or one without a customer. Its name only: the self-service API's role may
-      // read no more of a user (infra/roles.yml).
+      // read no more of a user (infra/roles-customer.yml).
       if (customerId !== undefined) throw noSuchUser();
       if ((await readOwned(table, userKey(username), owner(username), [])) === undefined) throw noSuchUser();
       throw new AppError('VALIDATION_FAILED', { reason: 'no-customer' });

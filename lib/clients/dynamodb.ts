@@ -81,7 +81,7 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
           KeyConditionExpression: 'customerId = :customer AND sk = :sk',
           ExpressionAttributeValues: { ':customer': customerId, ':sk': CLIENT_SK },
           // The index holds users too: naming the client's attributes lets the self-service
-          // API's role be refused every other one (a password hash) at IAM (infra/roles.yml).
+          // API's role be refused every other one (a password hash) at IAM (infra/roles-customer.yml).
           ProjectionExpression: CLIENT_ATTRIBUTES.map((name) => `#${name}`).join(', '),
           ExpressionAttributeNames: Object.fromEntries(CLIENT_ATTRIBUTES.map((name) => [`#${name}`, name])),
         },
