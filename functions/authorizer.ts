@@ -2,7 +2,7 @@ import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { authorize } from '../lib/auth/authorizer.ts';
 import { readAuthorizerConfig } from '../lib/config.ts';
 import { authorizerHandler, authorizerRequest } from '../lib/http/authorizer-handler.ts';
-import { authorizerDeps } from '../lib/wiring.ts';
+import { authorizerDeps } from '../lib/wiring/authorizer.ts';
 
 const deps = await authorizerDeps(readAuthorizerConfig());
 

@@ -26,7 +26,7 @@ import { clientsView, clientView, eventView } from '../lib/customer/views.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { created, noContent, ok } from '../lib/http/responses.ts';
 import { routes } from '../lib/http/router.ts';
-import { customerApiDeps } from '../lib/wiring.ts';
+import { customerApiDeps } from '../lib/wiring/customer.ts';
 
 const deps = await customerApiDeps(readCustomerApiConfig());
 const common = {

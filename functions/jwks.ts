@@ -1,7 +1,7 @@
 import { readJwksConfig } from '../lib/config.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { cacheable } from '../lib/http/responses.ts';
-import { jwksDeps } from '../lib/wiring.ts';
+import { jwksDeps } from '../lib/wiring/authorizer.ts';
 
 const deps = await jwksDeps(readJwksConfig());
 

@@ -2,7 +2,7 @@ import { LoginRequestSchema, loginExtended, toExtendedLoginResponse } from '../l
 import { readLoginConfig } from '../lib/config.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { ok } from '../lib/http/responses.ts';
-import { loginDeps } from '../lib/wiring.ts';
+import { loginDeps } from '../lib/wiring/sessions.ts';
 
 const deps = await loginDeps(readLoginConfig());
 

@@ -2,7 +2,7 @@ import { LoginRequestSchema, login, toLoginResponse } from '../lib/auth/login.ts
 import { readLoginConfig } from '../lib/config.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { ok } from '../lib/http/responses.ts';
-import { loginDeps } from '../lib/wiring.ts';
+import { loginDeps } from '../lib/wiring/sessions.ts';
 
 const deps = await loginDeps(readLoginConfig());
 

@@ -2,7 +2,7 @@ import { readLogoutConfig } from '../lib/config.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { noContent } from '../lib/http/responses.ts';
 import { endSession, RefreshRequestSchema } from '../lib/sessions/sessions.ts';
-import { logoutDeps } from '../lib/wiring.ts';
+import { logoutDeps } from '../lib/wiring/sessions.ts';
 
 const deps = await logoutDeps(readLogoutConfig());
 

@@ -3,7 +3,7 @@ import { parseTokenQuery } from '../lib/clients/token-request.ts';
 import { readOAuthIntrospectConfig } from '../lib/config.ts';
 import { oauthEndpoint } from '../lib/http/oauth-form.ts';
 import { ok } from '../lib/http/responses.ts';
-import { oauthIntrospectDeps } from '../lib/wiring.ts';
+import { oauthIntrospectDeps } from '../lib/wiring/oauth.ts';
 
 const deps = await oauthIntrospectDeps(readOAuthIntrospectConfig());
 

@@ -3,7 +3,7 @@ import { parseTokenRequest, toTokenResponse } from '../lib/clients/token-request
 import { readOAuthTokenConfig } from '../lib/config.ts';
 import { oauthEndpoint } from '../lib/http/oauth-form.ts';
 import { ok } from '../lib/http/responses.ts';
-import { oauthTokenDeps } from '../lib/wiring.ts';
+import { oauthTokenDeps } from '../lib/wiring/oauth.ts';
 
 const deps = await oauthTokenDeps(readOAuthTokenConfig());
 

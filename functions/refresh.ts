@@ -2,7 +2,7 @@ import { readRefreshConfig } from '../lib/config.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { ok } from '../lib/http/responses.ts';
 import { RefreshRequestSchema, refreshSession, toRefreshResponse } from '../lib/sessions/sessions.ts';
-import { refreshDeps } from '../lib/wiring.ts';
+import { refreshDeps } from '../lib/wiring/sessions.ts';
 
 const deps = await refreshDeps(readRefreshConfig());
 

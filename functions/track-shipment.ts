@@ -2,7 +2,7 @@ import { readShipmentsConfig } from '../lib/config.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { ok } from '../lib/http/responses.ts';
 import { TrackingParamsSchema, trackShipment } from '../lib/shipments/shipments.ts';
-import { shipmentDeps } from '../lib/wiring.ts';
+import { shipmentDeps } from '../lib/wiring/shipments.ts';
 
 const deps = shipmentDeps(readShipmentsConfig());
 

@@ -65,8 +65,14 @@ export async function serverlessEsbuildOptions(): Promise<Parameters<typeof buil
 
 /** The authorizer's floors (dev/bench/floors/authorizer.ts), as the cold-start part names its variants. */
 export const AUTHORIZER_FLOORS = [
-  { variant: 'floor: jose + GetItem', file: 'authorizer-floor.mjs', ssm: false },
-  { variant: 'floor: jose + GetItem + SSM', file: 'authorizer-floor-ssm.mjs', ssm: true },
+  { variant: 'floor: jose + GetItem', file: 'authorizer-floor.mjs', ssm: false, logs: false },
+  { variant: 'floor: jose + GetItem + SSM', file: 'authorizer-floor-ssm.mjs', ssm: true, logs: false },
+  {
+    variant: 'floor: jose + GetItem + SSM + logs and metrics',
+    file: 'authorizer-floor-logged.mjs',
+    ssm: true,
+    logs: true,
+  },
 ] as const;
 
 /**
@@ -81,7 +87,10 @@ export async function buildAuthorizerFloors(dir: string): Promise<FloorBundle[]>
     await build({
       ...options,
       entryPoints: [join(ROOT, 'dev/bench/floors/authorizer.ts')],
-      define: { 'process.env.FLOOR_SSM': JSON.stringify(String(floor.ssm)) },
+      define: {
+        'process.env.FLOOR_SSM': JSON.stringify(String(floor.ssm)),
+        'process.env.FLOOR_LOGS': JSON.stringify(String(floor.logs)),
+      },
       outfile,
       logLevel: 'error',
     });

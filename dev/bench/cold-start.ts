@@ -12,7 +12,7 @@
  *   esbuild options but the AWS SDK left out, as the nodejs24.x runtime provides it (loaded
  *   here from node_modules, as the runtime loads its own unbundled copy): the way to a
  *   ~20 KiB artifact, and what it would cost at cold start;
- * - for login also `bundled, a DynamoDB client per store`: the same bundle with lib/wiring.ts
+ * - for login also `bundled, a DynamoDB client per store`: the same bundle with lib/wiring/shared.ts
  *   building a client for each of its three stores, as before one client per container, so
  *   the report shows what sharing one saves at cold start;
  * - for the authorizer also its floors (dev/bench/floors/authorizer.ts, built by
@@ -83,10 +83,10 @@ const SHARED_CLIENT = 'let client = clients.get(key);';
 const clientPerStorePlugin: Plugin = {
   name: 'client-per-store',
   setup(pluginBuild) {
-    pluginBuild.onLoad({ filter: /[\\/]lib[\\/]wiring\.ts$/ }, async ({ path }) => {
+    pluginBuild.onLoad({ filter: /[\\/]lib[\\/]wiring[\\/]shared\.ts$/ }, async ({ path }) => {
       const source = await readFile(path, 'utf8');
       if (source.split(SHARED_CLIENT).length !== 2)
-        throw new Error(`lib/wiring.ts: no single "${SHARED_CLIENT}"`);
+        throw new Error(`lib/wiring/shared.ts: no single "${SHARED_CLIENT}"`);
       return {
         contents: source.replace(SHARED_CLIENT, 'let client: DynamoDBDocumentClient | undefined;'),
         loader: 'ts',

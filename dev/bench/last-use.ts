@@ -11,8 +11,8 @@
  */
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailure } from '../../lib/aws/errors.ts';
-import { LAST_USE_PRECISION_MS } from '../../lib/clients/clients.ts';
 import { clientKey } from '../../lib/clients/dynamodb-items.ts';
+import { LAST_USE_PRECISION_MS } from '../../lib/clients/secrets.ts';
 import { type SeededClient, seedClient } from './stage.ts';
 
 export interface DueClients {

@@ -8,6 +8,8 @@ import { type Bundle, CLIENT_PER_STORE, type ColdStartResult, type FloorBundle }
 
 /** The authorizer floor the design can reach: AWS stages read the key set from SSM. */
 export const REACHABLE_FLOOR = 'floor: jose + GetItem + SSM';
+/** The size floor of an authorizer that keeps its logs and metrics, with the stack's tools (Powertools). */
+export const LOGGED_FLOOR = 'floor: jose + GetItem + SSM + logs and metrics';
 export const BARE_FLOOR = 'floor: jose + GetItem';
 
 /** A cold-start variant's time beyond its function's empty handler. */

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
-import { beyondEmpty, REACHABLE_FLOOR } from './report-artifacts.ts';
+import { beyondEmpty, LOGGED_FLOOR, REACHABLE_FLOOR } from './report-artifacts.ts';
 import { exactTimes, kib, ms, plainMs, table, times, us, verdict } from './report-format.ts';
 import type { BenchResults } from './report-run.ts';
 
@@ -65,10 +65,13 @@ function measured(results: BenchResults): Map<string, number> {
   }
   const authorizerBundle = results.bundles.find((bundle) => bundle.function === 'authorizer');
   const reachableFloor = results.floors.find((floor) => floor.floor === REACHABLE_FLOOR);
+  const loggedFloor = results.floors.find((floor) => floor.floor === LOGGED_FLOOR);
   if (authorizerBundle !== undefined) {
     set('authorizerZipBytes', authorizerBundle.zipBytes);
     if (reachableFloor !== undefined)
-      set('authorizerBundle', authorizerBundle.gzipBytes / reachableFloor.gzipBytes);
+      set('authorizerBundleBare', authorizerBundle.gzipBytes / reachableFloor.gzipBytes);
+    if (loggedFloor !== undefined)
+      set('authorizerBundle', authorizerBundle.gzipBytes / loggedFloor.gzipBytes);
   }
   const cold = beyondEmpty(results.coldStart, 'authorizer', 'bundled');
   const coldFloor = beyondEmpty(results.coldStart, 'authorizer', REACHABLE_FLOOR);

@@ -9,9 +9,9 @@ import { readOwned, type Table, updateOwned } from '../aws/owned-items.ts';
 import { createClientTokenRevoker } from '../revocation/dynamodb.ts';
 import type { ClientStatusReader, ClientTokenRevoker } from '../revocation/revocation.ts';
 import { type Clock, systemClock } from '../time.ts';
-import { type ClientReader, type ClientUseRecorder, LAST_USE_PRECISION_MS } from './clients.ts';
+import type { ClientReader, ClientUseRecorder } from './clients.ts';
 import { clientKey, clientOwner, secretsOf, toClient } from './dynamodb-items.ts';
-import { isLive } from './secrets.ts';
+import { isLive, LAST_USE_PRECISION_MS } from './secrets.ts';
 
 /**
  * The authorizer's read, as the users' (readOwned). Its secret ids are the live ones at the

@@ -16,7 +16,8 @@ import {
   type ClientAuthDeps,
   type ClientCredentials,
 } from './client-auth.ts';
-import { grantedScopes, lastUseDue } from './clients.ts';
+import { grantedScopes } from './clients.ts';
+import { lastUseDue } from './secrets.ts';
 
 export interface GrantDeps extends ClientAuthDeps {
   readonly tokens: ClientTokenIssuer;

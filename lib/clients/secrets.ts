@@ -147,3 +147,14 @@ export function secretRemovalRefusal(
     return 'last-lasting-secret';
   return undefined;
 }
+
+/**
+ * A secret's last use is written at most once per LAST_USE_PRECISION_MS (lucia's pattern for
+ * sessions): the grant knows from the client item it read whether the stored time is that old,
+ * so the grants in between cost no write.
+ */
+export const LAST_USE_PRECISION_MS = 60 * 60 * 1000;
+
+/** Whether a grant at `now` with a secret last used at `lastUsedAt` records its use. */
+export const lastUseDue = (lastUsedAt: string | undefined, now: Date) =>
+  lastUsedAt === undefined || now.getTime() - Date.parse(lastUsedAt) >= LAST_USE_PRECISION_MS;

@@ -46,7 +46,7 @@ import { MAX_REVOKED_SESSIONS } from '../../lib/revocation/revocation.ts';
 import { PROTECTED_ROUTES } from '../../lib/scopes.ts';
 import { tableNames } from '../../lib/stage.ts';
 import type { Caller } from '../../lib/tokens/claims.ts';
-import { administrationDeps, administrationStores } from '../../lib/wiring.ts';
+import { administrationDeps, administrationStores } from '../../lib/wiring/customer.ts';
 import {
   alarmedMetrics,
   alarmMetricStats,
@@ -880,7 +880,7 @@ describe('the prod CloudFormation template', () => {
     });
 
     it('sends from the administrators’ API only requests its role allows, and its role allows nothing that API never sends', async () => {
-      // lib/customer/administration.ts on the DynamoDB adapters, wired as lib/wiring.ts
+      // lib/customer/administration.ts on the DynamoDB adapters, wired as lib/wiring/customer.ts
       // customerApiDeps wires them, every route's operation run once against a client that
       // answers with a customer's administrator, its clients, a locked counter and no events.
       const tables = tableNames('prod');

@@ -299,6 +299,7 @@ describe('npm run bench -- --quick', () => {
       expect.arrayContaining([
         "authorizer's floor: jose + GetItem",
         "authorizer's floor: jose + GetItem + SSM",
+        "authorizer's floor: jose + GetItem + SSM + logs and metrics",
       ]),
     );
     for (const [name = '', zip, , raw, gzip] of bundles) {
@@ -377,6 +378,7 @@ describe('npm run bench -- --quick', () => {
       expect.stringMatching(/^Login overhead beyond the compare/),
       expect.stringMatching(/^Login-extended: one DynamoDB round trip/),
       expect.stringMatching(/^Authorizer warm ≤ 1\.10× a bare jose jwtVerify$/),
+      expect.stringMatching(/^Authorizer bundle ≤ 1\.10× jose \+ GetItem \+ SSM/),
       expect.stringMatching(/^Authorizer artifact ≤ 20 KiB/),
       expect.stringMatching(/^Client credentials grant against the secret check, one GetItem/),
     ]);

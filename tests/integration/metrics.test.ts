@@ -2,7 +2,7 @@
  * The business metrics as the real handlers write them: CloudWatch Embedded Metric Format
  * lines on stdout (what Lambda sends to CloudWatch, and what the local stack prints), with
  * the embedded DynamoDB behind the handlers. The alarms and the dashboard
- * (infra/alarms*.yml, infra/dashboard.cjs) read exactly these names and dimensions.
+ * (the alarms files of infra/, infra/dashboard.cjs) read exactly these names and dimensions.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

@@ -1,10 +1,11 @@
 /** An in-memory ClientRepository for unit tests, with the DynamoDB store's rules (tests/support/stores.ts checks both alike). */
+import type { ClientRecord, ClientRepository } from '../../lib/clients/clients.ts';
 import {
-  type ClientRecord,
-  type ClientRepository,
   LAST_USE_PRECISION_MS,
-} from '../../lib/clients/clients.ts';
-import { liveSecrets, planSecretAddition, secretRemovalRefusal } from '../../lib/clients/secrets.ts';
+  liveSecrets,
+  planSecretAddition,
+  secretRemovalRefusal,
+} from '../../lib/clients/secrets.ts';
 import { AppError } from '../../lib/errors.ts';
 import {
   type ClientTokenRevoker,

@@ -11,7 +11,7 @@ import { serverlessParams } from '../../infra/stage-params.ts';
 import { readLoginConfig, readOAuthTokenConfig, readRefreshConfig } from '../../lib/config.ts';
 import { rateLimitFields } from '../../lib/http/rate-limit.ts';
 import type { QuotaPolicy } from '../../lib/quota.ts';
-import { publishedLimits } from '../../lib/wiring.ts';
+import { publishedLimits } from '../../lib/wiring/throttle.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const STAGES = ['default', 'local', 'dev', 'prod'] as const;

@@ -39,7 +39,7 @@ import { RefreshRequestSchema } from '../../lib/sessions/sessions.ts';
 import { ShipmentRequestSchema, TrackingParamsSchema } from '../../lib/shipments/shipments.ts';
 import { importVerificationKeys, parseJwks } from '../../lib/tokens/keys.ts';
 import { createAccessTokenVerifier, createRefreshTokenVerifier } from '../../lib/tokens/verify.ts';
-import { publishedLimits } from '../../lib/wiring.ts';
+import { publishedLimits } from '../../lib/wiring/throttle.ts';
 import { lambdaContext, tokenEvent, trackingEvent } from '../fixtures/events.ts';
 import {
   assertDocumented,

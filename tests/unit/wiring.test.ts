@@ -1,6 +1,6 @@
-/** lib/wiring.ts: what a container builds once. */
+/** lib/wiring/: what a container builds once. */
 import { describe, expect, it } from 'vitest';
-import { documentClient } from '../../lib/wiring.ts';
+import { documentClient } from '../../lib/wiring/shared.ts';
 
 describe('wiring', () => {
   it('builds one DynamoDB client per container for every store that reaches the same endpoint', () => {

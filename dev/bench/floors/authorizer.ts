@@ -6,12 +6,17 @@
  * esbuild options, so its size and cold start are what the real authorizer is measured
  * against (docs/PERFORMANCE.md). It reads the environment the real authorizer gets.
  *
- * Built twice: as it stands (`FLOOR_SSM` defined as "true"), it also reads the key set from
- * SSM when VERIFICATION_KEYS says `ssm:`, as every AWS stage does, with the SSM client loaded
- * only then, as lib/tokens/keys.ts loads it; with `FLOOR_SSM` "false" the minifier drops that
- * branch and the SSM client with it: jose and GetItem alone.
+ * Built three times: as it stands (`FLOOR_SSM` defined as "true"), it also reads the key set
+ * from SSM when VERIFICATION_KEYS says `ssm:`, as every AWS stage does, with the SSM client
+ * loaded only then, as lib/tokens/keys.ts loads it; with `FLOOR_SSM` "false" the minifier drops
+ * that branch and the SSM client with it: jose and GetItem alone. With `FLOOR_LOGS` "true" it
+ * also keeps what the authorizer must not lose, with the stack's own tools: a log line for a
+ * refusal (Powertools Logger) and the EMF line of its two counts (Powertools Metrics), as the
+ * warm floor's "jose + the EMF line".
  */
 import { readFileSync } from 'node:fs';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { createLocalJWKSet, jwtVerify } from 'jose';
@@ -32,7 +37,25 @@ const client = createDocumentClient({
   dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
 });
 
+const logs =
+  process.env.FLOOR_LOGS === 'true'
+    ? { logger: new Logger({ serviceName: 'floor' }), metrics: new Metrics({ namespace: 'floor' }) }
+    : undefined;
+
 export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
+  try {
+    return await decide(event);
+  } catch (error) {
+    logs?.logger.info('authorizer denied', { reason: String(error) });
+    throw error;
+  } finally {
+    logs?.metrics.addMetric('AuthorizerAllow', MetricUnit.Count, 1);
+    logs?.metrics.addMetric('RevocationCacheHit', MetricUnit.Count, 1);
+    logs?.metrics.publishStoredMetrics();
+  }
+}
+
+async function decide(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
   const token = /^Bearer (\S+)$/.exec(event.headers?.Authorization ?? '')?.[1];
   if (token === undefined) throw new Error('Unauthorized');
   const { payload } = await jwtVerify(token, keys, {

@@ -1,6 +1,6 @@
 /**
  * A keyring leaked before a routine rotation (docs/deploying.md "A signing key leaked"): the
- * admin CLI on real key files, and the authorizer as a function wires it (lib/wiring.ts
+ * admin CLI on real key files, and the authorizer as a function wires it (lib/wiring/authorizer.ts
  * loading the key set file, the real verifier, the revocation check on the embedded DynamoDB).
  *
  * The authorizer reloads the key set every KEY_RELOAD_INTERVAL (1 s here, 5 min on prod) and
@@ -22,7 +22,7 @@ import { tableNames } from '../../../lib/stage.ts';
 import { epochSeconds } from '../../../lib/time.ts';
 import { ACCESS_TOKEN_TYPE } from '../../../lib/tokens/claims.ts';
 import { type Keyring, type PrivateJwk, parseJwks, parseKeyring } from '../../../lib/tokens/keys.ts';
-import { authorizerDeps } from '../../../lib/wiring.ts';
+import { authorizerDeps } from '../../../lib/wiring/authorizer.ts';
 import { localKeyLocation, revokeAllKeys } from '../../../ops/admin/keys.ts';
 import { generateKeyring, publishedKeys } from '../../../ops/keys/keyring.ts';
 import { authorizerEvent } from '../../fixtures/events.ts';
