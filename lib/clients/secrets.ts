@@ -131,7 +131,9 @@ export function planSecretAddition(
 /**
  * Why removing `secretId` from `secrets` at `now` may not be done, or undefined: it must be
  * live, and not the last live one. With `keepLasting` (the self-service API's rule), not the last
- * that does not expire while others do either: the client would stop by itself when they end.
+ * that does not expire while others do either, once it has got a token: a client runs on it, and
+ * would stop by itself when the others end. One never used runs nothing, and goes: the one a roll
+ * whose answer was lost left, which nobody saw (docs/FAULTS.md, invariant 11).
  */
 export function secretRemovalRefusal(
   secrets: readonly ClientSecret[],
@@ -143,7 +145,8 @@ export function secretRemovalRefusal(
   if (!live.some((secret) => secret.id === secretId)) return 'no-such-secret';
   const staying = live.filter((secret) => secret.id !== secretId);
   if (staying.length === 0) return 'last-live-secret';
-  if (options.keepLasting === true && staying.every((secret) => secret.expiresAt !== undefined))
+  const used = live.some((secret) => secret.id === secretId && secret.lastUsedAt !== undefined);
+  if (options.keepLasting === true && used && staying.every((secret) => secret.expiresAt !== undefined))
     return 'last-lasting-secret';
   return undefined;
 }

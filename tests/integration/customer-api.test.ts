@@ -477,13 +477,40 @@ describe('the self-service API', () => {
         request(alice, 'POST', SECRETS, { params: { clientId }, body: { expireOthersInSeconds: 86_400 } }),
       ),
     );
-    // The new secret is the only one without an end: removing it would leave the client to stop by itself.
+    // The new secret, in use, is the only one without an end: removing it would leave the client to stop by itself.
+    expect(await grantStatus({ clientId, secret: String(roll.clientSecret) })).toBe(200);
     const kept = await call(
       api,
       request(alice, 'DELETE', SECRET, { params: { clientId, secretId: roll.secretId } }),
     );
     expect(kept.statusCode).toBe(409);
     expect(bodyOf(kept).detail).toMatch(/does not expire/);
+    // One that never got a token runs nothing, and goes; the first keeps the end the roll gave it.
+    const other = bodyOf(
+      await call(
+        api,
+        request(alice, 'POST', CLIENTS, { body: { name: 'Unused', scopes: ['tracking:read'] } }),
+      ),
+    );
+    const otherId = String(other.client.clientId);
+    const unused = bodyOf(
+      await call(
+        api,
+        request(alice, 'POST', SECRETS, {
+          params: { clientId: otherId },
+          body: { expireOthersInSeconds: 86_400 },
+        }),
+      ),
+    );
+    const gone = await call(
+      api,
+      request(alice, 'DELETE', SECRET, { params: { clientId: otherId, secretId: unused.secretId } }),
+    );
+    expect(gone.statusCode).toBe(204);
+    const left = bodyOf(await call(api, request(alice, 'GET', CLIENT, { params: { clientId: otherId } })));
+    expect(left.secrets).toEqual([
+      expect.objectContaining({ secretId: other.secretId, expiresAt: expect.any(String) }),
+    ]);
 
     expect(
       (await call(api, request(alice, 'PATCH', CLIENT, { params: { clientId }, body: { enabled: false } })))

@@ -47,10 +47,15 @@ describe('removing a secret', () => {
     expect(secretRemovalRefusal([secret('a'), secret('b')], 'a', NOW)).toBeUndefined();
   });
 
-  it('keeps the last secret that does not expire only when asked to (the self-service API’s rule)', () => {
-    const rolled = [secret('a'), secret('b', at(3600))];
+  it('keeps the last secret that does not expire, once used, only when asked to (the self-service API’s rule)', () => {
+    const rolled = [{ ...secret('a'), lastUsedAt: NOW.toISOString() }, secret('b', at(3600))];
     expect(secretRemovalRefusal(rolled, 'a', NOW)).toBeUndefined();
     expect(secretRemovalRefusal(rolled, 'a', NOW, { keepLasting: true })).toBe('last-lasting-secret');
     expect(secretRemovalRefusal(rolled, 'b', NOW, { keepLasting: true })).toBeUndefined();
+  });
+
+  it('lets a last lasting secret that never got a token go, as the one a lost answer left', () => {
+    const unseen = [secret('a'), secret('b', at(3600))];
+    expect(secretRemovalRefusal(unseen, 'a', NOW, { keepLasting: true })).toBeUndefined();
   });
 });
