@@ -93,6 +93,9 @@ export interface RevocationCheckDeps {
   readonly metrics: MetricsRecorder;
 }
 
+/** How far an eventually consistent read may lag a write, as the revocation bound counts it (docs/stages.md). */
+export const READ_LAG_SECONDS = 1;
+
 export function createRevocationCheck(deps: RevocationCheckDeps): RevocationCheck {
   const { metrics } = deps;
   const clock = deps.clock ?? systemClock;
@@ -109,11 +112,12 @@ export function createRevocationCheck(deps: RevocationCheckDeps): RevocationChec
   const users = cacheOf<UserStatus>();
   const clients = cacheOf<ClientStatus>();
   /**
-   * The cached status, unless it refuses a token issued after (or in the second) it was read:
-   * then the state the token was issued under (a client enabled again, a secret added, a user
-   * enabled) is read again, strongly consistent. A state read again in a token's second is read
-   * once more only after that second, whose read then settles the token: a refused token costs
-   * at most two reads more, however often it is presented.
+   * The cached status, unless it refuses a token issued after (or within READ_LAG_SECONDS of)
+   * its read: an eventually consistent read may predate the state the token was issued under (a
+   * client enabled again, a secret added, a user enabled), so that state is read again, strongly
+   * consistent. A state read again in a token's second is read once more only after that second,
+   * whose read then settles the token: a refused token costs at most two reads more, however
+   * often it is presented.
    */
   const revokedBy = async <TStatus>(
     cache: ReturnType<typeof cacheOf<TStatus>>,
@@ -133,8 +137,9 @@ export function createRevocationCheck(deps: RevocationCheckDeps): RevocationChec
     const cached = await pending;
     if (!refuses(cached.status)) return false;
     const readSecond = Math.floor(cached.readAt / 1000);
-    const stale =
-      !read && issuedAt >= readSecond && (!cached.again || Math.floor(clock().getTime() / 1000) > readSecond);
+    const stale = cached.again
+      ? issuedAt >= readSecond && Math.floor(clock().getTime() / 1000) > readSecond
+      : issuedAt >= readSecond - READ_LAG_SECONDS;
     if (!stale) return true;
     return refuses((await cache.get(key, load(true), cached.readAt + 1)).status);
   };

@@ -97,6 +97,30 @@ describe('the revocation check’s cache', () => {
     ]);
   });
 
+  it('confirms, strongly consistent, a first read’s refusal of a token issued within the read’s lag', async () => {
+    const { client, reads, now } = setUp();
+    // The client was enabled a moment ago; the eventually consistent read still says disabled.
+    const lagging = { ...client.status };
+    client.status = { ...client.status, enabled: true };
+    const laggingCheck = createRevocationCheck({
+      clients: {
+        async findClientStatus(_clientId, options) {
+          reads.push({ kind: 'client', consistent: options?.consistent === true });
+          return options?.consistent === true ? client.status : lagging;
+        },
+      },
+      users: { findStatus: async () => null },
+      cacheTtlMs: 30_000,
+      clock: () => new Date(now()),
+      metrics: noMetrics,
+    });
+    expect(await laggingCheck.isRevoked(clientToken(seconds(now()) - 1))).toBe(false);
+    expect(reads).toEqual([
+      { kind: 'client', consistent: false },
+      { kind: 'client', consistent: true },
+    ]);
+  });
+
   it('takes a secret added since the cached read for a token granted with it', async () => {
     const { check, client, reads, advance, now } = setUp();
     client.status = { ...client.status, enabled: true };
