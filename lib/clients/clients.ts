@@ -113,6 +113,11 @@ export const ClientNameSchema = v.pipe(
     /^[^\p{C}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]*$/u,
     'must not hold a control, format or invisible character',
   ),
+  // Blank or space-like but for the space itself: a no-break or wide space, the Braille blank, U+FFFC.
+  v.regex(
+    /^[^\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u2800\uFFFC]*$/u,
+    'must not hold a space other than U+0020, or a blank character',
+  ),
   v.check((name) => name.trim() === name, 'must not begin or end with a space'),
 );
 

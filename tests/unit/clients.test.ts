@@ -111,6 +111,10 @@ describe('client secrets', () => {
     ['refuses', 'a variation selector', 'Ware\uFE0Fhouse'],
     ['refuses', 'a private-use character', 'Ware\uE000house'],
     ['refuses', 'a lone surrogate', 'Ware\uD800house'],
+    ['refuses', 'a no-break space, which looks like a space', 'Ware\u00A0house'],
+    ['refuses', 'an ideographic space', 'Ware\u3000house'],
+    ['refuses', 'only Braille blanks, which look empty', '\u2800\u2800'],
+    ['refuses', 'an object replacement character', 'Ware\uFFFChouse'],
   ])('%s %s as a client name', (verb, _label, name) => {
     expect(v.is(ClientNameSchema, name)).toBe(verb === 'takes');
   });
