@@ -122,7 +122,13 @@ export function createUserStore(table: AccountsTable): UserStore {
 
     // A new password: the digest of a hash an upgrade replaced no longer names this password.
     setPasswordHash: (username, passwordHash) =>
-      updateAndRevoke(username, ['passwordHash = :hash'], { ':hash': passwordHash }, ['upgradedFromHash']),
+      updateAndRevoke(
+        username,
+        // When: an import run again tells a password set here since (kept) from another file's.
+        ['passwordHash = :hash', 'passwordSetAt = :now'],
+        { ':hash': passwordHash },
+        ['upgradedFromHash'],
+      ),
 
     setEnabled: (username, enabled) =>
       enabled

@@ -124,7 +124,16 @@ function limiter(limit: number) {
 }
 
 /** What an import compares of a stored user. */
-const USER_FIELDS = ['pk', 'sk', 'username', 'passwordHash', 'upgradedFromHash', 'enabled', 'customerId'];
+const USER_FIELDS = [
+  'pk',
+  'sk',
+  'username',
+  'passwordHash',
+  'upgradedFromHash',
+  'passwordSetAt',
+  'enabled',
+  'customerId',
+];
 
 /** The attributes a user item may lack: a move's item is unchanged only while they stay absent. */
 const OPTIONAL_FIELDS = ['customerId', 'depotCode', 'addressesSeen', 'revokedBefore', 'revokedSessions'];
@@ -368,6 +377,7 @@ export function createBulkAccountStore(options: BulkOptions): BulkAccountStore {
           username: String(item.username),
           passwordHash: String(item.passwordHash),
           upgradedFromHash: typeof item.upgradedFromHash === 'string' ? item.upgradedFromHash : null,
+          passwordSet: typeof item.passwordSetAt === 'string',
           enabled: item.enabled === true,
           customerId,
           hasMembership: memberKey !== undefined && members.has(`${memberKey.pk} ${memberKey.sk}`),

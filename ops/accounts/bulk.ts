@@ -305,6 +305,8 @@ export interface ExistingUser {
    * cost; null when no login upgraded it since the password was set.
    */
   readonly upgradedFromHash: string | null;
+  /** A password was set here (`user passwd`) since the user was made: `passwordSetAt` on its item. */
+  readonly passwordSet: boolean;
   readonly enabled: boolean;
   readonly customerId: string | null;
   readonly hasMembership: boolean;
@@ -346,7 +348,7 @@ export type UserPlan =
   /** The user item is there, its membership was not: an interrupted import. */
   | { readonly outcome: 'updated' }
   /**
-   * The same user with another password: left as it is, and no failure of the run.
+   * The same user with a password set here since (`user passwd`): left as it is, and no failure of the run.
    * `completesMembership`: its membership is missing (an interrupted write) and is written.
    */
   | { readonly outcome: 'kept'; readonly reason: string; readonly completesMembership: boolean }
@@ -379,10 +381,14 @@ export async function planUser(
       ? record.passwordHash === stored.passwordHash ||
         passwordHashDigest(record.passwordHash) === stored.upgradedFromHash
       : await samePassword(record.password ?? '', stored.passwordHash);
+  // Another password set here since (user passwd) is the user's own; any other difference is
+  // a wrong file or stage, and fails the run.
+  if (!samePasswordAsStored && !stored.passwordSet)
+    return { outcome: 'failed', reason: 'user exists with another password (left as it is)' };
   if (!samePasswordAsStored) {
     return {
       outcome: 'kept',
-      reason: 'user exists with another password (left as it is)',
+      reason: 'user exists with a password set since (left as it is)',
       completesMembership,
     };
   }
@@ -434,7 +440,7 @@ export const depotOf = (depotCodes: readonly string[]) => ({
 });
 
 /**
- * What became of a record. `kept` (a user with another password, left as it is) is reported by
+ * What became of a record. `kept` (a user with a password set here since, left as it is) is reported by
  * line, as `failed` is, but fails nothing: the table holds a newer password than the file.
  */
 export type Outcome = 'created' | 'unchanged' | 'updated' | 'skipped' | 'failed' | 'kept';

@@ -325,8 +325,8 @@ describeEachDynamo('admin import and export', (kind) => {
 
     expect(afterPasswd.code).toBe(0);
     expect(afterPasswd.out.slice(0, -1)).toEqual([
-      'line 3: user exists with another password (left as it is)',
-      'line 5: user exists with another password (left as it is)',
+      'line 3: user exists with a password set since (left as it is)',
+      'line 5: user exists with a password set since (left as it is)',
     ]);
     // `, kept 2` where the CLI's summary line counts kept users (docs/import-format.md).
     expect(afterPasswd.out.at(-1)).toMatch(
@@ -377,7 +377,7 @@ describeEachDynamo('admin import and export', (kind) => {
     const run = await admin(stage, ['import', EXAMPLE]);
 
     expect(run.code).toBe(0);
-    expect(run.out[0]).toBe('line 3: user exists with another password (left as it is)');
+    expect(run.out[0]).toBe('line 3: user exists with a password set since (left as it is)');
     expect(await members()).toEqual(['eshop-brno']);
     const brno = await accounts(stage).findByUsername('eshop-brno');
     expect(await bcrypt.compare('a-password-set-here-1', brno?.passwordHash ?? '')).toBe(true);

@@ -34,13 +34,15 @@ const stored = (fields: Partial<ExistingUser> = {}): ExistingUser => ({
   username: 'eshop-brno',
   passwordHash: legacy,
   upgradedFromHash: null,
+  passwordSet: false,
   enabled: true,
   customerId: 'C-2001',
   hasMembership: true,
   ...fields,
 });
 
-const KEPT = { outcome: 'kept', reason: 'user exists with another password (left as it is)' };
+const KEPT = { outcome: 'kept', reason: 'user exists with a password set since (left as it is)' };
+const ANOTHER = { outcome: 'failed', reason: 'user exists with another password (left as it is)' };
 
 describe('an imported user met again', () => {
   it('is unchanged when the table holds the record’s hash', async () => {
@@ -54,11 +56,12 @@ describe('an imported user met again', () => {
   });
 
   it('is kept, not failed, when its password was set here since, whatever the login re-hashed before', async () => {
-    const afterPasswd = stored({ passwordHash: changed });
+    const afterPasswd = stored({ passwordHash: changed, passwordSet: true });
     // A digest of another hash than the record's names another password.
     const afterOtherUpgrade = stored({
       passwordHash: upgraded,
       upgradedFromHash: passwordHashDigest(changed),
+      passwordSet: true,
     });
 
     expect(await planUser(record(), afterPasswd, samePassword)).toEqual({
@@ -71,7 +74,11 @@ describe('an imported user met again', () => {
   it('takes the digest for the hash it is made of only, never for a hash itself', async () => {
     const digestAsHash = stored({ passwordHash: upgraded, upgradedFromHash: legacy });
 
-    expect(await planUser(record(), digestAsHash, samePassword)).toMatchObject(KEPT);
+    expect(await planUser(record(), digestAsHash, samePassword)).toEqual(ANOTHER);
+  });
+
+  it('fails a user whose password differs though none was set here since: another file, or another stage', async () => {
+    expect(await planUser(record(), stored({ passwordHash: changed }), samePassword)).toEqual(ANOTHER);
   });
 
   it('compares a plain password with the stored hash, re-hashed or set since', async () => {
@@ -80,18 +87,24 @@ describe('an imported user met again', () => {
     expect(await planUser(plain, stored({ passwordHash: upgraded }), samePassword)).toEqual({
       outcome: 'unchanged',
     });
-    expect(await planUser(plain, stored({ passwordHash: changed }), samePassword)).toMatchObject(KEPT);
+    expect(
+      await planUser(plain, stored({ passwordHash: changed, passwordSet: true }), samePassword),
+    ).toMatchObject(KEPT);
   });
 
   it('completes the missing membership of a user it keeps, and of one unchanged', async () => {
     const interrupted = { hasMembership: false };
 
-    expect(await planUser(record(), stored({ ...interrupted, passwordHash: changed }), samePassword)).toEqual(
-      {
-        ...KEPT,
-        completesMembership: true,
-      },
-    );
+    expect(
+      await planUser(
+        record(),
+        stored({ ...interrupted, passwordHash: changed, passwordSet: true }),
+        samePassword,
+      ),
+    ).toEqual({
+      ...KEPT,
+      completesMembership: true,
+    });
     expect(await planUser(record(), stored(interrupted), samePassword)).toEqual({ outcome: 'updated' });
   });
 
