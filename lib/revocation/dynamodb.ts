@@ -139,15 +139,16 @@ export function createSessionTokenRevoker(
         max: MAX_REVOKED_SESSIONS,
       });
       // The cutoff reaches every listed session's tokens too (all issued before it): the list goes.
-      if (listed === 'full')
-        await moveRevocationCutoff({
-          ...deps,
-          key,
-          owner,
-          assignments: [],
-          values: {},
-          remove: ['revokedSessions'],
-        });
+      if (listed !== 'full') return 'listed';
+      await moveRevocationCutoff({
+        ...deps,
+        key,
+        owner,
+        assignments: [],
+        values: {},
+        remove: ['revokedSessions'],
+      });
+      return 'cutoff';
     },
   };
 }

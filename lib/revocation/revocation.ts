@@ -24,7 +24,7 @@ export interface SessionTokenRevoker {
    * user. Beside MAX_REVOKED_SESSIONS listed ones, moves the user's cutoff instead, which ends
    * every earlier token and session of the user and empties the list.
    */
-  revokeSessionTokens(username: string, sessionId: string, until: number): Promise<void>;
+  revokeSessionTokens(username: string, sessionId: string, until: number): Promise<'listed' | 'cutoff'>;
 }
 
 export interface ClientStatus {

@@ -125,11 +125,12 @@ async function notCurrent(
   }
   // The access tokens first: if the session's revocation then fails, the client's retry
   // finds the session still live, detects the reuse again and finishes both.
-  await deps.users.revokeSessionTokens(
+  const revoked = await deps.users.revokeSessionTokens(
     step.username,
     step.sessionId,
-    epochSeconds(step.now) + deps.accessTtlSeconds,
+    lastTokenExpiry(step.now, deps.accessTtlSeconds),
   );
+  if (revoked === 'cutoff') signedOutEverywhere(deps.logger, step.username);
   await deps.store.revoke(step.sessionId, 'reuse', step.now);
   deps.logger.warn('refresh token reuse: session revoked', {
     sessionId: step.sessionId,
@@ -140,7 +141,8 @@ async function notCurrent(
   return null;
 }
 
-export interface LogoutDeps extends Pick<RefreshDeps, 'store' | 'refreshTokens' | 'clock' | 'metrics'> {
+export interface LogoutDeps
+  extends Pick<RefreshDeps, 'store' | 'refreshTokens' | 'clock' | 'metrics' | 'logger'> {
   readonly users: SessionTokenRevoker;
   /** The session's access tokens are listed as revoked this long: the last one issued expires by then. */
   readonly accessTtlSeconds: number;
@@ -161,14 +163,29 @@ export async function endSession(deps: LogoutDeps, refreshToken: string): Promis
   const now = (deps.clock ?? systemClock)();
   // The access tokens first, as for reuse: if ending the session then fails, the answer is a
   // 503 and the client's retry finishes both.
-  await deps.users.revokeSessionTokens(
+  const revoked = await deps.users.revokeSessionTokens(
     claims.username,
     claims.sessionId,
-    epochSeconds(now) + deps.accessTtlSeconds,
+    lastTokenExpiry(now, deps.accessTtlSeconds),
   );
+  if (revoked === 'cutoff') signedOutEverywhere(deps.logger, claims.username);
   await deps.store.revoke(claims.sessionId, 'logout', now);
   deps.metrics.count({ name: 'Logout' });
 }
+
+/** A refresh in flight when its session ends is answered within API Gateway's 29 s integration timeout. */
+export const REFRESH_IN_FLIGHT_SECONDS = 30;
+
+/**
+ * Until when a session ended at `now` may hold a live access token: one issued now lives
+ * `accessTtlSeconds`, one a refresh in flight issues REFRESH_IN_FLIGHT_SECONDS later at most.
+ */
+const lastTokenExpiry = (now: Date, accessTtlSeconds: number) =>
+  epochSeconds(now) + accessTtlSeconds + REFRESH_IN_FLIGHT_SECONDS;
+
+/** MAX_REVOKED_SESSIONS listed already: the user's cutoff moved instead, ending every session of it. */
+const signedOutEverywhere = (logger: Pick<Logger, 'warn'>, username: string) =>
+  logger.warn('revoked sessions full: every session of the user ended', { username });
 
 /** The body of /token/refresh and /logout. The limit bounds the work a request can cause. */
 export const RefreshRequestSchema = v.object({

@@ -86,6 +86,7 @@ export async function logoutDeps(config: LogoutConfig): Promise<LogoutDeps & Mea
       keys: await verificationKeys(config.keys, config.data.region),
       settings: config.tokens,
     }),
+    logger,
     metrics: emfMetrics(config.stage),
   };
 }

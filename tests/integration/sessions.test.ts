@@ -9,15 +9,20 @@ import { beforeAll, expect, it } from 'vitest';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
-import { createRevocationCheck } from '../../lib/revocation/revocation.ts';
 import type { RefreshStep, SessionStore } from '../../lib/sessions/repository.ts';
-import { endSession, type RefreshDeps, refreshSession, startSession } from '../../lib/sessions/sessions.ts';
+import {
+  endSession,
+  REFRESH_IN_FLIGHT_SECONDS,
+  type RefreshDeps,
+  refreshSession,
+  startSession,
+} from '../../lib/sessions/sessions.ts';
 import { createTokenIssuer, type IssuedTokens } from '../../lib/tokens/issue.ts';
 import { createAccessTokenVerifier, createRefreshTokenVerifier } from '../../lib/tokens/verify.ts';
 import { codeOf } from '../support/errors.ts';
 import { TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
-import { memoryClients } from '../support/memory-clients.ts';
 import { noMetrics } from '../support/memory-metrics.ts';
+import { revocationAt } from '../support/revoked.ts';
 import { respellings } from '../support/spellings.ts';
 import {
   ACCOUNT_STORES,
@@ -112,14 +117,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     if (user === null) throw new Error('user not created');
     const other = await startSession(deps(), user, now);
     const second = await refresh(tokens);
-    const revocation = createRevocationCheck({
-      clients: memoryClients(),
-      metrics: noMetrics,
-      users: accounts,
-      cacheTtlMs: 0,
-    });
-    const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
-    const revoked = async (token: string) => revocation.isRevoked(await access.verify(token));
+    const { revoked } = revocationAt(accounts, keys, clock);
     expect(await revoked(second.accessToken)).toBe(false);
 
     expect(await codeOf(refresh(tokens))).toBe('INVALID_REFRESH_TOKEN');
@@ -136,7 +134,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     await codeOf(refresh(tokens));
     const first = String(decodeJwt(tokens.refreshToken).sid);
     expect((await accounts.findStatus(username))?.revokedSessions).toEqual(new Set([first]));
-    now = new Date(now.getTime() + (TOKEN_SETTINGS.accessTtlSeconds + 1) * 1000);
+    now = new Date(now.getTime() + (TOKEN_SETTINGS.accessTtlSeconds + REFRESH_IN_FLIGHT_SECONDS + 1) * 1000);
     const user = await accounts.findByUsername(username);
     if (user === null) throw new Error('user not found');
     const later = await startSession(deps(), user, now);
@@ -237,14 +235,7 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
       },
     };
     const raced = await refreshSession({ ...deps(), users: racing }, tokens.refreshToken);
-    const check = createRevocationCheck({
-      clients: memoryClients(),
-      metrics: noMetrics,
-      users: accounts,
-      cacheTtlMs: 0,
-    });
-    const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
-    expect(await check.isRevoked(await access.verify(raced.accessToken))).toBe(true);
+    expect(await revocationAt(accounts, keys, clock).revoked(raced.accessToken)).toBe(true);
     expect(await codeOf(refresh(raced))).toBe('INVALID_REFRESH_TOKEN');
   });
 
@@ -368,14 +359,8 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
 
   it('revokes earlier access tokens at the authorizer check, and not later ones', async () => {
     const { username, tokens } = await loggedIn();
-    const check = createRevocationCheck({
-      clients: memoryClients(),
-      metrics: noMetrics,
-      users: accounts,
-      cacheTtlMs: 0,
-    });
-    const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
-    const claims = await access.verify(tokens.accessToken);
+    const check = revocationAt(accounts, keys, clock);
+    const claims = await check.verify(tokens.accessToken);
     expect(await check.isRevoked(claims)).toBe(false);
     await accounts.setPasswordHash(username, '$2b$04$other');
     expect(await check.isRevoked(claims)).toBe(true);
@@ -383,22 +368,13 @@ describeStoreContract('sessions', BACKENDS, (backend) => {
     const user = await accounts.findByUsername(username);
     if (user === null) throw new Error('user gone');
     const fresh = await startSession(deps(), user, now);
-    expect(await check.isRevoked(await access.verify(fresh.accessToken))).toBe(false);
+    expect(await check.revoked(fresh.accessToken)).toBe(false);
   });
 
   it('revokes the tokens of a removed user even when the name is created again', async () => {
     const { username, tokens } = await loggedIn();
-    const check = createRevocationCheck({
-      clients: memoryClients(),
-      metrics: noMetrics,
-      users: accounts,
-      cacheTtlMs: 0,
-    });
-    const claims = await createAccessTokenVerifier({
-      keys: keys.verifiers,
-      settings: TOKEN_SETTINGS,
-      clock,
-    }).verify(tokens.accessToken);
+    const check = revocationAt(accounts, keys, clock);
+    const claims = await check.verify(tokens.accessToken);
     await accounts.removeUser(username);
     expect(await check.isRevoked(claims)).toBe(true);
     await accounts.createUser({ username, passwordHash: '$2b$04$hash', customerId: null });

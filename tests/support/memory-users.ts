@@ -14,7 +14,7 @@ import {
 import { foldUsername } from '../../lib/accounts/username-key.ts';
 import { hashPassword } from '../../lib/auth/passwords.ts';
 import { AppError } from '../../lib/errors.ts';
-import { revocationCutoff } from '../../lib/revocation/revocation.ts';
+import { MAX_REVOKED_SESSIONS, revocationCutoff } from '../../lib/revocation/revocation.ts';
 import { type Clock, epochSeconds, systemClock } from '../../lib/time.ts';
 
 export const TEST_COST = 4;
@@ -94,11 +94,18 @@ function accountsOn(state: State, clock: Clock): MemoryAccounts {
     },
 
     async revokeSessionTokens(username, sessionId, until) {
-      if (!records.has(username)) return;
+      if (!records.has(username)) return 'listed';
       const revoked = state.revokedSessions.get(username) ?? new Map<string, number>();
       const nowSeconds = epochSeconds(clock());
       for (const [id, expires] of revoked) if (expires < nowSeconds) revoked.delete(id);
+      // Full, as the DynamoDB store: the cutoff moves instead and the list goes.
+      if (!revoked.has(sessionId) && revoked.size >= MAX_REVOKED_SESSIONS) {
+        revoke(username);
+        state.revokedSessions.delete(username);
+        return 'cutoff';
+      }
       state.revokedSessions.set(username, revoked.set(sessionId, until));
+      return 'listed';
     },
 
     async createUser({ username, passwordHash, customerId }) {
