@@ -24,15 +24,22 @@ export const ENDING_HOLD_MS = 30_000;
  * consistent, because the index may still list an administration ended a moment ago. A grant
  * of a moment ago may be missing from it, which only refuses.
  */
-async function anotherAdministrator(deps: AdministrationDeps, customerId: string, username: string) {
+async function anotherAdministrator(
+  deps: AdministrationDeps,
+  customerId: string,
+  username: string,
+): Promise<'found' | 'being-ended' | 'none'> {
   const candidates = await deps.administrations.listAdministrators(customerId);
   const now = deps.clock().getTime();
+  let beingEnded = false;
   for (const name of candidates.filter((candidate) => candidate !== username)) {
     const other = await deps.administrations.findAdministration(name);
-    if (other?.admin === true && other.enabled && other.customerId === customerId && other.endingUntil <= now)
-      return true;
+    if (other?.admin !== true || !other.enabled || other.customerId !== customerId) continue;
+    if (other.endingUntil <= now) return 'found';
+    beingEnded = true;
   }
-  return false;
+  // Another administrator whose own end is under way: not the last, but not one to count on yet.
+  return beingEnded ? 'being-ended' : 'none';
 }
 
 const noSuchUser = () => new AppError('NOT_FOUND', { detail: REFUSALS.noSuchUser });
@@ -90,8 +97,11 @@ async function endAdministration(
   if (marked === 'not-administrator') return false;
   if (marked === 'in-progress') throw new AppError('CONFLICT', { detail: REFUSALS.endInProgress });
   try {
-    if (!(await anotherAdministrator(deps, customerId, username)))
-      throw new AppError('CONFLICT', { detail: REFUSALS.lastAdministrator });
+    const another = await anotherAdministrator(deps, customerId, username);
+    if (another !== 'found')
+      throw new AppError('CONFLICT', {
+        detail: another === 'being-ended' ? REFUSALS.endInProgress : REFUSALS.lastAdministrator,
+      });
     // On condition that the mark still holds: an end slower than its mark is refused, as an
     // end whose look could be stale by then. A write the SDK sent again after its answer was
     // lost finds its own mark gone with the administration: ended all the same.

@@ -43,6 +43,7 @@ export const administrationDeps = (
     retentionSeconds: stores.auditRetentionSeconds,
     metrics: context.metrics,
     warn: logAuditFailure(context.logger),
+    clock: context.clock,
   }),
   ...context,
 });
