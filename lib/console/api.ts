@@ -14,6 +14,8 @@ const API = `${location.pathname.replace(/\/console\/?$/, '')}/api/v1`;
 // bundle to the server's).
 export const RECENT_LOGIN_REQUIRED = 'urn:parcel-auth:problem:recent-login-required';
 export const INSUFFICIENT_SCOPE = 'urn:parcel-auth:problem:insufficient-scope';
+/** The scope a 403 insufficient-scope names when the caller is no administrator (lib/scopes.ts). */
+export const ADMIN_SCOPE = 'customer:admin';
 
 /** The signed-in administrator. */
 export interface Session {
@@ -36,17 +38,21 @@ interface Answer {
   /** The parsed body, or null for none or one that is not JSON. */
   readonly json: unknown;
   readonly retryAfter: string | null;
+  /** The scope a 403 names in its WWW-Authenticate (RFC 6750 §3), if any. */
+  readonly requiredScope: string | null;
 }
 
 /** An answer of the API that is not a success, with its problem+json body if it has one. */
 export class ApiError extends Error {
   readonly status: number;
   readonly problem: Problem | null;
+  readonly requiredScope: string | null;
 
   constructor(answer: Answer) {
     super(problemText(answer));
     this.status = answer.status;
     this.problem = problemOf(answer.json);
+    this.requiredScope = answer.requiredScope;
   }
 }
 /** The session is over (the refresh token was refused): sign in again. */
@@ -110,7 +116,14 @@ async function send(method: string, path: string, body?: unknown, accessToken?: 
   } catch {
     json = null;
   }
-  return { status: response.status, ok: response.ok, json, retryAfter: response.headers.get('Retry-After') };
+  const challenge = /\bscope="([^"]*)"/.exec(response.headers.get('WWW-Authenticate') ?? '');
+  return {
+    status: response.status,
+    ok: response.ok,
+    json,
+    retryAfter: response.headers.get('Retry-After'),
+    requiredScope: challenge?.[1] ?? null,
+  };
 }
 
 /** The tokens of a login or a refresh (POST /login, POST /token/refresh). */

@@ -2,7 +2,7 @@
  * The page around the views: which view and section shows, what a session leaves behind when it
  * ends, and how an action runs (busy, its failure said in the live region, the focus handed back).
  */
-import { ApiError, currentSession, endSession, INSUFFICIENT_SCOPE, SignedOut } from './api.ts';
+import { ADMIN_SCOPE, ApiError, currentSession, endSession, INSUFFICIENT_SCOPE, SignedOut } from './api.ts';
 import { Cancelled } from './dialogs.ts';
 import { byId, say } from './dom.ts';
 
@@ -77,6 +77,10 @@ export function takeFocusKey(): string | null {
   return key;
 }
 
+/** A 403 for want of administration, not for a scope beyond the administrator's own (said as it is). */
+const isNotAdministrator = (error: ApiError) =>
+  error.problem?.type === INSUFFICIENT_SCOPE && (error.requiredScope ?? ADMIN_SCOPE) === ADMIN_SCOPE;
+
 /**
  * Runs an action of the page, `button` marked busy meanwhile (aria-disabled, not disabled: it
  * keeps the focus, which a dialog it opens hands back to it); a second press while busy does
@@ -90,7 +94,7 @@ export async function run(button: HTMLElement | null, action: () => Promise<unkn
   } catch (error) {
     if (error instanceof SignedOut) showSignIn('Your session has ended. Sign in again.', 'error');
     else if (error instanceof Cancelled) say('Cancelled: nothing was changed.');
-    else if (error instanceof ApiError && error.problem?.type === INSUFFICIENT_SCOPE) showNotAdmin();
+    else if (error instanceof ApiError && isNotAdministrator(error)) showNotAdmin();
     else if (error instanceof ApiError) say(error.message, 'error');
     else say('The service could not be reached. Check the connection and try again.', 'error');
   } finally {

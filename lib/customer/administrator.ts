@@ -96,7 +96,10 @@ export function requireWithinOwn(
   const beyond = scopes.find((scope) => !admin.scopes.includes(scope));
   if (beyond === undefined) return;
   deps.metrics.count({ name: 'AdministrationRefused', reason: 'BeyondOwnScopes' });
-  throw new AppError('INSUFFICIENT_SCOPE', { requiredScope: beyond });
+  throw new AppError('INSUFFICIENT_SCOPE', {
+    requiredScope: beyond,
+    detail: `Your own access does not include ${beyond}: an administrator gives only the scopes it holds.`,
+  });
 }
 
 type EventDetails = Omit<NewAuditEvent, 'customerId' | 'type' | 'actor' | 'source' | 'sourceIp'>;

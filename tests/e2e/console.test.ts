@@ -33,6 +33,9 @@ const ADMIN_PASSWORD = `pw-${randomBytes(9).toString('base64url')}`;
 /** A user of the same customer the operator never granted administration. */
 const MEMBER = 'console-member';
 const MEMBER_PASSWORD = `pw-${randomBytes(9).toString('base64url')}`;
+/** An administrator of another customer, whose scopes an operator narrowed to tracking:read. */
+const NARROW = 'console-narrow';
+const NARROW_PASSWORD = `pw-${randomBytes(9).toString('base64url')}`;
 /** Wrong secrets of one client id before it locks (the local stage's default loginFailureLimit). */
 const CLIENT_FAILURE_LIMIT = 5;
 /** How long a check waits for the page: a function's first call on the local stack loads its bundle. */
@@ -45,6 +48,9 @@ beforeAll(async () => {
   await stackAdmin(stack, ['user', 'add', ADMIN, '--customer', CUSTOMER], `${ADMIN_PASSWORD}\n`);
   await stackAdmin(stack, ['user', 'admin', 'grant', ADMIN]);
   await stackAdmin(stack, ['user', 'add', MEMBER, '--customer', CUSTOMER], `${MEMBER_PASSWORD}\n`);
+  await stackAdmin(stack, ['user', 'add', NARROW, '--customer', 'C-CONSOLE-NARROW'], `${NARROW_PASSWORD}\n`);
+  await stackAdmin(stack, ['user', 'scopes', NARROW, '--scope', 'tracking:read']);
+  await stackAdmin(stack, ['user', 'admin', 'grant', NARROW]);
 });
 afterAll(() => stack?.stop());
 
@@ -267,6 +273,22 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       await other.getByRole('button', { name: 'Sign out' }).click();
       await region(other, 'Sign in').waitFor();
       expect(await status(other).innerText()).toBe('Signed out.');
+      await other.close();
+    });
+
+    it('says which scope is beyond a narrowed administrator’s own, and keeps it in the clients view', async () => {
+      const other = await context.newPage();
+      await signIn(other, NARROW, NARROW_PASSWORD);
+      await region(other, 'API clients').waitFor();
+
+      const create = other.getByRole('form', { name: 'Create a client' });
+      await create.getByLabel('Name').fill('Beyond');
+      await create.getByRole('checkbox', { name: /shipments:write/ }).check();
+      await create.getByRole('button', { name: 'Create client' }).click();
+
+      await expect.poll(() => status(other).innerText(), WAIT).toContain('does not include shipments:write');
+      expect(await region(other, 'API clients').isVisible()).toBe(true);
+      expect(await other.getByText('The customer has no API clients yet.').isVisible()).toBe(true);
       await other.close();
     });
 

@@ -590,6 +590,7 @@ describe('the self-service API', () => {
       expect(refused.statusCode).toBe(403);
       expect(bodyOf(refused).type).toBe('urn:parcel-auth:problem:insufficient-scope');
       expect(refused.headers?.['WWW-Authenticate']).toContain('scope="shipments:write"');
+      expect(bodyOf(refused).detail).toMatch(/does not include shipments:write/);
     }
     const stored = await clients.findClient(clientId);
     expect(stored).toMatchObject({ enabled: false, name: 'Wide' });

@@ -13,7 +13,7 @@ import { AUDIT_EVENT_TYPES } from '../../lib/audit/audit.ts';
 import { SECURITY_HEADERS } from '../../lib/console/serve.ts';
 import { AppError } from '../../lib/errors.ts';
 import { problemResponse } from '../../lib/http/problems.ts';
-import { SELF_SERVICE_CLIENT_SCOPES } from '../../lib/scopes.ts';
+import { ADMIN_SCOPE, SELF_SERVICE_CLIENT_SCOPES } from '../../lib/scopes.ts';
 
 let handler: typeof consoleHandler;
 /** The script as this run built it. */
@@ -80,6 +80,8 @@ describe('GET /console', () => {
     // The problem types the page acts on, as lib/http/problems.ts answers them.
     expect(built).toContain(`"${problemType('RECENT_LOGIN_REQUIRED')}"`);
     expect(built).toContain(`"${problemType('INSUFFICIENT_SCOPE')}"`);
+    // The scope whose want means "not an administrator", as lib/scopes.ts names it.
+    expect(built).toContain(`"${ADMIN_SCOPE}"`);
   });
 
   it('answers 304 with no body to the current ETag, alone, weak or in a list, and 200 to another', async () => {
