@@ -45,10 +45,19 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'long',
-          include: [...LONG_SUITES, FAULT_MATRIX],
+          include: LONG_SUITES,
           // One file at a time: the bench and the template variants each run `serverless
           // package`, and two framework processes started together share ~/.serverless.
           fileParallelism: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Beside `long` (vitest runs projects together): the matrix mostly waits on the SDK's
+          // timeouts, and runs no serverless process.
+          name: 'faults',
+          include: [FAULT_MATRIX],
           env: { FAULT_MATRIX: process.env.FAULT_MATRIX ?? 'sample' },
         },
       },
