@@ -1,9 +1,14 @@
 /**
  * Interleaved timing on a noisy machine: every round runs each variant for the same number
- * of calls, one variant after the other (A, B, C, then B, C, A, …, so none always goes first),
- * and keeps the round's mean per call. A variant's figure is the median of its round means:
- * a GC pause or a neighbour's burst spoils a round or two, not the result. Warm-up calls
- * before the first round are discarded.
+ * of calls, one variant after the other, and keeps the round's mean per call. A variant's figure
+ * is the median of its round means: a GC pause or a neighbour's burst spoils a round or two, not
+ * the result. Warm-up calls before the first round are discarded.
+ *
+ * The rounds' orders are a Williams design (balanced for first-order carry-over, as crossover
+ * trials are): each variant goes first equally often and follows each other variant equally
+ * often. A batch is slower right after another kind of work (the authorizer ran ~20 µs a call
+ * slower after the floor's synchronous verifies than after jose's), and a plain rotation (A, B,
+ * C, then B, C, A) keeps the same neighbour before each variant in every round.
  */
 import { performance } from 'node:perf_hooks';
 
@@ -56,6 +61,17 @@ async function batch(variant: Variant, calls: number): Promise<number> {
   return ((performance.now() - start) * 1000) / calls;
 }
 
+/**
+ * The orders of a Williams design for `n` variants: n rows for an even n, 2n for an odd one
+ * (each row then reversed as well), in which every variant follows every other equally often.
+ */
+export function williamsOrders(n: number): number[][] {
+  // 0, 1, n-1, 2, n-2, …: each difference between neighbours once.
+  const first = Array.from({ length: n }, (_, i) => (i % 2 === 1 ? (i + 1) / 2 : (n - i / 2) % n));
+  const rows = Array.from({ length: n }, (_, shift) => first.map((variant) => (variant + shift) % n));
+  return n % 2 === 0 ? rows : [...rows, ...rows.map((row) => [...row].reverse())];
+}
+
 /** Runs `variants` interleaved under `plan`; resolves with each one's Sample by name. */
 export async function interleaved<TName extends string>(
   variants: readonly Variant<TName>[],
@@ -66,9 +82,10 @@ export async function interleaved<TName extends string>(
     for (let index = 0; index < plan.warmup; index++) await variant.run(index);
   }
   const means = new Map<TName, number[]>(variants.map((variant) => [variant.name, []]));
+  const orders = williamsOrders(variants.length);
   for (let round = 0; round < plan.rounds; round++) {
-    for (let offset = 0; offset < variants.length; offset++) {
-      const variant = variants[(round + offset) % variants.length];
+    for (const index of orders[round % orders.length] ?? []) {
+      const variant = variants[index];
       if (variant === undefined) continue;
       means.get(variant.name)?.push(await batch(variant, plan.calls));
     }
