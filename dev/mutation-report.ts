@@ -18,6 +18,7 @@
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
+import { runMain } from './run-main.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 export const REPORT_PATH = resolve(ROOT, 'reports/mutation/mutation.json');
@@ -450,11 +451,4 @@ async function main(args: string[]): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) {
-  try {
-    process.exitCode = await main(process.argv.slice(2));
-  } catch (error) {
-    console.error(error instanceof Error ? error.message : error);
-    process.exitCode = 2;
-  }
-}
+if (import.meta.main) await runMain(main);

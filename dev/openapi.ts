@@ -28,6 +28,7 @@ import {
 } from '../lib/scopes.ts';
 import { RefreshRequestSchema } from '../lib/sessions/sessions.ts';
 import { ShipmentRequestSchema, TrackingParamsSchema } from '../lib/shipments/shipments.ts';
+import { runMain } from './run-main.ts';
 
 export const DOCUMENT_PATH = resolve(import.meta.dirname, '../docs/openapi.yaml');
 
@@ -231,11 +232,4 @@ async function main(args: readonly string[]): Promise<number> {
   return 1;
 }
 
-if (import.meta.main) {
-  try {
-    process.exitCode = await main(process.argv.slice(2));
-  } catch (error) {
-    console.error(error instanceof Error ? error.message : error);
-    process.exitCode = 2;
-  }
-}
+if (import.meta.main) await runMain(main);

@@ -13,6 +13,7 @@ import { inSeconds } from '../lib/config/schemas.ts';
 import type { Bounds, Setting, Value } from '../lib/config/shape.ts';
 import { SETTINGS, STAGES, type Stage } from '../lib/settings.ts';
 import { SERVICE } from '../lib/stage.ts';
+import { runMain } from './run-main.ts';
 
 export const DOCUMENTS = {
   stages: resolve(import.meta.dirname, '../docs/stages.md'),
@@ -161,11 +162,4 @@ async function main(args: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) {
-  try {
-    process.exitCode = await main(process.argv.slice(2));
-  } catch (error) {
-    console.error(error instanceof Error ? error.message : error);
-    process.exitCode = 2;
-  }
-}
+if (import.meta.main) await runMain(main);
