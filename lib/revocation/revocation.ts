@@ -90,15 +90,23 @@ export interface RevocationCheckDeps {
   readonly clients: ClientStatusReader;
   readonly cacheTtlMs: number;
   readonly clock?: Clock;
+  /** How a check waits for REREAD_INTERVAL_MS (tests move their clock instead). */
+  readonly sleep?: (ms: number) => Promise<void>;
   readonly metrics: MetricsRecorder;
 }
 
 /** How far an eventually consistent read may lag a write, as the revocation bound counts it (docs/stages.md). */
 export const READ_LAG_SECONDS = 1;
 
+/** The least time between two consistent reads of one state for tokens of their second. */
+export const REREAD_INTERVAL_MS = 100;
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export function createRevocationCheck(deps: RevocationCheckDeps): RevocationCheck {
   const { metrics } = deps;
   const clock = deps.clock ?? systemClock;
+  const sleep = deps.sleep ?? realSleep;
   /** A status, when its read began (epoch ms), and whether it was a read again (below). */
   type Read<TStatus> = { readonly status: TStatus | null; readonly readAt: number; readonly again: boolean };
   const cacheOf = <TStatus>() =>
@@ -115,9 +123,11 @@ export function createRevocationCheck(deps: RevocationCheckDeps): RevocationChec
    * The cached status, unless it refuses a token issued after (or within READ_LAG_SECONDS of)
    * its read: an eventually consistent read may predate the state the token was issued under (a
    * client enabled again, a secret added, a user enabled), so that state is read again, strongly
-   * consistent. A state read again in a token's second is read once more only after that second,
-   * whose read then settles the token: a refused token costs at most two reads more, however
-   * often it is presented.
+   * consistent. A token of the second of that read again may still postdate it (the seconds of
+   * `iat` tell no more): it is read again once REREAD_INTERVAL_MS have passed since, the check
+   * waiting for them if need be, until a read of a later second settles the token. A refused
+   * token costs at most 1000 / REREAD_INTERVAL_MS + 2 reads more, however often it is presented,
+   * and a token granted just after such a read is never refused for it.
    */
   const revokedBy = async <TStatus>(
     cache: ReturnType<typeof cacheOf<TStatus>>,
@@ -137,10 +147,9 @@ export function createRevocationCheck(deps: RevocationCheckDeps): RevocationChec
     const cached = await pending;
     if (!refuses(cached.status)) return false;
     const readSecond = Math.floor(cached.readAt / 1000);
-    const stale = cached.again
-      ? issuedAt >= readSecond && Math.floor(clock().getTime() / 1000) > readSecond
-      : issuedAt >= readSecond - READ_LAG_SECONDS;
-    if (!stale) return true;
+    if (issuedAt < readSecond - (cached.again ? 0 : READ_LAG_SECONDS)) return true;
+    const wait = cached.again ? cached.readAt + REREAD_INTERVAL_MS - clock().getTime() : 0;
+    if (wait > 0) await sleep(wait);
     return refuses((await cache.get(key, load(true), cached.readAt + 1)).status);
   };
   return {
