@@ -199,11 +199,19 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
     return { secretId: made.secretId, secret: made.clientSecret };
   }
 
-  /** A user of the administrator's customer, made without faults; with `administers`, an administrator too. */
+  /**
+   * A user of the administrator's customer, made without faults; with `administers`, an
+   * administrator too. Created as if an hour from now (as the operator's matrix creates its
+   * users): its revocation cutoff is ahead of the call's, so an end of its administration always
+   * takes both of the cutoff's writes, whatever second the run falls in.
+   */
   async function colleague(admin: Admin, administers: boolean) {
     colleagues += 1;
     const username = `colleague-${colleagues}`;
-    const accounts = createDynamoAccountRepository(table());
+    const accounts = createDynamoAccountRepository({
+      ...table(),
+      clock: () => new Date(Date.now() + 3_600_000),
+    });
     await accounts.createUser({
       username,
       passwordHash: await hashPassword('a-colleague-password', 4),
