@@ -3,8 +3,8 @@ import { LongestFirstSequencer } from './tests/support/sequencer.ts';
 
 /**
  * What `npm test` leaves to `npm run test:long` (docs/testing.md): suites a change rarely
- * touches that cost a minute or more between them. The fault matrix runs in both: a quick
- * sample here, the sample of every call site there (tests/support/faults.ts).
+ * touches that cost a minute or more between them. The fault matrix runs in both: here each
+ * operation once, naming its call sites, there a fault at every call site (tests/support/faults.ts).
  */
 export const LONG_SUITES = [
   'tests/integration/bench-smoke.test.ts',

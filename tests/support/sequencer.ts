@@ -1,11 +1,11 @@
 /**
- * The order `npm test` starts its files in: the longest first, across its three projects, so
- * the files that start last are short ones and the workers finish together.
+ * The order a run starts its files in: the longest first, across its projects, so the files
+ * that start last are short ones and the workers finish together.
  *
  * vitest's own sequencer runs the projects' files in project name order (e2e, integration,
  * unit) and, on a clean clone with no durations recorded, larger files first. The fault
- * matrix's quick sample (tests/integration/faults/api.test.ts), the longest file at over a
- * minute but a short file, then started two minutes into the run and ran on alone at its end.
+ * matrix's sample (tests/integration/faults/api.test.ts), the longest file at minutes but a
+ * short file, then started late and ran on alone at the run's end.
  *
  * A file's expected duration is its last run's where vitest recorded one (under
  * node_modules/.vite), and otherwise a guess from what it starts: a fault matrix, a local stack
