@@ -3,19 +3,24 @@ import { LongestFirstSequencer } from './tests/support/sequencer.ts';
 
 /**
  * What `npm test` leaves to `npm run test:long` (docs/testing.md): suites a change rarely
- * touches that cost a minute or more between them. The fault matrix runs in both: here each
- * operation once, naming its call sites, there a fault at every call site (tests/support/faults.ts).
+ * touches that cost a minute or more between them, and the docs' own (the README's and
+ * docs/admin.md's commands, the reference page in Chromium, the Postman collection). The fault
+ * matrix runs in both: here each operation once, naming its call sites, there a fault at every
+ * call site (tests/support/faults.ts).
  */
 export const LONG_SUITES = [
-  'tests/integration/bench-smoke.test.ts',
-  'tests/integration/hot-key-load.test.ts',
+  'tests/e2e/api-reference.test.ts',
   'tests/e2e/external-dynamodb.test.ts',
   'tests/e2e/lifecycle.test.ts',
-  'tests/e2e/package-variants.test.ts',
+  'tests/e2e/postman.test.ts',
+  'tests/e2e/readme-examples.test.ts',
   'tests/e2e/start.test.ts',
+  'tests/integration/hot-key-load.test.ts',
 ];
+/** Long suites that run `serverless package`: one at a time, after the others (project `package`). */
+export const PACKAGE_SUITES = ['tests/integration/bench-smoke.test.ts', 'tests/e2e/package-variants.test.ts'];
 export const FAULT_MATRIX = 'tests/integration/faults/**/*.test.ts';
-const exclude = [...configDefaults.exclude, ...LONG_SUITES];
+const exclude = [...configDefaults.exclude, ...LONG_SUITES, ...PACKAGE_SUITES];
 
 export default defineConfig({
   test: {
@@ -41,13 +46,15 @@ export default defineConfig({
         },
       },
       { extends: true, test: { name: 'e2e', include: ['tests/e2e/**/*.test.ts'], exclude } },
+      { extends: true, test: { name: 'long', include: LONG_SUITES } },
       {
         extends: true,
         test: {
-          name: 'long',
-          include: LONG_SUITES,
-          // One file at a time: the bench and the template variants each run `serverless
-          // package`, and two framework processes started together share ~/.serverless.
+          // One file at a time (vitest runs such a project's files after the others'): the bench
+          // and the template variants each run `serverless package`, and two framework
+          // processes started together share ~/.serverless.
+          name: 'package',
+          include: PACKAGE_SUITES,
           fileParallelism: false,
         },
       },

@@ -42,11 +42,12 @@ const LAST_USE_GRANT = 'client credentials grant, first of the hour (records the
 /** The proxy of the fault matrix, counting: every exchange since the last take(). */
 async function startCountingProxy(upstream: string) {
   let log: Exchange[] = [];
-  // Answers held 50 ms: requests sent together overlap even when the embedded DynamoDB answers the
-  // first before the second has connected (a noisy machine otherwise counts them as two steps).
+  // Answers held 150 ms: requests sent together overlap even when the embedded DynamoDB answers the
+  // first before the second has connected (a noisy machine otherwise counts them as two steps;
+  // 50 ms once counted login's three writes after the password as two steps in test:long).
   const proxy = await startDynamoProxy(upstream, {
     onExchange: (exchange) => log.push(exchange),
-    answerAfterMs: 50,
+    answerAfterMs: 150,
   });
   return {
     endpoint: proxy.endpoint,
