@@ -3,16 +3,19 @@ import { LongestFirstSequencer } from './tests/support/sequencer.ts';
 
 /**
  * What `npm test` leaves to `npm run test:long` (docs/testing.md): suites a change rarely
- * touches that cost a minute or more between them, and the docs' own (the README's and
- * docs/admin.md's commands, the reference page in Chromium, the Postman collection). The fault
- * matrix runs in both: here each operation once, naming its call sites, there a fault at every
- * call site (tests/support/faults.ts).
+ * touches that cost a minute or more between them, the docs' own (the README's and
+ * docs/admin.md's commands, the reference page in Chromium, the Postman collection) and the
+ * outside clients' (tests/e2e/outside-clients.test.ts, Stoplight Prism). The fault matrix runs
+ * in both: here each operation once, naming its call sites, there a fault at every call site
+ * (tests/support/faults.ts).
  */
 export const LONG_SUITES = [
   'tests/e2e/api-reference.test.ts',
   'tests/e2e/external-dynamodb.test.ts',
   'tests/e2e/lifecycle.test.ts',
+  'tests/e2e/outside-clients.test.ts',
   'tests/e2e/postman.test.ts',
+  'tests/e2e/prism.test.ts',
   'tests/e2e/readme-examples.test.ts',
   'tests/e2e/start.test.ts',
   'tests/integration/hot-key-load.test.ts',
