@@ -18,6 +18,20 @@ export const spread = (sample: Sample, unit: (value: number) => string) =>
   `${unit(sample.p25Us)} – ${unit(sample.p75Us)}`;
 export const plan = (sample: Sample) => `${sample.rounds} × ${sample.callsPerRound}`;
 
+/** A sample's row of a warm-call table (SAMPLE_HEADER): its median, spread and plan in `unit`. */
+export const sampleRow = (variant: string, sample: Sample, unit: (value: number) => string = duration) => [
+  variant,
+  unit(sample.medianUs),
+  spread(sample, unit),
+  plan(sample),
+];
+export const SAMPLE_HEADER = [
+  'Variant',
+  'Median per call',
+  'Round means p25 – p75',
+  'Rounds × calls',
+] as const;
+
 /** A Markdown table. */
 export const table = (header: readonly string[], rows: readonly (readonly string[])[]) =>
   [

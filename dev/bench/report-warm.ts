@@ -2,8 +2,7 @@
  * The warm calls against their floors: the authorizer (section 1), the login functions
  * (section 2), the client credentials grant and token introspection (section 9).
  */
-import type { Sample } from './measure.ts';
-import { duration, ms, plan, spread, table, times, us } from './report-format.ts';
+import { ms, SAMPLE_HEADER, sampleRow, table, times, us } from './report-format.ts';
 import type { AuthorizerResult, GrantResult, LoginResult } from './results.ts';
 
 const AUTHORIZER_LABEL: Record<string, string> = {
@@ -15,15 +14,14 @@ export function authorizerSection(results: readonly AuthorizerResult[]): string 
   const parts = results.map((result) => {
     const { handler, jose, joseMetrics, floor } = result.samples;
     const rows = [
-      ['Real handler, REQUEST event', us(handler.medianUs), spread(handler, us), plan(handler)],
-      ['Bare jose `jwtVerify` (same token, key, options)', us(jose.medianUs), spread(jose, us), plan(jose)],
-      [
+      sampleRow('Real handler, REQUEST event', handler, us),
+      sampleRow('Bare jose `jwtVerify` (same token, key, options)', jose, us),
+      sampleRow(
         'Bare jose `jwtVerify` + the EMF line of an allowed call (Powertools, same stdout)',
-        us(joseMetrics.medianUs),
-        spread(joseMetrics, us),
-        plan(joseMetrics),
-      ],
-      ['Floor: bare node:crypto Ed25519 verify', us(floor.medianUs), spread(floor, us), plan(floor)],
+        joseMetrics,
+        us,
+      ),
+      sampleRow('Floor: bare node:crypto Ed25519 verify', floor, us),
     ];
     const ratios = [
       ['Handler ÷ (jose + EMF line)', times(handler.medianUs / joseMetrics.medianUs)],
@@ -34,7 +32,7 @@ export function authorizerSection(results: readonly AuthorizerResult[]): string 
     return [
       `### ${AUTHORIZER_LABEL[result.revocationCacheTtl] ?? `revocation cache ${result.revocationCacheTtl}`}`,
       '',
-      table(['Variant', 'Median per call', 'Round means p25 – p75', 'Rounds × calls'], rows),
+      table(SAMPLE_HEADER, rows),
       '',
       table(['Ratio of medians', 'Value'], ratios),
     ].join('\n');
@@ -48,38 +46,17 @@ export function loginSection(results: readonly LoginResult[], requests: number |
     const { login, loginExtended, compare, getItem, floor, knownSourceLogin, knownSourceFloor } =
       result.samples;
     const rows = [
-      ['Login handler', ms(login.medianUs), spread(login, ms), plan(login)],
-      ['Login-extended handler', ms(loginExtended.medianUs), spread(loginExtended, ms), plan(loginExtended)],
-      [
-        'bcryptjs `compare` alone (same password and hash)',
-        ms(compare.medianUs),
-        spread(compare, ms),
-        plan(compare),
-      ],
-      [
-        'One DynamoDB GetItem on loopback (same client settings)',
-        ms(getItem.medianUs),
-        spread(getItem, ms),
-        plan(getItem),
-      ],
-      [
-        'Floor: the compare between the two DynamoDB steps, made bare',
-        ms(floor.medianUs),
-        spread(floor, ms),
-        plan(floor),
-      ],
-      [
-        'Login handler from a known source, the name locked by strangers',
-        ms(knownSourceLogin.medianUs),
-        spread(knownSourceLogin, ms),
-        plan(knownSourceLogin),
-      ],
-      [
+      sampleRow('Login handler', login, ms),
+      sampleRow('Login-extended handler', loginExtended, ms),
+      sampleRow('bcryptjs `compare` alone (same password and hash)', compare, ms),
+      sampleRow('One DynamoDB GetItem on loopback (same client settings)', getItem, ms),
+      sampleRow('Floor: the compare between the two DynamoDB steps, made bare', floor, ms),
+      sampleRow('Login handler from a known source, the name locked by strangers', knownSourceLogin, ms),
+      sampleRow(
         'Known-source floor: the compare between the known-source path’s requests, made bare',
-        ms(knownSourceFloor.medianUs),
-        spread(knownSourceFloor, ms),
-        plan(knownSourceFloor),
-      ],
+        knownSourceFloor,
+        ms,
+      ),
     ];
     const derived = [
       ['Login ÷ floor', times(login.medianUs / floor.medianUs)],
@@ -110,7 +87,7 @@ export function loginSection(results: readonly LoginResult[], requests: number |
     return [
       `### bcrypt cost ${result.cost}${result.cost === 10 ? ' (production)' : ''}`,
       '',
-      table(['Variant', 'Median per call', 'Round means p25 – p75', 'Rounds × calls'], rows),
+      table(SAMPLE_HEADER, rows),
       '',
       table(['Derived from the medians', 'Value'], derived),
     ].join('\n');
@@ -141,12 +118,6 @@ export function grantSection(result: GrantResult): string {
     lastUseGrant,
     lastUseFloor,
   } = result.samples;
-  const row = (variant: string, sample: Sample) => [
-    variant,
-    duration(sample.medianUs),
-    spread(sample, duration),
-    plan(sample),
-  ];
   const bare = secretCheck.medianUs + getItem.medianUs + sign.medianUs;
   const derived = [
     ['Grant ÷ floor', times(grant.medianUs / floor.medianUs)],
@@ -181,35 +152,35 @@ export function grantSection(result: GrantResult): string {
     'a secret’s hour, which writes the secret’s [last use](clients.md#last-use) beside the sign,',
     'against the floor with that write beside its sign.',
     '',
-    table(
-      ['Variant', 'Median per call', 'Round means p25 – p75', 'Rounds × calls'],
-      [
-        row('Token handler, client credentials grant (form body, HTTP Basic)', grant),
-        row('Secret check alone: SHA-256 and `timingSafeEqual` with two stored digests', secretCheck),
-        row('One consistent GetItem of the client on loopback (same client settings)', getItem),
-        row('One jose sign of the same token (same key)', sign),
-        row('Floor: the secret check between the grant’s two DynamoDB steps made bare, then the sign', floor),
-        row('Introspection handler, the grant’s token (form body, HTTP Basic)', introspect),
-        row('One jose jwtVerify of the token (the authorizer’s options)', verify),
-        row(
-          'Introspection floor: the same two DynamoDB steps and secret check, then the verify',
-          introspectFloor,
-        ),
-        row('Token handler from a known source, the client locked by strangers', knownSourceGrant),
-        row(
-          'Known-source floor: the secret check between the known-source path’s requests made bare, then the sign',
-          knownSourceFloor,
-        ),
-        row(
-          'Token handler, the first grant of its secret’s hour (its last use due, and written)',
-          lastUseGrant,
-        ),
-        row(
-          'First-of-the-hour floor: the floor with the last use’s conditional UpdateItem beside the sign',
-          lastUseFloor,
-        ),
-      ],
-    ),
+    table(SAMPLE_HEADER, [
+      sampleRow('Token handler, client credentials grant (form body, HTTP Basic)', grant),
+      sampleRow('Secret check alone: SHA-256 and `timingSafeEqual` with two stored digests', secretCheck),
+      sampleRow('One consistent GetItem of the client on loopback (same client settings)', getItem),
+      sampleRow('One jose sign of the same token (same key)', sign),
+      sampleRow(
+        'Floor: the secret check between the grant’s two DynamoDB steps made bare, then the sign',
+        floor,
+      ),
+      sampleRow('Introspection handler, the grant’s token (form body, HTTP Basic)', introspect),
+      sampleRow('One jose jwtVerify of the token (the authorizer’s options)', verify),
+      sampleRow(
+        'Introspection floor: the same two DynamoDB steps and secret check, then the verify',
+        introspectFloor,
+      ),
+      sampleRow('Token handler from a known source, the client locked by strangers', knownSourceGrant),
+      sampleRow(
+        'Known-source floor: the secret check between the known-source path’s requests made bare, then the sign',
+        knownSourceFloor,
+      ),
+      sampleRow(
+        'Token handler, the first grant of its secret’s hour (its last use due, and written)',
+        lastUseGrant,
+      ),
+      sampleRow(
+        'First-of-the-hour floor: the floor with the last use’s conditional UpdateItem beside the sign',
+        lastUseFloor,
+      ),
+    ]),
     '',
     table(['Derived from the medians', 'Value'], derived),
     '',
