@@ -20,6 +20,13 @@ import {
 } from './shared.ts';
 import { loginThrottle, publishedLimits } from './throttle.ts';
 
+/** Refresh and logout verify the refresh token alike. */
+const refreshTokenVerifier = async (config: RefreshConfig | LogoutConfig) =>
+  createRefreshTokenVerifier({
+    keys: await verificationKeys(config.keys, config.data.region),
+    settings: config.tokens,
+  });
+
 const accounts = (data: DataSettings, tableName: string) =>
   createDynamoAccountRepository({ client: documentClient(data), tableName });
 
@@ -63,10 +70,7 @@ export async function refreshDeps(config: RefreshConfig): Promise<RefreshDeps & 
     ...sessionDeps(config, await signingKeyring(config.keys, config.data.region)),
     users: accounts(config.data, config.accountsTable),
     accessTtlSeconds: config.tokens.accessTtlSeconds,
-    refreshTokens: createRefreshTokenVerifier({
-      keys: await verificationKeys(config.keys, config.data.region),
-      settings: config.tokens,
-    }),
+    refreshTokens: await refreshTokenVerifier(config),
     logger,
     metrics: emfMetrics(config.stage),
     // No counter of its own: only the limits in front of it.
@@ -82,10 +86,7 @@ export async function logoutDeps(config: LogoutConfig): Promise<LogoutDeps & Mea
       tableName: config.accountsTable,
     }),
     accessTtlSeconds: config.tokens.accessTtlSeconds,
-    refreshTokens: createRefreshTokenVerifier({
-      keys: await verificationKeys(config.keys, config.data.region),
-      settings: config.tokens,
-    }),
+    refreshTokens: await refreshTokenVerifier(config),
     logger,
     metrics: emfMetrics(config.stage),
   };
