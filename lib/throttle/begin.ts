@@ -107,7 +107,8 @@ export async function beginAttempt(
         }),
     };
   }
-  // Not trying after all: take the attempt back where it was counted.
+  // Not trying after all: take the attempt back where it was counted. A failed take-back fails the
+  // attempt (503, as any failed write), where giveBack would log it and answer the refusal.
   await Promise.all(
     results
       .filter(({ granted }) => granted)
