@@ -289,6 +289,7 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       await expect.poll(() => status(other).innerText(), WAIT).toContain('does not include shipments:write');
       expect(await region(other, 'API clients').isVisible()).toBe(true);
       expect(await other.getByText('The customer has no API clients yet.').isVisible()).toBe(true);
+      expect(await seriousViolations(other)).toEqual([]);
       await other.close();
     });
 
