@@ -1,11 +1,13 @@
 /**
  * The recent login's length, RECENT_LOGIN_SECONDS (lib/errors.ts), where the docs state it: the
  * API description's one sentence and docs/administrators.md, each in minutes, and the
- * `recent-login-required` examples of docs/openapi.yaml, which are the refusal's own detail.
+ * `recent-login-required` examples of docs/openapi.yaml, which are the refusal's own detail;
+ * and the administration refusals' examples beside them.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { REFUSALS } from '../../lib/customer/administration.ts';
 import { AppError, RECENT_LOGIN_SECONDS } from '../../lib/errors.ts';
 import { problemResponse } from '../../lib/http/problems.ts';
 
@@ -33,5 +35,13 @@ describe('the recent login’s length in the docs', () => {
     ];
     expect(examples.length).toBeGreaterThan(0);
     expect(examples.map(([, example]) => example)).toEqual(examples.map(() => detail));
+  });
+});
+
+describe('the administration refusals in docs/openapi.yaml', () => {
+  it('show the details the self-service API sends when an end would leave none, or another is under way', () => {
+    const openapi = readFileSync(resolve(ROOT, 'docs/openapi.yaml'), 'utf8');
+    expect(openapi).toContain(`detail: '${REFUSALS.lastAdministrator}'`);
+    expect(openapi).toContain(`detail: '${REFUSALS.endInProgress}'`);
   });
 });
