@@ -24,6 +24,11 @@ export const LONG_SUITES = [
 export const PACKAGE_SUITES = ['tests/integration/bench-smoke.test.ts', 'tests/e2e/package-variants.test.ts'];
 export const FAULT_MATRIX = 'tests/integration/faults/**/*.test.ts';
 const exclude = [...configDefaults.exclude, ...LONG_SUITES, ...PACKAGE_SUITES];
+/** The projects that start local stacks build the functions' bundles once, for all their stacks. */
+const stackBundles = {
+  globalSetup: ['tests/support/e2e-bundles.ts'],
+  setupFiles: ['tests/support/e2e-bundles-env.ts'],
+};
 
 export default defineConfig({
   test: {
@@ -48,8 +53,8 @@ export default defineConfig({
           globalSetup: ['tests/support/dynamodb-local-run.ts'],
         },
       },
-      { extends: true, test: { name: 'e2e', include: ['tests/e2e/**/*.test.ts'], exclude } },
-      { extends: true, test: { name: 'long', include: LONG_SUITES } },
+      { extends: true, test: { name: 'e2e', include: ['tests/e2e/**/*.test.ts'], exclude, ...stackBundles } },
+      { extends: true, test: { name: 'long', include: LONG_SUITES, ...stackBundles } },
       {
         extends: true,
         test: {
