@@ -241,6 +241,11 @@ module.exports = async ({ resolveVariable }) => {
             { reason: 'InvalidScope' },
             { label: 'Refused: scope beyond the client’s' },
           ),
+          own(
+            'ClientTokenRefused',
+            { reason: 'UnauthorizedClient' },
+            { label: 'Refused: a platform’s own grant' },
+          ),
         ],
         { stacked: true },
       ),

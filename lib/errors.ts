@@ -18,6 +18,8 @@ export type ErrorCode =
   | 'INVALID_CLIENT'
   | 'INVALID_SCOPE'
   | 'UNSUPPORTED_GRANT_TYPE'
+  /** An authenticated client that may not use the grant it asked for (a platform's client credentials). */
+  | 'UNAUTHORIZED_CLIENT'
   /** An OAuth endpoint called with another method than POST. */
   | 'METHOD_NOT_ALLOWED'
   /** The user has no customer (auto-login context). */
@@ -58,6 +60,11 @@ export type Refusal =
   | 'last-live-secret'
   /** CONFLICT: removing it would leave the client only secrets that expire (lib/clients/secrets.ts). */
   | 'last-lasting-secret'
+  /** NOT_FOUND: the platform has no such redirect URI. */
+  | 'no-such-redirect-uri'
+  /** CONFLICT: the platform has MAX_REDIRECT_URIS already; removing it would leave none. */
+  | 'redirect-uris-full'
+  | 'last-redirect-uri'
   /** VALIDATION_FAILED: a grant of administration to a user without a customer. */
   | 'no-customer';
 

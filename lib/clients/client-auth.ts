@@ -143,7 +143,8 @@ export async function authenticateClient(
     // The audit event beside the settle: no step more, and it never changes the answer.
     const [quota] = await Promise.all([
       deps.throttle.failed(attempt, reason, reservation),
-      client !== null &&
+      // A customer's trail: a platform, of no customer, has the log and the metric alone.
+      client?.customerId !== undefined &&
         deps.audit?.failedAuthentication({
           customerId: client.customerId,
           clientId: client.clientId,

@@ -1,14 +1,14 @@
-// API clients (OAuth 2.0 client credentials): their records, ids, names and scopes, and the
-// store's port. Their secrets and the rules of them: secrets.ts.
+// OAuth clients: a customer's API clients (client credentials) and the platforms that act for
+// customers (authorization code, docs/platforms.md); their records, ids, names and scopes, and
+// the store's port. Their secrets and the rules of them: secrets.ts.
 import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import type { ClientStatusReader } from '../revocation/revocation.ts';
 import { type Scope, sortScopes } from '../scopes.ts';
 import type { ClientSecret } from './secrets.ts';
 
-export interface ClientRecord {
+interface ClientFields {
   readonly clientId: string;
-  readonly customerId: string;
   /** What its administrators call it (ClientNameSchema); absent for a client made without one. */
   readonly name?: string;
   readonly scopes: readonly Scope[];
@@ -23,11 +23,43 @@ export interface ClientRecord {
   readonly lastUsedAt?: string;
 }
 
+/** A customer's API client: the client credentials grant, for the customer and its scopes. */
+export interface CustomerClient extends ClientFields {
+  readonly customerId: string;
+  readonly platform?: undefined;
+}
+
+/**
+ * A platform (docs/platforms.md): registered by the carrier's operator, of no customer; it acts for
+ * the customers whose administrators approved it (connections), never for itself.
+ */
+export interface PlatformClient extends ClientFields {
+  readonly customerId?: undefined;
+  /** Shown to the customer's administrator on the authorization page. */
+  readonly name: string;
+  readonly platform: {
+    /** Matched exactly (lib/platforms/redirect-uris.ts). */
+    readonly redirectUris: readonly string[];
+  };
+}
+
+export type ClientRecord = CustomerClient | PlatformClient;
+
+export const isPlatform = (client: ClientRecord): client is PlatformClient => client.platform !== undefined;
+
 export interface NewClient {
   readonly clientId: string;
   readonly customerId: string;
   readonly name?: string;
   readonly scopes: readonly Scope[];
+  readonly secret: ClientSecret;
+}
+
+export interface NewPlatform {
+  readonly clientId: string;
+  readonly name: string;
+  readonly scopes: readonly Scope[];
+  readonly redirectUris: readonly string[];
   readonly secret: ClientSecret;
 }
 
@@ -44,6 +76,8 @@ export interface ClientUseRecorder {
    */
   recordUse(clientId: string, secretId: string, at: Date): Promise<boolean>;
 }
+
+export type RedirectUriChange = { readonly add: string } | { readonly remove: string };
 
 export interface AddSecretOptions {
   /** Every other live secret stops then, or earlier if it stops earlier already: a roll-over. */
@@ -64,12 +98,22 @@ export interface SecretChange {
  */
 export interface ClientRepository extends ClientReader, ClientUseRecorder, ClientStatusReader {
   /** The client as written (or as found, for a write the SDK sent again after its answer was lost). */
-  createClient(client: NewClient): Promise<ClientRecord>;
+  createClient(client: NewClient): Promise<CustomerClient>;
+  /** As createClient; refused `client-exists` as it. */
+  createPlatform(platform: NewPlatform): Promise<PlatformClient>;
   /**
    * A customer's clients, or every client without one; ordered by client id. A customer's
    * come from an index, so a client created or changed a moment ago may be missing or stale.
    */
-  listClients(customerId?: string): Promise<ClientRecord[]>;
+  listClients(customerId?: string): Promise<CustomerClient[]>;
+  /** Every platform, ordered by client id. */
+  listPlatforms(): Promise<PlatformClient[]>;
+  /**
+   * Adds or removes one of a platform's redirect URIs, on condition that the platform is as read
+   * (`no-such-client` for a customer's client too): refused `no-such-redirect-uri`, `redirect-uris-full`
+   * (MAX_REDIRECT_URIS) and `last-redirect-uri`; adding one it has changes nothing. Answers the platform.
+   */
+  changeRedirectUris(clientId: string, change: RedirectUriChange): Promise<PlatformClient>;
   /** Disabling also revokes every token the client holds; enabling revives none. */
   setClientEnabled(clientId: string, enabled: boolean): Promise<void>;
   renameClient(clientId: string, name: string): Promise<void>;
@@ -120,6 +164,36 @@ export const ClientNameSchema = v.pipe(
   ),
   v.check((name) => name.trim() === name, 'must not begin or end with a space'),
 );
+
+/** What every new client and platform starts with: enabled, its one secret, no earlier token to revoke. */
+const fresh = (scopes: readonly Scope[], secret: ClientSecret, at: string) => ({
+  scopes: sortScopes(scopes),
+  enabled: true,
+  secrets: [secret],
+  revokedBefore: 0,
+  createdAt: at,
+  updatedAt: at,
+});
+
+export const newCustomerClient = (
+  { clientId, customerId, name, scopes, secret }: NewClient,
+  at: string,
+): CustomerClient => ({
+  clientId,
+  customerId,
+  ...(name !== undefined && { name }),
+  ...fresh(scopes, secret, at),
+});
+
+export const newPlatformClient = (
+  { clientId, name, scopes, redirectUris, secret }: NewPlatform,
+  at: string,
+): PlatformClient => ({
+  clientId,
+  name,
+  platform: { redirectUris: [...redirectUris] },
+  ...fresh(scopes, secret, at),
+});
 
 export const newClientId = () => `${CLIENT_ID_PREFIX}${randomBytes(10).toString('hex')}`;
 

@@ -5,6 +5,9 @@
  * |--------|--------------------|--------|
  * | client | CLIENT#<client id> | CLIENT |
  *
+ * A platform's item is a client's without `customerId` (so it is in no customer's index) and with
+ * its `redirectUris`.
+ *
  * One item per client, its secrets in a map by secret id (each with its own `lastUsedAt`, so a
  * removal racing a grant cannot move the write onto another secret), the client's last use beside
  * the map, and the tokens it revoked itself in `revokedTokens` (jti → exp): the token endpoint and
@@ -22,7 +25,11 @@ const CLIENT_PREFIX = 'CLIENT#';
 
 export const clientKey = (clientId: string) => ({ pk: `${CLIENT_PREFIX}${clientId}`, sk: CLIENT_SK });
 
-/** Every attribute a client item may hold (clientItem's, and the revocation endpoint's map). */
+/**
+ * Every attribute a customer's client item may hold (clientItem's, and the revocation endpoint's
+ * map): what a customer's index Query names, and its role allows. A platform's item also holds
+ * `redirectUris`, and is in no customer's index.
+ */
 export const CLIENT_ATTRIBUTES = [
   'pk',
   'sk',
@@ -46,7 +53,9 @@ export function clientItem(record: ClientRecord): Record<string, unknown> {
   return {
     ...clientKey(record.clientId),
     clientId: record.clientId,
-    customerId: record.customerId,
+    ...(record.platform === undefined
+      ? { customerId: record.customerId }
+      : { redirectUris: [...record.platform.redirectUris] }),
     ...(record.name !== undefined && { name: record.name }),
     scopes: [...record.scopes],
     enabled: record.enabled,
@@ -107,10 +116,8 @@ export function toClient(item: Record<string, unknown>): ClientRecord {
   // Two secrets' writes may land out of order: the client's is the latest of all it stores.
   const lastUsedAt = latest([timeOf(item.lastUsedAt), ...secrets.map((secret) => secret.lastUsedAt)]);
   const name = timeOf(item.name);
-  return {
+  const fields = {
     clientId: String(item.clientId),
-    customerId: String(item.customerId),
-    ...(name !== undefined && { name }),
     scopes: sortScopes(((item.scopes ?? []) as string[]).filter(isScope) as Scope[]),
     enabled: item.enabled === true,
     secrets,
@@ -119,4 +126,11 @@ export function toClient(item: Record<string, unknown>): ClientRecord {
     updatedAt: String(item.updatedAt),
     ...(lastUsedAt !== undefined && { lastUsedAt }),
   };
+  if (Array.isArray(item.redirectUris))
+    return {
+      ...fields,
+      name: name ?? String(item.clientId),
+      platform: { redirectUris: item.redirectUris.map(String) },
+    };
+  return { ...fields, customerId: String(item.customerId), ...(name !== undefined && { name }) };
 }

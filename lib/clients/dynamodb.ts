@@ -11,10 +11,20 @@ import { BY_CUSTOMER_INDEX } from '../accounts/dynamodb-items.ts';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { deleteOwned, type Table, updateOwned } from '../aws/owned-items.ts';
 import { AppError } from '../errors.ts';
+import { redirectUriChangeApplied, redirectUrisAfter } from '../platforms/redirect-uris.ts';
 import { moveRevocationCutoff } from '../revocation/dynamodb.ts';
-import { sortScopes } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
-import type { ClientRecord, ClientRepository, NewClient, SecretChange } from './clients.ts';
+import {
+  type ClientRecord,
+  type ClientRepository,
+  type CustomerClient,
+  isPlatform,
+  type NewClient,
+  type NewPlatform,
+  newCustomerClient,
+  newPlatformClient,
+  type SecretChange,
+} from './clients.ts';
 import {
   byAge,
   CLIENT_ATTRIBUTES,
@@ -57,7 +67,7 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
       return clients.sort((a, b) => a.clientId.localeCompare(b.clientId));
     });
 
-  const scan = () =>
+  const scanAll = () =>
     allPages(
       paginateScan(
         { client },
@@ -102,6 +112,29 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
     condition: 'updatedAt = :read AND size(secrets) = :count',
     values: { ':read': read.updatedAt, ':count': read.secrets.length },
   });
+
+  /**
+   * Writes a new client or platform, or answers the one already there when it is this write's own,
+   * sent again by the SDK after its answer was lost (the secret's digest is ours); undefined when
+   * another holds the id.
+   */
+  async function put(record: ClientRecord): Promise<ClientRecord | undefined> {
+    const created = await conditional(() =>
+      client.send(
+        new PutCommand({
+          TableName,
+          Item: clientItem(record),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      ),
+    );
+    if (created !== undefined) return record;
+    const [secret] = record.secrets;
+    const existing = await read(record.clientId);
+    return existing?.secrets.some((stored) => stored.id === secret?.id && stored.digest === secret.digest)
+      ? existing
+      : undefined;
+  }
 
   /** One read-then-write of addClientSecret: the change, or undefined when another write came between. */
   async function addOnce(
@@ -150,38 +183,46 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
     findClient: read,
     recordUse: reader.recordUse,
     findClientStatus: createDynamoClientStatusReader(deps).findClientStatus,
-    listClients: (customerId) => (customerId === undefined ? scan() : ofCustomer(customerId)),
-    exportClients: () => scan(),
+    listClients: async (customerId) =>
+      (customerId === undefined ? await scanAll() : await ofCustomer(customerId)).filter(
+        (found): found is CustomerClient => !isPlatform(found),
+      ),
+    listPlatforms: async () => (await scanAll()).filter(isPlatform),
+    exportClients: () => scanAll(),
 
-    async createClient({ clientId, customerId, name, scopes, secret }: NewClient) {
-      const at = now();
-      const record: ClientRecord = {
-        clientId,
-        customerId,
-        ...(name !== undefined && { name }),
-        scopes: sortScopes(scopes),
-        enabled: true,
-        secrets: [secret],
-        // A new client id has no earlier tokens to revoke.
-        revokedBefore: 0,
-        createdAt: at,
-        updatedAt: at,
-      };
-      const created = await conditional(() =>
-        client.send(
-          new PutCommand({
-            TableName,
-            Item: clientItem(record),
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        ),
-      );
-      if (created !== undefined) return record;
-      // Our own write, sent again by the SDK after its answer was lost: the secret's digest is ours.
-      const existing = await read(clientId);
-      if (existing?.secrets.some((stored) => stored.id === secret.id && stored.digest === secret.digest))
-        return existing;
+    async createClient(client: NewClient) {
+      const written = await put(newCustomerClient(client, now()));
+      if (written !== undefined && !isPlatform(written)) return written;
       throw new AppError('ALREADY_EXISTS', { reason: 'client-exists' });
+    },
+
+    async createPlatform(platform: NewPlatform) {
+      const written = await put(newPlatformClient(platform, now()));
+      if (written !== undefined && isPlatform(written)) return written;
+      throw new AppError('ALREADY_EXISTS', { reason: 'client-exists' });
+    },
+
+    async changeRedirectUris(clientId, change) {
+      let sent = false;
+      for (let attempt = 1; attempt <= SECRET_WRITE_ATTEMPTS; attempt++) {
+        const existing = await read(clientId);
+        if (existing === null || !isPlatform(existing)) throw noSuchClient();
+        // An addition finds its URI there (before, or by its own first sending, its answer lost);
+        // after a write whose condition failed, a removal may find its own done so.
+        if (redirectUriChangeApplied(existing.platform.redirectUris, change) && ('add' in change || sent))
+          return existing;
+        const uris = redirectUrisAfter(existing.platform.redirectUris, change);
+        const updatedAt = laterThan(existing.updatedAt, clock());
+        const written = await update(
+          clientId,
+          'SET redirectUris = :uris, updatedAt = :updated',
+          'updatedAt = :read AND attribute_exists(redirectUris)',
+          { ':uris': [...uris], ':updated': updatedAt, ':read': existing.updatedAt },
+        );
+        if (written !== undefined) return { ...existing, platform: { redirectUris: [...uris] }, updatedAt };
+        sent = true;
+      }
+      throw raced('changing redirect URIs');
     },
 
     async setClientEnabled(clientId, enabled) {

@@ -16,7 +16,7 @@ import {
   type ClientAuthDeps,
   type ClientCredentials,
 } from './client-auth.ts';
-import { grantedScopes } from './clients.ts';
+import { grantedScopes, isPlatform } from './clients.ts';
 import { lastUseDue } from './secrets.ts';
 
 export interface GrantDeps extends ClientAuthDeps {
@@ -59,6 +59,12 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
   const { metrics, logger } = deps;
   const authenticated = await authenticateClient(deps, request);
   const { client, secretId, readAt, quota } = authenticated;
+  // A platform acts for no customer of its own, only through the connections customers approve.
+  if (isPlatform(client)) {
+    logger.info('client token refused', { reason: 'platform', clientId: client.clientId });
+    metrics.count({ name: 'ClientTokenRefused', reason: 'UnauthorizedClient' });
+    throw new AppError('UNAUTHORIZED_CLIENT', { quota });
+  }
   const scopes = grantedScopes(client, request.scopes);
   // No scope at all (every one the client held since retired): a token that could call nothing.
   if (scopes === null || scopes.length === 0) {

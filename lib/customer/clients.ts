@@ -13,7 +13,7 @@ import {
   type ScheduledExpiry,
   userActor,
 } from '../audit/audit.ts';
-import { type ClientRecord, newClientId } from '../clients/clients.ts';
+import { type ClientRecord, type CustomerClient, isPlatform, newClientId } from '../clients/clients.ts';
 import { newClientSecret } from '../clients/secrets.ts';
 import { AppError } from '../errors.ts';
 import { type Scope, SELF_SERVICE_CLIENT_SCOPES } from '../scopes.ts';
@@ -25,7 +25,7 @@ import { type Administrator, recordChange, requireRecentLogin, requireWithinOwn 
 const noSuchClient = () => new AppError('NOT_FOUND', { detail: REFUSALS.noSuchClient });
 
 /** Whether the self-service API may touch the client: it holds only scopes the API gives. */
-const isSelfService = (client: Pick<ClientRecord, 'scopes'>) =>
+const isSelfService = (client: Pick<CustomerClient, 'scopes'>) =>
   client.scopes.every((scope) => SELF_SERVICE_CLIENT_SCOPES.includes(scope));
 
 /**
@@ -34,7 +34,12 @@ const isSelfService = (client: Pick<ClientRecord, 'scopes'>) =>
  */
 async function ownClient(deps: AdministrationDeps, admin: Administrator, clientId: string) {
   const client = await deps.clients.findClient(clientId);
-  if (client === null || client.customerId !== admin.customerId || !isSelfService(client))
+  if (
+    client === null ||
+    isPlatform(client) ||
+    client.customerId !== admin.customerId ||
+    !isSelfService(client)
+  )
     throw noSuchClient();
   return client;
 }
@@ -61,9 +66,9 @@ async function onClient<T>(call: () => Promise<T>): Promise<T> {
 async function rescheduleExpiries(
   deps: AdministrationDeps,
   admin: Administrator,
-  client: Pick<ClientRecord, 'clientId' | 'customerId'>,
-  before: ClientRecord['secrets'],
-  after: ClientRecord['secrets'],
+  client: Pick<CustomerClient, 'clientId' | 'customerId'>,
+  before: CustomerClient['secrets'],
+  after: CustomerClient['secrets'],
 ) {
   const now = deps.clock();
   const expired = {
@@ -120,17 +125,21 @@ export const getClient = (deps: AdministrationDeps, admin: Administrator, client
 
 /** What a new secret's answer carries: the secret itself, shown this once. */
 export interface CreatedSecret {
-  readonly client: ClientRecord;
+  readonly client: CustomerClient;
   readonly secretId: string;
   readonly clientSecret: string;
 }
 
 /** Reads back what was just written; a client gone in between answers as removed. */
 async function readBack(deps: AdministrationDeps, clientId: string) {
-  const client = await deps.clients.findClient(clientId);
-  if (client === null) throw noSuchClient();
-  return client;
+  return customerClient(await deps.clients.findClient(clientId));
 }
+
+/** A client the store answered, checked by ownClient before: a platform here is gone and another came. */
+const customerClient = (client: ClientRecord | null): CustomerClient => {
+  if (client === null || isPlatform(client)) throw noSuchClient();
+  return client;
+};
 
 export async function createClient(
   deps: AdministrationDeps,
@@ -165,9 +174,10 @@ export async function addSecret(
   const { secret, stored } = newClientSecret(now);
   const seconds = request.expireOthersInSeconds;
   const expireOthersAt = seconds === undefined ? undefined : new Date(now.getTime() + seconds * 1000);
-  const { before, after } = await onClient(() =>
+  const change = await onClient(() =>
     deps.clients.addClientSecret(clientId, stored, expireOthersAt === undefined ? {} : { expireOthersAt }),
   );
+  const [before, after] = [change.before, customerClient(change.after)];
   await rescheduleExpiries(deps, admin, after, before.secrets, after.secrets);
   await recordChange(
     deps,
@@ -206,7 +216,7 @@ export async function updateClient(
   admin: Administrator,
   clientId: string,
   change: { readonly enabled?: boolean | undefined; readonly name?: string | undefined },
-): Promise<ClientRecord> {
+): Promise<CustomerClient> {
   const client = await ownClient(deps, admin, clientId);
   const renaming = change.name !== undefined && change.name !== client.name;
   const enabling = change.enabled !== undefined && change.enabled !== client.enabled;

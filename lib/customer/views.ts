@@ -1,10 +1,10 @@
 /** The self-service API's JSON: what an administrator sees of a client and of an event, and nothing more. */
 import type { AuditEvent } from '../audit/audit.ts';
-import type { ClientRecord } from '../clients/clients.ts';
+import type { CustomerClient } from '../clients/clients.ts';
 import { liveSecrets } from '../clients/secrets.ts';
 
 /** A client as its administrators see it: never a digest; an expired secret is gone from it. */
-export const clientView = (client: ClientRecord, now: Date) => ({
+export const clientView = (client: CustomerClient, now: Date) => ({
   clientId: client.clientId,
   name: client.name ?? null,
   scopes: [...client.scopes],
@@ -20,7 +20,7 @@ export const clientView = (client: ClientRecord, now: Date) => ({
 });
 
 /** Oldest first, as they were made: a new client joins the end of the list. */
-export const clientsView = (clients: readonly ClientRecord[], now: Date) =>
+export const clientsView = (clients: readonly CustomerClient[], now: Date) =>
   [...clients]
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.clientId.localeCompare(b.clientId))
     .map((client) => clientView(client, now));

@@ -94,6 +94,7 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
   },
   INVALID_SCOPE: { status: 400, slug: 'invalid-scope', title: 'Invalid scope' },
   UNSUPPORTED_GRANT_TYPE: { status: 400, slug: 'unsupported-grant-type', title: 'Unsupported grant type' },
+  UNAUTHORIZED_CLIENT: { status: 400, slug: 'unauthorized-client', title: 'Unauthorized client' },
   CONTEXT_MISSING: {
     status: 403,
     slug: 'auto-login-context-missing',
@@ -197,6 +198,12 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
     status: 400,
     error: 'unsupported_grant_type',
     description: 'This endpoint grants client_credentials only.',
+  },
+  // Section 5.2's code for a client not allowed the grant type: a platform asking for client credentials.
+  UNAUTHORIZED_CLIENT: {
+    status: 400,
+    error: 'unauthorized_client',
+    description: 'A platform acts only for the customers that approve it, never for itself.',
   },
   // RFC 6749 section 3.2 allows POST only; clients expect its error JSON on a 405 too.
   METHOD_NOT_ALLOWED: {

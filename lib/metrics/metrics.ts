@@ -16,7 +16,7 @@ export const METRICS = {
   Logout: {},
   ClientTokenIssued: {},
   ClientAuthFailed: { reason: ['UnknownClient', 'BadSecret', 'Disabled', 'Locked', 'MalformedSecret'] },
-  ClientTokenRefused: { reason: ['InvalidScope'] },
+  ClientTokenRefused: { reason: ['InvalidScope', 'UnauthorizedClient'] },
   ClientTokenRevoked: {},
   TokenRevocationRefused: { reason: ['NotIssuedToClient', 'TooManyRevoked'] },
   TokenIntrospected: { result: ['Active', 'Inactive'] },

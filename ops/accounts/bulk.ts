@@ -32,6 +32,7 @@ import {
   SecretIdSchema,
 } from '../../lib/clients/clients.ts';
 import { liveSecrets, MAX_LIVE_SECRETS } from '../../lib/clients/secrets.ts';
+import { redirectUrisSchema } from '../../lib/platforms/redirect-uris.ts';
 import { GRANTABLE_SCOPES, isGrantableScope, type Scope, sortScopes } from '../../lib/scopes.ts';
 
 const IsoTime = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time'));
@@ -71,42 +72,54 @@ const SecretDigestSchema = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{43}$/, 'mu
 
 /**
  * An API client as a backup carries it: its secrets' digests, never the secrets (nobody has
- * them but the integrator), so the imported client authenticates with the secrets it had.
+ * them but the integrator), so the imported client authenticates with the secrets it had. A
+ * platform (docs/platforms.md) has its redirect URIs and a name instead of a customer.
  */
-export const ClientImportSchema = v.strictObject({
-  type: v.literal('client'),
-  clientId: ClientIdSchema,
-  customerId: CustomerIdSchema,
-  name: v.optional(ClientNameSchema),
-  scopes: v.pipe(
-    v.array(v.string()),
-    v.minLength(1, 'must name at least one scope'),
-    v.check(
-      (names) => names.every(isGrantableScope),
-      `must name only the scopes ${GRANTABLE_SCOPES.join(', ')}`,
+export const ClientImportSchema = v.pipe(
+  v.strictObject({
+    type: v.literal('client'),
+    clientId: ClientIdSchema,
+    customerId: v.optional(CustomerIdSchema),
+    redirectUris: v.optional(redirectUrisSchema({ allowLoopback: true })),
+    name: v.optional(ClientNameSchema),
+    scopes: v.pipe(
+      v.array(v.string()),
+      v.minLength(1, 'must name at least one scope'),
+      v.check(
+        (names) => names.every(isGrantableScope),
+        `must name only the scopes ${GRANTABLE_SCOPES.join(', ')}`,
+      ),
+      v.check((names) => new Set(names).size === names.length, 'must not name a scope twice'),
+      v.transform((names) => sortScopes(names as Scope[])),
     ),
-    v.check((names) => new Set(names).size === names.length, 'must not name a scope twice'),
-    v.transform((names) => sortScopes(names as Scope[])),
+    enabled: v.optional(v.boolean(), true),
+    secrets: v.pipe(
+      v.array(
+        v.strictObject({
+          id: SecretIdSchema,
+          digest: SecretDigestSchema,
+          createdAt: IsoTime,
+          expiresAt: v.optional(IsoTime),
+        }),
+      ),
+      v.minLength(1, 'must hold at least one secret'),
+      v.maxLength(MAX_LIVE_SECRETS, `must hold at most ${MAX_LIVE_SECRETS} secrets`),
+      v.check(
+        (secrets) => new Set(secrets.map((secret) => secret.id)).size === secrets.length,
+        'must not hold a secret id twice',
+      ),
+    ),
+    createdAt: v.optional(IsoTime),
+  }),
+  v.check(
+    (client) => (client.customerId === undefined) !== (client.redirectUris === undefined),
+    'needs exactly one of customerId (an API client) and redirectUris (a platform)',
   ),
-  enabled: v.optional(v.boolean(), true),
-  secrets: v.pipe(
-    v.array(
-      v.strictObject({
-        id: SecretIdSchema,
-        digest: SecretDigestSchema,
-        createdAt: IsoTime,
-        expiresAt: v.optional(IsoTime),
-      }),
-    ),
-    v.minLength(1, 'must hold at least one secret'),
-    v.maxLength(MAX_LIVE_SECRETS, `must hold at most ${MAX_LIVE_SECRETS} secrets`),
-    v.check(
-      (secrets) => new Set(secrets.map((secret) => secret.id)).size === secrets.length,
-      'must not hold a secret id twice',
-    ),
+  v.check(
+    (client) => client.redirectUris === undefined || client.name !== undefined,
+    'a platform (with redirectUris) needs a name',
   ),
-  createdAt: v.optional(IsoTime),
-});
+);
 
 export type CustomerImportRecord = v.InferOutput<typeof CustomerImportSchema>;
 export type UserImportRecord = v.InferOutput<typeof UserImportSchema>;
@@ -424,6 +437,7 @@ export function planClient(record: ClientImportRecord, stored: ClientRecord | nu
   if (stored === null) return { outcome: 'created' };
   const same =
     stored.customerId === record.customerId &&
+    (stored.platform?.redirectUris.join(' ') ?? undefined) === record.redirectUris?.join(' ') &&
     stored.name === record.name &&
     stored.enabled === record.enabled &&
     sortScopes(stored.scopes).join(' ') === record.scopes.join(' ') &&

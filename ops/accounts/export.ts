@@ -68,7 +68,9 @@ export async function* accountRecords(
 const clientRecord = (client: ClientRecord, options: ExportOptions, now: Date): ExportedClient => ({
   type: 'client',
   clientId: client.clientId,
-  customerId: client.customerId,
+  ...(client.platform === undefined
+    ? { customerId: client.customerId }
+    : { redirectUris: [...client.platform.redirectUris] }),
   ...(client.name !== undefined && { name: client.name }),
   scopes: [...client.scopes],
   enabled: client.enabled,

@@ -255,11 +255,14 @@ export async function importFile(deps: ImportDeps, options: ImportOptions): Prom
       outcomes.push(plan.outcome === 'failed' ? [line, 'failed', plan.reason] : [line, plan.outcome]);
       if (plan.outcome !== 'created') continue;
       const at = now();
+      const { customerId, redirectUris, name } = record;
       items.push(
         clientItem({
           clientId: record.clientId,
-          customerId: record.customerId,
-          ...(record.name !== undefined && { name: record.name }),
+          // The record has exactly one of the two (ClientImportSchema).
+          ...(redirectUris !== undefined && name !== undefined
+            ? { name, platform: { redirectUris } }
+            : { customerId: customerId ?? '', ...(name !== undefined && { name }) }),
           scopes: record.scopes,
           enabled: record.enabled,
           secrets: record.secrets,

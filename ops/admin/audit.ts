@@ -16,11 +16,16 @@ import {
   pendingExpiries,
 } from '../../lib/audit/audit.ts';
 import { createAuditRecorder } from '../../lib/audit/recorder.ts';
-import type { ClientRecord, ClientRepository } from '../../lib/clients/clients.ts';
+import {
+  type ClientRecord,
+  type ClientRepository,
+  type CustomerClient,
+  isPlatform,
+} from '../../lib/clients/clients.ts';
 import type { Env } from '../../lib/config.ts';
 import type { MetricsRecorder } from '../../lib/metrics/metrics.ts';
 import type { CommandContext } from './context.ts';
-import { describeFailure, quote, usageError } from './errors.ts';
+import { describeFailure, failure, quote, usageError } from './errors.ts';
 import type { Command } from './parse.ts';
 
 /** A name an audit event can carry as it is: an account name, an e-mail address. */
@@ -90,7 +95,7 @@ export const recordOperatorEvent = (
   event: Omit<NewAuditEvent, 'actor' | 'source'>,
 ): Promise<void> => operatorRecorder(context).record({ ...event, actor: context.actor, source: 'operator' });
 
-const clientEvent = (type: AuditEventType, client: Pick<ClientRecord, 'customerId' | 'clientId'>) => ({
+const clientEvent = (type: AuditEventType, client: Pick<CustomerClient, 'customerId' | 'clientId'>) => ({
   type,
   customerId: client.customerId,
   clientId: client.clientId,
@@ -106,7 +111,8 @@ export async function recordClientEvent(
   clientId: string,
 ): Promise<void> {
   const client = await context.clients().findClient(clientId);
-  if (client !== null) await recordOperatorEvent(context, clientEvent(type, client));
+  // A customer's trail: a platform is of no customer (docs/platforms.md).
+  if (client !== null && !isPlatform(client)) await recordOperatorEvent(context, clientEvent(type, client));
 }
 
 /**
@@ -122,10 +128,14 @@ export function auditedClients(context: CommandContext): ClientRepository {
     secretId?: string,
     /** The secrets the change removes: their expiry events still to come are taken back. */
     removed?: (before: ClientRecord) => readonly string[],
+    /** A platform's secret may change here (docs/platforms.md); its state only by `platform …`. */
+    platformsToo = false,
   ) => {
     const before = await clients.findClient(clientId);
+    if (before !== null && isPlatform(before) && !platformsToo)
+      throw failure(`client ${clientId} is a platform: see platform --help`);
     await change();
-    if (before === null) return;
+    if (before === null || isPlatform(before)) return;
     await recordOperatorEvent(context, {
       ...clientEvent(type, before),
       ...(secretId !== undefined && { secretId }),
@@ -167,10 +177,11 @@ export function auditedClients(context: CommandContext): ClientRepository {
       ),
     async addClientSecret(clientId, secret, options) {
       const change = await clients.addClientSecret(clientId, secret, options);
-      await recordOperatorEvent(context, {
-        ...clientEvent('client.secret.added', change.before),
-        secretId: secret.id,
-      });
+      if (!isPlatform(change.before))
+        await recordOperatorEvent(context, {
+          ...clientEvent('client.secret.added', change.before),
+          secretId: secret.id,
+        });
       return change;
     },
     removeClientSecret: (clientId, secretId) =>
@@ -180,6 +191,7 @@ export function auditedClients(context: CommandContext): ClientRepository {
         () => clients.removeClientSecret(clientId, secretId),
         secretId,
         () => [secretId],
+        true,
       ),
   };
 }

@@ -3,7 +3,7 @@
  * secrets, and listing them. A secret is generated here and printed once, on stdout, after
  * the store holds its digest; it is never an argument, never on stderr, and never stored.
  */
-import { type ClientRecord, newClientId } from '../../lib/clients/clients.ts';
+import { type CustomerClient, isPlatform, newClientId } from '../../lib/clients/clients.ts';
 import { liveSecrets, MAX_LIVE_SECRETS, newClientSecret } from '../../lib/clients/secrets.ts';
 import { isAppError, type Refusal } from '../../lib/errors.ts';
 import { clientCounterKey } from '../../lib/throttle/counters.ts';
@@ -66,7 +66,7 @@ function printSecret(context: CommandContext, clientId: string, secretId: string
  * digest. `lastUsedAt` is the last token grant, to within an hour (docs/clients.md, "Last
  * use"); null: none recorded yet. A secret's `expiresAt` null: it works until removed.
  */
-const listed = (client: ClientRecord, now: Date) => ({
+const listed = (client: CustomerClient, now: Date) => ({
   clientId: client.clientId,
   customerId: client.customerId,
   name: client.name ?? null,
@@ -164,6 +164,7 @@ export async function runClientCommand(
       // The counters only of a client that exists: for any other id it is "not found", as ever.
       const found = await clients.findClient(command.clientId);
       if (found === null) throw failure(notFound(command.clientId));
+      if (isPlatform(found)) throw failure(`client ${command.clientId} is a platform: see platform show`);
       const key = clientCounterKey(found.clientId, await counterSecret());
       const locks = await readNameLocks(context.loginFailures(), key, context.stageParams(), context.now());
       context.print(

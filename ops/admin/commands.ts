@@ -31,6 +31,7 @@ import {
 } from './keys.ts';
 import { failedLogins, unlockedLines } from './locks.ts';
 import type { Command } from './parse.ts';
+import { runPlatformCommand } from './platforms.ts';
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
@@ -250,6 +251,16 @@ export async function runCommand(command: Command, context: CommandContext): Pro
     case 'client secret add':
     case 'client secret remove':
       await runClientCommand(command, context, () => counterSecret(context));
+      return;
+    case 'platform add':
+    case 'platform list':
+    case 'platform show':
+    case 'platform disable':
+    case 'platform enable':
+    case 'platform remove':
+    case 'platform redirect-uri add':
+    case 'platform redirect-uri remove':
+      await runPlatformCommand(command, context);
       return;
     case 'keys rotate': {
       const location = keyLocation(context);

@@ -67,7 +67,23 @@ export type Command =
         | 'client secret add';
       readonly clientId: string;
     }
-  | { readonly name: 'client secret remove'; readonly clientId: string; readonly secretId: string };
+  | { readonly name: 'client secret remove'; readonly clientId: string; readonly secretId: string }
+  | {
+      readonly name: 'platform add';
+      readonly platformName: string;
+      readonly redirectUris: readonly string[];
+      readonly scopes: readonly Scope[];
+    }
+  | { readonly name: 'platform list' }
+  | {
+      readonly name: 'platform show' | 'platform disable' | 'platform enable' | 'platform remove';
+      readonly clientId: string;
+    }
+  | {
+      readonly name: 'platform redirect-uri add' | 'platform redirect-uri remove';
+      readonly clientId: string;
+      readonly uri: string;
+    };
 
 export type CommandName = Command['name'];
 

@@ -13,6 +13,7 @@ import { group, sub } from './help.ts';
 import { type Command, collect, flagOnce, once, scopesOf, valid } from './parse.ts';
 import { addAuditCommands } from './program-audit.ts';
 import { addKeyCommands } from './program-keys.ts';
+import { addPlatformCommands, PLATFORM_OPTION_RULE } from './program-platforms.ts';
 
 /** Lookups match the stored name exactly, so any name that could have been stored is accepted. */
 const ExistingUsernameSchema = v.pipe(v.string(), v.nonEmpty('must not be empty'));
@@ -27,6 +28,7 @@ const SCOPES_OR_ALL = 'user scopes takes either --scope <scope> (one or more) or
 export const OPTION_RULES: Readonly<Record<string, string>> = {
   'address add': "address add needs --depot <code> (--depot '' for none)",
   'client add': `client add needs at least one --scope <scope> (${ALL_SCOPES.join(', ')})`,
+  'platform add': PLATFORM_OPTION_RULE,
   'user scopes': SCOPES_OR_ALL,
 };
 
@@ -217,6 +219,7 @@ export function addCommands(program: Program, run: (command: Command) => void): 
     .argument('<secretId>', undefined, valid(SecretIdSchema, 'secretId'))
     .action((id: string, secretId: string) => run({ name: 'client secret remove', clientId: id, secretId }));
 
+  addPlatformCommands(program, run);
   addAuditCommands(program, run);
 
   const BULK =

@@ -53,6 +53,44 @@ describeStoreContract('client repository', CLIENT_STORES, (store) => {
     expect(await clients().findClientStatus(newClientId())).toBeNull();
   });
 
+  it('keeps a platform apart from the customers’ clients: listed alone, of no customer, its redirect URIs changed one at a time', async () => {
+    const clientId = newClientId();
+    const secret = newClientSecret(new Date());
+    const a = 'https://shop.example/a';
+    const b = 'https://shop.example/b';
+    const created = await clients().createPlatform({
+      clientId,
+      name: 'Shop app',
+      scopes: ['tracking:read'],
+      redirectUris: [a],
+      secret: secret.stored,
+    });
+    expect(await clients().findClient(clientId)).toEqual(created);
+    expect(created).toMatchObject({ name: 'Shop app', platform: { redirectUris: [a] }, enabled: true });
+    expect(created.customerId).toBeUndefined();
+    expect((await clients().listPlatforms()).map((found) => found.clientId)).toContain(clientId);
+    expect((await clients().listClients()).map((found) => found.clientId)).not.toContain(clientId);
+
+    expect((await clients().changeRedirectUris(clientId, { add: b })).platform.redirectUris).toEqual([a, b]);
+    expect((await clients().changeRedirectUris(clientId, { remove: a })).platform.redirectUris).toEqual([b]);
+    expect(await codeOf(clients().changeRedirectUris(clientId, { remove: a }))).toBe('NOT_FOUND');
+    expect(await codeOf(clients().changeRedirectUris(clientId, { remove: b }))).toBe('CONFLICT');
+    expect((await clients().changeRedirectUris(clientId, { add: b })).platform.redirectUris).toEqual([b]);
+    expect((await clients().findClient(clientId))?.platform?.redirectUris).toEqual([b]);
+
+    const { clientId: customerClient } = await newClient('C-platform');
+    expect(await codeOf(clients().changeRedirectUris(customerClient, { add: a }))).toBe('NOT_FOUND');
+    expect(
+      await codeOf(
+        clients().createPlatform({
+          ...created,
+          redirectUris: [a],
+          secret: newClientSecret(new Date()).stored,
+        }),
+      ),
+    ).toBe('ALREADY_EXISTS');
+  });
+
   it('refuses a client id that exists, with another secret', async () => {
     const { clientId } = await newClient();
     const other = newClientSecret(new Date());
@@ -74,7 +112,9 @@ describeStoreContract('client repository', CLIENT_STORES, (store) => {
     const all = (await clients().listClients()).map((client) => client.clientId);
     expect(all).toEqual(expect.arrayContaining([a.clientId, b.clientId]));
     expect(all).toEqual([...all].sort());
-    expect(await clients().exportClients()).toHaveLength(all.length);
+    // The export carries the platforms too (docs/platforms.md), which no client list holds.
+    const platforms = await clients().listPlatforms();
+    expect(await clients().exportClients()).toHaveLength(all.length + platforms.length);
   });
 
   it('holds two live secrets at most, and never fewer than one: CONFLICT beyond either', async () => {

@@ -248,6 +248,31 @@ describe('POST /api/v1/oauth/token', () => {
     expect(response.statusCode).toBe(400);
     expect(bodyOf(response).error).toBe('invalid_scope');
   });
+
+  it('answers unauthorized_client to a platform asking for a token of its own, once authenticated', async () => {
+    const clientId = newClientId();
+    const { secret, stored } = newClientSecret(new Date());
+    await createDynamoClientRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+    }).createPlatform({
+      clientId,
+      name: 'Shop app',
+      scopes: ['tracking:read'],
+      redirectUris: ['https://shop.example/callback'],
+      secret: stored,
+    });
+    const response = await call(
+      token,
+      tokenEvent({ grant_type: 'client_credentials' }, { Authorization: basic(clientId, secret) }),
+    );
+    expect(response.statusCode).toBe(400);
+    expect(bodyOf(response)).toEqual({
+      error: 'unauthorized_client',
+      error_description: 'A platform acts only for the customers that approve it, never for itself.',
+    });
+    expect(response.body).not.toContain('access_token');
+  });
 });
 
 describe('the limits every answer of the token endpoint publishes', () => {

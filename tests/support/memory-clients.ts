@@ -1,5 +1,13 @@
 /** An in-memory ClientRepository for unit tests, with the DynamoDB store's rules (tests/support/stores.ts checks both alike). */
-import type { ClientRecord, ClientRepository } from '../../lib/clients/clients.ts';
+import {
+  type ClientRecord,
+  type ClientRepository,
+  type CustomerClient,
+  isPlatform,
+  newCustomerClient,
+  newPlatformClient,
+  type PlatformClient,
+} from '../../lib/clients/clients.ts';
 import {
   LAST_USE_PRECISION_MS,
   liveSecrets,
@@ -7,6 +15,7 @@ import {
   secretRemovalRefusal,
 } from '../../lib/clients/secrets.ts';
 import { AppError } from '../../lib/errors.ts';
+import { redirectUrisAfter } from '../../lib/platforms/redirect-uris.ts';
 import {
   type ClientTokenRevoker,
   MAX_REVOKED_TOKENS,
@@ -41,8 +50,11 @@ export function memoryClients(
     if (record === undefined) throw noSuchClient();
     return record;
   };
-  const put = (record: ClientRecord, changes: Partial<ClientRecord>) =>
-    records.set(record.clientId, { ...record, ...changes, updatedAt: clock().toISOString() });
+  const put = (
+    record: ClientRecord,
+    changes: Partial<Pick<ClientRecord, 'enabled' | 'revokedBefore' | 'secrets'>> & { name?: string },
+  ) =>
+    records.set(record.clientId, { ...record, ...changes, updatedAt: clock().toISOString() } as ClientRecord);
   const read = (clientId: string) => {
     reads += 1;
     if (clientId === options.failFor)
@@ -96,28 +108,38 @@ export function memoryClients(
       revokedTokens.set(clientId, listed);
       return 'revoked';
     },
-    async createClient({ clientId, customerId, name, scopes, secret }) {
-      if (records.has(clientId))
+    async createClient(client) {
+      if (records.has(client.clientId))
         throw new AppError('ALREADY_EXISTS', { detail: 'a client with this id exists' });
-      const at = clock().toISOString();
-      const record = {
-        clientId,
-        customerId,
-        ...(name !== undefined && { name }),
-        scopes: [...scopes],
-        enabled: true,
-        secrets: [secret],
-        revokedBefore: 0,
-        createdAt: at,
-        updatedAt: at,
-      };
-      records.set(clientId, record);
+      const record = newCustomerClient(client, clock().toISOString());
+      records.set(client.clientId, record);
+      return record;
+    },
+    async createPlatform(platform) {
+      if (records.has(platform.clientId)) throw new AppError('ALREADY_EXISTS', { reason: 'client-exists' });
+      const record = newPlatformClient(platform, clock().toISOString());
+      records.set(platform.clientId, record);
       return record;
     },
     async listClients(customerId) {
       return [...records.values()]
+        .filter((record): record is CustomerClient => !isPlatform(record))
         .filter((record) => customerId === undefined || record.customerId === customerId)
         .sort((a, b) => a.clientId.localeCompare(b.clientId));
+    },
+    async listPlatforms() {
+      return [...records.values()].filter(isPlatform).sort((a, b) => a.clientId.localeCompare(b.clientId));
+    },
+    async changeRedirectUris(clientId, change) {
+      const record = records.get(clientId);
+      if (record === undefined || !isPlatform(record)) throw noSuchClient();
+      const changed: PlatformClient = {
+        ...record,
+        platform: { redirectUris: redirectUrisAfter(record.platform.redirectUris, change) },
+        updatedAt: clock().toISOString(),
+      };
+      records.set(clientId, changed);
+      return changed;
     },
     async exportClients() {
       return [...records.values()].sort((a, b) => a.clientId.localeCompare(b.clientId));

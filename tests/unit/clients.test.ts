@@ -369,6 +369,26 @@ describe('client credentials grant', () => {
     await expect(ask()).rejects.toMatchObject({ code: 'INVALID_SCOPE' });
   });
 
+  it('refuses a platform’s own client credentials after authenticating it: unauthorized_client, no token, the failure not counted', async () => {
+    const { clients, ask, metrics, store } = await setUp();
+    const platformId = newClientId();
+    const { secret, stored } = newClientSecret(now);
+    await clients.createPlatform({
+      clientId: platformId,
+      name: 'Shop app',
+      scopes: ['tracking:read'],
+      redirectUris: ['https://shop.example/callback'],
+      secret: stored,
+    });
+    const refused = await ask({ clientId: platformId, clientSecret: secret }).catch(
+      (error: AppError) => error,
+    );
+    expect(refused).toMatchObject({ code: 'UNAUTHORIZED_CLIENT' });
+    expect(metrics.names()).toEqual(['ClientTokenRefused{reason=UnauthorizedClient}']);
+    // Its secret was right: the throttle counts no failure against the platform's id.
+    expect([...store.all.values()].filter((counter) => counter.failures > 0)).toEqual([]);
+  });
+
   it('counts a client id apart from a username of the same text', async () => {
     const { store, clientId, ask } = await setUp();
     await expect(ask({ clientSecret: WRONG })).rejects.toMatchObject({ code: 'INVALID_CLIENT' });

@@ -155,6 +155,7 @@ const ERROR_CODES = Object.keys({
   DEPENDENCY_UNAVAILABLE: 0,
   INTERNAL: 0,
   METHOD_NOT_ALLOWED: 0,
+  UNAUTHORIZED_CLIENT: 0,
 } satisfies Record<ErrorCode, 0>) as ErrorCode[];
 /** What POST on the token endpoint can answer: all but the 405 of another method and the self-service API's own. */
 const POST_ERROR_CODES = ERROR_CODES.filter(
@@ -169,12 +170,19 @@ const OAUTH_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
   [TOKEN_PATH]: POST_ERROR_CODES.filter((code) => code !== 'INSUFFICIENT_SCOPE'),
   [REVOCATION_PATH]: POST_ERROR_CODES.filter(
     (code) =>
-      !['INSUFFICIENT_SCOPE', 'INVALID_SCOPE', 'UNSUPPORTED_GRANT_TYPE', 'INVALID_REFRESH_TOKEN'].includes(
-        code,
-      ),
+      ![
+        'INSUFFICIENT_SCOPE',
+        'INVALID_SCOPE',
+        'UNSUPPORTED_GRANT_TYPE',
+        'UNAUTHORIZED_CLIENT',
+        'INVALID_REFRESH_TOKEN',
+      ].includes(code),
   ),
   [INTROSPECTION_PATH]: POST_ERROR_CODES.filter(
-    (code) => !['INVALID_SCOPE', 'UNSUPPORTED_GRANT_TYPE', 'INVALID_REFRESH_TOKEN'].includes(code),
+    (code) =>
+      !['INVALID_SCOPE', 'UNSUPPORTED_GRANT_TYPE', 'UNAUTHORIZED_CLIENT', 'INVALID_REFRESH_TOKEN'].includes(
+        code,
+      ),
   ),
 };
 const OAUTH_ANSWERS = Object.entries(OAUTH_ERROR_CODES).flatMap(([path, codes]) =>
