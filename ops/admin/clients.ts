@@ -18,7 +18,7 @@ import { printRows } from './rows.ts';
 type ClientCommand = Extract<Command, { name: `client ${string}` }>;
 
 /** How soon tokens stop, said wherever a command stops them. */
-const WITHIN_BOUND =
+export const WITHIN_BOUND =
   'within the stage’s revocation bound (revocationCacheTtl + authorizerCacheTtl, docs/tokens-and-sessions.md)';
 
 /** The store's refusals (lib/errors.ts Refusal) in the operator's words. */

@@ -8,15 +8,13 @@ import { newClientId, type PlatformClient } from '../../lib/clients/clients.ts';
 import { liveSecrets, newClientSecret } from '../../lib/clients/secrets.ts';
 import { isAppError, type Refusal } from '../../lib/errors.ts';
 import { redirectUriProblem } from '../../lib/platforms/redirect-uris.ts';
+import { WITHIN_BOUND } from './clients.ts';
 import type { CommandContext } from './context.ts';
 import { failure } from './errors.ts';
 import type { Command } from './parse.ts';
 import { printRows } from './rows.ts';
 
 type PlatformCommand = Extract<Command, { name: `platform ${string}` }>;
-
-const WITHIN_BOUND =
-  'within the stage’s revocation bound (revocationCacheTtl + authorizerCacheTtl, docs/tokens-and-sessions.md)';
 
 /** The store's refusals (lib/errors.ts Refusal) in the operator's words. */
 const REFUSED: Partial<Record<Refusal, string>> = {
