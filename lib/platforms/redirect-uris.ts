@@ -9,7 +9,7 @@ import { AppError } from '../errors.ts';
 
 /** The most a platform registers: enough for a production, a staging and a few local ones. */
 export const MAX_REDIRECT_URIS = 10;
-const MAX_LENGTH = 2000;
+export const MAX_REDIRECT_URI_LENGTH = 2000;
 
 /** Loopback redirect URIs of a native or local app (RFC 8252 section 7.3): the local stage's alone. */
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
@@ -21,7 +21,7 @@ export interface RedirectUriRules {
 
 /** Why `uri` cannot be registered, or undefined when it can. */
 export function redirectUriProblem(uri: string, rules: RedirectUriRules): string | undefined {
-  if (uri.length > MAX_LENGTH) return `must be at most ${MAX_LENGTH} characters`;
+  if (uri.length > MAX_REDIRECT_URI_LENGTH) return `must be at most ${MAX_REDIRECT_URI_LENGTH} characters`;
   let url: URL;
   try {
     url = new URL(uri);

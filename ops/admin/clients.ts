@@ -3,7 +3,12 @@
  * secrets, and listing them. A secret is generated here and printed once, on stdout, after
  * the store holds its digest; it is never an argument, never on stderr, and never stored.
  */
-import { type CustomerClient, isPlatform, newClientId } from '../../lib/clients/clients.ts';
+import {
+  type ClientRecord,
+  type CustomerClient,
+  isPlatform,
+  newClientId,
+} from '../../lib/clients/clients.ts';
 import { liveSecrets, MAX_LIVE_SECRETS, newClientSecret } from '../../lib/clients/secrets.ts';
 import { isAppError, type Refusal } from '../../lib/errors.ts';
 import { clientCounterKey } from '../../lib/throttle/counters.ts';
@@ -51,15 +56,30 @@ async function onClient<T>(what: string, call: () => Promise<T>, notFound?: stri
 
 const notFound = (clientId: string) => `client ${clientId} not found`;
 
-/** The secret, once, with what the operator must know about it. */
-function printSecret(context: CommandContext, clientId: string, secretId: string, secret: string) {
+/** The secret, once, with what the operator must know about it; `to`: who gets it (a platform's too). */
+export function printSecret(
+  context: CommandContext,
+  clientId: string,
+  secretId: string,
+  secret: string,
+  to = 'the integrator',
+) {
   context.print(`client id:  ${clientId}`);
   context.print(`secret id:  ${secretId}`);
   context.print(`secret:     ${secret}`);
   context.print(
-    'The secret is shown only this once: only its digest is stored. Hand it to the integrator over a secure channel now.',
+    `The secret is shown only this once: only its digest is stored. Hand it to ${to} over a secure channel now.`,
   );
 }
+
+/** A client's or platform's live secrets as the listings print them at `now`: never a digest. */
+export const listedSecrets = (secrets: ClientRecord['secrets'], now: Date) =>
+  liveSecrets(secrets, now).map(({ id, createdAt, expiresAt, lastUsedAt }) => ({
+    id,
+    createdAt,
+    expiresAt: expiresAt ?? null,
+    lastUsedAt: lastUsedAt ?? null,
+  }));
 
 /**
  * A client as `client list` and `client show` show it at `now`: its live secrets, never a
@@ -72,12 +92,7 @@ const listed = (client: CustomerClient, now: Date) => ({
   name: client.name ?? null,
   scopes: [...client.scopes],
   enabled: client.enabled,
-  secrets: liveSecrets(client.secrets, now).map(({ id, createdAt, expiresAt, lastUsedAt }) => ({
-    id,
-    createdAt,
-    expiresAt: expiresAt ?? null,
-    lastUsedAt: lastUsedAt ?? null,
-  })),
+  secrets: listedSecrets(client.secrets, now),
   createdAt: client.createdAt,
   lastUsedAt: client.lastUsedAt ?? null,
 });

@@ -4,13 +4,14 @@
  * digest, as `client add` does. A platform is of no customer, so its changes are in no customer's
  * audit trail; the operator's terminal log is their record.
  */
-import { newClientId, type PlatformClient } from '../../lib/clients/clients.ts';
-import { liveSecrets, newClientSecret } from '../../lib/clients/secrets.ts';
+import * as v from 'valibot';
+import { isPlatform, newClientId, type PlatformClient } from '../../lib/clients/clients.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { isAppError, type Refusal } from '../../lib/errors.ts';
-import { redirectUriProblem } from '../../lib/platforms/redirect-uris.ts';
-import { WITHIN_BOUND } from './clients.ts';
+import { MAX_REDIRECT_URIS, redirectUrisSchema } from '../../lib/platforms/redirect-uris.ts';
+import { listedSecrets, printSecret, WITHIN_BOUND } from './clients.ts';
 import type { CommandContext } from './context.ts';
-import { failure } from './errors.ts';
+import { failure, usageError } from './errors.ts';
 import type { Command } from './parse.ts';
 import { printRows } from './rows.ts';
 
@@ -20,7 +21,7 @@ type PlatformCommand = Extract<Command, { name: `platform ${string}` }>;
 const REFUSED: Partial<Record<Refusal, string>> = {
   'client-exists': 'a client with this id exists',
   'no-such-redirect-uri': 'the platform has no such redirect URI',
-  'redirect-uris-full': 'the platform has ten redirect URIs: remove one first',
+  'redirect-uris-full': `the platform has ${MAX_REDIRECT_URIS} redirect URIs: remove one first`,
   'last-redirect-uri': 'this is the platform’s last redirect URI: add its successor first',
 };
 
@@ -46,12 +47,7 @@ const listed = (platform: PlatformClient, now: Date) => ({
   scopes: [...platform.scopes],
   redirectUris: [...platform.platform.redirectUris],
   enabled: platform.enabled,
-  secrets: liveSecrets(platform.secrets, now).map(({ id, createdAt, expiresAt, lastUsedAt }) => ({
-    id,
-    createdAt,
-    expiresAt: expiresAt ?? null,
-    lastUsedAt: lastUsedAt ?? null,
-  })),
+  secrets: listedSecrets(platform.secrets, now),
   createdAt: platform.createdAt,
   lastUsedAt: platform.lastUsedAt ?? null,
 });
@@ -65,21 +61,23 @@ const cellText = (column: string, value: unknown) => {
   return String(value);
 };
 
-/** Every URI by the target's rules, before anything is read or written. */
+/**
+ * Every URI by the target's rules (lib/platforms/redirect-uris.ts), before anything is read or
+ * written: a usage error (exit 2), as any other invalid argument, naming the URI by its position.
+ */
 function checkRedirectUris(context: CommandContext, uris: readonly string[]) {
-  const rules = { allowLoopback: context.target.kind === 'local' };
-  uris.forEach((uri, index) => {
-    const problem = redirectUriProblem(uri, rules);
-    if (problem !== undefined) throw failure(`invalid redirect URI ${index + 1}: ${problem}`);
-  });
-  if (new Set(uris).size < uris.length) throw failure('invalid --redirect-uri: a URI is given twice');
-  if (uris.length > 10) throw failure('invalid --redirect-uri: at most ten');
+  const checked = v.safeParse(redirectUrisSchema({ allowLoopback: context.target.kind === 'local' }), uris);
+  if (checked.success) return;
+  const [issue] = checked.issues;
+  const position = issue?.path?.[0]?.key;
+  const which = typeof position === 'number' ? `redirect URI ${position + 1}` : '--redirect-uri';
+  throw usageError(`invalid ${which}: ${issue?.message ?? 'not accepted'}`);
 }
 
 /** The platform, or a failure naming it: a customer's API client is no platform. */
 async function existing(context: CommandContext, clientId: string): Promise<PlatformClient> {
   const found = await context.clients().findClient(clientId);
-  if (found === null || found.platform === undefined) throw failure(notFound(clientId));
+  if (found === null || !isPlatform(found)) throw failure(notFound(clientId));
   return found;
 }
 
@@ -102,12 +100,7 @@ export async function runPlatformCommand(command: PlatformCommand, context: Comm
       context.print(
         `registered platform ${clientId} (${JSON.stringify(command.platformName)}), scopes ${command.scopes.join(' ')}`,
       );
-      context.print(`client id:  ${clientId}`);
-      context.print(`secret id:  ${stored.id}`);
-      context.print(`secret:     ${secret}`);
-      context.print(
-        'The secret is shown only this once: only its digest is stored. Hand it to the platform over a secure channel now.',
-      );
+      printSecret(context, clientId, stored.id, secret, 'the platform');
       return;
     }
     case 'platform list':

@@ -7,6 +7,7 @@ import type { Command as Program } from 'commander';
 import * as v from 'valibot';
 import { ClientIdSchema, ClientNameSchema } from '../../lib/clients/clients.ts';
 import { isPlatformScope, PLATFORM_SCOPES } from '../../lib/platforms/platforms.ts';
+import { MAX_REDIRECT_URIS } from '../../lib/platforms/redirect-uris.ts';
 import { usageError } from './errors.ts';
 import { group, sub } from './help.ts';
 import { type Command, collect, scopesOf, valid } from './parse.ts';
@@ -76,7 +77,7 @@ export function addPlatformCommands(program: Program, run: (command: Command) =>
       action,
       PLATFORMS,
       action === 'add'
-        ? `register another redirect URI (at most ten)`
+        ? `register another redirect URI (at most ${MAX_REDIRECT_URIS})`
         : 'the URI is no longer redirected to; refused for the platform’s last one',
     )
       .argument('<clientId>', undefined, clientId)

@@ -1,7 +1,9 @@
 /** A platform's redirect URIs: lib/platforms/redirect-uris.ts (docs/platforms.md, "Redirect URIs"). */
+import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import {
+  MAX_REDIRECT_URI_LENGTH,
   MAX_REDIRECT_URIS,
   redirectUriChangeApplied,
   redirectUriProblem,
@@ -79,6 +81,15 @@ describe('a change of a platform’s redirect URIs', () => {
     );
     expect(() => redirectUrisAfter([a], { remove: a })).toThrow(
       expect.objectContaining({ reason: 'last-redirect-uri' }),
+    );
+  });
+});
+
+describe('docs/platforms.md, "Redirect URIs"', () => {
+  it('states the limits the code holds', () => {
+    const doc = readFileSync(new URL('../../docs/platforms.md', import.meta.url), 'utf8');
+    expect(doc).toContain(
+      `at most ${MAX_REDIRECT_URI_LENGTH} characters and ${MAX_REDIRECT_URIS} URIs a platform`,
     );
   });
 });

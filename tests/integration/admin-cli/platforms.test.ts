@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isPlatform } from '../../../lib/clients/clients.ts';
 import { matchSecret } from '../../../lib/clients/secrets.ts';
+import { MAX_REDIRECT_URIS } from '../../../lib/platforms/redirect-uris.ts';
 import { type AdminRun, lines, OTHER_STAGE, unique, useAdminCli } from '../../support/admin-cli.ts';
 
 const cli = useAdminCli();
@@ -73,15 +74,15 @@ describe('admin CLI: platform add', () => {
     ['https://user:pw@shop.example/callback', 'must not carry a user name or password'],
     ['http://127.0.0.1/callback', 'must name its port'],
     ['callback', 'must be an absolute URI'],
-  ])('refuses the redirect URI %s (%s) with exit 1, writing nothing', async (uri, reason) => {
+  ])('refuses the redirect URI %s (%s) as a usage error, exit 2, writing nothing', async (uri, reason) => {
     const before = (await cli.clients.listPlatforms()).length;
     const run = await admin(['platform', 'add', 'Shop', '--redirect-uri', uri, '--scope', 'tracking:read']);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toEqual([expect.stringContaining(reason)]);
     expect(await cli.clients.listPlatforms()).toHaveLength(before);
   });
 
-  it('refuses a loopback redirect URI for a deployed stage, before reading anything', async () => {
+  it('refuses a loopback redirect URI for a deployed stage as a usage error, before reading anything', async () => {
     const run = await admin([
       'platform',
       'add',
@@ -93,7 +94,7 @@ describe('admin CLI: platform add', () => {
       '--stage',
       OTHER_STAGE,
     ]);
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toEqual([expect.stringContaining('a loopback http URI only on the local stage')]);
   });
 
@@ -158,11 +159,17 @@ describe('admin CLI: platform list, show, redirect-uri, disable, enable, remove'
   });
 
   it('refuses an eleventh redirect URI', async () => {
-    const uris = Array.from({ length: 10 }, (_, index) => `https://shop.example/cb${index}`);
+    const uris = Array.from({ length: MAX_REDIRECT_URIS }, (_, index) => `https://shop.example/cb${index}`);
     const { clientId } = await newPlatform(uris);
-    const run = await admin(['platform', 'redirect-uri', 'add', clientId, 'https://shop.example/cb10']);
+    const run = await admin([
+      'platform',
+      'redirect-uri',
+      'add',
+      clientId,
+      `https://shop.example/cb${MAX_REDIRECT_URIS}`,
+    ]);
     expect(run.code).toBe(1);
-    expect(run.stderr[0]).toContain('ten redirect URIs');
+    expect(run.stderr[0]).toContain(`has ${MAX_REDIRECT_URIS} redirect URIs: remove one first`);
   });
 
   it('disables, enables and removes a platform; a customer’s API client is no platform', async () => {
