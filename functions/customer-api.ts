@@ -12,11 +12,13 @@ import {
   unlockClient,
   updateClient,
 } from '../lib/customer/clients.ts';
+import { endCustomerConnection, listConnections } from '../lib/customer/connections.ts';
 import {
   AddSecretSchema,
   AdministratorSchema,
   AuditQuerySchema,
   ClientParamsSchema,
+  ConnectionParamsSchema,
   CreateClientSchema,
   NoQuerySchema,
   SecretParamsSchema,
@@ -139,6 +141,20 @@ export const handler = routes({
     body: AdministratorSchema,
     handle: async ({ actor, body }) => {
       await setAdministrator(deps, actor, body.username, true);
+      return noContent();
+    },
+  }),
+  customerListConnections: endpoint({
+    ...common,
+    route: 'customerListConnections',
+    handle: async ({ actor }) => ok({ connections: await listConnections(deps.connections, actor) }),
+  }),
+  customerEndConnection: endpoint({
+    ...common,
+    route: 'customerEndConnection',
+    params: ConnectionParamsSchema,
+    handle: async ({ actor, params }) => {
+      await endCustomerConnection(deps.connections, actor, params.connectionId);
       return noContent();
     },
   }),

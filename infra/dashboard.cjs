@@ -19,6 +19,7 @@ const FUNCTIONS = [
   ['refresh', 'RefreshLambdaFunction'],
   ['logout', 'LogoutLambdaFunction'],
   ['oauthToken', 'OauthTokenLambdaFunction'],
+  ['oauthAuthorize', 'OauthAuthorizeLambdaFunction'],
   ['oauthRevoke', 'OauthRevokeLambdaFunction'],
   ['oauthIntrospect', 'OauthIntrospectLambdaFunction'],
   ['oauthMetadata', 'OauthMetadataLambdaFunction'],

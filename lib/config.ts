@@ -29,6 +29,7 @@ import {
   AWS_REGION,
   BCRYPT_COST,
   CLIENT_TOKEN_TTL,
+  FORMER_TOKEN_ISSUERS,
   KEY_RELOAD_INTERVAL,
   REFRESH_REUSE_GRACE,
   REFRESH_TOKEN_TTL,
@@ -41,7 +42,8 @@ import {
   TOKEN_ISSUER,
   VERIFICATION_KEYS,
 } from './config/schemas.ts';
-import type { TokenSettings } from './tokens/settings.ts';
+import type { SessionSettings } from './sessions/sessions.ts';
+import type { RefreshTokenSettings } from './tokens/settings.ts';
 
 export type { Env } from './config/environment.ts';
 
@@ -138,15 +140,20 @@ const oauthTokenSchema = () =>
       variablesOf('oauthToken', {
         STAGE,
         TOKEN_ISSUER,
+        FORMER_TOKEN_ISSUERS,
         TOKEN_AUDIENCE,
         CLIENT_TOKEN_TTL,
+        REFRESH_TOKEN_TTL,
+        REFRESH_REUSE_GRACE,
         ...DATA,
         KEY_RELOAD_INTERVAL,
         ...THROTTLE,
         ...PUBLISHED_LIMITS,
         ...AUDIT,
         ACCOUNTS_TABLE,
+        SESSIONS_TABLE,
         SIGNING_KEYRING,
+        VERIFICATION_KEYS,
       }),
     ),
     v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
@@ -154,14 +161,23 @@ const oauthTokenSchema = () =>
     v.transform((env) =>
       Object.freeze({
         stage: env.STAGE,
+        // A client's and a platform's access tokens live CLIENT_TOKEN_TTL; a platform's refresh tokens REFRESH_TOKEN_TTL.
         tokens: Object.freeze({
           issuer: env.TOKEN_ISSUER,
+          formerIssuers: Object.freeze(env.FORMER_TOKEN_ISSUERS),
           audience: env.TOKEN_AUDIENCE,
           accessTtlSeconds: env.CLIENT_TOKEN_TTL,
-        } satisfies TokenSettings),
+          refreshTtlSeconds: env.REFRESH_TOKEN_TTL,
+        } satisfies RefreshTokenSettings),
+        // A connection's chain of refresh tokens ends after REFRESH_TOKEN_TTL unused (docs/platforms.md).
+        connections: Object.freeze({
+          maxLifetimeSeconds: env.REFRESH_TOKEN_TTL,
+          reuseGraceSeconds: env.REFRESH_REUSE_GRACE,
+        } satisfies SessionSettings),
         data: data(env),
         accountsTable: env.ACCOUNTS_TABLE,
-        keys: keys(env, { signingKeyring: env.SIGNING_KEYRING }),
+        sessionsTable: env.SESSIONS_TABLE,
+        keys: keys(env, { signingKeyring: env.SIGNING_KEYRING, verificationKeys: env.VERIFICATION_KEYS }),
         loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
         throttle: throttle(env),
         gatewayLimits: gatewayLimits(env),
@@ -170,8 +186,40 @@ const oauthTokenSchema = () =>
     ),
   );
 
-// Revocation and introspection: client authentication as the token endpoint's (its throttle, whose
-// counter secret is in the signing keyring) and the authorizer's verification of the token asked about.
+/** The authorization endpoint and PAR (docs/platforms.md): a login's sign-in, a client's authentication. */
+const oauthAuthorizeSchema = () =>
+  v.pipe(
+    v.object(
+      variablesOf('oauthAuthorize', {
+        STAGE,
+        TOKEN_ISSUER,
+        ...DATA,
+        KEY_RELOAD_INTERVAL,
+        ...THROTTLE,
+        ...AUDIT,
+        BCRYPT_COST,
+        ACCOUNTS_TABLE,
+        SESSIONS_TABLE,
+        SIGNING_KEYRING,
+      }),
+    ),
+    v.check((env) => lockoutOrdered(env), LOCKOUT_UNORDERED),
+    v.transform((env) =>
+      Object.freeze({
+        stage: env.STAGE,
+        issuer: env.TOKEN_ISSUER,
+        data: data(env),
+        accountsTable: env.ACCOUNTS_TABLE,
+        sessionsTable: env.SESSIONS_TABLE,
+        keys: keys(env, { signingKeyring: env.SIGNING_KEYRING }),
+        bcryptCost: env.BCRYPT_COST,
+        loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
+        throttle: throttle(env),
+        audit: audit(env),
+      }),
+    ),
+  );
+
 const clientTokenQueryVariables = () => ({
   STAGE,
   ...TOKEN,
@@ -243,6 +291,7 @@ const customerApiSchema = () =>
     v.object(
       variablesOf('customerApi', {
         STAGE,
+        CLIENT_TOKEN_TTL,
         ...DATA,
         KEY_RELOAD_INTERVAL,
         ...THROTTLE,
@@ -257,6 +306,8 @@ const customerApiSchema = () =>
         stage: env.STAGE,
         data: data(env),
         accountsTable: env.ACCOUNTS_TABLE,
+        // How long an ended connection's platform tokens are listed as revoked.
+        clientAccessTtlSeconds: env.CLIENT_TOKEN_TTL,
         keys: keys(env, { signingKeyring: env.SIGNING_KEYRING }),
         loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
         throttle: throttle(env),
@@ -272,6 +323,7 @@ export type LogoutConfig = v.InferOutput<ReturnType<typeof logoutSchema>>;
 export type AuthorizerConfig = v.InferOutput<ReturnType<typeof authorizerSchema>>;
 export type JwksConfig = v.InferOutput<ReturnType<typeof jwksSchema>>;
 export type OAuthTokenConfig = v.InferOutput<ReturnType<typeof oauthTokenSchema>>;
+export type OAuthAuthorizeConfig = v.InferOutput<ReturnType<typeof oauthAuthorizeSchema>>;
 export type OAuthRevokeConfig = v.InferOutput<ReturnType<typeof oauthRevokeSchema>>;
 export type OAuthIntrospectConfig = v.InferOutput<ReturnType<typeof oauthIntrospectSchema>>;
 export type OAuthMetadataConfig = v.InferOutput<ReturnType<typeof oauthMetadataSchema>>;
@@ -285,6 +337,8 @@ export const readAuthorizerConfig = (env: Env = process.env): AuthorizerConfig =
 export const readJwksConfig = (env: Env = process.env): JwksConfig => parse(jwksSchema(), env);
 export const readOAuthTokenConfig = (env: Env = process.env): OAuthTokenConfig =>
   parse(oauthTokenSchema(), env);
+export const readOAuthAuthorizeConfig = (env: Env = process.env): OAuthAuthorizeConfig =>
+  parse(oauthAuthorizeSchema(), env);
 export const readOAuthRevokeConfig = (env: Env = process.env): OAuthRevokeConfig =>
   parse(oauthRevokeSchema(), env);
 export const readOAuthIntrospectConfig = (env: Env = process.env): OAuthIntrospectConfig =>

@@ -18,6 +18,8 @@ export type ErrorCode =
   | 'INVALID_CLIENT'
   | 'INVALID_SCOPE'
   | 'UNSUPPORTED_GRANT_TYPE'
+  /** A platform's authorization code or refresh token refused: unknown, expired, spent, another's. */
+  | 'INVALID_GRANT'
   /** An authenticated client that may not use the grant it asked for (a platform's client credentials). */
   | 'UNAUTHORIZED_CLIENT'
   /** An OAuth endpoint called with another method than POST. */

@@ -12,7 +12,7 @@ import type { Setting, Variable, Words } from './config/shape.ts';
 
 /** serverless.yml's functions. */
 export const FUNCTIONS =
-  'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect oauthWrongMethod oauthMetadata jwks authorizer createShipment trackShipment customerApi console';
+  'login loginExtended refresh logout oauthToken oauthAuthorize oauthRevoke oauthIntrospect oauthWrongMethod oauthMetadata jwks authorizer createShipment trackShipment customerApi console';
 export type FunctionName = Words<typeof FUNCTIONS>;
 /** The named stages; `default` is what any other stage gets, and what a named stage leaves out. */
 export const STAGES = ['local', 'dev', 'prod'] as const;
@@ -39,13 +39,13 @@ export const SETTINGS = {
   },
   refreshTokenTtl: {
     variable: 'REFRESH_TOKEN_TTL',
-    readBy: 'login loginExtended refresh logout',
+    readBy: 'login loginExtended refresh logout oauthToken',
     values: { default: '30d', local: '30d', dev: '7d', prod: '30d' },
     description: 'refresh token lifetime',
   },
   clientTokenTtl: {
     variable: 'CLIENT_TOKEN_TTL',
-    readBy: 'oauthToken oauthRevoke oauthIntrospect authorizer',
+    readBy: 'oauthToken oauthRevoke oauthIntrospect authorizer customerApi',
     values: { default: '1h', local: "${env:CLIENT_TOKEN_TTL, '1h'}", dev: '1h', prod: '1h' },
     // Short, as a client asks again with its secret: a stolen token is bounded by it.
     bounds: CLIENT_TOKEN_TTL,
@@ -60,7 +60,7 @@ export const SETTINGS = {
   },
   refreshReuseGrace: {
     variable: 'REFRESH_REUSE_GRACE',
-    readBy: 'refresh',
+    readBy: 'refresh oauthToken',
     values: { default: '30s', local: "${env:REFRESH_REUSE_GRACE, '30s'}" },
     // For a lost answer's retry; a long one would let a thief in as well.
     bounds: REFRESH_REUSE_GRACE,
@@ -81,14 +81,14 @@ export const SETTINGS = {
   keyReloadInterval: {
     variable: 'KEY_RELOAD_INTERVAL',
     readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect jwks authorizer customerApi',
+      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect jwks authorizer customerApi oauthAuthorize',
     values: { default: '5m', local: "${env:KEY_RELOAD_INTERVAL, '2s'}" },
     description:
       'how often every function re-reads key material (when a rotation takes effect); JWKS `max-age`',
   },
   bcryptCost: {
     variable: 'BCRYPT_COST',
-    readBy: 'login loginExtended',
+    readBy: 'login loginExtended oauthAuthorize',
     values: { default: 10, local: 8, dev: 10, prod: 10 },
     // At most the last cost whose compare (about 6 s at 512 MB) ends inside the login's timeout.
     bounds: BCRYPT_COST,
@@ -104,54 +104,54 @@ export const SETTINGS = {
   },
   loginFailureLimit: {
     variable: 'LOGIN_FAILURE_LIMIT',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     values: { default: 5, local: "${env:LOGIN_FAILURE_LIMIT, '5'}", dev: 5, prod: 5 },
     description:
       'failures per username or client id before it is throttled for the sources it does not know, and per known source on its own counter (zero: off)',
   },
   loginFailureWindow: {
     variable: 'LOGIN_FAILURE_WINDOW',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     values: { default: '24h' },
     description:
       "a username's counter starts again from zero after a whole window-long period without an attempt (one to two windows: [the login throttle](behaviour.md#brute-force-the-login-throttle))",
   },
   ipFailureLimit: {
     variable: 'IP_FAILURE_LIMIT',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     values: { default: 100, local: "${env:IP_FAILURE_LIMIT, '100'}", dev: 100, prod: 100 },
     description:
       "people's failed logins per source address before it is throttled, and the attempts from it checked at once (zero: off)",
   },
   ipFailureWindow: {
     variable: 'IP_FAILURE_WINDOW',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     values: { default: '1h' },
     description: "an address's counter starts again from zero after a window-long period without an attempt",
   },
   clientIpFailureLimit: {
     variable: 'CLIENT_IP_FAILURE_LIMIT',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     values: { default: 50, local: "${env:CLIENT_IP_FAILURE_LIMIT, '50'}", dev: 50, prod: 50 },
     description:
       "API clients' failed authentications per source address before it is throttled for API clients, counted apart from people's logins (a machine retrying a removed secret does not lock the people behind its address), and the authentications from it checked at once (zero: off)",
   },
   clientIpFailureWindow: {
     variable: 'CLIENT_IP_FAILURE_WINDOW',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     values: { default: '1h' },
     description: 'the same as `ipFailureWindow`, for that counter',
   },
   loginLockoutBase: {
     variable: 'LOGIN_LOCKOUT_BASE',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     values: { default: '30s', local: '30s', dev: '30s', prod: '30s' },
     description:
       'the first lock, doubled by each further failure up to `loginLockoutMax`, which it may not exceed ([the login throttle](behaviour.md#brute-force-the-login-throttle))',
   },
   loginLockoutMax: {
     variable: 'LOGIN_LOCKOUT_MAX',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     values: { default: '15m', local: '15m', dev: '15m', prod: '15m' },
     // A lock always ends, and soon.
     bounds: LOGIN_LOCKOUT_MAX,
@@ -159,7 +159,7 @@ export const SETTINGS = {
   },
   knownSourcePeriod: {
     variable: 'KNOWN_SOURCE_PERIOD',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     values: { default: '30d', local: "${env:KNOWN_SOURCE_PERIOD, '30d'}", dev: '30d', prod: '30d' },
     bounds: KNOWN_SOURCE_PERIOD,
     description:
@@ -167,7 +167,7 @@ export const SETTINGS = {
   },
   loginInflightLimit: {
     variable: 'LOGIN_INFLIGHT_LIMIT',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     values: { default: 50, local: "${env:LOGIN_INFLIGHT_LIMIT, '50'}", dev: 50, prod: 50 },
     bounds: LOGIN_INFLIGHT_LIMIT,
     description:
@@ -254,7 +254,7 @@ export const SETTINGS = {
   },
   auditRetention: {
     variable: 'AUDIT_RETENTION',
-    readBy: 'oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     // prod: as long as the logs, who changed which credential a year back.
     values: { default: '90d', prod: '365d' },
     // Long enough that an event outlives the incident it documents.
@@ -299,7 +299,7 @@ export const SETTINGS = {
   tokenIssuer: {
     variable: 'TOKEN_ISSUER',
     readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect oauthMetadata authorizer',
+      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect oauthMetadata authorizer oauthAuthorize',
     // local: dev/start.ts sets the stack's own origin, where its metadata is served.
     values: {
       default: 'https://auth.parcel-carrier.example/${sls:stage}',
@@ -310,7 +310,7 @@ export const SETTINGS = {
   },
   formerTokenIssuers: {
     variable: 'FORMER_TOKEN_ISSUERS',
-    readBy: 'login loginExtended refresh logout oauthRevoke oauthIntrospect authorizer',
+    readBy: 'login loginExtended refresh logout oauthRevoke oauthIntrospect authorizer oauthToken',
     values: { default: '' },
     description:
       'issuers the stage had before, space-separated: their tokens verify until they expire ([Issuer](#issuer-and-discovery))',
@@ -332,7 +332,7 @@ export const SETTINGS = {
   },
   signingKeyring: {
     variable: 'SIGNING_KEYRING',
-    readBy: 'login loginExtended refresh oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended refresh oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
     // local: written by dev/start.ts under DATA_DIR on first start.
     values: {
       default: 'ssm:/${self:service}/${sls:stage}/signing-keyring',
@@ -342,7 +342,7 @@ export const SETTINGS = {
   },
   verificationKeys: {
     variable: 'VERIFICATION_KEYS',
-    readBy: 'refresh logout oauthRevoke oauthIntrospect jwks authorizer',
+    readBy: 'refresh logout oauthRevoke oauthIntrospect jwks authorizer oauthToken',
     values: {
       default: 'ssm:/${self:service}/${sls:stage}/jwks',
       local: "file:${env:LOCAL_JWKS_FILE, '/nonexistent/run-npm-start'}",
@@ -352,7 +352,7 @@ export const SETTINGS = {
   dynamodbEndpoint: {
     variable: 'DYNAMODB_ENDPOINT',
     readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect authorizer createShipment trackShipment customerApi',
+      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect authorizer createShipment trackShipment customerApi oauthAuthorize',
     // local: dev/start.ts sets it, the embedded DynamoDB's or the one given as DYNAMODB_ENDPOINT.
     values: { default: '', local: "${env:DYNAMODB_ENDPOINT, 'http://127.0.0.1:8000'}" },
     description: 'where the functions reach DynamoDB; empty: AWS',
@@ -373,25 +373,28 @@ export const ENVIRONMENT = {
     value: '${sls:stage}',
     everyFunction: true,
     readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect authorizer customerApi',
+      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect authorizer customerApi oauthAuthorize',
   },
   AWS_REGION: {
     readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect jwks authorizer createShipment trackShipment customerApi',
+      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect jwks authorizer createShipment trackShipment customerApi oauthAuthorize',
   },
   ACCOUNTS_TABLE: {
     value: '${self:custom.tables.accounts}',
     readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect authorizer customerApi',
+      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect authorizer customerApi oauthAuthorize',
   },
-  SESSIONS_TABLE: { value: '${self:custom.tables.sessions}', readBy: 'login loginExtended refresh logout' },
+  SESSIONS_TABLE: {
+    value: '${self:custom.tables.sessions}',
+    readBy: 'login loginExtended refresh logout oauthToken oauthAuthorize',
+  },
   LOGIN_THROTTLE_TABLE: {
     value: '${self:custom.tables.loginThrottle}',
-    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'login loginExtended oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
   },
   SHIPMENTS_TABLE: { value: '${self:custom.tables.shipments}', readBy: 'createShipment trackShipment' },
   AUDIT_TABLE: {
     value: '${self:custom.tables.audit}',
-    readBy: 'oauthToken oauthRevoke oauthIntrospect customerApi',
+    readBy: 'oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
   },
 } as const satisfies Record<string, Variable>;

@@ -46,6 +46,9 @@ export interface LoginDeps {
   readonly metrics: MetricsRecorder;
 }
 
+/** What checking credentials takes: a login's dependencies but its sessions' store. */
+export type CredentialDeps = Omit<LoginDeps, 'sessions'> & { readonly sessions: Pick<SessionDeps, 'clock'> };
+
 /** A login request: the credentials, and the address it came from (for throttling). */
 export interface LoginRequest extends Credentials {
   readonly sourceIp: string;
@@ -74,7 +77,7 @@ const FAILURE_METRIC: Record<UserFailure, LoginFailureReason> = {
  * TOO_MANY_ATTEMPTS (the password unchecked). `settled` is the bookkeeping (counters, a hash
  * upgrade), which the caller awaits with the session's start.
  */
-async function authenticate(deps: LoginDeps, request: LoginRequest) {
+async function authenticate(deps: CredentialDeps, request: LoginRequest) {
   const { metrics } = deps;
   const attempt = { username: request.username, sourceIp: request.sourceIp };
   const readAt = (deps.sessions.clock ?? systemClock)();
@@ -111,7 +114,7 @@ async function authenticate(deps: LoginDeps, request: LoginRequest) {
 }
 
 /** Re-hashes a password stored at another cost than the stage's; a failure costs only the upgrade. */
-async function upgradeHash(deps: LoginDeps, user: UserRecord, password: string) {
+async function upgradeHash(deps: CredentialDeps, user: UserRecord, password: string) {
   if (!deps.passwords.needsUpgrade(user.passwordHash)) return;
   try {
     await deps.users.upgradePasswordHash(
@@ -151,6 +154,18 @@ export async function login(
   });
   deps.metrics.count({ name: 'LoginSucceeded' });
   return { user, tokens, quota };
+}
+
+/**
+ * The credentials' user, checked exactly as a login checks them (the same throttle, known sources
+ * and generic failure), without a session: the authorization page's sign-in.
+ */
+export async function checkCredentials(
+  deps: CredentialDeps,
+  request: LoginRequest,
+): Promise<{ readonly user: UserRecord; readonly quota: readonly QuotaState[] }> {
+  const { user, settled } = await authenticate(deps, request);
+  return { user, quota: await settled };
 }
 
 export const loginExtended = (deps: LoginDeps, request: LoginRequest) =>

@@ -25,7 +25,7 @@ export function createDynamoClientStatusReader(deps: Table & { readonly clock?: 
         deps,
         clientKey(clientId),
         clientOwner(clientId),
-        ['enabled', 'revokedBefore', 'secrets', 'revokedTokens'],
+        ['enabled', 'revokedBefore', 'secrets', 'revokedTokens', 'endedConnections'],
         options,
       );
       if (item === undefined) return null;
@@ -39,6 +39,7 @@ export function createDynamoClientStatusReader(deps: Table & { readonly clock?: 
             .map((secret) => secret.id),
         ),
         revokedTokens: new Set(Object.keys(item.revokedTokens ?? {})),
+        endedConnections: new Set(Object.keys(item.endedConnections ?? {})),
       };
     },
   };

@@ -76,7 +76,7 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
   const [token] = await Promise.all([
     deps.tokens.issue({
       clientId: client.clientId,
-      secretId,
+      grant: { secretId },
       customerId: client.customerId,
       scopes,
       issuedAt: issuedAtFor(client, readAt),

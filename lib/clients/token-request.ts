@@ -6,6 +6,11 @@ import { type Scope, ScopeListSchema } from '../scopes.ts';
 import { type ClientCredentials, clientCredentials } from './client-auth.ts';
 
 export const CLIENT_CREDENTIALS = 'client_credentials';
+/** A platform's grants (docs/platforms.md): lib/authorization/grants.ts. */
+export const AUTHORIZATION_CODE = 'authorization_code';
+export const REFRESH_TOKEN = 'refresh_token';
+export const GRANT_TYPES = [CLIENT_CREDENTIALS, AUTHORIZATION_CODE, REFRESH_TOKEN] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
 
 export interface TokenRequest extends ClientCredentials {
   /** Undefined: the client's own scopes. */
@@ -14,14 +19,46 @@ export interface TokenRequest extends ClientCredentials {
 
 const invalidRequest = (detail: string) => new AppError('VALIDATION_FAILED', { detail });
 
+/** The request's grant type, one this endpoint grants. */
+export function grantTypeOf(form: Record<string, string>): GrantType {
+  const grantType = form.grant_type;
+  if (grantType === undefined || grantType === '')
+    throw invalidRequest('The parameter grant_type is required.');
+  if (!(GRANT_TYPES as readonly string[]).includes(grantType)) throw new AppError('UNSUPPORTED_GRANT_TYPE');
+  return grantType as GrantType;
+}
+
+/** Longer than any code or refresh token we issue; bounds the work of a request. */
+const MAX_GRANT_LENGTH = 4096;
+
+/** A parameter the grant needs, present and bounded. */
+function required(form: Record<string, string>, name: string): string {
+  const value = form[name];
+  if (value === undefined || value === '') throw invalidRequest(`The parameter ${name} is required.`);
+  if (value.length > MAX_GRANT_LENGTH) throw invalidRequest(`The parameter ${name} is too long.`);
+  return value;
+}
+
+/** grant_type=authorization_code (RFC 6749 section 4.1.3, RFC 7636 section 4.5). */
+export const parseCodeExchange = (form: Record<string, string>, authorization: readonly string[]) => ({
+  ...clientCredentials(form, authorization),
+  code: required(form, 'code'),
+  redirectUri: required(form, 'redirect_uri'),
+  codeVerifier: required(form, 'code_verifier'),
+});
+
+/** grant_type=refresh_token (section 6); a `scope` that narrows is not supported and refused. */
+export function parseRefreshGrant(form: Record<string, string>, authorization: readonly string[]) {
+  if (form.scope !== undefined) throw invalidRequest('A refresh keeps the approved scopes: send no scope.');
+  return { ...clientCredentials(form, authorization), refreshToken: required(form, 'refresh_token') };
+}
+
+/** grant_type=client_credentials (section 4.4.2). */
 export function parseTokenRequest(
   form: Record<string, string>,
   authorization: readonly string[],
 ): TokenRequest {
-  const grantType = form.grant_type;
-  if (grantType === undefined || grantType === '')
-    throw invalidRequest('The parameter grant_type is required.');
-  if (grantType !== CLIENT_CREDENTIALS) throw new AppError('UNSUPPORTED_GRANT_TYPE');
+  if (grantTypeOf(form) !== CLIENT_CREDENTIALS) throw new AppError('UNSUPPORTED_GRANT_TYPE');
   const credentials = clientCredentials(form, authorization);
 
   let scopes: Scope[] | undefined;

@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import { UsernameSchema } from '../accounts/repository.ts';
 import { ClientIdSchema, ClientNameSchema, SecretIdSchema } from '../clients/clients.ts';
+import { ConnectionIdSchema } from '../connections/connections.ts';
 import { type Scope, SELF_SERVICE_CLIENT_SCOPES, sortScopes } from '../scopes.ts';
 import { MAX_EXPIRE_OTHERS_SECONDS } from './administration.ts';
 
@@ -55,6 +56,7 @@ export const AddSecretSchema = v.optional(
 );
 
 export const ClientParamsSchema = v.object({ clientId: ClientIdSchema });
+export const ConnectionParamsSchema = v.object({ connectionId: ConnectionIdSchema });
 export const SecretParamsSchema = v.object({ clientId: ClientIdSchema, secretId: SecretIdSchema });
 
 export const DEFAULT_AUDIT_PAGE = 50;

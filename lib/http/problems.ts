@@ -56,6 +56,13 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     title: 'Invalid credentials',
     detail: 'The refresh token is invalid, expired or revoked. Log in again to get a new one.',
   },
+  // The OAuth token endpoint's alone, which answers it in RFC 6749's shape; as a problem for completeness.
+  INVALID_GRANT: {
+    status: 400,
+    slug: 'invalid-grant',
+    title: 'Invalid grant',
+    detail: 'The authorization code or refresh token is invalid, expired or spent.',
+  },
   // As API Gateway's UNAUTHORIZED (infra/gateway-responses.yml): a client cannot tell which refused it.
   UNAUTHORIZED: {
     status: 401,
@@ -124,6 +131,12 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
   INTERNAL: { status: 500, slug: 'internal-error', title: 'Internal error' },
 };
 
+/** The status, title and detail a code answers with: for an answer in another shape (the authorization page's HTML). */
+export const problemOf = (error: AppError) => {
+  const problem = PROBLEMS[error.code];
+  return { status: problem.status, title: problem.title, detail: error.detail ?? problem.detail };
+};
+
 export function problemResponse(error: AppError): APIGatewayProxyResult {
   const problem = PROBLEMS[error.code];
   return jsonResponse(
@@ -181,6 +194,7 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
   INVALID_CREDENTIALS: INVALID_CLIENT,
   UNAUTHORIZED: INVALID_CLIENT,
   INVALID_REFRESH_TOKEN: { status: 400, error: 'invalid_grant' },
+  INVALID_GRANT: { status: 400, error: 'invalid_grant' },
   INVALID_SCOPE: {
     status: 400,
     error: 'invalid_scope',
@@ -197,7 +211,7 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
   UNSUPPORTED_GRANT_TYPE: {
     status: 400,
     error: 'unsupported_grant_type',
-    description: 'This endpoint grants client_credentials only.',
+    description: 'This endpoint grants client_credentials, authorization_code and refresh_token.',
   },
   // Section 5.2's code for a client not allowed the grant type: a platform asking for client credentials.
   UNAUTHORIZED_CLIENT: {
@@ -235,7 +249,7 @@ export function oauthErrorResponse(error: AppError): APIGatewayProxyResult {
   const definition = OAUTH_ERRORS[error.code];
   // A validation failure names the parameter, never its value (lib/clients/token-request.ts).
   const description =
-    error.code === 'VALIDATION_FAILED'
+    error.code === 'VALIDATION_FAILED' || (error.code === 'INVALID_GRANT' && error.detail !== undefined)
       ? error.detail
       : error.requiredScope !== undefined
         ? `The client does not hold the scope ${error.requiredScope}, which this endpoint needs.`

@@ -18,6 +18,12 @@ export const METRICS = {
   ClientAuthFailed: { reason: ['UnknownClient', 'BadSecret', 'Disabled', 'Locked', 'MalformedSecret'] },
   ClientTokenRefused: { reason: ['InvalidScope', 'UnauthorizedClient'] },
   ClientTokenRevoked: {},
+  /** A platform's tokens of a connection (docs/platforms.md), by the grant that issued them. */
+  ConnectionTokenIssued: { grant: ['AuthorizationCode', 'RefreshToken'] },
+  /** An administrator's decision on the authorization page. */
+  AuthorizationDecided: { decision: ['Approved', 'Denied'] },
+  /** A connection ended, by what ended it. */
+  ConnectionEnded: { by: ['Customer', 'Platform', 'CodeReplayed', 'RefreshReused'] },
   TokenRevocationRefused: { reason: ['NotIssuedToClient', 'TooManyRevoked'] },
   TokenIntrospected: { result: ['Active', 'Inactive'] },
   TokenIntrospectionRefused: { reason: ['MissingScope'] },

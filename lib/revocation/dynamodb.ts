@@ -5,6 +5,7 @@
  * read of a user's state.
  */
 import { type ItemKey, type Owner, readOwned, type Table, updateOwned } from '../aws/owned-items.ts';
+import type { ConnectionTokenRevoker } from '../connections/connections.ts';
 import { type Clock, epochSeconds } from '../time.ts';
 import {
   type ClientTokenRevoker,
@@ -78,7 +79,7 @@ export async function moveRevocationCutoff(
 }
 
 /** The maps of revoked ids a user or client item holds, each id listed until its tokens expire. */
-type RevokedMap = 'revokedSessions' | 'revokedTokens';
+type RevokedMap = 'revokedSessions' | 'revokedTokens' | 'endedConnections';
 
 /**
  * Lists `id` in the item's map until `until` (epoch seconds) and drops the entries whose tokens
@@ -123,33 +124,60 @@ async function listRevoked(
   return set === undefined ? 'gone' : 'listed';
 }
 
+/**
+ * Lists `id` in `map`; beside MAX_REVOKED_SESSIONS listed ones, moves the owner's cutoff instead.
+ * The cutoff reaches every listed id's tokens too (all issued before it): the list goes.
+ */
+async function listOrCutOff(
+  deps: Table & { readonly clock: Clock },
+  entry: { key: ItemKey; owner: Owner; map: RevokedMap; id: string; until: number },
+): Promise<'listed' | 'cutoff'> {
+  const listed = await listRevoked(deps, { ...entry, max: MAX_REVOKED_SESSIONS });
+  if (listed !== 'full') return 'listed';
+  await moveRevocationCutoff({
+    ...deps,
+    key: entry.key,
+    owner: entry.owner,
+    assignments: [],
+    values: {},
+    remove: [entry.map],
+  });
+  return 'cutoff';
+}
+
 export function createSessionTokenRevoker(
   deps: Table & { readonly keyOf: (username: string) => ItemKey; readonly clock: Clock },
 ): SessionTokenRevoker {
   return {
-    async revokeSessionTokens(username, sessionId, until) {
-      const key = deps.keyOf(username);
-      const owner = { attribute: 'username', name: username } as const;
-      const listed = await listRevoked(deps, {
-        key,
-        owner,
+    revokeSessionTokens: (username, sessionId, until) =>
+      listOrCutOff(deps, {
+        key: deps.keyOf(username),
+        owner: { attribute: 'username', name: username },
         map: 'revokedSessions',
         id: sessionId,
         until,
-        max: MAX_REVOKED_SESSIONS,
-      });
-      // The cutoff reaches every listed session's tokens too (all issued before it): the list goes.
-      if (listed !== 'full') return 'listed';
-      await moveRevocationCutoff({
-        ...deps,
-        key,
-        owner,
-        assignments: [],
-        values: {},
-        remove: ['revokedSessions'],
-      });
-      return 'cutoff';
-    },
+      }),
+  };
+}
+
+/**
+ * An ended connection's access tokens: its id in the platform item's `endedConnections`, read by
+ * the authorizer with the platform's status. Full, the platform's cutoff moves: every platform
+ * token of every connection is refused, and the platforms refresh (a refresh token checks its
+ * connection, not the cutoff).
+ */
+export function createConnectionTokenRevokerOn(
+  deps: Table & { readonly keyOf: (clientId: string) => ItemKey; readonly clock: Clock },
+): ConnectionTokenRevoker {
+  return {
+    endConnectionTokens: (clientId, connectionId, until) =>
+      listOrCutOff(deps, {
+        key: deps.keyOf(clientId),
+        owner: { attribute: 'clientId', name: clientId },
+        map: 'endedConnections',
+        id: connectionId,
+        until,
+      }),
   };
 }
 

@@ -3,7 +3,7 @@
 import { expiringCache } from '../cache.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
-import type { AccessClaims } from '../tokens/verify.ts';
+import type { AccessClaims, ClientGrant } from '../tokens/verify.ts';
 
 export interface UserStatus {
   readonly enabled: boolean;
@@ -33,6 +33,8 @@ export interface ClientStatus {
   readonly secretIds: ReadonlySet<string>;
   /** The `jti`s of access tokens the client revoked itself (RFC 7009). */
   readonly revokedTokens: ReadonlySet<string>;
+  /** A platform's: the connections ended whose access tokens may still live. */
+  readonly endedConnections: ReadonlySet<string>;
 }
 
 /** A client may list this many revoked tokens that have not expired: its item stays small for the authorizer's read. */
@@ -71,14 +73,19 @@ export const isUserTokenRevoked = (
   token.issuedAt < status.revokedBefore ||
   (token.sessionId !== undefined && status.revokedSessions.has(token.sessionId));
 
-/** A client's: issued before its cutoff, with a secret no longer live, or revoked by the client itself. */
+/**
+ * A client's: issued before its cutoff, revoked by the client itself, or granted with a secret no
+ * longer live; a platform's token of a connection (no secret): of a connection ended.
+ */
 export const isClientTokenRevoked = (
   status: ClientStatus,
-  token: { readonly issuedAt: number; readonly secretId: string; readonly jti: string },
+  token: { readonly issuedAt: number; readonly grant: ClientGrant; readonly jti: string },
 ) =>
   token.issuedAt < status.revokedBefore ||
-  !status.secretIds.has(token.secretId) ||
-  status.revokedTokens.has(token.jti);
+  status.revokedTokens.has(token.jti) ||
+  ('secretId' in token.grant
+    ? !status.secretIds.has(token.grant.secretId)
+    : status.endedConnections.has(token.grant.connectionId));
 
 export interface RevocationCheck {
   /** Rejects if the store cannot be read, so the authorizer fails closed. */

@@ -70,10 +70,12 @@ export function createDynamoSessionStore(deps: {
       }
     },
 
-    refresh: ({ sessionId, username, fromJti, toJti, now }) =>
+    refresh: ({ sessionId, username, fromJti, toJti, now, extendTo }) =>
       update(
         sessionId,
-        'SET currentJti = :to, previousJti = :from, previousSpentAt = :nowMs ADD generation :one',
+        `SET currentJti = :to, previousJti = :from, previousSpentAt = :nowMs${
+          extendTo === undefined ? '' : ', expiresAt = :extendTo'
+        } ADD generation :one`,
         `currentJti = :from AND username = :username AND ${LIVE}`,
         {
           ':username': username,
@@ -82,6 +84,7 @@ export function createDynamoSessionStore(deps: {
           ':nowMs': now.getTime(),
           ':nowSeconds': nowSeconds(now),
           ':one': 1,
+          ...(extendTo !== undefined && { ':extendTo': extendTo }),
         },
       ),
 

@@ -17,7 +17,7 @@ export interface Session {
   readonly revokedReason: RevocationReason | null;
 }
 
-export type RevocationReason = 'logout' | 'reuse';
+export type RevocationReason = 'logout' | 'reuse' | 'ended';
 
 export interface NewSession {
   readonly sessionId: string;
@@ -34,6 +34,8 @@ export interface RefreshStep {
   readonly fromJti: string;
   readonly toJti: string;
   readonly now: Date;
+  /** Epoch seconds: the session's new end (a connection's idle lifetime); absent: it stays. */
+  readonly extendTo?: number;
 }
 
 export interface SessionStore {

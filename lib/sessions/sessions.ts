@@ -11,7 +11,7 @@ import { issuedAtFor } from '../revocation/revocation.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
 import type { IssuedTokens, TokenIssuer } from '../tokens/issue.ts';
 import type { RefreshClaims, RefreshTokenVerifier } from '../tokens/verify.ts';
-import type { Session, SessionStore } from './repository.ts';
+import type { RefreshStep, Session, SessionStore } from './repository.ts';
 
 export interface SessionSettings {
   /** Absolute, from the login. */
@@ -87,8 +87,22 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
     toJti: randomUUID(),
     now: clock(),
   };
-  const refreshed = await deps.store.refresh(step);
-  const outcome = refreshed === null ? await notCurrent(deps, step) : { session: refreshed, jti: step.toJti };
+  const outcome = await rotateSession(deps, step, async (session) => {
+    // The access tokens first: if the session's revocation then fails, the client's retry
+    // finds the session still live, detects the reuse again and finishes both.
+    const revoked = await deps.users.revokeSessionTokens(
+      step.username,
+      step.sessionId,
+      lastTokenExpiry(step.now, deps.accessTtlSeconds),
+    );
+    if (revoked === 'cutoff') signedOutEverywhere(deps.logger, step.username);
+    await deps.store.revoke(step.sessionId, 'reuse', step.now);
+    deps.logger.warn('refresh token reuse: session revoked', {
+      sessionId: step.sessionId,
+      username: step.username,
+      generation: session.generation,
+    });
+  });
   if (outcome === null) throw refused('not the current token of a live session');
 
   // The user as read now: its scopes and `admin` make the new access token's scope; the login time stays.
@@ -104,12 +118,19 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
   return tokens;
 }
 
-// Not current: our own lost-answer refresh (carry on), the previous token within the grace window (the
-// current one again, no write, so the window never grows), or reuse (the session is revoked).
-async function notCurrent(
-  deps: RefreshDeps,
-  step: { sessionId: string; username: string; fromJti: string; toJti: string; now: Date },
+/**
+ * One step of a refresh-token chain, a user's session's or a platform's connection's: the current
+ * token moves on, in one conditional write. Not current: our own lost-answer refresh (carry on),
+ * the previous token within the grace window (the current one again, no write, so the window
+ * never grows), or reuse (`onReuse` ends what the chain reaches, and null).
+ */
+export async function rotateSession(
+  deps: Pick<RefreshDeps, 'store' | 'settings' | 'metrics'>,
+  step: RefreshStep,
+  onReuse: (session: Session) => Promise<void>,
 ): Promise<{ session: Session; jti: string } | null> {
+  const refreshed = await deps.store.refresh(step);
+  if (refreshed !== null) return { session: refreshed, jti: step.toJti };
   const session = await deps.store.get(step.sessionId);
   if (session === null || session.username !== step.username) return null;
   if (session.revokedAt !== null || session.expiresAt <= epochSeconds(step.now)) return null;
@@ -123,20 +144,7 @@ async function notCurrent(
   ) {
     return { session, jti: session.currentJti };
   }
-  // The access tokens first: if the session's revocation then fails, the client's retry
-  // finds the session still live, detects the reuse again and finishes both.
-  const revoked = await deps.users.revokeSessionTokens(
-    step.username,
-    step.sessionId,
-    lastTokenExpiry(step.now, deps.accessTtlSeconds),
-  );
-  if (revoked === 'cutoff') signedOutEverywhere(deps.logger, step.username);
-  await deps.store.revoke(step.sessionId, 'reuse', step.now);
-  deps.logger.warn('refresh token reuse: session revoked', {
-    sessionId: step.sessionId,
-    username: step.username,
-    generation: session.generation,
-  });
+  await onReuse(session);
   deps.metrics.count({ name: 'RefreshReuseDetected' });
   return null;
 }
@@ -180,7 +188,7 @@ export const REFRESH_IN_FLIGHT_SECONDS = 30;
  * Until when a session ended at `now` may hold a live access token: one issued now lives
  * `accessTtlSeconds`, one a refresh in flight issues REFRESH_IN_FLIGHT_SECONDS later at most.
  */
-const lastTokenExpiry = (now: Date, accessTtlSeconds: number) =>
+export const lastTokenExpiry = (now: Date, accessTtlSeconds: number) =>
   epochSeconds(now) + accessTtlSeconds + REFRESH_IN_FLIGHT_SECONDS;
 
 /** MAX_REVOKED_SESSIONS listed already: the user's cutoff moved instead, ending every session of it. */

@@ -17,6 +17,11 @@ export const CLIENT_ID_CLAIM = 'client_id';
 export const LOGIN_CLIENT_ID = 'login';
 /** The secret a client's token was granted with, so removing that secret stops it. */
 export const SECRET_ID_CLAIM = 'secret_id';
+/**
+ * A platform's token of a connection (docs/platforms.md): the connection it acts through, in
+ * place of `secret_id`; ending the connection stops it. Its refresh token's `sub`.
+ */
+export const CONNECTION_CLAIM = 'connection_id';
 /** RFC 9068 section 2.2.3, in every token; a user's signed before it was (until they expire) means the default scopes. */
 export const SCOPE_CLAIM = 'scope';
 /**

@@ -7,6 +7,7 @@ import {
   ACCESS_TOKEN_TYPE,
   AUTH_TIME_CLAIM,
   CLIENT_ID_CLAIM,
+  CONNECTION_CLAIM,
   CUSTOMER_CLAIM,
   LOGIN_CLIENT_ID,
   REFRESH_TOKEN_TYPE,
@@ -16,6 +17,7 @@ import {
 } from './claims.ts';
 import { SIGNING_ALGORITHM, type SigningKey } from './keys.ts';
 import type { RefreshTokenSettings, TokenSettings } from './settings.ts';
+import type { ClientGrant } from './verify.ts';
 
 export interface TokenUser {
   readonly username: string;
@@ -53,7 +55,8 @@ export interface TokenIssuer {
 
 export interface ClientTokenRequest {
   readonly clientId: string;
-  readonly secretId: string;
+  /** The secret it was granted with, or the connection a platform acts through. */
+  readonly grant: ClientGrant;
   readonly customerId: string;
   readonly scopes: readonly Scope[];
   /** Epoch seconds: from when the client was read (`issuedAtFor`). */
@@ -148,22 +151,92 @@ export function createClientTokenIssuer(deps: {
 }): ClientTokenIssuer {
   const { settings } = deps;
   return {
-    async issue({ clientId, secretId, customerId, scopes, issuedAt }) {
-      const accessToken = await sign(await deps.signingKey(), settings.issuer, {
-        claims: {
-          [CLIENT_ID_CLAIM]: clientId,
-          [SCOPE_CLAIM]: scopeString(scopes.filter(isGrantableScope)),
-          [CUSTOMER_CLAIM]: customerId,
-          [SECRET_ID_CLAIM]: secretId,
-        },
-        typ: ACCESS_TOKEN_TYPE,
-        audience: settings.audience,
-        subject: clientId,
-        issuedAt,
-        expiresAt: issuedAt + settings.accessTtlSeconds,
-        jti: randomUUID(),
-      });
+    async issue(request) {
+      const accessToken = await sign(
+        await deps.signingKey(),
+        settings.issuer,
+        clientAccess(settings, request),
+      );
       return { accessToken, expiresIn: settings.accessTtlSeconds };
+    },
+  };
+}
+
+const clientAccess = (settings: TokenSettings, request: ClientTokenRequest): Unsigned => ({
+  claims: {
+    [CLIENT_ID_CLAIM]: request.clientId,
+    [SCOPE_CLAIM]: scopeString(request.scopes.filter(isGrantableScope)),
+    [CUSTOMER_CLAIM]: request.customerId,
+    ...('secretId' in request.grant
+      ? { [SECRET_ID_CLAIM]: request.grant.secretId }
+      : { [CONNECTION_CLAIM]: request.grant.connectionId }),
+  },
+  typ: ACCESS_TOKEN_TYPE,
+  audience: settings.audience,
+  subject: request.clientId,
+  issuedAt: request.issuedAt,
+  expiresAt: request.issuedAt + settings.accessTtlSeconds,
+  jti: randomUUID(),
+});
+
+export interface ConnectionTokenRequest {
+  readonly clientId: string;
+  readonly connectionId: string;
+  readonly customerId: string;
+  readonly scopes: readonly Scope[];
+  readonly sessionId: string;
+  readonly refreshJti: string;
+  /** Epoch seconds of the approval the session started from. */
+  readonly authTime: number;
+  /** Epoch seconds: from when the platform was read (`issuedAtFor`). */
+  readonly issuedAt: number;
+  /** Epoch seconds: the session's end, which no refresh token outlives. */
+  readonly notAfter: number;
+}
+
+export interface IssuedConnectionTokens extends IssuedClientToken {
+  readonly refreshToken: string;
+}
+
+export interface ConnectionTokenIssuer {
+  issue(request: ConnectionTokenRequest): Promise<IssuedConnectionTokens>;
+}
+
+/**
+ * A platform's tokens of a connection: the access token a client's (RFC 9068, `client_id` the
+ * platform, `customer_id` the customer, `connection_id` in place of `secret_id`), and a refresh
+ * token whose `sub` is the connection, with `client_id` (so no user's refresh takes it).
+ */
+export function createConnectionTokenIssuer(deps: {
+  readonly signingKey: () => Promise<SigningKey>;
+  readonly settings: TokenSettings & { readonly refreshTtlSeconds: number };
+}): ConnectionTokenIssuer {
+  const { settings } = deps;
+  return {
+    async issue(request) {
+      const signingKey = await deps.signingKey();
+      const [accessToken, refreshToken] = await Promise.all([
+        sign(
+          signingKey,
+          settings.issuer,
+          clientAccess(settings, { ...request, grant: { connectionId: request.connectionId } }),
+        ),
+        sign(signingKey, settings.issuer, {
+          claims: {
+            [CLIENT_ID_CLAIM]: request.clientId,
+            [CUSTOMER_CLAIM]: request.customerId,
+            [SESSION_CLAIM]: request.sessionId,
+            [AUTH_TIME_CLAIM]: request.authTime,
+          },
+          typ: REFRESH_TOKEN_TYPE,
+          audience: settings.issuer,
+          subject: request.connectionId,
+          issuedAt: request.issuedAt,
+          expiresAt: Math.min(request.issuedAt + settings.refreshTtlSeconds, request.notAfter),
+          jti: request.refreshJti,
+        }),
+      ]);
+      return { accessToken, refreshToken, expiresIn: settings.accessTtlSeconds };
     },
   };
 }

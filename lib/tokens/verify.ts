@@ -7,6 +7,7 @@ import {
   ACCESS_TOKEN_TYPE,
   AUTH_TIME_CLAIM,
   CLIENT_ID_CLAIM,
+  CONNECTION_CLAIM,
   CUSTOMER_CLAIM,
   LOGIN_CLIENT_ID,
   REFRESH_TOKEN_TYPE,
@@ -47,10 +48,13 @@ export interface UserAccessClaims extends VerifiedAccess {
   readonly authTime: number | undefined;
 }
 
+/** What a client's token was granted with: a secret, or a platform's connection to the customer. */
+export type ClientGrant = { readonly secretId: string } | { readonly connectionId: string };
+
 export interface ClientAccessClaims extends VerifiedAccess {
   readonly kind: 'client';
   readonly clientId: string;
-  readonly secretId: string;
+  readonly grant: ClientGrant;
   /** A client never logs in. */
   readonly authTime?: undefined;
 }
@@ -65,11 +69,22 @@ export interface RefreshClaims {
   readonly authTime: number;
 }
 
+/** A platform's refresh token of a connection (docs/platforms.md). */
+export interface ConnectionRefreshClaims {
+  readonly connectionId: string;
+  readonly clientId: string;
+  readonly customerId: string;
+  readonly sessionId: string;
+  readonly jti: string;
+  readonly authTime: number;
+}
+
 export interface TokenVerifier<TClaims> {
   verify(token: string): Promise<TClaims>;
 }
 export type AccessTokenVerifier = TokenVerifier<AccessClaims>;
 export type RefreshTokenVerifier = TokenVerifier<RefreshClaims>;
+export type ConnectionRefreshTokenVerifier = TokenVerifier<ConnectionRefreshClaims>;
 
 interface VerifyOptions {
   readonly keys: () => Promise<VerificationKeys>;
@@ -210,6 +225,17 @@ const isEpochSeconds = (value: unknown): value is number =>
 const isClientToken = (payload: JWTPayload) =>
   payload[CLIENT_ID_CLAIM] !== undefined && payload[CLIENT_ID_CLAIM] !== LOGIN_CLIENT_ID;
 
+const isId = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
+/** Exactly one of `secret_id` and `connection_id`. */
+function grantOf(payload: JWTPayload): ClientGrant {
+  const secretId = payload[SECRET_ID_CLAIM];
+  const connectionId = payload[CONNECTION_CLAIM];
+  if (isId(secretId) && connectionId === undefined) return { secretId };
+  if (isId(connectionId) && secretId === undefined) return { connectionId };
+  throw new TokenError('ERR_TOKEN_CLIENT', 'client token without one secret id or connection id');
+}
+
 /**
  * The kind comes from the signed `client_id`: LOGIN_CLIENT_ID is a user's, any other a client's,
  * so a client id equal to a username is still a client. A user's token without one was signed
@@ -241,15 +267,14 @@ export const createAccessTokenVerifier = (
         expiresAt: payload.exp as number,
       };
       if (isClientToken(payload)) {
-        const secretId = payload[SECRET_ID_CLAIM];
         if (payload[CLIENT_ID_CLAIM] !== payload.sub || payload[SESSION_CLAIM] !== undefined)
           throw new TokenError('ERR_TOKEN_CLIENT', 'client_id is not the subject, or a session');
-        if (typeof secretId !== 'string' || secretId === '' || customerId === undefined)
-          throw new TokenError('ERR_TOKEN_CLIENT', 'client token without a secret id or a customer');
+        if (customerId === undefined)
+          throw new TokenError('ERR_TOKEN_CLIENT', 'client token without a customer');
         return {
           kind: 'client',
           clientId: payload.sub,
-          secretId,
+          grant: grantOf(payload),
           customerId,
           // No client is given customer:admin; one that says it has it is not believed.
           scopes: scopesOf(payload[SCOPE_CLAIM], false, isGrantableScope),
@@ -298,6 +323,30 @@ export const createRefreshTokenVerifier = (
         throw new TokenError('ERR_TOKEN_SESSION', 'sid is not a string');
       if (typeof authTime !== 'number' || !Number.isInteger(authTime))
         throw new TokenError('ERR_TOKEN_AUTH_TIME', 'auth_time is not an integer');
+      // A platform's refresh token of a connection: never a user's, whatever its `sub` spells.
+      if (payload[CLIENT_ID_CLAIM] !== undefined)
+        throw new TokenError('ERR_TOKEN_CLIENT', 'a client refresh token');
       return { username: payload.sub, sessionId, jti: payload.jti, authTime };
+    },
+  );
+
+/** A platform's refresh token (createConnectionTokenIssuer): `sub` the connection, with `client_id` and `customer_id`. */
+export const createConnectionRefreshTokenVerifier = (
+  deps: TokenVerifierDeps<RefreshTokenSettings>,
+): ConnectionRefreshTokenVerifier =>
+  createVerifier(
+    deps,
+    {
+      typ: REFRESH_TOKEN_TYPE,
+      audience: [deps.settings.issuer, ...(deps.settings.formerIssuers ?? [])],
+      maxAgeSeconds: deps.settings.refreshTtlSeconds,
+      claims: [SESSION_CLAIM, AUTH_TIME_CLAIM, CLIENT_ID_CLAIM, CUSTOMER_CLAIM],
+    },
+    (payload) => {
+      const { [SESSION_CLAIM]: sessionId, [AUTH_TIME_CLAIM]: authTime } = payload;
+      const { [CLIENT_ID_CLAIM]: clientId, [CUSTOMER_CLAIM]: customerId } = payload;
+      if (!isId(sessionId) || !isId(clientId) || !isId(customerId) || !isEpochSeconds(authTime))
+        throw new TokenError('ERR_TOKEN_CLIENT', 'not a connection refresh token');
+      return { connectionId: payload.sub, clientId, customerId, sessionId, jti: payload.jti, authTime };
     },
   );

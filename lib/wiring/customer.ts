@@ -5,7 +5,9 @@ import { createDynamoAuditTrail } from '../audit/dynamodb.ts';
 import { createAuditRecorder, logAuditFailure } from '../audit/recorder.ts';
 import { createDynamoClientRepository } from '../clients/dynamodb.ts';
 import type { CustomerApiConfig } from '../config.ts';
+import { createDynamoConnectionStore, createDynamoConnectionTokenRevoker } from '../connections/dynamodb.ts';
 import type { AdministrationDeps } from '../customer/administration.ts';
+import type { CustomerConnectionDeps } from '../customer/connections.ts';
 import { logger } from '../log.ts';
 import { createDynamoThrottleStore } from '../throttle/dynamodb.ts';
 import { systemClock } from '../time.ts';
@@ -48,12 +50,27 @@ export const administrationDeps = (
   ...context,
 });
 
-export async function customerApiDeps(config: CustomerApiConfig): Promise<AdministrationDeps & Measured> {
+export async function customerApiDeps(
+  config: CustomerApiConfig,
+): Promise<AdministrationDeps & Measured & { readonly connections: CustomerConnectionDeps }> {
   // The keyring only for the throttle's counter secret (unlock): this function signs nothing.
   const keyring = await signingKeyring(config.keys, config.data.region);
   const stores = administrationStores(documentClient(config.data), config, async () =>
     counterSecretOf((await keyring()).keyring),
   );
   const metrics = emfMetrics(config.stage);
-  return { ...administrationDeps(stores, { logger, metrics, clock: systemClock }), metrics };
+  const accounts = { client: documentClient(config.data), tableName: config.accountsTable };
+  return {
+    ...administrationDeps(stores, { logger, metrics, clock: systemClock }),
+    metrics,
+    connections: {
+      connections: createDynamoConnectionStore(accounts),
+      revoker: createDynamoConnectionTokenRevoker(accounts),
+      accessTtlSeconds: config.clientAccessTtlSeconds,
+      platforms: stores.clients,
+      clock: systemClock,
+      logger,
+      metrics,
+    },
+  };
 }

@@ -1,14 +1,24 @@
 import { createDynamoAuditTrail } from '../audit/dynamodb.ts';
 import { createAuditRecorder, createClientAuthAudit, logAuditFailure } from '../audit/recorder.ts';
+import { createDynamoAuthorizationStore } from '../authorization/dynamodb.ts';
+import type { PlatformGrantDeps } from '../authorization/grants.ts';
 import type { ClientAuthDeps } from '../clients/client-auth.ts';
 import { createDynamoClientReader, createDynamoClientTokenRevoker } from '../clients/dynamodb-readers.ts';
 import type { GrantDeps } from '../clients/grant.ts';
 import type { IntrospectDeps } from '../clients/introspect.ts';
 import type { RevokeDeps } from '../clients/revoke.ts';
-import type { OAuthIntrospectConfig, OAuthRevokeConfig, OAuthTokenConfig } from '../config.ts';
+import type {
+  OAuthAuthorizeConfig,
+  OAuthIntrospectConfig,
+  OAuthRevokeConfig,
+  OAuthTokenConfig,
+} from '../config.ts';
+import { createDynamoConnectionStore, createDynamoConnectionTokenRevoker } from '../connections/dynamodb.ts';
 import { logger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
-import { createClientTokenIssuer } from '../tokens/issue.ts';
+import { createDynamoSessionStore } from '../sessions/dynamodb.ts';
+import { createClientTokenIssuer, createConnectionTokenIssuer } from '../tokens/issue.ts';
+import { createConnectionRefreshTokenVerifier } from '../tokens/verify.ts';
 import { revocationCheck } from './authorizer.ts';
 import {
   accessTokenVerifier,
@@ -18,11 +28,12 @@ import {
   type Published,
   type SigningKeyring,
   signingKeyring,
+  verificationKeys,
 } from './shared.ts';
 import { loginThrottle, publishedLimits } from './throttle.ts';
 
-async function clientAuthDeps(
-  config: OAuthTokenConfig | OAuthRevokeConfig,
+export async function clientAuthDeps(
+  config: OAuthTokenConfig | OAuthRevokeConfig | OAuthAuthorizeConfig,
   keyring: () => Promise<SigningKeyring>,
   metrics: FlushingMetrics,
 ): Promise<ClientAuthDeps> {
@@ -45,17 +56,34 @@ async function clientAuthDeps(
   };
 }
 
-export async function oauthTokenDeps(config: OAuthTokenConfig): Promise<GrantDeps & Measured & Published> {
+export async function oauthTokenDeps(
+  config: OAuthTokenConfig,
+): Promise<GrantDeps & Measured & Published & { readonly platforms: PlatformGrantDeps }> {
   const metrics = emfMetrics(config.stage);
   const keyring = await signingKeyring(config.keys, config.data.region);
+  const client = documentClient(config.data);
+  const accounts = { client, tableName: config.accountsTable };
+  const signingKey = async () => (await keyring()).signingKey;
+  const clientAuth = await clientAuthDeps(config, keyring, metrics);
   return {
-    ...(await clientAuthDeps(config, keyring, metrics)),
-    tokens: createClientTokenIssuer({
-      signingKey: async () => (await keyring()).signingKey,
-      settings: config.tokens,
-    }),
+    ...clientAuth,
+    tokens: createClientTokenIssuer({ signingKey, settings: config.tokens }),
     metrics,
     limits: publishedLimits(config, true),
+    platforms: {
+      ...clientAuth,
+      codes: createDynamoAuthorizationStore({ client, tableName: config.sessionsTable }),
+      connections: createDynamoConnectionStore(accounts),
+      revoker: createDynamoConnectionTokenRevoker(accounts),
+      accessTtlSeconds: config.tokens.accessTtlSeconds,
+      sessions: createDynamoSessionStore({ client, tableName: config.sessionsTable }),
+      sessionSettings: config.connections,
+      tokens: createConnectionTokenIssuer({ signingKey, settings: config.tokens }),
+      refreshTokens: createConnectionRefreshTokenVerifier({
+        keys: await verificationKeys(config.keys, config.data.region),
+        settings: config.tokens,
+      }),
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import type { LoginConfig, OAuthRevokeConfig, OAuthTokenConfig } from '../config.ts';
+import type { LoginConfig, OAuthTokenConfig } from '../config.ts';
 import { logger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
 import type { QuotaPolicy } from '../quota.ts';
@@ -19,7 +19,7 @@ export const publishedLimits = (
 ): readonly QuotaPolicy[] => [...quotaPolicies(config.throttle, client), ...config.gatewayLimits];
 
 export async function loginThrottle(
-  config: LoginConfig | OAuthTokenConfig | OAuthRevokeConfig,
+  config: Pick<LoginConfig, 'data' | 'loginThrottleTable' | 'throttle'>,
   keyring: () => Promise<SigningKeyring>,
   metrics: FlushingMetrics,
 ) {

@@ -31,6 +31,12 @@ const WRONG_SECRET = newClientSecret(new Date()).secret;
 /** The metadata members the service publishes (RFC 8414 section 2), as the library takes them. */
 const MetadataSchema = v.strictObject({
   issuer: v.string(),
+  authorization_endpoint: v.string(),
+  pushed_authorization_request_endpoint: v.string(),
+  require_pushed_authorization_requests: v.boolean(),
+  response_modes_supported: v.array(v.string()),
+  code_challenge_methods_supported: v.array(v.string()),
+  authorization_response_iss_parameter_supported: v.boolean(),
   token_endpoint: v.string(),
   jwks_uri: v.string(),
   grant_types_supported: v.array(v.string()),
@@ -114,20 +120,26 @@ afterEach(assertAnswersDocumented);
 afterAll(() => stack?.stop());
 
 describe('the authorization server metadata (RFC 8414)', () => {
-  it('names the token, revocation and introspection endpoints and key set as reached, the one grant, both authentication methods and every scope', () => {
+  it('names the authorization, PAR, token, revocation and introspection endpoints and key set as reached, the grants, PKCE S256, both authentication methods and every scope', () => {
     expect(metadata).toEqual({
       // The stack's own origin: clients discover it by its issuer (RFC 8414 section 3).
       issuer: origin,
+      authorization_endpoint: `${origin}/api/v1/oauth/authorize`,
+      pushed_authorization_request_endpoint: `${origin}/api/v1/oauth/par`,
+      require_pushed_authorization_requests: false,
+      response_modes_supported: ['query'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
       token_endpoint: `${origin}/api/v1/oauth/token`,
       jwks_uri: `${origin}/.well-known/jwks.json`,
-      grant_types_supported: ['client_credentials'],
+      grant_types_supported: ['client_credentials', 'authorization_code', 'refresh_token'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       revocation_endpoint: `${origin}/api/v1/oauth/revoke`,
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       introspection_endpoint: `${origin}/api/v1/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: [...GRANTABLE_SCOPES],
-      response_types_supported: [],
+      response_types_supported: ['code'],
     });
     expect(lastAnswer().headers.get('cache-control')).toMatch(/^public, max-age=\d+$/);
   });

@@ -49,6 +49,7 @@ describeStoreContract('client repository', CLIENT_STORES, (store) => {
       revokedBefore: 0,
       secretIds: new Set([secret.stored.id]),
       revokedTokens: new Set(),
+      endedConnections: new Set(),
     });
     expect(await clients().findClientStatus(newClientId())).toBeNull();
   });

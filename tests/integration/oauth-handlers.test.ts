@@ -380,9 +380,18 @@ describe('GET /.well-known/oauth-authorization-server', () => {
     expect(response.statusCode).toBe(200);
     expect(bodyOf(response)).toEqual({
       issuer: process.env.TOKEN_ISSUER,
+      authorization_endpoint:
+        'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/authorize',
       token_endpoint: 'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/token',
       jwks_uri: 'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/.well-known/jwks.json',
-      grant_types_supported: ['client_credentials'],
+      pushed_authorization_request_endpoint:
+        'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/par',
+      require_pushed_authorization_requests: false,
+      grant_types_supported: ['client_credentials', 'authorization_code', 'refresh_token'],
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       revocation_endpoint: 'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/revoke',
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
@@ -390,7 +399,6 @@ describe('GET /.well-known/oauth-authorization-server', () => {
         'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/introspect',
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: ['tracking:read', 'shipments:write', 'tokens:introspect'],
-      response_types_supported: [],
       discovery_note: `The issuer ${process.env.TOKEN_ISSUER} is an identifier on this stage, not where this document is served (https://abc123.execute-api.eu-central-1.amazonaws.com/prod/.well-known/oauth-authorization-server): configure OAuth clients with this document's URL or the token endpoint.`,
     });
   });

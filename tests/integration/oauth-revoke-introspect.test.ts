@@ -151,7 +151,7 @@ async function signedFor(client: Client, options: { agoSeconds?: number; issuer?
   });
   const { accessToken } = await issuer.issue({
     clientId: client.clientId,
-    secretId: client.secretId,
+    grant: { secretId: client.secretId },
     customerId: 'C-RI',
     scopes: ['tracking:read'],
     issuedAt: Math.floor(Date.now() / 1000) - (options.agoSeconds ?? 0),

@@ -96,6 +96,7 @@ export function memoryClients(
             revokedBefore: record.revokedBefore,
             secretIds: new Set(liveSecrets(record.secrets, clock()).map((secret) => secret.id)),
             revokedTokens: new Set(revokedTokens.get(clientId)?.keys()),
+            endedConnections: new Set(),
           };
     },
     async revokeClientToken(clientId, jti, until) {

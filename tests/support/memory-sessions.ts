@@ -22,7 +22,7 @@ export function memorySessions(): SessionStore & { readonly all: ReadonlyMap<str
         revokedReason: null,
       });
     },
-    async refresh({ sessionId, username, fromJti, toJti, now }) {
+    async refresh({ sessionId, username, fromJti, toJti, now, extendTo }) {
       const session = sessions.get(sessionId);
       if (!live(session, now) || session.currentJti !== fromJti || session.username !== username) return null;
       const next = {
@@ -31,6 +31,7 @@ export function memorySessions(): SessionStore & { readonly all: ReadonlyMap<str
         previousJti: fromJti,
         previousSpentAt: now.getTime(),
         generation: session.generation + 1,
+        ...(extendTo !== undefined && { expiresAt: extendTo }),
       };
       sessions.set(sessionId, next);
       return next;

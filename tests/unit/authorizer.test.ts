@@ -165,7 +165,7 @@ describe('authorizer', () => {
       {
         kind: 'client',
         clientId: 'pcl_0123456789abcdef0123',
-        secretId: '0123abcd',
+        grant: { secretId: '0123abcd' },
         customerId: 'C-1001',
         scopes: ['tracking:read'],
         jti: 'j',

@@ -322,7 +322,7 @@ describe('client credentials grant', () => {
     expect(await verifier.verify(grant.accessToken)).toMatchObject({
       kind: 'client',
       clientId,
-      secretId: stored.id,
+      grant: { secretId: stored.id },
       customerId: 'C-1001',
       scopes: ['tracking:read', 'shipments:write'],
     });
@@ -635,7 +635,7 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
     (
       await createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }).issue({
         clientId,
-        secretId: secret.stored.id,
+        grant: { secretId: secret.stored.id },
         customerId: 'C-1001',
         scopes: [...scopes],
         issuedAt: Math.floor(Date.now() / 1000),
@@ -785,7 +785,7 @@ describe('token revocation and introspection', () => {
         (
           await createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }).issue({
             clientId,
-            secretId: stored.id,
+            grant: { secretId: stored.id },
             customerId: 'C-1001',
             scopes: [...granted],
             issuedAt: Math.floor(Date.now() / 1000),

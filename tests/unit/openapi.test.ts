@@ -156,6 +156,7 @@ const ERROR_CODES = Object.keys({
   INTERNAL: 0,
   METHOD_NOT_ALLOWED: 0,
   UNAUTHORIZED_CLIENT: 0,
+  INVALID_GRANT: 0,
 } satisfies Record<ErrorCode, 0>) as ErrorCode[];
 /** What POST on the token endpoint can answer: all but the 405 of another method and the self-service API's own. */
 const POST_ERROR_CODES = ERROR_CODES.filter(
@@ -176,13 +177,18 @@ const OAUTH_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
         'UNSUPPORTED_GRANT_TYPE',
         'UNAUTHORIZED_CLIENT',
         'INVALID_REFRESH_TOKEN',
+        'INVALID_GRANT',
       ].includes(code),
   ),
   [INTROSPECTION_PATH]: POST_ERROR_CODES.filter(
     (code) =>
-      !['INVALID_SCOPE', 'UNSUPPORTED_GRANT_TYPE', 'UNAUTHORIZED_CLIENT', 'INVALID_REFRESH_TOKEN'].includes(
-        code,
-      ),
+      ![
+        'INVALID_SCOPE',
+        'UNSUPPORTED_GRANT_TYPE',
+        'UNAUTHORIZED_CLIENT',
+        'INVALID_REFRESH_TOKEN',
+        'INVALID_GRANT',
+      ].includes(code),
   ),
 };
 const OAUTH_ANSWERS = Object.entries(OAUTH_ERROR_CODES).flatMap(([path, codes]) =>

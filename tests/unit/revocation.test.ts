@@ -21,7 +21,13 @@ const seconds = (ms: number) => Math.floor(ms / 1000);
 function setUp() {
   let now = START;
   const client: { status: ClientStatus } = {
-    status: { enabled: false, revokedBefore: 0, secretIds: new Set(['s1']), revokedTokens: new Set() },
+    status: {
+      enabled: false,
+      revokedBefore: 0,
+      secretIds: new Set(['s1']),
+      revokedTokens: new Set(),
+      endedConnections: new Set(),
+    },
   };
   const user: { status: UserStatus } = {
     status: { enabled: false, revokedBefore: 0, revokedSessions: new Set() },
@@ -69,7 +75,7 @@ const clientToken = (issuedAt: number, secretId = 's1'): AccessClaims =>
     kind: 'client',
     clientId: 'pcl_00000000000000000001',
     customerId: 'C-1',
-    secretId,
+    grant: { secretId },
     jti: `jti-${issuedAt}-${secretId}`,
     issuedAt,
     expiresAt: issuedAt + 3600,

@@ -253,7 +253,7 @@ describe('customer:admin, an administrator’s scope that is never a default', (
     const clients = createClientTokenIssuer({ signingKey: keys.signer, settings: TOKEN_SETTINGS });
     const { accessToken } = await clients.issue({
       clientId: 'pcl_0123456789abcdef0123',
-      secretId: '0123abcd',
+      grant: { secretId: '0123abcd' },
       customerId: 'C-1001',
       scopes: [...GRANTABLE_SCOPES, ADMIN_SCOPE],
       issuedAt: NOW_SECONDS,

@@ -1,0 +1,92 @@
+/**
+ * The authorization page (docs/platforms.md, "The page"): the stage's own HTML, one inline
+ * stylesheet allowed by its hash and nothing else loaded; no script. Every answer forbids
+ * framing (clickjacking) and allows a form to post only here, or, on the consent page, to the
+ * platform's redirect URI the answer redirects to (CSP `form-action` also governs that redirect).
+ */
+import { createHash } from 'node:crypto';
+import { SCOPES } from '../scopes.ts';
+import type { RequestView, Screen } from './authorize.ts';
+
+const STYLE = `
+body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1b1b;line-height:1.5}
+h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}
+input[type=text],input[type=password]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
+button{font-size:1rem;padding:.5rem 1.2rem;margin:1rem .5rem 0 0}
+.alert{border-left:4px solid #b00020;padding:.5rem .8rem;background:#fdecee}
+ul{padding-left:1.2rem}code{font-size:.9em}`;
+
+const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+/** The headers of every answer of the page, the problems included. */
+export function pageHeaders(formTarget?: string): Record<string, string> {
+  return {
+    'Content-Security-Policy': [
+      "default-src 'none'",
+      `style-src ${STYLE_HASH}`,
+      `form-action 'self'${formTarget === undefined ? '' : ` ${formTarget}`}`,
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ].join('; '),
+    'X-Frame-Options': 'DENY',
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'Cross-Origin-Opener-Policy': 'same-origin',
+    'Cache-Control': 'no-store',
+    'Content-Type': 'text/html; charset=utf-8',
+  };
+}
+
+const page = (title: string, body: string) =>
+  `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+  `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>\n`;
+
+const scopeList = (view: RequestView) =>
+  `<ul>${view.scopes.map((scope) => `<li><code>${escapeHtml(scope)}</code>: ${escapeHtml(SCOPES[scope])}</li>`).join('')}</ul>`;
+
+/** The page's forms post here: the page's own URL without its query. */
+const ACTION = 'authorize';
+
+const hidden = (view: RequestView) => `<input type="hidden" name="request" value="${escapeHtml(view.id)}">`;
+
+/** The HTML of a screen that is a page (every one but a redirect). */
+export function renderScreen(screen: Exclude<Screen, { page: 'redirect' }>): string {
+  switch (screen.page) {
+    case 'problem':
+      return page(
+        'Authorization failed',
+        `<h1>Authorization failed</h1><p class="alert" role="alert">${escapeHtml(screen.message)}</p>`,
+      );
+    case 'sign-in':
+      return page(
+        `Sign in to connect ${screen.view.platformName}`,
+        `<h1>Connect <strong>${escapeHtml(screen.view.platformName)}</strong></h1>` +
+          `<p>${escapeHtml(screen.view.platformName)} asks to act for your company with these permissions:</p>${scopeList(screen.view)}` +
+          `<p>Sign in as an administrator of your company's account to approve or deny it.</p>` +
+          (screen.error === undefined
+            ? ''
+            : `<p class="alert" role="alert">${escapeHtml(screen.error)}</p>`) +
+          `<form method="post" action="${ACTION}">${hidden(screen.view)}<input type="hidden" name="action" value="sign-in">` +
+          `<label for="username">Username</label><input type="text" id="username" name="username" autocomplete="username" required>` +
+          `<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>` +
+          `<button type="submit">Sign in</button></form>`,
+      );
+    case 'consent':
+      return page(
+        `Connect ${screen.view.platformName}`,
+        `<h1>Connect <strong>${escapeHtml(screen.view.platformName)}</strong> to customer ${escapeHtml(screen.customerId)}?</h1>` +
+          `<p>Signed in as ${escapeHtml(screen.username)}. ${escapeHtml(screen.view.platformName)} will be able to:</p>${scopeList(screen.view)}` +
+          `<p>The connection belongs to customer ${escapeHtml(screen.customerId)}: any of its administrators can end it in the console.</p>` +
+          `<form method="post" action="${ACTION}">${hidden(screen.view)}` +
+          `<button type="submit" name="action" value="approve">Approve</button>` +
+          `<button type="submit" name="action" value="deny">Deny</button></form>`,
+      );
+    case 'not-admin':
+      return page(
+        'An administrator must approve',
+        `<h1>An administrator must approve</h1><p class="alert" role="alert">Only an administrator of customer ${escapeHtml(screen.customerId || 'account')} can connect ${escapeHtml(screen.view.platformName)}. Ask one of your company's administrators to open the platform's link and approve it.</p>`,
+      );
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Connections (docs/platforms.md, "Connections"): a customer's approval of a platform, one per
+ * (platform, customer). It belongs to the customer, not to the administrator who approved it: it
+ * outlives that person's password, removal or administration, and ends only when an
+ * administrator of the customer ends it, the operator removes the platform, the platform revokes
+ * its refresh token, or a refresh token or code of it is used twice.
+ */
+import { randomBytes } from 'node:crypto';
+import * as v from 'valibot';
+import type { Scope } from '../scopes.ts';
+import { lastTokenExpiry } from '../sessions/sessions.ts';
+
+export const CONNECTION_ID_PREFIX = 'con_';
+
+/** `con_` and 22 base64url characters: 128 random bits. */
+export const newConnectionId = () => `${CONNECTION_ID_PREFIX}${randomBytes(16).toString('base64url')}`;
+
+export const ConnectionIdSchema = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^con_[A-Za-z0-9_-]{22}$/, 'is not a connection id'),
+);
+
+export interface Connection {
+  readonly connectionId: string;
+  /** The platform's client id. */
+  readonly clientId: string;
+  readonly customerId: string;
+  /** What the customer's administrator approved last; a new approval replaces them. */
+  readonly scopes: readonly Scope[];
+  /** The username of the administrator who approved last. */
+  readonly approvedBy: string;
+  readonly approvedAt: string;
+  /** The last refresh, at most hourly (LAST_USE_PRECISION_MS); absent until the first. */
+  readonly lastUsedAt?: string;
+}
+
+export interface Approval {
+  readonly clientId: string;
+  readonly customerId: string;
+  readonly scopes: readonly Scope[];
+  readonly approvedBy: string;
+  readonly at: Date;
+}
+
+export interface ConnectionStore {
+  /**
+   * Creates the customer's connection to the platform, or updates the one there (its id stays,
+   * its scopes become the approved ones). Returns the connection as written.
+   */
+  approve(approval: Approval): Promise<Connection>;
+  /** A consistent read of the customer's connection to the platform. */
+  find(clientId: string, customerId: string): Promise<Connection | null>;
+  /** The customer's connections, eventually consistent (its index). */
+  listByCustomer(customerId: string): Promise<Connection[]>;
+  /** Deletes the connection if it is still the one of that id; false when it was not there. */
+  remove(connection: Pick<Connection, 'clientId' | 'customerId' | 'connectionId'>): Promise<boolean>;
+  /** Sets `lastUsedAt`, at most once per LAST_USE_PRECISION_MS; never rejects for a lost race. */
+  recordUse(
+    connection: Pick<Connection, 'clientId' | 'customerId' | 'connectionId'>,
+    at: Date,
+  ): Promise<void>;
+}
+
+/**
+ * Ends a connection's access tokens within the revocation bound: lists the connection id on the
+ * platform's item (the authorizer's one read), until `until`.
+ */
+export interface ConnectionTokenRevoker {
+  endConnectionTokens(clientId: string, connectionId: string, until: number): Promise<'listed' | 'cutoff'>;
+}
+
+export interface EndConnectionDeps {
+  readonly connections: Pick<ConnectionStore, 'remove'>;
+  readonly revoker: ConnectionTokenRevoker;
+  /** A platform's access token lifetime: its last token of the connection expires by then. */
+  readonly accessTtlSeconds: number;
+}
+
+/**
+ * Ends a connection: its access tokens first (listed on the platform, so the authorizer refuses
+ * them within the revocation bound), then its item, which every refresh and code exchange reads:
+ * its refresh tokens get `invalid_grant` at once. A failure between the two leaves the connection
+ * there for a retry to finish. False when it was gone already.
+ */
+export async function endConnection(
+  deps: EndConnectionDeps,
+  connection: Pick<Connection, 'clientId' | 'customerId' | 'connectionId'>,
+  now: Date,
+): Promise<boolean> {
+  await deps.revoker.endConnectionTokens(
+    connection.clientId,
+    connection.connectionId,
+    lastTokenExpiry(now, deps.accessTtlSeconds),
+  );
+  return deps.connections.remove(connection);
+}

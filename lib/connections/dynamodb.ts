@@ -1,0 +1,158 @@
+/**
+ * Connections on the accounts table, in their platform's partition:
+ *
+ * | item       | pk                 | sk                        |
+ * |------------|--------------------|---------------------------|
+ * | connection | CLIENT#<client id> | CONNECTION#<customer id>  |
+ *
+ * The platform's item (sk CLIENT) is keyed apart, so no read of a client finds a connection; a
+ * connection carries `customerId`, so the customer's are one Query of the `byCustomer` index
+ * (range key `sk`, the same value for all of one customer's connections).
+ */
+import { DeleteCommand, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BY_CUSTOMER_INDEX } from '../accounts/dynamodb-items.ts';
+import { conditional, dynamo } from '../aws/errors.ts';
+import { readOwned, type Table, updateOwned } from '../aws/owned-items.ts';
+import { clientKey } from '../clients/dynamodb-items.ts';
+import { LAST_USE_PRECISION_MS } from '../clients/secrets.ts';
+import { createConnectionTokenRevokerOn } from '../revocation/dynamodb.ts';
+import { isScope, type Scope, sortScopes } from '../scopes.ts';
+import { type Clock, systemClock } from '../time.ts';
+import {
+  type Connection,
+  type ConnectionStore,
+  type ConnectionTokenRevoker,
+  newConnectionId,
+} from './connections.ts';
+
+const CONNECTION_PREFIX = 'CONNECTION#';
+
+export const connectionKey = (clientId: string, customerId: string) => ({
+  pk: clientKey(clientId).pk,
+  sk: `${CONNECTION_PREFIX}${customerId}`,
+});
+
+/** Every attribute a connection item holds: what the customer API's index Query names, and its role allows. */
+export const CONNECTION_ATTRIBUTES = [
+  'pk',
+  'sk',
+  'connectionId',
+  'clientId',
+  'customerId',
+  'scopes',
+  'approvedBy',
+  'approvedAt',
+  'lastUsedAt',
+] as const;
+
+const owner = (clientId: string) => ({ attribute: 'clientId', name: clientId }) as const;
+
+function toConnection(item: Record<string, unknown>): Connection {
+  const scopes = Array.isArray(item.scopes) ? item.scopes.filter((s): s is Scope => isScope(String(s))) : [];
+  return {
+    connectionId: String(item.connectionId),
+    clientId: String(item.clientId),
+    customerId: String(item.customerId),
+    scopes: sortScopes(scopes),
+    approvedBy: String(item.approvedBy),
+    approvedAt: String(item.approvedAt),
+    ...(typeof item.lastUsedAt === 'string' && { lastUsedAt: item.lastUsedAt }),
+  };
+}
+
+export function createDynamoConnectionStore(deps: Table): ConnectionStore {
+  const { client, tableName: TableName } = deps;
+  return {
+    async approve({ clientId, customerId, scopes, approvedBy, at }) {
+      // One write, repeatable: the SDK's resend of a lost answer writes the same again, and the id stays.
+      const { Attributes } = await dynamo(() =>
+        client.send(
+          new UpdateCommand({
+            TableName,
+            Key: connectionKey(clientId, customerId),
+            UpdateExpression:
+              'SET connectionId = if_not_exists(connectionId, :id), clientId = :client, ' +
+              'customerId = :customer, scopes = :scopes, approvedBy = :by, approvedAt = :at',
+            ExpressionAttributeValues: {
+              ':id': newConnectionId(),
+              ':client': clientId,
+              ':customer': customerId,
+              ':scopes': [...scopes],
+              ':by': approvedBy,
+              ':at': at.toISOString(),
+            },
+            // Every attribute is set, so the updated ones are the whole connection (lastUsedAt aside).
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        ),
+      );
+      return toConnection(Attributes ?? {});
+    },
+
+    async find(clientId, customerId) {
+      const item = await readOwned(
+        deps,
+        connectionKey(clientId, customerId),
+        owner(clientId),
+        // readOwned names the owner's attribute itself.
+        CONNECTION_ATTRIBUTES.filter((name) => name !== 'clientId'),
+        { consistent: true },
+      );
+      return item === undefined || item.customerId !== customerId ? null : toConnection(item);
+    },
+
+    listByCustomer: (customerId) =>
+      dynamo(async () => {
+        const connections: Connection[] = [];
+        const pages = paginateQuery(
+          { client },
+          {
+            TableName,
+            IndexName: BY_CUSTOMER_INDEX,
+            KeyConditionExpression: 'customerId = :customer AND sk = :sk',
+            ExpressionAttributeValues: { ':customer': customerId, ':sk': connectionKey('', customerId).sk },
+            // Named, so the self-service API's role can be held to a connection's attributes.
+            ProjectionExpression: CONNECTION_ATTRIBUTES.map((name) => `#${name}`).join(', '),
+            ExpressionAttributeNames: Object.fromEntries(
+              CONNECTION_ATTRIBUTES.map((name) => [`#${name}`, name]),
+            ),
+          },
+        );
+        for await (const page of pages) connections.push(...(page.Items ?? []).map(toConnection));
+        return connections.sort((a, b) => a.approvedAt.localeCompare(b.approvedAt));
+      }),
+
+    async remove({ clientId, customerId, connectionId }) {
+      const removed = await conditional(() =>
+        client.send(
+          new DeleteCommand({
+            TableName,
+            Key: connectionKey(clientId, customerId),
+            // That connection, not a later approval's (a new id) nor another platform's.
+            ConditionExpression: 'clientId = :client AND connectionId = :id',
+            ExpressionAttributeValues: { ':client': clientId, ':id': connectionId },
+          }),
+        ),
+      );
+      return removed !== undefined;
+    },
+
+    async recordUse({ clientId, customerId, connectionId }, at) {
+      await updateOwned(deps, connectionKey(clientId, customerId), owner(clientId), {
+        expression: 'SET lastUsedAt = :at',
+        condition: 'connectionId = :id AND (attribute_not_exists(lastUsedAt) OR lastUsedAt <= :due)',
+        values: {
+          ':id': connectionId,
+          ':at': at.toISOString(),
+          ':due': new Date(at.getTime() - LAST_USE_PRECISION_MS).toISOString(),
+        },
+      });
+    },
+  };
+}
+
+/** The platform item's `endedConnections`, which the authorizer reads with the platform's status. */
+export const createDynamoConnectionTokenRevoker = (
+  deps: Table & { readonly clock?: Clock },
+): ConnectionTokenRevoker =>
+  createConnectionTokenRevokerOn({ ...deps, keyOf: clientKey, clock: deps.clock ?? systemClock });
