@@ -14,6 +14,7 @@ import { type ClientReader, isPlatform, type PlatformClient } from '../clients/c
 import type { ConnectionStore } from '../connections/connections.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { QuotaState } from '../quota.ts';
 import { ADMIN_SCOPE, type Scope } from '../scopes.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
@@ -44,6 +45,7 @@ export interface AuthorizeDeps {
   /** `iss` of every answer at the redirect URI (RFC 9207). */
   readonly issuer: string;
   readonly logger: Logger;
+  readonly metrics: MetricsRecorder;
   readonly clock?: Clock;
 }
 
@@ -284,6 +286,7 @@ export async function submitPage(
   const { request } = pending;
   if (form.action === 'deny') {
     if (!(await deps.store.decide(pending.id, browser, now))) return GONE;
+    deps.metrics.count({ name: 'AuthorizationDecided', decision: 'Denied' });
     deps.logger.info('authorization denied', { clientId: request.clientId, customerId: signedIn.customerId });
     return {
       page: 'redirect',
@@ -319,6 +322,7 @@ export async function submitPage(
     expiresAt: epochSeconds(now) + CODE_SECONDS,
   });
   if (!(await deps.store.decide(pending.id, browser, now))) return GONE;
+  deps.metrics.count({ name: 'AuthorizationDecided', decision: 'Approved' });
   deps.logger.info('authorization approved', {
     clientId: request.clientId,
     customerId: signedIn.customerId,

@@ -17,6 +17,7 @@ import {
 } from '../../lib/accounts/dynamodb-status.ts';
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { createAuditRecorder, createClientAuthAudit, logAuditFailure } from '../../lib/audit/recorder.ts';
+import { createDynamoAuthorizationStore } from '../../lib/authorization/dynamodb.ts';
 import { clientItem } from '../../lib/clients/dynamodb-items.ts';
 import {
   createDynamoClientReader,
@@ -24,6 +25,12 @@ import {
   createDynamoClientTokenRevoker,
 } from '../../lib/clients/dynamodb-readers.ts';
 import { readCustomerApiConfig } from '../../lib/config.ts';
+import {
+  CONNECTION_ATTRIBUTES,
+  connectionKey,
+  createDynamoConnectionStore,
+  createDynamoConnectionTokenRevoker,
+} from '../../lib/connections/dynamodb.ts';
 import { type Administrator, administratorOf } from '../../lib/customer/administrator.ts';
 import { listAdministrators, setAdministrator } from '../../lib/customer/administrators.ts';
 import {
@@ -37,6 +44,11 @@ import {
   unlockClient,
   updateClient,
 } from '../../lib/customer/clients.ts';
+import {
+  type CustomerConnectionDeps,
+  endCustomerConnection,
+  listConnections,
+} from '../../lib/customer/connections.ts';
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/body.ts';
 import { problemResponse } from '../../lib/http/problems.ts';
@@ -44,6 +56,7 @@ import { createLogger } from '../../lib/log.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { MAX_REVOKED_SESSIONS } from '../../lib/revocation/revocation.ts';
 import { PROTECTED_ROUTES } from '../../lib/scopes.ts';
+import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import type { Caller } from '../../lib/tokens/claims.ts';
 import { administrationDeps, administrationStores } from '../../lib/wiring/customer.ts';
@@ -99,6 +112,7 @@ describe('the prod CloudFormation template', () => {
       'LoginExtendedLambdaFunction',
       'LoginLambdaFunction',
       'LogoutLambdaFunction',
+      'OauthAuthorizeLambdaFunction',
       'OauthIntrospectLambdaFunction',
       'OauthMetadataLambdaFunction',
       'OauthRevokeLambdaFunction',
@@ -144,11 +158,11 @@ describe('the prod CloudFormation template', () => {
     const methods = ofType('AWS::ApiGateway::Method').filter(
       ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
     );
-    expect(methods).toHaveLength(28);
+    expect(methods).toHaveLength(34);
     for (const [id, method] of methods) {
-      // login, login-extended, token/refresh, logout, the key set, the OAuth token, revocation
-      // and introspection endpoints (every method of each), the metadata and the console's
-      // page and assets are public.
+      // login, login-extended, token/refresh, logout, the key set, the OAuth token, revocation,
+      // introspection and pushed authorization request endpoints (every method of each), the
+      // authorization page, the metadata and the console's page and assets are public.
       const isPublic = /Login|Token|Logout|Jwks|Oauth|Console/.test(id);
       expect(method.Properties.AuthorizationType, id).toBe(isPublic ? 'NONE' : 'CUSTOM');
       if (!isPublic) expect(method.Properties.AuthorizerId, id).toEqual({ Ref: authorizer?.[0] });
@@ -158,7 +172,7 @@ describe('the prod CloudFormation template', () => {
       .filter(([, m]) => m.Properties.AuthorizationType === 'CUSTOM')
       .map(([, m]) => `${String(m.Properties.HttpMethod)} ${pathOf(resources, m.Properties.ResourceId)}`)
       .sort();
-    expect(protectedRoutes).toHaveLength(14);
+    expect(protectedRoutes).toHaveLength(16);
     expect(protectedRoutes).toEqual(
       Object.values(PROTECTED_ROUTES)
         .map((route) => `${route.method.toUpperCase()} /${route.path}`)
@@ -186,7 +200,16 @@ describe('the prod CloudFormation template', () => {
       POST: 'OauthIntrospectLambdaFunction',
       ANY: 'OauthWrongMethodLambdaFunction',
     });
-    // The administrators' twelve routes: one function. The console: its page and its assets, GET only.
+    // RFC 9126's pushed request, and the authorization page a browser opens (GET) and submits (POST).
+    expect(endpoint('/api/v1/oauth/par')).toEqual({
+      POST: 'OauthAuthorizeLambdaFunction',
+      ANY: 'OauthWrongMethodLambdaFunction',
+    });
+    expect(endpoint('/api/v1/oauth/authorize')).toEqual({
+      GET: 'OauthAuthorizeLambdaFunction',
+      POST: 'OauthAuthorizeLambdaFunction',
+    });
+    // The administrators' fourteen routes: one function. The console: its page and its assets, GET only.
     const customerApi = 'CustomerApiLambdaFunction';
     expect(endpoint('/api/v1/customer/clients')).toEqual({ GET: customerApi, POST: customerApi });
     expect(endpoint('/api/v1/customer/clients/{clientId}')).toEqual({
@@ -203,6 +226,8 @@ describe('the prod CloudFormation template', () => {
     // A username may hold `/`: the one to grant or revoke is in the body, never in the path.
     expect(endpoint('/api/v1/customer/administrators')).toEqual({ GET: customerApi, POST: customerApi });
     expect(endpoint('/api/v1/customer/administrators/revoke')).toEqual({ POST: customerApi });
+    expect(endpoint('/api/v1/customer/connections')).toEqual({ GET: customerApi });
+    expect(endpoint('/api/v1/customer/connections/{connectionId}')).toEqual({ DELETE: customerApi });
     expect(endpoint('/console')).toEqual({ GET: 'ConsoleLambdaFunction' });
     expect(endpoint('/console/{asset}')).toEqual({ GET: 'ConsoleLambdaFunction' });
   });
@@ -271,10 +296,11 @@ describe('the prod CloudFormation template', () => {
       expect(table.Properties.GlobalSecondaryIndexes, id).toBeUndefined();
       expect(table.Properties.LocalSecondaryIndexes, id).toBeUndefined();
     }
-    // The index holds every item with a customerId: clients, and users (their password hashes
-    // and revoked sessions) and pickup addresses too. A role that may query it is held to named
-    // attributes (a Query naming none would read them all), and to those it may read by key
-    // anyway: a client's whole, a user's in its GetItem's projection.
+    // The index holds every item with a customerId: clients, a platform's connections (in its
+    // CLIENT# partition), and users (their password hashes and revoked sessions) and pickup
+    // addresses too. A role that may query it is held to named attributes (a Query naming none
+    // would read them all), and to those it may read by key anyway: a client's whole and a
+    // connection's whole (both CLIENT# items), a user's in its GetItem's projection.
     const at = '2030-01-01T00:00:00.000Z';
     const client = clientItem({
       clientId: 'pcl_0123456789abcdef0123',
@@ -304,7 +330,19 @@ describe('the prod CloudFormation template', () => {
       depotCode: 'D-1',
       createdAt: at,
     });
-    for (const item of [client, user, address]) expect(typeof item.customerId).toBe('string');
+    // A connection item: every attribute lib/connections/dynamodb.ts approve and recordUse write.
+    const connection = {
+      ...connectionKey('pcl_0123456789abcdef0123', 'C-1001'),
+      connectionId: 'con_0123456789abcdefghijkl',
+      clientId: 'pcl_0123456789abcdef0123',
+      customerId: 'C-1001',
+      scopes: ['tracking:read'],
+      approvedBy: 'Alice',
+      approvedAt: at,
+      lastUsedAt: at,
+    };
+    expect(Object.keys(connection).sort()).toEqual([...CONNECTION_ATTRIBUTES].sort());
+    for (const item of [client, connection, user, address]) expect(typeof item.customerId).toBe('string');
     const index = '<AccountsTable.Arn>/index/byCustomer';
     const queriers = ofType('AWS::IAM::Role').filter(([id]) =>
       statementsOf(resources, id).some((statement) => statement.Resource.map(joined).includes(index)),
@@ -334,7 +372,23 @@ describe('the prod CloudFormation template', () => {
           ]?.['dynamodb:Attributes'];
           return (attributes ?? Object.keys(user)) as string[];
         });
-      const byKey = new Set([...Object.keys(client), 'revokedTokens', ...userProjection]);
+      // Any CLIENT# item whole: a client's, with what the revocations add (revokedTokens, a
+      // platform's endedConnections), and a connection's.
+      const clientPartition = statements.filter(
+        (statement) =>
+          statement.Action.includes('dynamodb:GetItem') &&
+          statement.Resource.map(joined).includes('<AccountsTable.Arn>') &&
+          JSON.stringify(statement.Condition) ===
+            JSON.stringify({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } }),
+      );
+      expect(clientPartition, id).toHaveLength(1);
+      const byKey = new Set([
+        ...Object.keys(client),
+        'revokedTokens',
+        'endedConnections',
+        ...Object.keys(connection),
+        ...userProjection,
+      ]);
       expect(
         readable.filter((attribute) => !byKey.has(attribute)),
         id,
@@ -362,6 +416,8 @@ describe('the prod CloudFormation template', () => {
         login('~1api~1v1~1oauth~1token'),
         login('~1api~1v1~1oauth~1revoke'),
         login('~1api~1v1~1oauth~1introspect'),
+        login('~1api~1v1~1oauth~1par'),
+        login('~1api~1v1~1oauth~1authorize'),
       ],
     });
   });
@@ -402,6 +458,7 @@ describe('the prod CloudFormation template', () => {
         CreateShipmentLambdaFunction: 'CreateShipmentRole',
         TrackShipmentLambdaFunction: 'TrackShipmentRole',
         OauthTokenLambdaFunction: 'OAuthTokenRole',
+        OauthAuthorizeLambdaFunction: 'OAuthAuthorizeRole',
         OauthRevokeLambdaFunction: 'OAuthRevokeRole',
         OauthIntrospectLambdaFunction: 'OAuthIntrospectRole',
         OauthWrongMethodLambdaFunction: 'OAuthWrongMethodRole',
@@ -440,6 +497,7 @@ describe('the prod CloudFormation template', () => {
       expect(logGroups('AuthorizerRole')).toEqual(['Authorizer']);
       expect(logGroups('TrackShipmentRole')).toEqual(['TrackShipment']);
       expect(logGroups('OAuthTokenRole')).toEqual(['OauthToken']);
+      expect(logGroups('OAuthAuthorizeRole')).toEqual(['OauthAuthorize']);
       expect(logGroups('OAuthRevokeRole')).toEqual(['OauthRevoke']);
       expect(logGroups('OAuthIntrospectRole')).toEqual(['OauthIntrospect']);
       expect(logGroups('OAuthMetadataRole')).toEqual(['OauthMetadata']);
@@ -492,10 +550,38 @@ describe('the prod CloudFormation template', () => {
         'dynamodb:GetItem on AccountsTable',
         `ssm:GetParameter on ${jwks}`,
       ]);
+      // The token endpoint's platform grants besides: codes and the connections' refresh sessions
+      // (the sessions table), connections read, last used and ended (deleted), and the key set
+      // that verifies a refresh token.
       expect(grants('OAuthTokenRole')).toEqual(
         [
           'dynamodb:GetItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:DeleteItem on AccountsTable',
+          'dynamodb:GetItem on SessionsTable',
+          'dynamodb:PutItem on SessionsTable',
+          'dynamodb:UpdateItem on SessionsTable',
+          'dynamodb:GetItem on LoginThrottleTable',
+          'dynamodb:PutItem on LoginThrottleTable',
+          'dynamodb:UpdateItem on LoginThrottleTable',
+          'dynamodb:PutItem on AuditTable',
+          `ssm:GetParameter on ${keyring}`,
+          `ssm:GetParameter on ${jwks}`,
+        ].sort(),
+      );
+      // PAR and the authorization page: a platform's authentication as the token endpoint's (its
+      // audit of a customer's client that fails it included), a user's sign-in as a login's (its
+      // hash upgrade included), requests and codes (the sessions table), the connection
+      // approved; the keyring for the counters' secret only: it signs nothing.
+      expect(grants('OAuthAuthorizeRole')).toEqual(
+        [
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:GetItem on SessionsTable',
+          'dynamodb:PutItem on SessionsTable',
+          'dynamodb:PutItem on SessionsTable',
+          'dynamodb:UpdateItem on SessionsTable',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
           'dynamodb:UpdateItem on LoginThrottleTable',
@@ -503,6 +589,32 @@ describe('the prod CloudFormation template', () => {
           `ssm:GetParameter on ${keyring}`,
         ].sort(),
       );
+      // Its accounts reads: a user whole (the password hash a sign-in checks) and a platform
+      // whole (its secrets' digests); its sessions table items: requests and codes only, never
+      // a refresh session, and a code written only.
+      const conditionsOf = (roleId: string, table: string, action: string) =>
+        statementsOf(resources, roleId)
+          .filter(
+            (statement) =>
+              statement.Action.includes(action) && JSON.stringify(statement.Resource).includes(`"${table}"`),
+          )
+          .map((statement) => [statement.Action, statement.Condition]);
+      expect(conditionsOf('OAuthAuthorizeRole', 'AccountsTable', 'dynamodb:GetItem')).toEqual([
+        [
+          ['dynamodb:GetItem'],
+          { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*', 'CLIENT#*'] } },
+        ],
+      ]);
+      const requests = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['authz#*'] } };
+      const codes = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['code#*'] } };
+      expect(
+        statementsOf(resources, 'OAuthAuthorizeRole')
+          .filter((statement) => JSON.stringify(statement.Resource).includes('"SessionsTable"'))
+          .map((statement) => [statement.Action, statement.Condition]),
+      ).toEqual([
+        [['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], requests],
+        [['dynamodb:PutItem'], codes],
+      ]);
       expect(grants('OAuthMetadataRole')).toEqual([]);
       // The token endpoint's 405 answers every other method from nothing but its own code.
       expect(grants('OAuthWrongMethodRole')).toEqual([]);
@@ -570,7 +682,8 @@ describe('the prod CloudFormation template', () => {
         'dynamodb:PutItem on ShipmentsTable',
       ]);
       // The authorizer reads user and client items only, and only the attributes it projects: never a
-      // hash (a client's revokedTokens: the tokens it revoked itself).
+      // hash (a client's revokedTokens: the tokens it revoked itself; a platform's endedConnections:
+      // the connections ended, whose tokens it refuses).
       const read = statementsOf(resources, 'AuthorizerRole').find((statement) =>
         statement.Action.includes('dynamodb:GetItem'),
       );
@@ -588,15 +701,17 @@ describe('the prod CloudFormation template', () => {
               'revokedSessions',
               'secrets',
               'revokedTokens',
+              'endedConnections',
             ],
           },
           StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
         },
       });
       expect(grants('TrackShipmentRole')).toEqual(['dynamodb:GetItem on ShipmentsTable']);
-      // The administrators' API: its customer's users' administration, its clients (their lists by
-      // the byCustomer index), the clients' failed-authentication counters (unlock), the audit
-      // trail, and the keyring for the counters' secret (it signs nothing).
+      // The administrators' API: its customer's users' administration, its clients and connections
+      // (their lists by the byCustomer index; a connection ended on its platform's item, then
+      // deleted: CLIENT# items all), the clients' failed-authentication counters (unlock), the
+      // audit trail, and the keyring for the counters' secret (it signs nothing).
       expect(grants('CustomerApiRole')).toEqual(
         [
           // A user item in a projection, and its administration (below); a client item, whole.
@@ -631,6 +746,7 @@ describe('the prod CloudFormation template', () => {
           'JwksRole',
           'AuthorizerRole',
           'OAuthTokenRole',
+          'OAuthAuthorizeRole',
           'OAuthRevokeRole',
           'OAuthIntrospectRole',
           'OAuthMetadataRole',
@@ -879,6 +995,207 @@ describe('the prod CloudFormation template', () => {
       ).toEqual([]);
     });
 
+    it('holds the authorization endpoint’s, the platform grants’ and the connections’ requests to their roles, and lets the authorization endpoint and the token endpoint allow nothing on the accounts, sessions and audit tables their stores never send', async () => {
+      // The stores as lib/wiring/authorize.ts, lib/wiring/oauth.ts and lib/wiring/customer.ts wire
+      // them, each operation once (the connection's revocation also with a full list, which moves
+      // the platform's cutoff), against a client that only writes the requests down.
+      const tables = tableNames('prod');
+      const { client, sentBy } = recordingClient();
+      const accounts = { client, tableName: tables.accounts };
+      const requests = createDynamoAuthorizationStore({ client, tableName: tables.sessions });
+      const connections = createDynamoConnectionStore(accounts);
+      const now = new Date();
+      const clientId = 'pcl_0123456789abcdef0123';
+      const connection = { clientId, customerId: 'C-1001', connectionId: 'con_0123456789abcdefghijkl' };
+      const id = 'r'.repeat(43);
+      const pending = {
+        id,
+        request: {
+          clientId,
+          redirectUri: 'https://platform.example/callback',
+          scopes: ['tracking:read' as const],
+          state: 'state-1',
+          codeChallenge: 'c'.repeat(43),
+        },
+        platformName: 'Platform',
+        expiresAt: 2_000_000_000,
+        browser: 'browser-digest',
+      };
+      const code = {
+        digest: 'd'.repeat(43),
+        clientId,
+        redirectUri: pending.request.redirectUri,
+        codeChallenge: pending.request.codeChallenge,
+        connectionId: connection.connectionId,
+        customerId: connection.customerId,
+        scopes: pending.request.scopes,
+        approvedAt: 1_900_000_000,
+        expiresAt: 2_000_000_000,
+      };
+      const full = recordingClient(({ request }) =>
+        String(request.UpdateExpression).includes('if_not_exists(endedConnections')
+          ? {
+              Attributes: {
+                endedConnections: Object.fromEntries(
+                  Array.from({ length: MAX_REVOKED_SESSIONS }, (_, i) => [`con_${i}`, 2_000_000_000]),
+                ),
+              },
+            }
+          : {},
+      );
+      const cutoff = await full.sentBy(() =>
+        createDynamoConnectionTokenRevoker({
+          client: full.client,
+          tableName: tables.accounts,
+        }).endConnectionTokens(clientId, connection.connectionId, 2_000_000_000),
+      );
+      expect(cutoff.map((request) => String(request.request.UpdateExpression))).toEqual([
+        expect.stringContaining('if_not_exists(endedConnections'),
+        expect.stringMatching(/^SET revokedBefore = :cutoff REMOVE endedConnections$/),
+      ]);
+      const endTokens = [
+        ...(await sentBy(() =>
+          createDynamoConnectionTokenRevoker(accounts).endConnectionTokens(
+            clientId,
+            connection.connectionId,
+            2_000_000_000,
+          ),
+        )),
+        ...cutoff,
+      ];
+      const failedAuthentication = await sentBy(() =>
+        createClientAuthAudit(
+          createAuditRecorder({
+            trail: createDynamoAuditTrail({ client, tableName: tables.audit }),
+            retentionSeconds: 86_400,
+            metrics: { count: () => {} },
+            warn: logAuditFailure(createLogger('error', () => {})),
+          }),
+        ).failedAuthentication({
+          customerId: 'C-1001',
+          clientId: 'pcl_00000000000000000001',
+          sourceIp: '203.0.113.9',
+          reason: 'bad secret',
+        }),
+      );
+      const sessions = createDynamoSessionStore({ client, tableName: tables.sessions });
+      const users = createDynamoAccountRepository(accounts);
+      const clientRead = await sentBy(() => createDynamoClientReader(accounts).findClient(clientId));
+      const sent: Record<string, Sent[]> = {
+        // PAR and the page: the platform and the user read, the hash upgraded, the request pushed,
+        // opened, read, signed in and decided, the connection approved, its code written.
+        OAuthAuthorizeRole: [
+          ...clientRead,
+          ...(await sentBy(() => users.findByUsername('Alice'))),
+          ...(await sentBy(() => users.upgradePasswordHash('Alice', '$2b$04$old', '$2b$10$new'))),
+          ...(await sentBy(() => requests.push(pending))),
+          ...(await sentBy(() => requests.get(id, now))),
+          ...(await sentBy(() => requests.open(id, pending.browser, 2_000_000_000, now))),
+          ...(await sentBy(() =>
+            requests.signIn(id, pending.browser, { username: 'Alice', customerId: 'C-1001' }, now),
+          )),
+          ...(await sentBy(() => requests.decide(id, pending.browser, now))),
+          ...(await sentBy(() =>
+            connections.approve({
+              clientId,
+              customerId: 'C-1001',
+              scopes: ['tracking:read'],
+              approvedBy: 'Alice',
+              at: now,
+            }),
+          )),
+          ...(await sentBy(() => requests.createCode(code))),
+          ...failedAuthentication,
+        ],
+        // The grants: the platform read and its secret's use, the code spent, the connection read,
+        // its session started and rotated, its use recorded, and its end.
+        OAuthTokenRole: [
+          ...clientRead,
+          ...(await sentBy(() => createDynamoClientReader(accounts).recordUse(clientId, '0a1b2c3d', now))),
+          ...(await sentBy(() => requests.redeemCode(code.digest, 'redemption-1', now))),
+          ...(await sentBy(() => connections.find(clientId, 'C-1001'))),
+          ...(await sentBy(() =>
+            sessions.create({
+              sessionId: '00000000-0000-4000-8000-000000000001',
+              username: `connection:${connection.connectionId}`,
+              createdAt: code.approvedAt,
+              expiresAt: 2_000_000_000,
+              currentJti: 'jti-1',
+            }),
+          )),
+          ...(await sentBy(() =>
+            sessions.refresh({
+              sessionId: '00000000-0000-4000-8000-000000000001',
+              username: `connection:${connection.connectionId}`,
+              fromJti: 'jti-1',
+              toJti: 'jti-2',
+              now,
+              extendTo: 2_000_000_000,
+            }),
+          )),
+          ...(await sentBy(() => sessions.get('00000000-0000-4000-8000-000000000001'))),
+          ...(await sentBy(() => connections.recordUse(connection, now))),
+          ...endTokens,
+          ...(await sentBy(() => connections.remove(connection))),
+          ...failedAuthentication,
+        ],
+        // The administrators' connections: listed by the index, ended on the platform's item, removed.
+        CustomerApiRole: [
+          ...(await sentBy(() => connections.listByCustomer('C-1001'))),
+          ...endTokens,
+          ...(await sentBy(() => connections.remove(connection))),
+        ],
+      };
+      expect(sent.OAuthAuthorizeRole?.map((request) => request.action)).toEqual([
+        'dynamodb:GetItem',
+        'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:PutItem',
+        'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:PutItem',
+        'dynamodb:PutItem',
+      ]);
+      const used = new Set<string>();
+      for (const [roleId, requestsOfRole] of Object.entries(sent)) {
+        for (const request of requestsOfRole) {
+          const { allowing, refused, arn } = allowingStatements(resources, roleId, request);
+          expect(
+            allowing.length,
+            `${roleId} ${request.action} on ${arn} ${JSON.stringify(request.request)}: ${JSON.stringify(refused)}`,
+          ).toBeGreaterThan(0);
+          for (const statement of allowing)
+            used.add(`${roleId} ${request.action} ${JSON.stringify(statement)}`);
+        }
+      }
+      // Every DynamoDB action of the two roles' statements on these tables used by some request (the
+      // login throttle's are a login's).
+      for (const roleId of ['OAuthAuthorizeRole', 'OAuthTokenRole']) {
+        const granted = statementsOf(resources, roleId)
+          .filter((statement) =>
+            /"(AccountsTable|SessionsTable|AuditTable)"/.test(JSON.stringify(statement.Resource)),
+          )
+          .flatMap((statement) =>
+            statement.Action.map((action) => `${roleId} ${action} ${JSON.stringify(statement)}`),
+          );
+        expect(
+          granted.filter((grant) => !used.has(grant)),
+          roleId,
+        ).toEqual([]);
+      }
+      // The authorization endpoint reaches no refresh session, and spends no code: the token endpoint's.
+      for (const request of [
+        ...(await sentBy(() => sessions.get('00000000-0000-4000-8000-000000000001'))),
+        ...(await sentBy(() => requests.redeemCode(code.digest, 'redemption-1', now))),
+      ])
+        expect(allowingStatements(resources, 'OAuthAuthorizeRole', request).allowing, request.action).toEqual(
+          [],
+        );
+    });
+
     it('sends from the administrators’ API only requests its role allows, and its role allows nothing that API never sends', async () => {
       // lib/customer/administration.ts on the DynamoDB adapters, wired as lib/wiring/customer.ts
       // customerApiDeps wires them, every route's operation run once against a client that
@@ -904,6 +1221,8 @@ describe('the prod CloudFormation template', () => {
       // Two live secrets, one of them ending in an hour (its expiry scheduled in the trail); or
       // one live and one that ended (pruned by the next secret's write).
       const TWO_LIVE = 'pcl_00000000000000000001';
+      const PLATFORM = 'pcl_00000000000000000009';
+      const CONNECTION = 'con_0123456789abcdefghijkl';
       const clientOf = (clientId: string) =>
         clientItem({
           clientId,
@@ -950,10 +1269,26 @@ describe('the prod CloudFormation template', () => {
           throw Object.assign(new Error('The conditional request failed'), {
             name: 'ConditionalCheckFailedException',
           });
-        if (request.TableName === tables.accounts && action === 'dynamodb:Query')
-          return (request.ExpressionAttributeValues as Record<string, unknown>)[':sk'] === 'USER'
-            ? { Items: [{ username: 'Alice' }, { username: 'Carl' }] }
-            : { Items: [clientOf(TWO_LIVE)] };
+        if (request.TableName === tables.accounts && action === 'dynamodb:Query') {
+          const sk = String((request.ExpressionAttributeValues as Record<string, unknown>)[':sk']);
+          if (sk === 'USER') return { Items: [{ username: 'Alice' }, { username: 'Carl' }] };
+          // The customer's one connection, to the platform PLATFORM (read for its name).
+          if (sk.startsWith('CONNECTION#'))
+            return {
+              Items: [
+                {
+                  ...connectionKey(PLATFORM, customerId),
+                  connectionId: CONNECTION,
+                  clientId: PLATFORM,
+                  customerId,
+                  scopes: ['tracking:read'],
+                  approvedBy: 'Alice',
+                  approvedAt: at(-3600),
+                },
+              ],
+            };
+          return { Items: [clientOf(TWO_LIVE)] };
+        }
         // A client id's counter, locked, with a known source whose own counter goes on unlock.
         if (request.TableName === tables.loginThrottle && action === 'dynamodb:GetItem')
           return {
@@ -1001,6 +1336,20 @@ describe('the prod CloudFormation template', () => {
       // Ending another's: Carl administers, and the administrators' list (the fake's Query)
       // holds Alice besides, so he is not the last: marked, Alice read, ended on the mark.
       await run((admin) => setAdministrator(deps, admin, 'Carl', false));
+      // The customer's connections, as lib/wiring/customer.ts customerApiDeps wires them: listed
+      // (the platform read for its name), and one ended (its id listed on the platform, the item
+      // removed).
+      const connectionDeps: CustomerConnectionDeps = {
+        connections: createDynamoConnectionStore({ client, tableName: config.accountsTable }),
+        revoker: createDynamoConnectionTokenRevoker({ client, tableName: config.accountsTable }),
+        accessTtlSeconds: config.clientAccessTtlSeconds,
+        platforms: deps.clients,
+        clock: () => new Date(),
+        logger: deps.logger,
+        metrics: deps.metrics,
+      };
+      await run((admin) => listConnections(connectionDeps, admin));
+      await run((admin) => endCustomerConnection(connectionDeps, admin, CONNECTION));
       // An end refused after its mark takes the mark back.
       sent.push(...(await sentBy(() => deps.administrations.unmark('Carl', { id: 'end-1', until: 0 }))));
       // A grant whose condition failed: the user is no longer the customer's.
@@ -1027,7 +1376,7 @@ describe('the prod CloudFormation template', () => {
       expect(granted).toHaveLength(13);
     });
 
-    it('lets login update only a user item’s password hash and the digest of the hash it replaced, refresh and logout only its revokedSessions and cutoff, revocation only a client item’s revokedTokens, the token endpoint only its last use, and the administrators’ API a user’s administration and client items', () => {
+    it('lets login (and the authorization page’s sign-in) update only a user item’s password hash and the digest of the hash it replaced, refresh and logout only its revokedSessions and cutoff, revocation only a client item’s revokedTokens, the token endpoint only its last use and its connections’ ends, the authorization page only a connection’s approval, and the administrators’ API a user’s administration and client items', () => {
       const accountUpdates = (roleId: string) =>
         statementsOf(resources, roleId).filter(
           (statement) =>
@@ -1060,9 +1409,33 @@ describe('the prod CloudFormation template', () => {
       expect(accountUpdates('OAuthRevokeRole')).toEqual([
         updateOf(['pk', 'sk', 'clientId', 'revokedTokens'], 'CLIENT#*'),
       ]);
-      // lib/clients/dynamodb.ts recordUse: a secret's lastUsedAt and the client's, on condition of clientId.
+      // lib/clients/dynamodb.ts recordUse: a secret's lastUsedAt and the client's, on condition of
+      // clientId; lib/connections/dynamodb.ts recordUse: a connection's lastUsedAt, on condition of
+      // clientId and connectionId; an ended connection (lib/connections/connections.ts
+      // endConnection) listed in its platform's endedConnections, or the platform's cutoff moved.
       expect(accountUpdates('OAuthTokenRole')).toEqual([
-        updateOf(['pk', 'sk', 'clientId', 'secrets', 'lastUsedAt'], 'CLIENT#*'),
+        updateOf(
+          [
+            'pk',
+            'sk',
+            'clientId',
+            'secrets',
+            'lastUsedAt',
+            'connectionId',
+            'endedConnections',
+            'revokedBefore',
+          ],
+          'CLIENT#*',
+        ),
+      ]);
+      // The authorization page: the login's hash upgrade, and lib/connections/dynamodb.ts approve,
+      // a connection's attributes but its last use.
+      expect(accountUpdates('OAuthAuthorizeRole')).toEqual([
+        updateOf(['pk', 'sk', 'username', 'passwordHash', 'upgradedFromHash']),
+        updateOf(
+          ['pk', 'sk', 'connectionId', 'clientId', 'customerId', 'scopes', 'approvedBy', 'approvedAt'],
+          'CLIENT#*',
+        ),
       ]);
       // The administrators' API writes a user's administration (lib/accounts/dynamodb-users.ts
       // setAdministrator: admin on condition of customerId; markEnding, endMarked, unmark: an
@@ -1093,25 +1466,41 @@ describe('the prod CloudFormation template', () => {
         'LogoutRole',
         'OAuthRevokeRole',
         'OAuthTokenRole',
+        'OAuthAuthorizeRole',
         'CustomerApiRole',
       ];
       const others = ofType('AWS::IAM::Role').filter(([id]) => !writers.includes(id));
       for (const [id] of others) expect(accountUpdates(id), id).toEqual([]);
-      // Only the administrators' API puts or deletes an accounts item, and only a client's.
+      // Only the administrators' API puts or deletes an accounts item, and only a client's; the
+      // token endpoint deletes one too, a connection it ends (lib/connections/dynamodb.ts remove),
+      // which no condition key tells from its platform's item: the same partition.
+      const deletes = {
+        Effect: 'Allow',
+        Action: ['dynamodb:DeleteItem'],
+        Resource: [{ 'Fn::GetAtt': ['AccountsTable', 'Arn'] }],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } },
+      };
+      const putsOrDeletesOf: Record<string, unknown[]> = {
+        CustomerApiRole: [clientItems],
+        OAuthTokenRole: [deletes],
+      };
       for (const [id] of ofType('AWS::IAM::Role')) {
         const putsOrDeletes = statementsOf(resources, id).filter(
           (statement) =>
             statement.Action.some((action) => ['dynamodb:PutItem', 'dynamodb:DeleteItem'].includes(action)) &&
             JSON.stringify(statement.Resource).includes('"AccountsTable"'),
         );
-        expect(putsOrDeletes, id).toEqual(id === 'CustomerApiRole' ? [clientItems] : []);
+        expect(putsOrDeletes, id).toEqual(putsOrDeletesOf[id] ?? []);
       }
     });
 
     it('lets the OAuth endpoints only add to the audit trail, the administrators’ API also take back a scheduled expiry and read it, and no other function touch it', async () => {
       const auditGrants = (roleId: string) =>
         grants(roleId).filter((grant) => grant.endsWith(' on AuditTable'));
-      const writers = ['OAuthTokenRole', 'OAuthRevokeRole', 'OAuthIntrospectRole'];
+      // PAR authenticates every client before it refuses one of a customer (a platform's alone
+      // may push), so a customer's client failing there is audited as at the token endpoint
+      // (lib/clients/client-auth.ts).
+      const writers = ['OAuthTokenRole', 'OAuthAuthorizeRole', 'OAuthRevokeRole', 'OAuthIntrospectRole'];
       for (const roleId of writers)
         expect(auditGrants(roleId), roleId).toEqual(['dynamodb:PutItem on AuditTable']);
       // lib/audit/dynamodb.ts: append and schedule put, unschedule deletes, list queries one customer.
@@ -1162,7 +1551,7 @@ describe('the prod CloudFormation template', () => {
       id.replace(/LambdaFunction$/, 'LogGroup'),
     );
     expect(groups.map(([id]) => id).sort()).toEqual([...ofFunctions, 'ApiAccessLogGroup'].sort());
-    expect(groups).toHaveLength(16);
+    expect(groups).toHaveLength(17);
     expect(resources.CustomerApiLogGroup?.Properties.LogGroupName).toBe(
       '/aws/lambda/parcel-auth-prod-customerApi',
     );
@@ -1279,9 +1668,9 @@ describe('the prod CloudFormation template', () => {
       expect(
         Object.fromEntries(usage.map((statement) => [principalsOf(statement).join(' '), statement.Action])),
       ).toEqual({
-        // Revocation, introspection and the administrators' API (its unlock) sign nothing: the
-        // login throttle's counter secret is in the keyring.
-        '<CustomerApiRole.Arn> <LoginRole.Arn> <OAuthIntrospectRole.Arn> <OAuthRevokeRole.Arn> <OAuthTokenRole.Arn> <RefreshRole.Arn>':
+        // Revocation, introspection, the authorization endpoint and the administrators' API (its
+        // unlock) sign nothing: the login throttle's counter secret is in the keyring.
+        '<CustomerApiRole.Arn> <LoginRole.Arn> <OAuthAuthorizeRole.Arn> <OAuthIntrospectRole.Arn> <OAuthRevokeRole.Arn> <OAuthTokenRole.Arn> <RefreshRole.Arn>':
           ['kms:Decrypt'],
         'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/parcel-auth-operator': [
           'kms:Encrypt',
@@ -1376,13 +1765,22 @@ describe('the prod CloudFormation template', () => {
       });
     }
     const expected = byFunction(routes);
-    expect(Object.keys(expected)).toHaveLength(15);
-    // Each OAuth endpoint's POST function, and the 405 for any method of the three paths.
+    expect(Object.keys(expected)).toHaveLength(16);
+    // Each OAuth endpoint's POST function, and the 405 for any method of the four paths; the
+    // authorization page, GET and POST, is the pushed request's function.
     expect(expected.OauthTokenLambdaFunction).toEqual([`${api}/prod/POST/api/v1/oauth/token`]);
     expect(expected.OauthRevokeLambdaFunction).toEqual([`${api}/prod/POST/api/v1/oauth/revoke`]);
     expect(expected.OauthIntrospectLambdaFunction).toEqual([`${api}/prod/POST/api/v1/oauth/introspect`]);
+    const wrongMethodPaths = ['introspect', 'par', 'revoke', 'token'];
     expect(expected.OauthWrongMethodLambdaFunction).toEqual(
-      ['introspect', 'revoke', 'token'].map((endpoint) => `${api}/prod/*/api/v1/oauth/${endpoint}`),
+      wrongMethodPaths.map((endpoint) => `${api}/prod/*/api/v1/oauth/${endpoint}`),
+    );
+    expect(expected.OauthAuthorizeLambdaFunction).toEqual(
+      [
+        `${api}/prod/GET/api/v1/oauth/authorize`,
+        `${api}/prod/POST/api/v1/oauth/authorize`,
+        `${api}/prod/POST/api/v1/oauth/par`,
+      ].sort(),
     );
     // The administrators' API: its twelve routes, each by its own method; the console: GET of its page and assets.
     expect(expected.CustomerApiLambdaFunction).toEqual(methodArns(`${api}/prod`, CUSTOMER_ROUTES).sort());
@@ -1403,14 +1801,19 @@ describe('the prod CloudFormation template', () => {
       ).test(arn);
     expect(Object.keys(granted).sort()).toEqual(Object.keys(expected).sort());
     // A function of one route: exactly that route. The framework gives a function one permission
-    // whatever its routes (infra/invoke-permissions.yml narrows it), so a function of several
-    // may have a pattern instead (the 405's: any method of any path under /api/v1/oauth/).
+    // whatever its routes (infra/invoke-permissions.yml narrows it, and adds the others), so a
+    // function of several may have a pattern instead (the authorization page's: any method of its
+    // path). The 405 has one permission per path it serves: a pattern for the paths under
+    // /api/v1/oauth/ would reach the authorization page's too.
     const single = Object.keys(expected).filter((fn) => expected[fn]?.length === 1);
     expect(Object.fromEntries(single.map((fn) => [fn, granted[fn]]))).toEqual(
       Object.fromEntries(single.map((fn) => [fn, expected[fn]])),
     );
-    const wrongMethod = `${api}/prod/*/api/v1/oauth/*`;
-    expect(granted.OauthWrongMethodLambdaFunction).toEqual([wrongMethod]);
+    expect(granted.OauthWrongMethodLambdaFunction).toEqual(expected.OauthWrongMethodLambdaFunction);
+    expect(granted.OauthAuthorizeLambdaFunction).toEqual([
+      `${api}/prod/*/api/v1/oauth/authorize`,
+      `${api}/prod/POST/api/v1/oauth/par`,
+    ]);
     // Whatever its form, a function's permission matches each of its routes on this stage, and
     // no route of a path it does not serve, nor any route on another stage (not `/*/*`).
     for (const [fn, patterns = []] of Object.entries(granted).filter(
@@ -1427,19 +1830,23 @@ describe('the prod CloudFormation template', () => {
           for (const arn of request.arns(stage)) expect(allowed(arn), `${fn} allows ${arn}`).toBe(false);
       }
     }
-    for (const endpoint of ['token', 'revoke', 'introspect']) {
+    const wrongMethod = (arn: string) =>
+      (granted.OauthWrongMethodLambdaFunction ?? []).some((pattern) => arnLike(pattern, arn));
+    for (const endpoint of wrongMethodPaths) {
       for (const method of ['GET', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']) {
         const arn = `${api}/prod/${method}/api/v1/oauth/${endpoint}`;
-        expect(arnLike(wrongMethod, arn), arn).toBe(true);
+        expect(wrongMethod(arn), arn).toBe(true);
       }
     }
     for (const arn of [
       `${api}/prod/GET/.well-known/oauth-authorization-server`,
       `${api}/prod/POST/api/v1/login`,
       `${api}/prod/GET/api/v1/tracking/1`,
+      `${api}/prod/GET/api/v1/oauth/authorize`,
+      `${api}/prod/POST/api/v1/oauth/authorize`,
       `${api}/dev/GET/api/v1/oauth/token`,
     ]) {
-      expect(arnLike(wrongMethod, arn), arn).toBe(false);
+      expect(wrongMethod(arn), arn).toBe(false);
     }
   });
 
@@ -1490,6 +1897,7 @@ describe('the prod CloudFormation template', () => {
       'RefreshLambdaFunction',
       'LogoutLambdaFunction',
       'OauthTokenLambdaFunction',
+      'OauthAuthorizeLambdaFunction',
       'OauthRevokeLambdaFunction',
       'OauthIntrospectLambdaFunction',
       'CustomerApiLambdaFunction',
@@ -1603,8 +2011,13 @@ describe('the prod CloudFormation template', () => {
     }
   });
 
-  it('gives the login functions, and the administrators’ API (whose unlock reads the locks), the brute-force limits of the stage', () => {
-    for (const fn of ['LoginLambdaFunction', 'LoginExtendedLambdaFunction', 'CustomerApiLambdaFunction']) {
+  it('gives the login functions, the authorization page (whose sign-in is a login’s), and the administrators’ API (whose unlock reads the locks), the brute-force limits of the stage', () => {
+    for (const fn of [
+      'LoginLambdaFunction',
+      'LoginExtendedLambdaFunction',
+      'OauthAuthorizeLambdaFunction',
+      'CustomerApiLambdaFunction',
+    ]) {
       expect(variablesOf(fn)).toMatchObject({
         LOGIN_THROTTLE_TABLE: 'parcel-auth-prod-login-throttle',
         LOGIN_FAILURE_LIMIT: '5',
@@ -1676,6 +2089,7 @@ describe('the prod CloudFormation template', () => {
   it('gives the OAuth endpoints and the administrators’ API the audit table and the stage’s retention, a year on prod', () => {
     for (const id of [
       'OauthTokenLambdaFunction',
+      'OauthAuthorizeLambdaFunction',
       'OauthRevokeLambdaFunction',
       'OauthIntrospectLambdaFunction',
       'CustomerApiLambdaFunction',
@@ -1702,6 +2116,13 @@ describe('the prod CloudFormation template', () => {
       REFRESH_REUSE_GRACE: '30s',
       SESSIONS_TABLE: 'parcel-auth-prod-sessions',
     });
+    // A platform's connection: its refresh sessions beside the users', rotated with the same grace.
+    expect(variablesOf('OauthTokenLambdaFunction')).toMatchObject({
+      REFRESH_REUSE_GRACE: '30s',
+      SESSIONS_TABLE: 'parcel-auth-prod-sessions',
+    });
+    // The authorization requests and codes, on the same table.
+    expect(variablesOf('OauthAuthorizeLambdaFunction').SESSIONS_TABLE).toBe('parcel-auth-prod-sessions');
     expect(variablesOf('AuthorizerLambdaFunction')).toMatchObject({
       REVOCATION_CACHE_TTL: '30s',
       ACCOUNTS_TABLE: 'parcel-auth-prod-accounts',
@@ -1722,6 +2143,7 @@ describe('the prod CloudFormation template', () => {
       'LoginExtendedLambdaFunction',
       'LoginLambdaFunction',
       'LogoutLambdaFunction',
+      'OauthAuthorizeLambdaFunction',
       'OauthIntrospectLambdaFunction',
       'OauthMetadataLambdaFunction',
       'OauthRevokeLambdaFunction',
@@ -1731,11 +2153,13 @@ describe('the prod CloudFormation template', () => {
     for (const id of withIssuer) {
       expect(variablesOf(id).TOKEN_ISSUER, id).toBe('https://auth.parcel-carrier.example/prod');
     }
-    // formerTokenIssuers: the verifiers accept tokens of no other issuer.
+    // formerTokenIssuers: the verifiers (the token endpoint's of a platform's refresh token too)
+    // accept tokens of no other issuer.
     for (const id of [
       'AuthorizerLambdaFunction',
       'RefreshLambdaFunction',
       'LogoutLambdaFunction',
+      'OauthTokenLambdaFunction',
       'OauthRevokeLambdaFunction',
       'OauthIntrospectLambdaFunction',
     ]) {
@@ -1774,6 +2198,16 @@ describe('the prod CloudFormation template', () => {
       expect(variablesOf(fn).SIGNING_KEYRING, fn).toBe('ssm:/parcel-auth/prod/signing-keyring');
       expect(variablesOf(fn).VERIFICATION_KEYS, fn).toBe('ssm:/parcel-auth/prod/jwks');
     }
+    // The token endpoint signs, and verifies a platform's refresh token with the key set; the
+    // authorization endpoint only counts (the counters' secret) and verifies nothing.
+    expect(variablesOf('OauthTokenLambdaFunction').SIGNING_KEYRING).toBe(
+      'ssm:/parcel-auth/prod/signing-keyring',
+    );
+    expect(variablesOf('OauthTokenLambdaFunction').VERIFICATION_KEYS).toBe('ssm:/parcel-auth/prod/jwks');
+    expect(variablesOf('OauthAuthorizeLambdaFunction').SIGNING_KEYRING).toBe(
+      'ssm:/parcel-auth/prod/signing-keyring',
+    );
+    expect(variablesOf('OauthAuthorizeLambdaFunction').VERIFICATION_KEYS).toBeUndefined();
     // The administrators' API: the keyring for the counters' secret (unlock); it verifies no token.
     expect(variablesOf('CustomerApiLambdaFunction').SIGNING_KEYRING).toBe(
       'ssm:/parcel-auth/prod/signing-keyring',
@@ -1999,7 +2433,7 @@ describe('the prod web application firewall', () => {
     });
   });
 
-  it('limits requests per source address on the login, login-extended, refresh and OAuth token, revocation and introspection routes only', () => {
+  it('limits requests per source address on the login, login-extended, refresh and OAuth token, revocation, introspection, pushed request and authorization routes only', () => {
     const rate = rules().find((rule) => rule.Name === 'LoginRateLimit');
     const statement = rate?.Statement.RateBasedStatement as Record<string, unknown>;
     expect(statement).toMatchObject({ Limit: 1000, AggregateKeyType: 'IP', EvaluationWindowSec: 300 });
@@ -2017,6 +2451,8 @@ describe('the prod web application firewall', () => {
       '/api/v1/oauth/token',
       '/api/v1/oauth/revoke',
       '/api/v1/oauth/introspect',
+      '/api/v1/oauth/par',
+      '/api/v1/oauth/authorize',
     ]);
     // One match per route, on the path wherever it stands (after the stage prefix or none).
     const matches = (scope.OrStatement as { Statements: { ByteMatchStatement: Record<string, unknown> }[] })
@@ -2033,6 +2469,7 @@ describe('the prod web application firewall', () => {
       '/prod/api/v1/shipments',
       '/prod/.well-known/jwks.json',
       '/prod/.well-known/oauth-authorization-server',
+      '/prod/api/v1/customer/connections',
     ]) {
       expect(matchesPath(scope, other), other).toBe(false);
     }

@@ -166,6 +166,8 @@ describe('a cached authorizer decision replayed to every protected function', ()
       'GET /api/v1/customer/administrators (customerApi)',
       'POST /api/v1/customer/administrators (customerApi)',
       'POST /api/v1/customer/administrators/revoke (customerApi)',
+      'GET /api/v1/customer/connections (customerApi)',
+      'DELETE /api/v1/customer/connections/{connectionId} (customerApi)',
     ]);
   });
 

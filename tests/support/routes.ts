@@ -18,6 +18,8 @@ export const PROTECTED_ROUTES = [
   'GET/api/v1/customer/administrators',
   'POST/api/v1/customer/administrators',
   'POST/api/v1/customer/administrators/revoke',
+  'GET/api/v1/customer/connections',
+  'DELETE/api/v1/customer/connections/*',
 ] as const;
 
 /** The administrators' API: the routes under /api/v1/customer/, all of scope customer:admin. */

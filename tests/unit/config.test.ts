@@ -190,22 +190,29 @@ describe('configuration', () => {
     expect(config.tokens.clientAccessTtlSeconds).toBe(3600);
   });
 
-  it('gives the token endpoint the client token lifetime, the signing keyring and the login throttle', () => {
-    const config = readOAuthTokenConfig({
+  it('gives the token endpoint the client token lifetime, a platform’s refresh token lifetime and grace, both key sources and the login throttle', () => {
+    const env = {
       ...loginEnv,
       CLIENT_TOKEN_TTL: '30m',
-    });
+      REFRESH_REUSE_GRACE: '30s',
+      VERIFICATION_KEYS: 'ssm:/parcel-auth/prod/jwks',
+    };
+    const config = readOAuthTokenConfig(env);
     expect(config.tokens).toEqual({
       issuer: 'https://auth.example/prod',
+      formerIssuers: [],
       audience: 'https://api.example/prod',
       accessTtlSeconds: 1800,
+      refreshTtlSeconds: 30 * 86_400,
     });
+    expect(config.connections).toEqual({ maxLifetimeSeconds: 30 * 86_400, reuseGraceSeconds: 30 });
     expect(config.keys.sources).toEqual({
       signingKeyring: { kind: 'ssm', name: '/parcel-auth/prod/signing-keyring' },
+      verificationKeys: { kind: 'ssm', name: '/parcel-auth/prod/jwks' },
     });
     expect(config.loginThrottleTable).toBe('parcel-auth-prod-login-throttle');
-    expect(() => readOAuthTokenConfig({ ...loginEnv, CLIENT_TOKEN_TTL: '0s' })).toThrow(/CLIENT_TOKEN_TTL/);
-    expect(() => readOAuthTokenConfig({ ...loginEnv, CLIENT_TOKEN_TTL: '25h' })).toThrow(
+    expect(() => readOAuthTokenConfig({ ...env, CLIENT_TOKEN_TTL: '0s' })).toThrow(/CLIENT_TOKEN_TTL/);
+    expect(() => readOAuthTokenConfig({ ...env, CLIENT_TOKEN_TTL: '25h' })).toThrow(
       /CLIENT_TOKEN_TTL must be at most 24h/,
     );
   });
@@ -244,7 +251,12 @@ describe('configuration', () => {
   });
 
   it('gives the token, revocation and introspection endpoints the audit table and its retention, a day at least', () => {
-    const env = { ...loginEnv, CLIENT_TOKEN_TTL: '1h', VERIFICATION_KEYS: 'ssm:/parcel-auth/prod/jwks' };
+    const env = {
+      ...loginEnv,
+      CLIENT_TOKEN_TTL: '1h',
+      REFRESH_REUSE_GRACE: '30s',
+      VERIFICATION_KEYS: 'ssm:/parcel-auth/prod/jwks',
+    };
     const audit = { table: 'parcel-auth-prod-audit', retentionSeconds: 365 * 86_400 };
     expect(readOAuthTokenConfig(env).audit).toEqual(audit);
     expect(readOAuthRevokeConfig(env).audit).toEqual(audit);

@@ -26,6 +26,7 @@ import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../../lib/clien
 import { parseTokenQuery, parseTokenRequest } from '../../lib/clients/token-request.ts';
 import { readLoginConfig, readOAuthTokenConfig, readRefreshConfig } from '../../lib/config.ts';
 import { REFUSALS } from '../../lib/customer/administration.ts';
+import { NO_SUCH_CONNECTION } from '../../lib/customer/connections.ts';
 import { ClientParamsSchema, CreateClientSchema } from '../../lib/customer/requests.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import { endpoint, publicBaseUrl, validate } from '../../lib/http/endpoint.ts';
@@ -527,6 +528,7 @@ async function errorBodies(): Promise<unknown[]> {
       bodyOf(problemOf(detail.startsWith('No such') ? 'NOT_FOUND' : 'CONFLICT', { detail })),
     ),
     bodyOf(problemOf('NOT_FOUND', { detail: 'The console has no such file.' })),
+    bodyOf(problemOf('NOT_FOUND', { detail: NO_SUCH_CONNECTION })),
     ...templates,
   ];
 }
