@@ -1,13 +1,14 @@
 /**
- * Connections on the accounts table, in their platform's partition:
+ * Connections on the accounts table, a partition per platform:
  *
- * | item       | pk                 | sk                        |
- * |------------|--------------------|---------------------------|
- * | connection | CLIENT#<client id> | CONNECTION#<customer id>  |
+ * | item       | pk                     | sk                        |
+ * |------------|------------------------|---------------------------|
+ * | connection | CONNECTION#<client id> | CONNECTION#<customer id>  |
  *
- * The platform's item (sk CLIENT) is keyed apart, so no read of a client finds a connection; a
- * connection carries `customerId`, so the customer's are one Query of the `byCustomer` index
- * (range key `sk`, the same value for all of one customer's connections).
+ * Beside the platform's item (CLIENT#), not in it: IAM conditions a request on the partition key
+ * alone, so a role that writes connections is kept off every client item. A platform's
+ * connections are one Query of its partition; a connection carries `customerId`, so a customer's
+ * are one Query of the `byCustomer` index (range key `sk`, one value for all of a customer's).
  */
 import { DeleteCommand, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { BY_CUSTOMER_INDEX } from '../accounts/dynamodb-items.ts';
@@ -28,7 +29,7 @@ import {
 const CONNECTION_PREFIX = 'CONNECTION#';
 
 export const connectionKey = (clientId: string, customerId: string) => ({
-  pk: clientKey(clientId).pk,
+  pk: `${CONNECTION_PREFIX}${clientId}`,
   sk: `${CONNECTION_PREFIX}${customerId}`,
 });
 

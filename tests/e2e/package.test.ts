@@ -557,6 +557,7 @@ describe('the prod CloudFormation template', () => {
         [
           'dynamodb:GetItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:DeleteItem on AccountsTable',
           'dynamodb:GetItem on SessionsTable',
           'dynamodb:PutItem on SessionsTable',
@@ -618,14 +619,14 @@ describe('the prod CloudFormation template', () => {
       expect(grants('OAuthMetadataRole')).toEqual([]);
       // The token endpoint's 405 answers every other method from nothing but its own code.
       expect(grants('OAuthWrongMethodRole')).toEqual([]);
-      // The token endpoint reads client items only (its one write, last use, is held below).
+      // The token endpoint reads client and connection items only (its writes are held below).
       expect(
         statementsOf(resources, 'OAuthTokenRole').find(
           (statement) =>
             statement.Action.includes('dynamodb:GetItem') &&
             JSON.stringify(statement.Resource).includes('"AccountsTable"'),
         )?.Condition,
-      ).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } });
+      ).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*', 'CONNECTION#*'] } });
       // Revocation and introspection authenticate clients as the token endpoint does (the client
       // item, the throttle and its counter secret in the keyring) and verify tokens with the key set.
       expect(grants('OAuthRevokeRole')).toEqual(
@@ -720,6 +721,7 @@ describe('the prod CloudFormation template', () => {
           'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:PutItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:DeleteItem on AccountsTable',
           'dynamodb:DeleteItem on AccountsTable',
           'dynamodb:Query on AccountsTable/index/byCustomer',
           'dynamodb:GetItem on LoginThrottleTable',
@@ -823,6 +825,13 @@ describe('the prod CloudFormation template', () => {
           Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
           Resource: [accounts],
           Condition: clientsOnly,
+        },
+        // A connection ended: its item deleted, connection items only.
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:DeleteItem'],
+          Resource: [accounts],
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CONNECTION#*'] } },
         },
         // The customer's clients and administrators: the index only, never a Query or Scan of the
         // table; the index holds users too, so in named attributes only (held below).
@@ -1373,7 +1382,7 @@ describe('the prod CloudFormation template', () => {
         ),
       );
       expect(granted.filter((grant) => !used.has(grant))).toEqual([]);
-      expect(granted).toHaveLength(13);
+      expect(granted).toHaveLength(14);
     });
 
     it('lets login (and the authorization page’s sign-in) update only a user item’s password hash and the digest of the hash it replaced, refresh and logout only its revokedSessions and cutoff, revocation only a client item’s revokedTokens, the token endpoint only its last use and its connections’ ends, the authorization page only a connection’s approval, and the administrators’ API a user’s administration and client items', () => {
@@ -1421,12 +1430,12 @@ describe('the prod CloudFormation template', () => {
             'clientId',
             'secrets',
             'lastUsedAt',
-            'connectionId',
             'endedConnections',
             'revokedBefore',
           ],
           'CLIENT#*',
         ),
+        updateOf(['pk', 'sk', 'clientId', 'connectionId', 'lastUsedAt'], 'CONNECTION#*'),
       ]);
       // The authorization page: the login's hash upgrade, and lib/connections/dynamodb.ts approve,
       // a connection's attributes but its last use.
@@ -1434,7 +1443,7 @@ describe('the prod CloudFormation template', () => {
         updateOf(['pk', 'sk', 'username', 'passwordHash', 'upgradedFromHash']),
         updateOf(
           ['pk', 'sk', 'connectionId', 'clientId', 'customerId', 'scopes', 'approvedBy', 'approvedAt'],
-          'CLIENT#*',
+          'CONNECTION#*',
         ),
       ]);
       // The administrators' API writes a user's administration (lib/accounts/dynamodb-users.ts
@@ -1471,18 +1480,18 @@ describe('the prod CloudFormation template', () => {
       ];
       const others = ofType('AWS::IAM::Role').filter(([id]) => !writers.includes(id));
       for (const [id] of others) expect(accountUpdates(id), id).toEqual([]);
-      // Only the administrators' API puts or deletes an accounts item, and only a client's; the
-      // token endpoint deletes one too, a connection it ends (lib/connections/dynamodb.ts remove),
-      // which no condition key tells from its platform's item: the same partition.
-      const deletes = {
+      // Only the administrators' API puts or deletes an accounts item, and only a client's; it and
+      // the token endpoint delete a connection they end (lib/connections/dynamodb.ts remove), in
+      // the connections' own partitions, which IAM tells from every client item.
+      const connectionDeletes = {
         Effect: 'Allow',
         Action: ['dynamodb:DeleteItem'],
         Resource: [{ 'Fn::GetAtt': ['AccountsTable', 'Arn'] }],
-        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } },
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CONNECTION#*'] } },
       };
       const putsOrDeletesOf: Record<string, unknown[]> = {
-        CustomerApiRole: [clientItems],
-        OAuthTokenRole: [deletes],
+        CustomerApiRole: [clientItems, connectionDeletes],
+        OAuthTokenRole: [connectionDeletes],
       };
       for (const [id] of ofType('AWS::IAM::Role')) {
         const putsOrDeletes = statementsOf(resources, id).filter(
