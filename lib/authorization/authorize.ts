@@ -62,7 +62,8 @@ export type Screen =
   | { readonly page: 'redirect'; readonly location: string }
   | {
       readonly page: 'sign-in';
-      readonly status: 200 | 401 | 429;
+      /** 200 for a wrong password too, as a login form answers (401 would need an HTTP challenge). */
+      readonly status: 200 | 429;
       readonly view: RequestView;
       readonly error?: string;
       readonly quota?: readonly QuotaState[];
@@ -176,7 +177,8 @@ export async function openAuthorization(
     const id = requestUri.startsWith(REQUEST_URI_PREFIX) ? requestUri.slice(REQUEST_URI_PREFIX.length) : '';
     const pending = ID.test(id) ? await deps.store.get(id, now) : null;
     // RFC 9126 section 4: the client_id must be the pushing client's.
-    if (pending === null || pending.request.clientId !== query.client_id) return GONE;
+    if (pending === null || pending.request.clientId !== query.client_id || pending.decidedAt !== undefined)
+      return GONE;
     if (pending.browser === browser) return signInScreen(pending);
     if (pending.browser !== undefined || !(await deps.store.open(id, browser, until, now)))
       return OTHER_BROWSER;
@@ -251,7 +253,7 @@ export async function submitPage(
       const locked = error.code === 'TOO_MANY_ATTEMPTS';
       return {
         page: 'sign-in',
-        status: locked ? 429 : 401,
+        status: locked ? 429 : 200,
         view,
         error: locked ? 'Too many failed sign-ins. Try again later.' : 'The username or password is wrong.',
         ...(error.quota !== undefined && { quota: error.quota }),

@@ -164,7 +164,7 @@ export function createDynamoAuthorizationStore(deps: Table): AuthorizationStore 
       );
     },
 
-    async redeemCode(digest, redemptionId, now): Promise<Redemption> {
+    async redeemCode(digest, clientId, redemptionId, now): Promise<Redemption> {
       const written = await conditional(() =>
         client.send(
           new UpdateCommand({
@@ -172,15 +172,19 @@ export function createDynamoAuthorizationStore(deps: Table): AuthorizationStore 
             Key: codeKey(digest),
             UpdateExpression: 'SET redeemedBy = :by',
             ConditionExpression:
-              'attribute_exists(sessionId) AND attribute_not_exists(redeemedBy) AND expiresAt > :now',
-            ExpressionAttributeValues: { ':by': redemptionId, ':now': epochSeconds(now) },
+              'clientId = :client AND attribute_not_exists(redeemedBy) AND expiresAt > :now',
+            ExpressionAttributeValues: {
+              ':by': redemptionId,
+              ':client': clientId,
+              ':now': epochSeconds(now),
+            },
             ReturnValues: 'ALL_NEW',
           }),
         ),
       );
       if (written?.Attributes !== undefined) return { outcome: 'redeemed', code: toCode(written.Attributes) };
       const item = await read(codeKey(digest));
-      if (item === undefined) return { outcome: 'unknown' };
+      if (item === undefined || item.clientId !== clientId) return { outcome: 'unknown' };
       if (item.redeemedBy === redemptionId) return { outcome: 'redeemed', code: toCode(item) };
       // Spent by another exchange: a replay, even once expired. Unspent and expired: merely unknown.
       return item.redeemedBy === undefined

@@ -68,6 +68,13 @@ async function authenticatePlatform(
   return { ...authenticated, client };
 }
 
+/** An operator narrowed the platform to none of the approved scopes: a token would call nothing. */
+const noScope = (quota: readonly QuotaState[]) =>
+  new AppError('INVALID_SCOPE', {
+    quota,
+    detail: 'The platform holds none of the approved scopes any more.',
+  });
+
 /** The approved scopes the platform still holds: an operator's narrowing of it reaches its connections. */
 const heldScopes = (platform: PlatformClient, connection: Pick<Connection, 'scopes'>) =>
   connection.scopes.filter((scope) => platform.scopes.includes(scope));
@@ -98,10 +105,9 @@ export interface CodeExchange extends ClientCredentials {
 export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchange): Promise<PlatformGrant> {
   const { client, readAt, quota } = await authenticatePlatform(deps, request);
   const now = (deps.clock ?? systemClock)();
-  const redemption = await deps.codes.redeemCode(digestOf(request.code), randomUUID(), now);
+  const redemption = await deps.codes.redeemCode(digestOf(request.code), client.clientId, randomUUID(), now);
   if (redemption.outcome === 'unknown') throw invalidGrant(quota, 'The code is unknown, expired or spent.');
   const { code } = redemption;
-  if (code.clientId !== client.clientId) throw invalidGrant(quota, 'The code is unknown, expired or spent.');
   const connection = await deps.connections.find(code.clientId, code.customerId);
   const same = connection !== null && connection.connectionId === code.connectionId;
   if (redemption.outcome === 'replayed') {
@@ -126,6 +132,7 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
     currentJti: refreshJti,
   });
   const scopes = heldScopes(client, code);
+  if (scopes.length === 0) throw noScope(quota);
   const tokens = await deps.tokens.issue({
     clientId: client.clientId,
     connectionId: connection.connectionId,
@@ -205,6 +212,7 @@ export async function refreshConnection(
   if (outcome === null)
     throw invalidGrant(quota, 'The refresh token is not the current one of the connection.');
   const scopes = heldScopes(client, connection);
+  if (scopes.length === 0) throw noScope(quota);
   const [tokens] = await Promise.all([
     deps.tokens.issue({
       clientId: client.clientId,

@@ -65,7 +65,11 @@ export function errorPage(error: unknown): APIGatewayProxyResult {
   const known = isAppError(error) ? error : new AppError('INTERNAL', { cause: error });
   const { status, title, detail } = problemOf(known);
   const message =
-    known.code === 'INTERNAL' ? 'Something went wrong on our side. Try again later.' : (detail ?? title);
+    known.code === 'INTERNAL'
+      ? 'Something went wrong on our side. Try again later.'
+      : known.code === 'UNSUPPORTED_MEDIA_TYPE'
+        ? 'Send the form as application/x-www-form-urlencoded.'
+        : (detail ?? title);
   const response = respond({ page: 'problem', status: 400, message });
   return {
     ...response,

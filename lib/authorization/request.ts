@@ -46,6 +46,7 @@ const PARAMETERS = [
   'state',
   'code_challenge',
   'code_challenge_method',
+  'request_uri',
 ];
 
 const invalid = (description: string): RedirectedError => ({ error: 'invalid_request', description });

@@ -60,8 +60,9 @@ export interface AuthorizationStore {
   /** Stores a new code (by its digest); the same one again is no error. */
   createCode(code: AuthorizationCode): Promise<void>;
   /**
-   * Spends the code, once: `redemptionId` names this exchange, so the SDK's resend of our own
+   * Spends the code, once, for the client it was issued to (another's exchange spends nothing, so
+   * a stolen code cannot be burnt to end the connection): `redemptionId` names this exchange, so the SDK's resend of our own
    * write is recognised as ours and not taken for a replay.
    */
-  redeemCode(digest: string, redemptionId: string, now: Date): Promise<Redemption>;
+  redeemCode(digest: string, clientId: string, redemptionId: string, now: Date): Promise<Redemption>;
 }

@@ -245,11 +245,15 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
   INTERNAL: { status: 500, error: 'server_error' },
 };
 
+/** The codes whose own detail, where the domain gives one, says more than the code's description. */
+const DETAILED_OAUTH_ERRORS: readonly ErrorCode[] = ['INVALID_GRANT', 'INVALID_SCOPE', 'UNAUTHORIZED_CLIENT'];
+
 export function oauthErrorResponse(error: AppError): APIGatewayProxyResult {
   const definition = OAUTH_ERRORS[error.code];
   // A validation failure names the parameter, never its value (lib/clients/token-request.ts).
   const description =
-    error.code === 'VALIDATION_FAILED' || (error.code === 'INVALID_GRANT' && error.detail !== undefined)
+    error.code === 'VALIDATION_FAILED' ||
+    (DETAILED_OAUTH_ERRORS.includes(error.code) && error.detail !== undefined)
       ? error.detail
       : error.requiredScope !== undefined
         ? `The client does not hold the scope ${error.requiredScope}, which this endpoint needs.`

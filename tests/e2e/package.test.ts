@@ -1121,7 +1121,7 @@ describe('the prod CloudFormation template', () => {
         OAuthTokenRole: [
           ...clientRead,
           ...(await sentBy(() => createDynamoClientReader(accounts).recordUse(clientId, '0a1b2c3d', now))),
-          ...(await sentBy(() => requests.redeemCode(code.digest, 'redemption-1', now))),
+          ...(await sentBy(() => requests.redeemCode(code.digest, code.clientId, 'redemption-1', now))),
           ...(await sentBy(() => connections.find(clientId, 'C-1001'))),
           ...(await sentBy(() =>
             sessions.create({
@@ -1198,7 +1198,7 @@ describe('the prod CloudFormation template', () => {
       // The authorization endpoint reaches no refresh session, and spends no code: the token endpoint's.
       for (const request of [
         ...(await sentBy(() => sessions.get('00000000-0000-4000-8000-000000000001'))),
-        ...(await sentBy(() => requests.redeemCode(code.digest, 'redemption-1', now))),
+        ...(await sentBy(() => requests.redeemCode(code.digest, code.clientId, 'redemption-1', now))),
       ])
         expect(allowingStatements(resources, 'OAuthAuthorizeRole', request).allowing, request.action).toEqual(
           [],
