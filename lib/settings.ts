@@ -41,7 +41,7 @@ export const SETTINGS = {
     variable: 'REFRESH_TOKEN_TTL',
     readBy: 'login loginExtended refresh logout oauthToken',
     values: { default: '30d', local: '30d', dev: '7d', prod: '30d' },
-    description: 'refresh token lifetime',
+    description: 'refresh token lifetime; a connection unused this long ends ([platforms](platforms.md))',
   },
   clientTokenTtl: {
     variable: 'CLIENT_TOKEN_TTL',
@@ -50,7 +50,7 @@ export const SETTINGS = {
     // Short, as a client asks again with its secret: a stolen token is bounded by it.
     bounds: CLIENT_TOKEN_TTL,
     description:
-      "lifetime of an API client's access token (`expires_in`, [clients](clients.md)), never refreshed",
+      "lifetime of an API client's access token (`expires_in`, [clients](clients.md)), never refreshed, and of a platform's ([platforms](platforms.md))",
   },
   sessionMaxLifetime: {
     variable: 'SESSION_MAX_LIFETIME',
@@ -188,7 +188,7 @@ export const SETTINGS = {
     readBy: 'login loginExtended refresh oauthToken',
     values: { default: 50, local: 50, dev: 10, prod: 50 },
     description:
-      'API Gateway throttling of each of `POST /login`, `/login-extended`, `/token/refresh`, `/oauth/token`, `/oauth/revoke`, `/oauth/introspect`, within `apiRateLimit`; published as the `route` policy ([published limits](behaviour.md#brute-force-the-login-throttle))',
+      'API Gateway throttling of each of `POST /login`, `/login-extended`, `/token/refresh`, `/oauth/token`, `/oauth/revoke`, `/oauth/introspect`, `/oauth/par`, `/oauth/authorize`, within `apiRateLimit`; published as the `route` policy ([published limits](behaviour.md#brute-force-the-login-throttle))',
   },
   loginBurstLimit: {
     values: { default: 100, local: 100, dev: 20, prod: 100 },
@@ -274,7 +274,7 @@ export const SETTINGS = {
     readBy: 'login loginExtended refresh oauthToken',
     values: { default: 1000, prod: 1000 },
     description:
-      "requests per source address in 5 minutes to login, login-extended, refresh and the OAuth token, revocation and introspection endpoints together before the web ACL answers 429 (AWS WAF's least is 10); published as the `address-requests` policy where the web ACL exists",
+      "requests per source address in 5 minutes to login, login-extended, refresh and the OAuth token, revocation, introspection, PAR and authorization endpoints together before the web ACL answers 429 (AWS WAF's least is 10); published as the `address-requests` policy where the web ACL exists",
   },
   wafAccountTakeoverPrevention: {
     values: { default: 'false' },
@@ -306,7 +306,7 @@ export const SETTINGS = {
       local: "${env:TOKEN_ISSUER, 'https://auth.parcel-carrier.example/local'}",
     },
     description:
-      "`iss` of every token and the metadata's `issuer`, differing between stages, so a token of one stage is refused by another; with a custom domain `https://<customDomainName>` ([Issuer](#issuer-and-discovery))",
+      "`iss` of every token and of every authorization response (RFC 9207), the metadata's `issuer`, differing between stages, so a token of one stage is refused by another; with a custom domain `https://<customDomainName>` ([Issuer](#issuer-and-discovery))",
   },
   formerTokenIssuers: {
     variable: 'FORMER_TOKEN_ISSUERS',
