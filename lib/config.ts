@@ -248,10 +248,13 @@ const clientTokenQuery = (env: ClientTokenQueryVars) => ({
 
 const oauthRevokeSchema = () =>
   v.pipe(
-    v.object(variablesOf('oauthRevoke', clientTokenQueryVariables())),
+    v.object(variablesOf('oauthRevoke', { ...clientTokenQueryVariables(), REFRESH_TOKEN_TTL })),
     v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
     v.check((env) => lockoutOrdered(env), LOCKOUT_UNORDERED),
-    v.transform((env) => Object.freeze(clientTokenQuery(env))),
+    // A platform's refresh tokens verify as the token endpoint signs them.
+    v.transform((env) =>
+      Object.freeze({ ...clientTokenQuery(env), refreshTtlSeconds: env.REFRESH_TOKEN_TTL }),
+    ),
   );
 
 const oauthIntrospectSchema = () =>

@@ -39,7 +39,7 @@ export const SETTINGS = {
   },
   refreshTokenTtl: {
     variable: 'REFRESH_TOKEN_TTL',
-    readBy: 'login loginExtended refresh logout oauthToken',
+    readBy: 'login loginExtended refresh logout oauthToken oauthRevoke',
     values: { default: '30d', local: '30d', dev: '7d', prod: '30d' },
     description: 'refresh token lifetime; a connection unused this long ends ([platforms](platforms.md))',
   },

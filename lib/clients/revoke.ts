@@ -1,18 +1,54 @@
 /**
  * Token revocation (RFC 7009) for API clients: a client revokes its own access tokens, which the
  * authorizer then refuses within the stage's revocation bound, as every other revocation
- * (docs/clients.md, "Revocation and introspection").
+ * (docs/clients.md, "Revocation and introspection"); a platform also its connections' refresh
+ * tokens, which ends the connection.
  */
+import { type ConnectionStore, type EndConnectionDeps, endConnection } from '../connections/connections.ts';
 import { AppError } from '../errors.ts';
 import { type ClientTokenRevoker, MAX_REVOKED_TOKENS } from '../revocation/revocation.ts';
-import type { AccessTokenVerifier } from '../tokens/verify.ts';
+import { systemClock } from '../time.ts';
+import type { AccessTokenVerifier, ConnectionRefreshTokenVerifier } from '../tokens/verify.ts';
 import { authenticateClient, type ClientAuthDeps } from './client-auth.ts';
+import { isPlatform } from './clients.ts';
 import type { TokenQuery } from './token-request.ts';
 
 export interface RevokeDeps extends ClientAuthDeps {
   /** The authorizer's: a token it would refuse anyway is no token to revoke. */
   readonly verifier: AccessTokenVerifier;
   readonly revoker: ClientTokenRevoker;
+  /** A platform's refresh token ends its connection (docs/platforms.md, "Connections"). */
+  readonly connections: Omit<EndConnectionDeps, 'connections'> & {
+    readonly refreshTokens: ConnectionRefreshTokenVerifier;
+    readonly store: Pick<ConnectionStore, 'find' | 'remove'>;
+  };
+}
+
+/**
+ * Whether `token` was a refresh token of one of the platform's connections, which it then ended
+ * (RFC 7009 section 2.1: revoking a refresh token ends what it was issued for). A connection
+ * ended already, or another's, is answered as garbage is.
+ */
+async function endedConnection(deps: RevokeDeps, clientId: string, token: string): Promise<boolean> {
+  const claims = await deps.connections.refreshTokens.verify(token).catch(() => undefined);
+  if (claims === undefined) return false;
+  if (claims.clientId === clientId) {
+    const connection = await deps.connections.store.find(clientId, claims.customerId);
+    if (connection?.connectionId === claims.connectionId) {
+      const now = (deps.clock ?? systemClock)();
+      if (
+        await endConnection({ ...deps.connections, connections: deps.connections.store }, connection, now)
+      ) {
+        deps.logger.info('connection ended', {
+          clientId,
+          connectionId: connection.connectionId,
+          endedBy: 'platform',
+        });
+        deps.metrics.count({ name: 'ConnectionEnded', by: 'Platform' });
+      }
+    }
+  }
+  return true;
 }
 
 /**
@@ -28,6 +64,7 @@ export async function revokeToken(
   const { logger, metrics } = deps;
   const { client } = await authenticateClient(deps, request);
   const { clientId } = client;
+  if (isPlatform(client) && (await endedConnection(deps, clientId, request.token))) return;
   const claims = await deps.verifier.verify(request.token).catch(() => undefined);
   if (claims === undefined) {
     logger.info('token revocation ignored', { reason: 'invalid token', clientId });

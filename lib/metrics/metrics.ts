@@ -23,7 +23,7 @@ export const METRICS = {
   /** An administrator's decision on the authorization page. */
   AuthorizationDecided: { decision: ['Approved', 'Denied'] },
   /** A connection ended, by what ended it. */
-  ConnectionEnded: { by: ['Customer', 'CodeReplayed', 'RefreshReused'] },
+  ConnectionEnded: { by: ['Customer', 'Platform', 'CodeReplayed', 'RefreshReused'] },
   TokenRevocationRefused: { reason: ['NotIssuedToClient', 'TooManyRevoked'] },
   TokenIntrospected: { result: ['Active', 'Inactive'] },
   TokenIntrospectionRefused: { reason: ['MissingScope'] },

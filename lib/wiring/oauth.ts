@@ -33,7 +33,7 @@ import {
 import { loginThrottle, publishedLimits } from './throttle.ts';
 
 export async function clientAuthDeps(
-  config: OAuthTokenConfig | OAuthRevokeConfig | OAuthAuthorizeConfig,
+  config: OAuthTokenConfig | OAuthRevokeConfig | OAuthIntrospectConfig | OAuthAuthorizeConfig,
   keyring: () => Promise<SigningKeyring>,
   metrics: FlushingMetrics,
 ): Promise<ClientAuthDeps> {
@@ -92,13 +92,20 @@ export async function oauthRevokeDeps(config: OAuthRevokeConfig): Promise<Revoke
   const metrics = emfMetrics(config.stage);
   // The keyring only for the throttle's counter secret: these endpoints sign nothing.
   const keyring = await signingKeyring(config.keys, config.data.region);
+  const accounts = { client: documentClient(config.data), tableName: config.accountsTable };
   return {
     ...(await clientAuthDeps(config, keyring, metrics)),
     verifier: await accessTokenVerifier(config),
-    revoker: createDynamoClientTokenRevoker({
-      client: documentClient(config.data),
-      tableName: config.accountsTable,
-    }),
+    revoker: createDynamoClientTokenRevoker(accounts),
+    connections: {
+      refreshTokens: createConnectionRefreshTokenVerifier({
+        keys: await verificationKeys(config.keys, config.data.region),
+        settings: { ...config.tokens, refreshTtlSeconds: config.refreshTtlSeconds },
+      }),
+      store: createDynamoConnectionStore(accounts),
+      revoker: createDynamoConnectionTokenRevoker(accounts),
+      accessTtlSeconds: config.tokens.clientAccessTtlSeconds,
+    },
     metrics,
   };
 }

@@ -629,10 +629,12 @@ describe('the prod CloudFormation template', () => {
       ).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*', 'CONNECTION#*'] } });
       // Revocation and introspection authenticate clients as the token endpoint does (the client
       // item, the throttle and its counter secret in the keyring) and verify tokens with the key set.
+      // A platform's refresh token revoked ends its connection: read, listed, deleted.
       expect(grants('OAuthRevokeRole')).toEqual(
         [
           'dynamodb:GetItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:DeleteItem on AccountsTable',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
           'dynamodb:UpdateItem on LoginThrottleTable',
@@ -662,9 +664,9 @@ describe('the prod CloudFormation template', () => {
               JSON.stringify(statement.Resource).includes('"AccountsTable"'),
           )
           .map((statement) => statement.Condition);
-      // The revoker reads client items only (its one write is held below).
+      // The revoker reads client and connection items only (its writes are held below).
       expect(accountReads('OAuthRevokeRole')).toEqual([
-        { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } },
+        { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*', 'CONNECTION#*'] } },
       ]);
       // The introspector reads a client item whole (client authentication reads its secrets'
       // digests), and a user item only in the authorizer's projection: never a password hash.
@@ -1416,7 +1418,7 @@ describe('the prod CloudFormation template', () => {
       expect(accountUpdates('RefreshRole')).toEqual([sessionTokens]);
       expect(accountUpdates('LogoutRole')).toEqual([sessionTokens]);
       expect(accountUpdates('OAuthRevokeRole')).toEqual([
-        updateOf(['pk', 'sk', 'clientId', 'revokedTokens'], 'CLIENT#*'),
+        updateOf(['pk', 'sk', 'clientId', 'revokedTokens', 'endedConnections', 'revokedBefore'], 'CLIENT#*'),
       ]);
       // lib/clients/dynamodb.ts recordUse: a secret's lastUsedAt and the client's, on condition of
       // clientId; lib/connections/dynamodb.ts recordUse: a connection's lastUsedAt, on condition of
@@ -1424,15 +1426,7 @@ describe('the prod CloudFormation template', () => {
       // endConnection) listed in its platform's endedConnections, or the platform's cutoff moved.
       expect(accountUpdates('OAuthTokenRole')).toEqual([
         updateOf(
-          [
-            'pk',
-            'sk',
-            'clientId',
-            'secrets',
-            'lastUsedAt',
-            'endedConnections',
-            'revokedBefore',
-          ],
+          ['pk', 'sk', 'clientId', 'secrets', 'lastUsedAt', 'endedConnections', 'revokedBefore'],
           'CLIENT#*',
         ),
         updateOf(['pk', 'sk', 'clientId', 'connectionId', 'lastUsedAt'], 'CONNECTION#*'),
@@ -1492,6 +1486,7 @@ describe('the prod CloudFormation template', () => {
       const putsOrDeletesOf: Record<string, unknown[]> = {
         CustomerApiRole: [clientItems, connectionDeletes],
         OAuthTokenRole: [connectionDeletes],
+        OAuthRevokeRole: [connectionDeletes],
       };
       for (const [id] of ofType('AWS::IAM::Role')) {
         const putsOrDeletes = statementsOf(resources, id).filter(

@@ -283,6 +283,33 @@ describe('a platform connects to a customer with the authorization code, PKCE an
   });
 });
 
+describe('a platform revokes its refresh token (RFC 7009)', () => {
+  it('ends the connection: the refresh token gets invalid_grant, the customer lists it no more', async () => {
+    const flow = await authorize({ username: 'pf-admin', decision: 'approve' });
+    const tokens = await exchange(flow.decided.headers.get('location') ?? '', flow.state, flow.verifier);
+    const revoked = await oauth.revocationRequest(
+      as,
+      platform,
+      platformAuth,
+      String(tokens.refresh_token),
+      insecure,
+    );
+    expect(revoked.status).toBe(200);
+    const refused = await oauth.refreshTokenGrantRequest(
+      as,
+      platform,
+      platformAuth,
+      String(tokens.refresh_token),
+      insecure,
+    );
+    expect(await refused.json()).toMatchObject({ error: 'invalid_grant' });
+    const listed = await send(stack, 'GET', '/customer/connections', {
+      headers: bearer(await adminToken('pf-admin')),
+    });
+    expect(listed.json).toEqual({ connections: [] });
+  });
+});
+
 describe('the authorization page refuses', () => {
   it('a user who is no administrator, and approves nothing for them', async () => {
     const flow = await authorize({ username: 'pf-clerk', decision: 'approve' });

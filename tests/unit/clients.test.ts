@@ -30,7 +30,11 @@ import { allowedMethodArns, type Scope, ScopeListSchema } from '../../lib/scopes
 import { createLoginThrottle } from '../../lib/throttle/login-throttle.ts';
 import type { Clock } from '../../lib/time.ts';
 import { createClientTokenIssuer, createTokenIssuer } from '../../lib/tokens/issue.ts';
-import { type AccessTokenVerifier, createAccessTokenVerifier } from '../../lib/tokens/verify.ts';
+import {
+  type AccessTokenVerifier,
+  createAccessTokenVerifier,
+  createConnectionRefreshTokenVerifier,
+} from '../../lib/tokens/verify.ts';
 import { authorizerEvent } from '../fixtures/events.ts';
 import { authorizeEvent } from '../support/authorizer.ts';
 import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
@@ -820,6 +824,17 @@ describe('token revocation and introspection', () => {
       verifier,
       revoker: clients,
       revocation,
+      // A customer's clients only here: a platform's revocation of a refresh token, which ends its
+      // connection, is held end to end (tests/e2e/platforms.test.ts).
+      connections: {
+        refreshTokens: createConnectionRefreshTokenVerifier({
+          keys: keys.verifiers,
+          settings: { ...TOKEN_SETTINGS, refreshTtlSeconds: 86_400 },
+        }),
+        store: { find: async () => null, remove: async () => false },
+        revoker: { endConnectionTokens: async () => 'listed' as const },
+        accessTtlSeconds: 3600,
+      },
     };
     const request = (token: string) => ({
       clientId: own.clientId,
