@@ -23,6 +23,10 @@ export const AUDIT_EVENT_TYPES = [
   'client.authentication.failed',
   'user.admin.granted',
   'user.admin.revoked',
+  /** An administrator approved a platform on the authorization page (docs/platforms.md). */
+  'connection.approved',
+  /** A connection ended: by an administrator, by its platform, or for a code or refresh token used twice. */
+  'connection.ended',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
@@ -40,6 +44,13 @@ export const ADMINISTRATOR_CHANGES = [
   'user.admin.granted',
   'user.admin.revoked',
 ] as const satisfies readonly AuditEventType[];
+
+/** Why a connection ended, as its event says. */
+export type ConnectionEndReason =
+  | 'ended by an administrator'
+  | 'refresh token revoked by the platform'
+  | 'authorization code used twice'
+  | 'refresh token reused';
 
 /** Where an event came from: the admin CLI, or an HTTP endpoint (with the caller's address). */
 export type AuditSource = 'operator' | 'api';
@@ -66,12 +77,17 @@ export interface AuditEvent {
   readonly sourceIp?: string;
   readonly clientId?: string;
   readonly secretId?: string;
+  /** A platform's connection to the customer (its `clientId` the platform). */
+  readonly connectionId?: string;
   readonly username?: string;
-  /** The client's name after the change (created, renamed). */
+  /** The client's name after the change (created, renamed); the platform's, approved. */
   readonly name?: string;
   /** When the secret (expired) or the client's other secrets (rolled) stop. */
   readonly secretExpiresAt?: string;
-  /** Why an authentication failed: `bad secret`, `expired secret` or `disabled client`. */
+  /**
+   * Why an authentication failed: `bad secret`, `expired secret` or `disabled client`; why a
+   * connection ended (ConnectionEndReason).
+   */
   readonly reason?: string;
   /** Epoch seconds: `at` plus the retention; DynamoDB deletes the event some time after. */
   readonly expiresAt: number;

@@ -29,6 +29,7 @@ const OPTIONAL = [
   'sourceIp',
   'clientId',
   'secretId',
+  'connectionId',
   'username',
   'name',
   'secretExpiresAt',

@@ -8,6 +8,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import type { UserRecord } from '../accounts/repository.ts';
+import { userActor } from '../audit/audit.ts';
+import type { AuditRecorder } from '../audit/recorder.ts';
 import { type CredentialDeps, checkCredentials, LoginRequestSchema } from '../auth/login.ts';
 import { authenticateClient, type ClientAuthDeps, clientCredentials } from '../clients/client-auth.ts';
 import { type ClientReader, isPlatform, type PlatformClient } from '../clients/clients.ts';
@@ -40,6 +42,8 @@ export interface AuthorizeDeps {
   readonly clientAuth: ClientAuthDeps;
   readonly store: AuthorizationStore;
   readonly connections: Pick<ConnectionStore, 'approve'>;
+  /** The customer's audit trail: each approval, by whom and from where. */
+  readonly recorder: AuditRecorder;
   /** The page's sign-in: a login's checks (throttle, known sources, one generic failure). */
   readonly credentials: CredentialDeps;
   /** `iss` of every answer at the redirect URI (RFC 9207). */
@@ -325,6 +329,16 @@ export async function submitPage(
   });
   if (!(await deps.store.decide(pending.id, browser, now))) return GONE;
   deps.metrics.count({ name: 'AuthorizationDecided', decision: 'Approved' });
+  await deps.recorder.record({
+    customerId: signedIn.customerId,
+    type: 'connection.approved',
+    actor: userActor(user.username),
+    source: 'api',
+    ...(input.sourceIp !== '' && { sourceIp: input.sourceIp }),
+    clientId: request.clientId,
+    connectionId: connection.connectionId,
+    name: pending.platformName,
+  });
   deps.logger.info('authorization approved', {
     clientId: request.clientId,
     customerId: signedIn.customerId,

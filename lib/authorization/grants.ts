@@ -5,6 +5,7 @@
  * refusal of a code or refresh token is one `invalid_grant`.
  */
 import { randomUUID } from 'node:crypto';
+import { clientActor } from '../audit/audit.ts';
 import { authenticateClient, type ClientAuthDeps, type ClientCredentials } from '../clients/client-auth.ts';
 import { isPlatform, type PlatformClient } from '../clients/clients.ts';
 import { lastUseDue } from '../clients/secrets.ts';
@@ -79,9 +80,19 @@ const noScope = (quota: readonly QuotaState[]) =>
 const heldScopes = (platform: PlatformClient, connection: Pick<Connection, 'scopes'>) =>
   connection.scopes.filter((scope) => platform.scopes.includes(scope));
 
-async function ended(deps: PlatformGrantDeps, connection: Connection, by: 'CodeReplayed' | 'RefreshReused') {
-  if (await endConnection(deps, connection, (deps.clock ?? systemClock)()))
-    deps.metrics.count({ name: 'ConnectionEnded', by });
+async function ended(
+  deps: PlatformGrantDeps,
+  connection: Connection,
+  by: 'CodeReplayed' | 'RefreshReused',
+  sourceIp: string,
+) {
+  const end = {
+    actor: clientActor(connection.clientId),
+    sourceIp,
+    reason: by === 'CodeReplayed' ? 'authorization code used twice' : 'refresh token reused',
+    now: (deps.clock ?? systemClock)(),
+  } as const;
+  if (await endConnection(deps, connection, end)) deps.metrics.count({ name: 'ConnectionEnded', by });
   deps.logger.warn(
     by === 'CodeReplayed'
       ? 'authorization code replayed: connection ended'
@@ -112,7 +123,7 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
   const same = connection !== null && connection.connectionId === code.connectionId;
   if (redemption.outcome === 'replayed') {
     // RFC 6749 section 4.1.2: what the first exchange issued ends too.
-    if (same) await ended(deps, connection, 'CodeReplayed');
+    if (same) await ended(deps, connection, 'CodeReplayed', request.sourceIp);
     throw invalidGrant(quota, 'The code is unknown, expired or spent.');
   }
   if (code.redirectUri !== request.redirectUri)
@@ -207,7 +218,7 @@ export async function refreshConnection(
   const outcome = await rotateSession(
     { store: deps.sessions, settings: deps.sessionSettings, metrics: deps.metrics },
     step,
-    () => ended(deps, connection, 'RefreshReused'),
+    () => ended(deps, connection, 'RefreshReused', request.sourceIp),
   );
   if (outcome === null)
     throw invalidGrant(quota, 'The refresh token is not the current one of the connection.');

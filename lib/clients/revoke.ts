@@ -4,6 +4,7 @@
  * (docs/clients.md, "Revocation and introspection"); a platform also its connections' refresh
  * tokens, which ends the connection.
  */
+import { clientActor } from '../audit/audit.ts';
 import { type ConnectionStore, type EndConnectionDeps, endConnection } from '../connections/connections.ts';
 import { AppError } from '../errors.ts';
 import { type ClientTokenRevoker, MAX_REVOKED_TOKENS } from '../revocation/revocation.ts';
@@ -29,15 +30,25 @@ export interface RevokeDeps extends ClientAuthDeps {
  * (RFC 7009 section 2.1: revoking a refresh token ends what it was issued for). A connection
  * ended already, or another's, is answered as garbage is.
  */
-async function endedConnection(deps: RevokeDeps, clientId: string, token: string): Promise<boolean> {
+async function endedConnection(
+  deps: RevokeDeps,
+  clientId: string,
+  token: string,
+  sourceIp: string,
+): Promise<boolean> {
   const claims = await deps.connections.refreshTokens.verify(token).catch(() => undefined);
   if (claims === undefined) return false;
   if (claims.clientId === clientId) {
     const connection = await deps.connections.store.find(clientId, claims.customerId);
     if (connection?.connectionId === claims.connectionId) {
-      const now = (deps.clock ?? systemClock)();
+      const end = {
+        actor: clientActor(clientId),
+        sourceIp,
+        reason: 'refresh token revoked by the platform',
+        now: (deps.clock ?? systemClock)(),
+      } as const;
       if (
-        await endConnection({ ...deps.connections, connections: deps.connections.store }, connection, now)
+        await endConnection({ ...deps.connections, connections: deps.connections.store }, connection, end)
       ) {
         deps.logger.info('connection ended', {
           clientId,
@@ -64,7 +75,7 @@ export async function revokeToken(
   const { logger, metrics } = deps;
   const { client } = await authenticateClient(deps, request);
   const { clientId } = client;
-  if (isPlatform(client) && (await endedConnection(deps, clientId, request.token))) return;
+  if (isPlatform(client) && (await endedConnection(deps, clientId, request.token, request.sourceIp))) return;
   const claims = await deps.verifier.verify(request.token).catch(() => undefined);
   if (claims === undefined) {
     logger.info('token revocation ignored', { reason: 'invalid token', clientId });

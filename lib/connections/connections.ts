@@ -7,6 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
+import type { ConnectionEndReason } from '../audit/audit.ts';
+import type { AuditRecorder } from '../audit/recorder.ts';
 import type { Scope } from '../scopes.ts';
 import { lastTokenExpiry } from '../sessions/sessions.ts';
 
@@ -74,6 +76,15 @@ export interface EndConnectionDeps {
   readonly revoker: ConnectionTokenRevoker;
   /** A platform's access token lifetime: its last token of the connection expires by then. */
   readonly accessTtlSeconds: number;
+  /** The customer's audit trail, which records the end. */
+  readonly recorder: AuditRecorder;
+}
+
+/** Who ended a connection, from where and why: its audit event's. */
+export interface ConnectionEnd {
+  readonly actor: string;
+  readonly sourceIp: string;
+  readonly reason: ConnectionEndReason;
 }
 
 /**
@@ -85,12 +96,23 @@ export interface EndConnectionDeps {
 export async function endConnection(
   deps: EndConnectionDeps,
   connection: Pick<Connection, 'clientId' | 'customerId' | 'connectionId'>,
-  now: Date,
+  end: ConnectionEnd & { readonly now: Date },
 ): Promise<boolean> {
   await deps.revoker.endConnectionTokens(
     connection.clientId,
     connection.connectionId,
-    lastTokenExpiry(now, deps.accessTtlSeconds),
+    lastTokenExpiry(end.now, deps.accessTtlSeconds),
   );
-  return deps.connections.remove(connection);
+  if (!(await deps.connections.remove(connection))) return false;
+  await deps.recorder.record({
+    customerId: connection.customerId,
+    type: 'connection.ended',
+    actor: end.actor,
+    source: 'api',
+    ...(end.sourceIp !== '' && { sourceIp: end.sourceIp }),
+    clientId: connection.clientId,
+    connectionId: connection.connectionId,
+    reason: end.reason,
+  });
+  return true;
 }

@@ -24,6 +24,8 @@ const EVENT_NAMES = {
   'client.authentication.failed': 'Authentication failed',
   'user.admin.granted': 'Administrator granted',
   'user.admin.revoked': 'Administrator revoked',
+  'connection.approved': 'Platform connected',
+  'connection.ended': 'Platform connection ended',
 } as const satisfies Record<AuditEventType, string>;
 
 /** The audit trail's cursor for "Load more", or null at its end. */

@@ -3,6 +3,8 @@
  * "Connections"): its own alone, each with the platform's name; ending one stops its refresh
  * tokens at once and its access tokens within the revocation bound.
  */
+
+import { userActor } from '../audit/audit.ts';
 import type { ClientReader } from '../clients/clients.ts';
 import { type ConnectionStore, type EndConnectionDeps, endConnection } from '../connections/connections.ts';
 import { AppError } from '../errors.ts';
@@ -57,7 +59,13 @@ export async function endCustomerConnection(
     (listed) => listed.connectionId === connectionId,
   );
   if (connection === undefined) throw new AppError('NOT_FOUND', { detail: NO_SUCH_CONNECTION });
-  if (!(await endConnection(deps, connection, deps.clock())))
+  const end = {
+    actor: userActor(admin.username),
+    sourceIp: admin.sourceIp,
+    reason: 'ended by an administrator',
+    now: deps.clock(),
+  } as const;
+  if (!(await endConnection(deps, connection, end)))
     throw new AppError('NOT_FOUND', { detail: NO_SUCH_CONNECTION });
   deps.metrics.count({ name: 'ConnectionEnded', by: 'Customer' });
   deps.logger.info('connection ended', {

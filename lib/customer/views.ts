@@ -33,6 +33,7 @@ export const eventView = (event: AuditEvent) => ({
   sourceIp: event.sourceIp ?? null,
   ...(event.clientId !== undefined && { clientId: event.clientId }),
   ...(event.secretId !== undefined && { secretId: event.secretId }),
+  ...(event.connectionId !== undefined && { connectionId: event.connectionId }),
   ...(event.username !== undefined && { username: event.username }),
   ...(event.name !== undefined && { name: event.name }),
   ...(event.secretExpiresAt !== undefined && { secretExpiresAt: event.secretExpiresAt }),

@@ -5,7 +5,7 @@ import { createDynamoAuthorizationStore } from '../authorization/dynamodb.ts';
 import type { OAuthAuthorizeConfig } from '../config.ts';
 import { createDynamoConnectionStore } from '../connections/dynamodb.ts';
 import { logger } from '../log.ts';
-import { clientAuthDeps } from './oauth.ts';
+import { auditRecorder, clientAuthDeps } from './oauth.ts';
 import { documentClient, emfMetrics, type Measured, signingKeyring } from './shared.ts';
 import { loginThrottle } from './throttle.ts';
 
@@ -15,12 +15,14 @@ export async function oauthAuthorizeDeps(config: OAuthAuthorizeConfig): Promise<
   const keyring = await signingKeyring(config.keys, config.data.region);
   const client = documentClient(config.data);
   const accounts = { client, tableName: config.accountsTable };
-  const clientAuth = await clientAuthDeps(config, keyring, metrics);
+  const recorder = auditRecorder(config, metrics);
+  const clientAuth = await clientAuthDeps(config, keyring, metrics, recorder);
   return {
     clients: clientAuth.clients,
     clientAuth,
     store: createDynamoAuthorizationStore({ client, tableName: config.sessionsTable }),
     connections: createDynamoConnectionStore(accounts),
+    recorder,
     credentials: {
       users: createDynamoAccountRepository(accounts),
       passwords: createPasswordVerifier({ cost: config.bcryptCost }),

@@ -60,10 +60,12 @@ export async function customerApiDeps(
   );
   const metrics = emfMetrics(config.stage);
   const accounts = { client: documentClient(config.data), tableName: config.accountsTable };
+  const administration = administrationDeps(stores, { logger, metrics, clock: systemClock });
   return {
-    ...administrationDeps(stores, { logger, metrics, clock: systemClock }),
+    ...administration,
     metrics,
     connections: {
+      recorder: administration.recorder,
       connections: createDynamoConnectionStore(accounts),
       revoker: createDynamoConnectionTokenRevoker(accounts),
       accessTtlSeconds: config.clientAccessTtlSeconds,

@@ -1,5 +1,10 @@
 import { createDynamoAuditTrail } from '../audit/dynamodb.ts';
-import { createAuditRecorder, createClientAuthAudit, logAuditFailure } from '../audit/recorder.ts';
+import {
+  type AuditRecorder,
+  createAuditRecorder,
+  createClientAuthAudit,
+  logAuditFailure,
+} from '../audit/recorder.ts';
 import { createDynamoAuthorizationStore } from '../authorization/dynamodb.ts';
 import type { PlatformGrantDeps } from '../authorization/grants.ts';
 import type { ClientAuthDeps } from '../clients/client-auth.ts';
@@ -32,10 +37,22 @@ import {
 } from './shared.ts';
 import { loginThrottle, publishedLimits } from './throttle.ts';
 
+type ClientAuthConfig = OAuthTokenConfig | OAuthRevokeConfig | OAuthIntrospectConfig | OAuthAuthorizeConfig;
+
+/** The customers' audit trail, as these functions write it (failed authentications, connections). */
+export const auditRecorder = (config: ClientAuthConfig, metrics: FlushingMetrics): AuditRecorder =>
+  createAuditRecorder({
+    trail: createDynamoAuditTrail({ client: documentClient(config.data), tableName: config.audit.table }),
+    retentionSeconds: config.audit.retentionSeconds,
+    metrics,
+    warn: logAuditFailure(logger),
+  });
+
 export async function clientAuthDeps(
-  config: OAuthTokenConfig | OAuthRevokeConfig | OAuthIntrospectConfig | OAuthAuthorizeConfig,
+  config: ClientAuthConfig,
   keyring: () => Promise<SigningKeyring>,
   metrics: FlushingMetrics,
+  recorder: AuditRecorder = auditRecorder(config, metrics),
 ): Promise<ClientAuthDeps> {
   return {
     clients: createDynamoClientReader({
@@ -45,14 +62,7 @@ export async function clientAuthDeps(
     throttle: await loginThrottle(config, keyring, metrics),
     logger,
     metrics,
-    audit: createClientAuthAudit(
-      createAuditRecorder({
-        trail: createDynamoAuditTrail({ client: documentClient(config.data), tableName: config.audit.table }),
-        retentionSeconds: config.audit.retentionSeconds,
-        metrics,
-        warn: logAuditFailure(logger),
-      }),
-    ),
+    audit: createClientAuthAudit(recorder),
   };
 }
 
@@ -64,7 +74,8 @@ export async function oauthTokenDeps(
   const client = documentClient(config.data);
   const accounts = { client, tableName: config.accountsTable };
   const signingKey = async () => (await keyring()).signingKey;
-  const clientAuth = await clientAuthDeps(config, keyring, metrics);
+  const recorder = auditRecorder(config, metrics);
+  const clientAuth = await clientAuthDeps(config, keyring, metrics, recorder);
   return {
     ...clientAuth,
     tokens: createClientTokenIssuer({ signingKey, settings: config.tokens }),
@@ -76,6 +87,7 @@ export async function oauthTokenDeps(
       connections: createDynamoConnectionStore(accounts),
       revoker: createDynamoConnectionTokenRevoker(accounts),
       accessTtlSeconds: config.tokens.accessTtlSeconds,
+      recorder,
       sessions: createDynamoSessionStore({ client, tableName: config.sessionsTable }),
       sessionSettings: config.connections,
       tokens: createConnectionTokenIssuer({ signingKey, settings: config.tokens }),
@@ -93,8 +105,9 @@ export async function oauthRevokeDeps(config: OAuthRevokeConfig): Promise<Revoke
   // The keyring only for the throttle's counter secret: these endpoints sign nothing.
   const keyring = await signingKeyring(config.keys, config.data.region);
   const accounts = { client: documentClient(config.data), tableName: config.accountsTable };
+  const recorder = auditRecorder(config, metrics);
   return {
-    ...(await clientAuthDeps(config, keyring, metrics)),
+    ...(await clientAuthDeps(config, keyring, metrics, recorder)),
     verifier: await accessTokenVerifier(config),
     revoker: createDynamoClientTokenRevoker(accounts),
     connections: {
@@ -105,6 +118,7 @@ export async function oauthRevokeDeps(config: OAuthRevokeConfig): Promise<Revoke
       store: createDynamoConnectionStore(accounts),
       revoker: createDynamoConnectionTokenRevoker(accounts),
       accessTtlSeconds: config.tokens.clientAccessTtlSeconds,
+      recorder,
     },
     metrics,
   };

@@ -1355,6 +1355,7 @@ describe('the prod CloudFormation template', () => {
         revoker: createDynamoConnectionTokenRevoker({ client, tableName: config.accountsTable }),
         accessTtlSeconds: config.clientAccessTtlSeconds,
         platforms: deps.clients,
+        recorder: deps.recorder,
         clock: () => new Date(),
         logger: deps.logger,
         metrics: deps.metrics,

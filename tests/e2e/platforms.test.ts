@@ -275,6 +275,16 @@ describe('a platform connects to a customer with the authorization code, PKCE an
     );
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ error: 'invalid_grant' });
+    // The customer's trail: who approved and who ended it, from where.
+    const trail = await send(stack, 'GET', '/customer/audit-events', { headers: bearer(token) });
+    const events = (trail.json as unknown as { events: { type: string; connectionId?: string }[] }).events;
+    const ofConnection = events.filter((event) => event.connectionId === id);
+    expect(ofConnection.map((event) => event.type)).toEqual(['connection.ended', 'connection.approved']);
+    expect(ofConnection[0]).toMatchObject({
+      actor: 'user:pf-admin',
+      reason: 'ended by an administrator',
+      sourceIp: expect.any(String),
+    });
     // Its access token too, within the revocation bound (the local stage's: a second).
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect((await send(stack, 'GET', '/tracking/X1', { headers: bearer(tokens.access_token) })).status).toBe(

@@ -5,7 +5,7 @@
 import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
 import * as v from 'valibot';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-
+import { createAuditRecorder } from '../../lib/audit/recorder.ts';
 import {
   ClientNameSchema,
   type ClientRecord,
@@ -834,6 +834,12 @@ describe('token revocation and introspection', () => {
         store: { find: async () => null, remove: async () => false },
         revoker: { endConnectionTokens: async () => 'listed' as const },
         accessTtlSeconds: 3600,
+        recorder: createAuditRecorder({
+          trail: { append: async () => {} },
+          retentionSeconds: 86_400,
+          metrics,
+          warn: () => {},
+        }),
       },
     };
     const request = (token: string) => ({
