@@ -81,12 +81,16 @@ export function errorPage(error: unknown): APIGatewayProxyResult {
   };
 }
 
-/** Whether a POST came from a page of this origin, as far as the browser says. */
+/**
+ * Whether a POST came from a page of this origin, as far as the browser says: Sec-Fetch-Site
+ * where it is sent (every current browser), else Origin. An Origin of `null` (a privacy-sensitive
+ * context) says nothing; the SameSite cookie still keeps another site's POST out.
+ */
 function sameOrigin(event: Pick<APIGatewayProxyEvent, 'headers'>): boolean {
   const site = header(event.headers, 'sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin') return false;
+  if (site !== undefined) return site === 'same-origin';
   const origin = header(event.headers, 'origin');
-  if (origin === undefined) return true;
+  if (origin === undefined || origin === 'null') return true;
   try {
     return new URL(origin).host === header(event.headers, 'host');
   } catch {

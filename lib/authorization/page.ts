@@ -32,7 +32,8 @@ export function pageHeaders(formTarget?: string): Record<string, string> {
     ].join('; '),
     'X-Frame-Options': 'DENY',
     'X-Content-Type-Options': 'nosniff',
-    'Referrer-Policy': 'no-referrer',
+    // The page's URL (its request_uri) to none but itself; same-origin, so its forms carry an Origin.
+    'Referrer-Policy': 'same-origin',
     'Cross-Origin-Opener-Policy': 'same-origin',
     'Cache-Control': 'no-store',
     'Content-Type': 'text/html; charset=utf-8',

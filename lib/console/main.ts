@@ -1,6 +1,6 @@
 /**
  * The administrators' console in the browser (docs/administrators.md): signs in with the API's
- * login, then manages the customer's API clients and administrators and reads its audit trail
+ * login, then manages the customer's API clients, administrators and connected platforms, and reads its audit trail
  * through /api/v1/customer/*, all on this page's own origin. The one script the page loads:
  * esbuild bundles it with the modules it imports into console.js (infra/console-script.ts).
  */
@@ -9,6 +9,7 @@ import { loadAdministrators, wireAdminsView } from './admins-view.ts';
 import { ApiError, currentSession, logOut, onRecentLoginRequired, signIn } from './api.ts';
 import { loadAudit, wireAuditView } from './audit-view.ts';
 import { loadClients, wireClientsView } from './clients-view.ts';
+import { loadConnections, wireConnectionsView } from './connections-view.ts';
 import { confirmPassword, wireDialogs } from './dialogs.ts';
 import { byId, say } from './dom.ts';
 import { forget, run, type Section, showNotAdmin, showSection, showSignIn, showView } from './page.ts';
@@ -68,6 +69,7 @@ function wireSignIn() {
 function wireSections() {
   const sections: readonly (readonly [Section, () => Promise<void>])[] = [
     ['clients', loadClients],
+    ['connections', loadConnections],
     ['audit', () => loadAudit(false)],
     ['admins', loadAdministrators],
   ];
@@ -91,6 +93,7 @@ wireClientsView();
 wireSections();
 wireAuditView();
 wireAdminsView();
+wireConnectionsView();
 
 showView('sign-in-view');
 byId('sign-in-username').focus();

@@ -12,6 +12,7 @@ import type { Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { Clock } from '../time.ts';
 import type { Administrator } from './administrator.ts';
+import { connectionView } from './views.ts';
 
 export interface CustomerConnectionDeps extends Omit<EndConnectionDeps, 'connections'> {
   readonly connections: Pick<ConnectionStore, 'listByCustomer' | 'remove'>;
@@ -36,17 +37,7 @@ export async function listConnections(deps: CustomerConnectionDeps, admin: Admin
   return connections.flatMap((connection) => {
     const platform = platforms.get(connection.clientId);
     if (platform === null || platform === undefined) return [];
-    return [
-      {
-        connectionId: connection.connectionId,
-        clientId: connection.clientId,
-        name: platform.name ?? connection.clientId,
-        scopes: connection.scopes,
-        approvedBy: connection.approvedBy,
-        approvedAt: connection.approvedAt,
-        lastUsedAt: connection.lastUsedAt ?? null,
-      },
-    ];
+    return [connectionView(connection, platform.name ?? connection.clientId)];
   });
 }
 

@@ -2,6 +2,7 @@
 import type { AuditEvent } from '../audit/audit.ts';
 import type { CustomerClient } from '../clients/clients.ts';
 import { liveSecrets } from '../clients/secrets.ts';
+import type { Connection } from '../connections/connections.ts';
 
 /** A client as its administrators see it: never a digest; an expired secret is gone from it. */
 export const clientView = (client: CustomerClient, now: Date) => ({
@@ -38,4 +39,15 @@ export const eventView = (event: AuditEvent) => ({
   ...(event.name !== undefined && { name: event.name }),
   ...(event.secretExpiresAt !== undefined && { secretExpiresAt: event.secretExpiresAt }),
   ...(event.reason !== undefined && { reason: event.reason }),
+});
+
+/** A connection as its customer's administrators see it (`GET /api/v1/customer/connections`). */
+export const connectionView = (connection: Connection, platformName: string) => ({
+  connectionId: connection.connectionId,
+  clientId: connection.clientId,
+  name: platformName,
+  scopes: [...connection.scopes],
+  approvedBy: connection.approvedBy,
+  approvedAt: connection.approvedAt,
+  lastUsedAt: connection.lastUsedAt ?? null,
 });
