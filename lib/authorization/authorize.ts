@@ -18,7 +18,8 @@ import { AppError, isAppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { QuotaState } from '../quota.ts';
-import { ADMIN_SCOPE, type Scope } from '../scopes.ts';
+import { issuedAtFor } from '../revocation/revocation.ts';
+import { ADMIN_SCOPE, type Scope, userTokenScopes } from '../scopes.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
 import { checkAuthorizationRequest, redirectTo, registeredRedirectUri } from './request.ts';
 import type { AuthorizationStore, PendingAuthorization } from './store.ts';
@@ -226,20 +227,31 @@ export const PageFormSchema = v.variant('action', [
 ]);
 export type PageForm = v.InferOutput<typeof PageFormSchema>;
 
+/**
+ * An administrator of its customer (of `customerId`, when given) who may approve `scopes`: only
+ * scopes it holds itself, as the self-service API gives a client none beyond the administrator's.
+ */
 const administers = (
   user: UserRecord | null,
+  scopes: readonly Scope[],
   customerId?: string,
-): user is UserRecord & { customerId: string } =>
-  user?.enabled === true &&
-  user.admin &&
-  user.customerId !== null &&
-  (customerId === undefined || user.customerId === customerId) &&
-  (user.scopes === null || user.scopes.includes(ADMIN_SCOPE));
+): user is UserRecord & { customerId: string } => {
+  if (user?.enabled !== true || user.customerId === null) return false;
+  if (customerId !== undefined && user.customerId !== customerId) return false;
+  const own = userTokenScopes(user);
+  return own.includes(ADMIN_SCOPE) && scopes.every((scope) => own.includes(scope));
+};
 
 /** POST /oauth/authorize: the page's sign-in, approval or denial, in the browser it was opened in. */
 export async function submitPage(
   deps: AuthorizeDeps,
-  input: { readonly form: PageForm; readonly browser: string; readonly sourceIp: string },
+  input: {
+    readonly form: PageForm;
+    readonly browser: string;
+    /** The digest of the cookie a sign-in answers with: the request is bound to it from then on. */
+    readonly nextBrowser: string;
+    readonly sourceIp: string;
+  },
 ): Promise<Screen> {
   const { form, browser } = input;
   const now = (deps.clock ?? systemClock)();
@@ -264,21 +276,14 @@ export async function submitPage(
         ...(error.retryAfterSeconds !== undefined && { retryAfterSeconds: error.retryAfterSeconds }),
       };
     }
-    if (!administers(user)) {
+    if (!administers(user, pending.request.scopes)) {
       deps.logger.info('authorization sign-in of a non-administrator', {
         clientId: pending.request.clientId,
       });
       return { page: 'not-admin', view, customerId: user.customerId ?? '' };
     }
-    if (
-      !(await deps.store.signIn(
-        pending.id,
-        browser,
-        { username: user.username, customerId: user.customerId },
-        now,
-      ))
-    )
-      return GONE;
+    const who = { username: user.username, customerId: user.customerId, at: issuedAtFor(user, now) };
+    if (!(await deps.store.signIn(pending.id, browser, input.nextBrowser, who, now))) return GONE;
     return {
       page: 'consent',
       view,
@@ -304,8 +309,11 @@ export async function submitPage(
   }
   // The administration as it is now: it may have ended since the sign-in.
   const user = await deps.credentials.users.findByUsername(signedIn.username);
-  if (!administers(user, signedIn.customerId))
+  if (!administers(user, request.scopes, signedIn.customerId))
     return { page: 'not-admin', view, customerId: signedIn.customerId };
+  // Revoked since the sign-in (a new password, signed out everywhere): the sign-in is too.
+  if (user.revokedBefore > signedIn.at)
+    return { page: 'sign-in', status: 200, view, error: 'Your sign-in has ended. Sign in again.' };
   // The connection and the code before the decision: a failure leaves the request undecided for
   // another press, and a code no decision released is never sent.
   const connection = await deps.connections.approve({

@@ -11,6 +11,7 @@
  * Every step is one conditional write, so a request is opened in one browser, takes one decision,
  * and a code is spent once. DynamoDB's TTL deletes them late; expiry is `expiresAt`, checked.
  */
+import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
 import type { Table } from '../aws/owned-items.ts';
@@ -38,7 +39,7 @@ function toPending(item: Record<string, unknown>): PendingAuthorization {
     expiresAt: Number(item.expiresAt),
     ...(typeof item.browser === 'string' && { browser: item.browser }),
     ...(typeof item.username === 'string' && {
-      signedIn: { username: item.username, customerId: String(item.customerId) },
+      signedIn: { username: item.username, customerId: String(item.customerId), at: Number(item.signedInAt) },
     }),
     ...(typeof item.decidedAt === 'number' && { decidedAt: item.decidedAt }),
   };
@@ -128,28 +129,34 @@ export function createDynamoAuthorizationStore(deps: Table): AuthorizationStore 
         (item) => item.browser === browser && item.expiresAt === expiresAt,
       ),
 
-    signIn: (id, browser, who, now) =>
+    signIn: (id, browser, nextBrowser, who, now) =>
       step(
         id,
-        'SET username = :username, customerId = :customer',
+        'SET username = :username, customerId = :customer, signedInAt = :at, browser = :next',
         'browser = :browser AND attribute_not_exists(decidedAt)',
         {
           ':browser': browser,
+          ':next': nextBrowser,
           ':username': who.username,
           ':customer': who.customerId,
+          ':at': who.at,
           ':now': epochSeconds(now),
         },
-        (item) => item.username === who.username && item.decidedAt === undefined && item.browser === browser,
+        (item) =>
+          item.username === who.username && item.decidedAt === undefined && item.browser === nextBrowser,
       ),
 
-    decide: (id, browser, now) =>
-      step(
+    decide: (id, browser, now) => {
+      // Names this decision: the SDK's resend of it is ours, another decision is not.
+      const by = randomUUID();
+      return step(
         id,
-        'SET decidedAt = :at',
+        'SET decidedAt = :at, decidedBy = :by',
         'browser = :browser AND attribute_exists(username) AND attribute_not_exists(decidedAt)',
-        { ':browser': browser, ':at': now.getTime(), ':now': epochSeconds(now) },
-        (item) => item.decidedAt === now.getTime() && item.browser === browser,
-      ),
+        { ':browser': browser, ':at': now.getTime(), ':by': by, ':now': epochSeconds(now) },
+        (item) => item.decidedBy === by,
+      );
+    },
 
     async createCode(code) {
       await dynamo(() =>
@@ -164,7 +171,7 @@ export function createDynamoAuthorizationStore(deps: Table): AuthorizationStore 
       );
     },
 
-    async redeemCode(digest, clientId, redemptionId, now): Promise<Redemption> {
+    async redeemCode(digest, binding, redemptionId, now): Promise<Redemption> {
       const written = await conditional(() =>
         client.send(
           new UpdateCommand({
@@ -172,10 +179,13 @@ export function createDynamoAuthorizationStore(deps: Table): AuthorizationStore 
             Key: codeKey(digest),
             UpdateExpression: 'SET redeemedBy = :by',
             ConditionExpression:
-              'clientId = :client AND attribute_not_exists(redeemedBy) AND expiresAt > :now',
+              'clientId = :client AND redirectUri = :uri AND codeChallenge = :challenge AND ' +
+              'attribute_not_exists(redeemedBy) AND expiresAt > :now',
             ExpressionAttributeValues: {
               ':by': redemptionId,
-              ':client': clientId,
+              ':client': binding.clientId,
+              ':uri': binding.redirectUri,
+              ':challenge': binding.codeChallenge,
               ':now': epochSeconds(now),
             },
             ReturnValues: 'ALL_NEW',
@@ -184,7 +194,14 @@ export function createDynamoAuthorizationStore(deps: Table): AuthorizationStore 
       );
       if (written?.Attributes !== undefined) return { outcome: 'redeemed', code: toCode(written.Attributes) };
       const item = await read(codeKey(digest));
-      if (item === undefined || item.clientId !== clientId) return { outcome: 'unknown' };
+      // Not all it was issued for: the exchange is wrong, the code untouched.
+      if (
+        item === undefined ||
+        item.clientId !== binding.clientId ||
+        item.redirectUri !== binding.redirectUri ||
+        item.codeChallenge !== binding.codeChallenge
+      )
+        return { outcome: 'unknown' };
       if (item.redeemedBy === redemptionId) return { outcome: 'redeemed', code: toCode(item) };
       // Spent by another exchange: a replay, even once expired. Unspent and expired: merely unknown.
       return item.redeemedBy === undefined

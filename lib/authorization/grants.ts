@@ -26,7 +26,7 @@ import { epochSeconds, systemClock } from '../time.ts';
 import type { ConnectionTokenIssuer, IssuedConnectionTokens } from '../tokens/issue.ts';
 import type { ConnectionRefreshClaims, ConnectionRefreshTokenVerifier } from '../tokens/verify.ts';
 import { digestOf } from './authorize.ts';
-import { verifierMatches } from './pkce.ts';
+import { CODE_VERIFIER, challengeOf } from './pkce.ts';
 import type { AuthorizationStore } from './store.ts';
 
 export interface PlatformGrantDeps extends ClientAuthDeps, Omit<EndConnectionDeps, 'connections'> {
@@ -44,6 +44,9 @@ export interface PlatformGrant extends IssuedConnectionTokens {
   readonly scopes: readonly Scope[];
   readonly quota: readonly QuotaState[];
 }
+
+/** A connection's refresh session's id: `conn#` and a UUID (a user's session is a bare UUID). */
+export const CONNECTION_SESSION_PREFIX = 'conn#';
 
 /** A session's owner in the sessions table: the connection, never a username (a refresh of a user's cannot take it). */
 const sessionOwner = (connectionId: string) => `connection:${connectionId}`;
@@ -116,8 +119,23 @@ export interface CodeExchange extends ClientCredentials {
 export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchange): Promise<PlatformGrant> {
   const { client, readAt, quota } = await authenticatePlatform(deps, request);
   const now = (deps.clock ?? systemClock)();
-  const redemption = await deps.codes.redeemCode(digestOf(request.code), client.clientId, randomUUID(), now);
-  if (redemption.outcome === 'unknown') throw invalidGrant(quota, 'The code is unknown, expired or spent.');
+  if (!CODE_VERIFIER.test(request.codeVerifier))
+    throw invalidGrant(
+      quota,
+      'The code_verifier is not 43 to 128 unreserved characters (RFC 7636 section 4.1).',
+    );
+  // All the code was issued for, in the one conditional write that spends it.
+  const binding = {
+    clientId: client.clientId,
+    redirectUri: request.redirectUri,
+    codeChallenge: challengeOf(request.codeVerifier),
+  };
+  const redemption = await deps.codes.redeemCode(digestOf(request.code), binding, randomUUID(), now);
+  if (redemption.outcome === 'unknown')
+    throw invalidGrant(
+      quota,
+      'The code is unknown, expired or spent, or not issued for this redirect_uri and code_verifier.',
+    );
   const { code } = redemption;
   const connection = await deps.connections.find(code.clientId, code.customerId);
   const same = connection !== null && connection.connectionId === code.connectionId;
@@ -126,12 +144,11 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
     if (same) await ended(deps, connection, 'CodeReplayed', request.sourceIp);
     throw invalidGrant(quota, 'The code is unknown, expired or spent.');
   }
-  if (code.redirectUri !== request.redirectUri)
-    throw invalidGrant(quota, 'The redirect_uri is not the one the code was issued for.');
-  if (!verifierMatches(request.codeVerifier, code.codeChallenge))
-    throw invalidGrant(quota, 'The code_verifier does not match the code_challenge.');
   if (!same) throw invalidGrant(quota, 'The connection the code was issued for has ended.');
-  const sessionId = randomUUID();
+  const scopes = heldScopes(client, code);
+  if (scopes.length === 0) throw noScope(quota);
+  // Its own prefix, so the token endpoint's role reaches connections' sessions and codes alone.
+  const sessionId = `${CONNECTION_SESSION_PREFIX}${randomUUID()}`;
   const refreshJti = randomUUID();
   const expiresAt = epochSeconds(now) + deps.sessionSettings.maxLifetimeSeconds;
   // Tokens leave only after their session is stored, as a login's.
@@ -142,8 +159,6 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
     expiresAt,
     currentJti: refreshJti,
   });
-  const scopes = heldScopes(client, code);
-  if (scopes.length === 0) throw noScope(quota);
   const tokens = await deps.tokens.issue({
     clientId: client.clientId,
     connectionId: connection.connectionId,
@@ -167,6 +182,8 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
 
 export interface ConnectionRefresh extends ClientCredentials {
   readonly refreshToken: string;
+  /** Narrows this access token (RFC 6749 section 6); undefined: every approved scope. */
+  readonly scopes?: readonly Scope[] | undefined;
   readonly sourceIp: string;
 }
 
@@ -205,6 +222,14 @@ export async function refreshConnection(
   const connection = await deps.connections.find(claims.clientId, claims.customerId);
   if (connection === null || connection.connectionId !== claims.connectionId)
     throw invalidGrant(quota, 'The connection has ended.');
+  // Checked before the rotation, so a refused scope spends no refresh token.
+  const held = heldScopes(client, connection);
+  if (held.length === 0) throw noScope(quota);
+  // Section 6: no scope beyond what the connection holds.
+  if (request.scopes !== undefined && !request.scopes.every((scope) => held.includes(scope)))
+    throw new AppError('INVALID_SCOPE', { quota, detail: 'The scope is beyond what the customer approved.' });
+  const scopes =
+    request.scopes === undefined ? held : held.filter((scope) => request.scopes?.includes(scope));
   const now = (deps.clock ?? systemClock)();
   const step = {
     sessionId: claims.sessionId,
@@ -222,8 +247,6 @@ export async function refreshConnection(
   );
   if (outcome === null)
     throw invalidGrant(quota, 'The refresh token is not the current one of the connection.');
-  const scopes = heldScopes(client, connection);
-  if (scopes.length === 0) throw noScope(quota);
   const [tokens] = await Promise.all([
     deps.tokens.issue({
       clientId: client.clientId,

@@ -1,9 +1,10 @@
 /**
  * The authorization endpoint over HTTP: GET opens a request, POST is the page's form. The page's
- * browser is known by an HttpOnly cookie of random bytes whose digest the request is bound to;
+ * browser is known by an HttpOnly `__Host-` cookie of random bytes whose digest the request is
+ * bound to, and a new one from the sign-in on (so a cookie an attacker planted decides nothing);
  * it is SameSite=Lax (sent on the platform's top-level redirect here, never on another site's
- * POST), and a POST must come from this origin (Origin and Sec-Fetch-Site, where the browser
- * sends them): another site cannot sign in, approve or deny on a user's behalf (CSRF).
+ * POST), and a POST must come from this origin (Sec-Fetch-Site, or Origin where the browser
+ * sends no Sec-Fetch-Site): another site cannot sign in, approve or deny for a user (CSRF).
  */
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
@@ -23,7 +24,8 @@ import {
 import { pageHeaders, renderScreen } from './page.ts';
 import { repeatedParameter } from './request.ts';
 
-export const BROWSER_COOKIE = 'parcel-authz';
+/** `__Host-`: set by this host alone, for its every path, over https: no sibling host plants one. */
+export const BROWSER_COOKIE = '__Host-parcel-authz';
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
 
 /** The page's cookie from the Cookie header(s), if well-formed. */
@@ -42,9 +44,9 @@ function browserCookie(
   return undefined;
 }
 
-/** No Path: the cookie's default path is this endpoint's folder (…/oauth/), whatever the stage's prefix. */
+/** A browser's cookie: `__Host-` needs `Path=/` and Secure (which browsers keep on loopback http too). */
 const setCookie = (value: string) =>
-  `${BROWSER_COOKIE}=${value}; HttpOnly; Secure; SameSite=Lax; Max-Age=600`;
+  `${BROWSER_COOKIE}=${value}; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=600`;
 
 function respond(screen: Screen, extra: Record<string, string> = {}): APIGatewayProxyResult {
   if (screen.page === 'redirect')
@@ -137,5 +139,14 @@ export async function authorizationEndpoint(deps: AuthorizeDeps, event: APIGatew
       message: 'The form is incomplete. Start again from the platform.',
     });
   const sourceIp = event.requestContext?.identity?.sourceIp ?? '';
-  return respond(await submitPage(deps, { form: parsed.output, browser, sourceIp }), cookieHeaders);
+  // A sign-in binds the request to a new cookie: one planted before it decides nothing.
+  const next = randomBytes(32).toString('base64url');
+  const screen = await submitPage(deps, {
+    form: parsed.output,
+    browser,
+    nextBrowser: digestOf(next),
+    sourceIp,
+  });
+  const signedIn = parsed.output.action === 'sign-in' && screen.page === 'consent';
+  return respond(screen, signedIn ? { 'Set-Cookie': setCookie(next) } : cookieHeaders);
 }

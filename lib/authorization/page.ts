@@ -87,7 +87,7 @@ export function renderScreen(screen: Exclude<Screen, { page: 'redirect' }>): str
     case 'not-admin':
       return page(
         'An administrator must approve',
-        `<h1>An administrator must approve</h1><p class="alert" role="alert">Only an administrator of customer ${escapeHtml(screen.customerId || 'account')} can connect ${escapeHtml(screen.view.platformName)}. Ask one of your company's administrators to open the platform's link and approve it.</p>`,
+        `<h1>An administrator must approve</h1><p class="alert" role="alert">Only an administrator of customer ${escapeHtml(screen.customerId || 'account')} can connect ${escapeHtml(screen.view.platformName)}. Ask one of your company's administrators to start again from the platform and approve it; an administrator may approve only the permissions it holds itself.</p>`,
       );
   }
 }

@@ -14,9 +14,25 @@ export interface PendingAuthorization {
   /** The digest of the cookie of the one browser it was opened in; absent until then. */
   readonly browser?: string;
   /** The customer's administrator signed in on the page; absent until then. */
-  readonly signedIn?: { readonly username: string; readonly customerId: string };
+  readonly signedIn?: SignedIn;
   /** Epoch milliseconds of its one decision (approve or deny); absent until then. */
   readonly decidedAt?: number;
+}
+
+/** Who signed in on the page, for which customer, and when (epoch seconds, `issuedAtFor`). */
+export interface SignedIn {
+  readonly username: string;
+  readonly customerId: string;
+  /** A revocation of the user after it (a new password, sign out everywhere) ends the sign-in. */
+  readonly at: number;
+}
+
+/** What a code was issued for, all of which its exchange must present. */
+export interface CodeBinding {
+  readonly clientId: string;
+  readonly redirectUri: string;
+  /** The challenge the exchange's verifier makes (`challengeOf`). */
+  readonly codeChallenge: string;
 }
 
 /** What a code stands for: the approval, for the platform that asked and the redirect URI it named. */
@@ -48,21 +64,20 @@ export interface AuthorizationStore {
   get(id: string, now: Date): Promise<PendingAuthorization | null>;
   /** Binds the request to `browser` until `expiresAt`, once; false when it was opened by another. */
   open(id: string, browser: string, expiresAt: number, now: Date): Promise<boolean>;
-  /** Records who signed in, while undecided and in that browser; false otherwise. */
-  signIn(
-    id: string,
-    browser: string,
-    who: { username: string; customerId: string },
-    now: Date,
-  ): Promise<boolean>;
+  /**
+   * Records who signed in, while undecided and in that browser, and binds the request to the
+   * browser's new cookie (`nextBrowser`): a cookie planted before the sign-in decides nothing.
+   */
+  signIn(id: string, browser: string, nextBrowser: string, who: SignedIn, now: Date): Promise<boolean>;
   /** The request's one decision, in that browser, after a sign-in; false when it had one. */
   decide(id: string, browser: string, now: Date): Promise<boolean>;
   /** Stores a new code (by its digest); the same one again is no error. */
   createCode(code: AuthorizationCode): Promise<void>;
   /**
-   * Spends the code, once, for the client it was issued to (another's exchange spends nothing, so
-   * a stolen code cannot be burnt to end the connection): `redemptionId` names this exchange, so the SDK's resend of our own
-   * write is recognised as ours and not taken for a replay.
+   * Spends the code, once, for an exchange that presents all it was issued for (another client,
+   * redirect URI or verifier spends nothing, so a stolen code cannot be burnt to end the
+   * connection, RFC 9700 section 4.5): `redemptionId` names this exchange, so the SDK's resend
+   * of our own write is recognised as ours and not taken for a replay.
    */
-  redeemCode(digest: string, clientId: string, redemptionId: string, now: Date): Promise<Redemption>;
+  redeemCode(digest: string, binding: CodeBinding, redemptionId: string, now: Date): Promise<Redemption>;
 }

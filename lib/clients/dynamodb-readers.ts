@@ -25,7 +25,7 @@ export function createDynamoClientStatusReader(deps: Table & { readonly clock?: 
         deps,
         clientKey(clientId),
         clientOwner(clientId),
-        ['enabled', 'revokedBefore', 'secrets', 'revokedTokens', 'endedConnections'],
+        ['enabled', 'revokedBefore', 'secrets', 'revokedTokens'],
         options,
       );
       if (item === undefined) return null;
@@ -39,7 +39,6 @@ export function createDynamoClientStatusReader(deps: Table & { readonly clock?: 
             .map((secret) => secret.id),
         ),
         revokedTokens: new Set(Object.keys(item.revokedTokens ?? {})),
-        endedConnections: new Set(Object.keys(item.endedConnections ?? {})),
       };
     },
   };

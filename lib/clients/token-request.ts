@@ -47,10 +47,18 @@ export const parseCodeExchange = (form: Record<string, string>, authorization: r
   codeVerifier: required(form, 'code_verifier'),
 });
 
-/** grant_type=refresh_token (section 6); a `scope` that narrows is not supported and refused. */
+/**
+ * grant_type=refresh_token (section 6): `scope`, when sent, narrows this access token to those of
+ * the approved scopes (the refresh token keeps them all).
+ */
 export function parseRefreshGrant(form: Record<string, string>, authorization: readonly string[]) {
-  if (form.scope !== undefined) throw invalidRequest('A refresh keeps the approved scopes: send no scope.');
-  return { ...clientCredentials(form, authorization), refreshToken: required(form, 'refresh_token') };
+  const credentials = clientCredentials(form, authorization);
+  const refreshToken = required(form, 'refresh_token');
+  if (form.scope === undefined || form.scope === '')
+    return { ...credentials, refreshToken, scopes: undefined };
+  const parsed = v.safeParse(ScopeListSchema, form.scope);
+  if (!parsed.success) throw new AppError('INVALID_SCOPE');
+  return { ...credentials, refreshToken, scopes: parsed.output };
 }
 
 /** grant_type=client_credentials (section 4.4.2). */

@@ -10,7 +10,6 @@ import * as v from 'valibot';
 import type { ConnectionEndReason } from '../audit/audit.ts';
 import type { AuditRecorder } from '../audit/recorder.ts';
 import type { Scope } from '../scopes.ts';
-import { lastTokenExpiry } from '../sessions/sessions.ts';
 
 export const CONNECTION_ID_PREFIX = 'con_';
 
@@ -63,19 +62,8 @@ export interface ConnectionStore {
   ): Promise<void>;
 }
 
-/**
- * Ends a connection's access tokens within the revocation bound: lists the connection id on the
- * platform's item (the authorizer's one read), until `until`.
- */
-export interface ConnectionTokenRevoker {
-  endConnectionTokens(clientId: string, connectionId: string, until: number): Promise<'listed' | 'cutoff'>;
-}
-
 export interface EndConnectionDeps {
   readonly connections: Pick<ConnectionStore, 'remove'>;
-  readonly revoker: ConnectionTokenRevoker;
-  /** A platform's access token lifetime: its last token of the connection expires by then. */
-  readonly accessTtlSeconds: number;
   /** The customer's audit trail, which records the end. */
   readonly recorder: AuditRecorder;
 }
@@ -88,21 +76,16 @@ export interface ConnectionEnd {
 }
 
 /**
- * Ends a connection: its access tokens first (listed on the platform, so the authorizer refuses
- * them within the revocation bound), then its item, which every refresh and code exchange reads:
- * its refresh tokens get `invalid_grant` at once. A failure between the two leaves the connection
- * there for a retry to finish. False when it was gone already.
+ * Ends a connection: its item goes, which every refresh and code exchange reads (its refresh
+ * tokens get `invalid_grant` at once) and the authorizer reads with the platform (its access
+ * tokens stop within the revocation bound); then the end is in the customer's audit trail.
+ * False when it was gone already (or is another approval's now).
  */
 export async function endConnection(
   deps: EndConnectionDeps,
   connection: Pick<Connection, 'clientId' | 'customerId' | 'connectionId'>,
-  end: ConnectionEnd & { readonly now: Date },
+  end: ConnectionEnd,
 ): Promise<boolean> {
-  await deps.revoker.endConnectionTokens(
-    connection.clientId,
-    connection.connectionId,
-    lastTokenExpiry(end.now, deps.accessTtlSeconds),
-  );
   if (!(await deps.connections.remove(connection))) return false;
   await deps.recorder.record({
     customerId: connection.customerId,

@@ -14,17 +14,10 @@ import { DeleteCommand, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamo
 import { BY_CUSTOMER_INDEX } from '../accounts/dynamodb-items.ts';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { readOwned, type Table, updateOwned } from '../aws/owned-items.ts';
-import { clientKey } from '../clients/dynamodb-items.ts';
 import { LAST_USE_PRECISION_MS } from '../clients/secrets.ts';
-import { createConnectionTokenRevokerOn } from '../revocation/dynamodb.ts';
+import type { ConnectionStatusReader } from '../revocation/revocation.ts';
 import { isScope, type Scope, sortScopes } from '../scopes.ts';
-import { type Clock, systemClock } from '../time.ts';
-import {
-  type Connection,
-  type ConnectionStore,
-  type ConnectionTokenRevoker,
-  newConnectionId,
-} from './connections.ts';
+import { type Connection, type ConnectionStore, newConnectionId } from './connections.ts';
 
 const CONNECTION_PREFIX = 'CONNECTION#';
 
@@ -152,8 +145,23 @@ export function createDynamoConnectionStore(deps: Table): ConnectionStore {
   };
 }
 
-/** The platform item's `endedConnections`, which the authorizer reads with the platform's status. */
-export const createDynamoConnectionTokenRevoker = (
-  deps: Table & { readonly clock?: Clock },
-): ConnectionTokenRevoker =>
-  createConnectionTokenRevokerOn({ ...deps, keyOf: clientKey, clock: deps.clock ?? systemClock });
+/**
+ * The authorizer's read of a connection (revocation.ts), eventually consistent unless asked:
+ * which connection the platform has to the customer now, if any.
+ */
+export function createDynamoConnectionStatusReader(deps: Table): ConnectionStatusReader {
+  return {
+    async findConnectionStatus(clientId, customerId, options = {}) {
+      const item = await readOwned(
+        deps,
+        connectionKey(clientId, customerId),
+        owner(clientId),
+        ['connectionId', 'customerId'],
+        options,
+      );
+      return item === undefined || item.customerId !== customerId
+        ? null
+        : { connectionId: String(item.connectionId) };
+    },
+  };
+}

@@ -5,7 +5,6 @@
  * read of a user's state.
  */
 import { type ItemKey, type Owner, readOwned, type Table, updateOwned } from '../aws/owned-items.ts';
-import type { ConnectionTokenRevoker } from '../connections/connections.ts';
 import { type Clock, epochSeconds } from '../time.ts';
 import {
   type ClientTokenRevoker,
@@ -79,7 +78,7 @@ export async function moveRevocationCutoff(
 }
 
 /** The maps of revoked ids a user or client item holds, each id listed until its tokens expire. */
-type RevokedMap = 'revokedSessions' | 'revokedTokens' | 'endedConnections';
+type RevokedMap = 'revokedSessions' | 'revokedTokens';
 
 /**
  * Lists `id` in the item's map until `until` (epoch seconds) and drops the entries whose tokens
@@ -155,27 +154,6 @@ export function createSessionTokenRevoker(
         owner: { attribute: 'username', name: username },
         map: 'revokedSessions',
         id: sessionId,
-        until,
-      }),
-  };
-}
-
-/**
- * An ended connection's access tokens: its id in the platform item's `endedConnections`, read by
- * the authorizer with the platform's status. Full, the platform's cutoff moves: every platform
- * token of every connection is refused, and the platforms refresh (a refresh token checks its
- * connection, not the cutoff).
- */
-export function createConnectionTokenRevokerOn(
-  deps: Table & { readonly keyOf: (clientId: string) => ItemKey; readonly clock: Clock },
-): ConnectionTokenRevoker {
-  return {
-    endConnectionTokens: (clientId, connectionId, until) =>
-      listOrCutOff(deps, {
-        key: deps.keyOf(clientId),
-        owner: { attribute: 'clientId', name: clientId },
-        map: 'endedConnections',
-        id: connectionId,
         until,
       }),
   };

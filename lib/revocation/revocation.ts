@@ -33,8 +33,19 @@ export interface ClientStatus {
   readonly secretIds: ReadonlySet<string>;
   /** The `jti`s of access tokens the client revoked itself (RFC 7009). */
   readonly revokedTokens: ReadonlySet<string>;
-  /** A platform's: the connections ended whose access tokens may still live. */
-  readonly endedConnections: ReadonlySet<string>;
+}
+
+/** A platform's connection to a customer as the authorizer reads it: which one it is now. */
+export interface ConnectionStatus {
+  readonly connectionId: string;
+}
+
+export interface ConnectionStatusReader {
+  findConnectionStatus(
+    clientId: string,
+    customerId: string,
+    options?: StatusReadOptions,
+  ): Promise<ConnectionStatus | null>;
 }
 
 /** A client may list this many revoked tokens that have not expired: its item stays small for the authorizer's read. */
@@ -75,7 +86,7 @@ export const isUserTokenRevoked = (
 
 /**
  * A client's: issued before its cutoff, revoked by the client itself, or granted with a secret no
- * longer live; a platform's token of a connection (no secret): of a connection ended.
+ * longer live. A platform's token of a connection has no secret: its connection is read beside.
  */
 export const isClientTokenRevoked = (
   status: ClientStatus,
@@ -83,9 +94,7 @@ export const isClientTokenRevoked = (
 ) =>
   token.issuedAt < status.revokedBefore ||
   status.revokedTokens.has(token.jti) ||
-  ('secretId' in token.grant
-    ? !status.secretIds.has(token.grant.secretId)
-    : status.endedConnections.has(token.grant.connectionId));
+  ('secretId' in token.grant && !status.secretIds.has(token.grant.secretId));
 
 export interface RevocationCheck {
   /** Rejects if the store cannot be read, so the authorizer fails closed. */
@@ -95,6 +104,8 @@ export interface RevocationCheck {
 export interface RevocationCheckDeps {
   readonly users: UserStatusReader;
   readonly clients: ClientStatusReader;
+  /** A platform's connections: a token of one that ended (its item gone, or another's id now) is revoked. */
+  readonly connections: ConnectionStatusReader;
   readonly cacheTtlMs: number;
   readonly clock?: Clock;
   /** How a check waits for REREAD_INTERVAL_MS (tests move their clock instead). */
@@ -126,6 +137,7 @@ export function createRevocationCheck(deps: RevocationCheckDeps): RevocationChec
     });
   const users = cacheOf<UserStatus>();
   const clients = cacheOf<ClientStatus>();
+  const connections = cacheOf<ConnectionStatus>();
   /**
    * The cached status, unless it refuses a token issued after (or within READ_LAG_SECONDS of)
    * its read: an eventually consistent read may predate the state the token was issued under (a
@@ -162,14 +174,25 @@ export function createRevocationCheck(deps: RevocationCheckDeps): RevocationChec
   return {
     isRevoked(claims) {
       if (claims.kind === 'client') {
-        const { clientId } = claims;
-        return revokedBy(
+        const { clientId, grant } = claims;
+        const client = revokedBy(
           clients,
           clientId,
           (options) => deps.clients.findClientStatus(clientId, options),
           claims.issuedAt,
           (status) => status === null || !status.enabled || isClientTokenRevoked(status, claims),
         );
+        if ('secretId' in grant) return client;
+        // A connection's token: its platform's state and the connection's, read side by side.
+        const customerId = claims.customerId ?? '';
+        const connection = revokedBy(
+          connections,
+          `${clientId}\n${customerId}`,
+          (options) => deps.connections.findConnectionStatus(clientId, customerId, options),
+          claims.issuedAt,
+          (status) => status?.connectionId !== grant.connectionId,
+        );
+        return Promise.all([client, connection]).then(([one, other]) => one || other);
       }
       const { username } = claims;
       return revokedBy(

@@ -2,6 +2,7 @@ import { createDynamoStatusReader } from '../accounts/dynamodb-status.ts';
 import type { AuthorizerDeps } from '../auth/authorizer.ts';
 import { createDynamoClientStatusReader } from '../clients/dynamodb-readers.ts';
 import type { AuthorizerConfig, JwksConfig, OAuthIntrospectConfig } from '../config.ts';
+import { createDynamoConnectionStatusReader } from '../connections/dynamodb.ts';
 import { logger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
 import { createRevocationCheck } from '../revocation/revocation.ts';
@@ -16,6 +17,10 @@ export const revocationCheck = (config: AuthorizerConfig | OAuthIntrospectConfig
       tableName: config.accountsTable,
     }),
     clients: createDynamoClientStatusReader({
+      client: documentClient(config.data),
+      tableName: config.accountsTable,
+    }),
+    connections: createDynamoConnectionStatusReader({
       client: documentClient(config.data),
       tableName: config.accountsTable,
     }),

@@ -5,7 +5,7 @@ import { createDynamoAuditTrail } from '../audit/dynamodb.ts';
 import { createAuditRecorder, logAuditFailure } from '../audit/recorder.ts';
 import { createDynamoClientRepository } from '../clients/dynamodb.ts';
 import type { CustomerApiConfig } from '../config.ts';
-import { createDynamoConnectionStore, createDynamoConnectionTokenRevoker } from '../connections/dynamodb.ts';
+import { createDynamoConnectionStore } from '../connections/dynamodb.ts';
 import type { AdministrationDeps } from '../customer/administration.ts';
 import type { CustomerConnectionDeps } from '../customer/connections.ts';
 import { logger } from '../log.ts';
@@ -67,8 +67,6 @@ export async function customerApiDeps(
     connections: {
       recorder: administration.recorder,
       connections: createDynamoConnectionStore(accounts),
-      revoker: createDynamoConnectionTokenRevoker(accounts),
-      accessTtlSeconds: config.clientAccessTtlSeconds,
       platforms: stores.clients,
       clock: systemClock,
       logger,

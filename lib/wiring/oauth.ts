@@ -18,7 +18,7 @@ import type {
   OAuthRevokeConfig,
   OAuthTokenConfig,
 } from '../config.ts';
-import { createDynamoConnectionStore, createDynamoConnectionTokenRevoker } from '../connections/dynamodb.ts';
+import { createDynamoConnectionStore } from '../connections/dynamodb.ts';
 import { logger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
 import { createDynamoSessionStore } from '../sessions/dynamodb.ts';
@@ -85,8 +85,6 @@ export async function oauthTokenDeps(
       ...clientAuth,
       codes: createDynamoAuthorizationStore({ client, tableName: config.sessionsTable }),
       connections: createDynamoConnectionStore(accounts),
-      revoker: createDynamoConnectionTokenRevoker(accounts),
-      accessTtlSeconds: config.tokens.accessTtlSeconds,
       recorder,
       sessions: createDynamoSessionStore({ client, tableName: config.sessionsTable }),
       sessionSettings: config.connections,
@@ -116,8 +114,6 @@ export async function oauthRevokeDeps(config: OAuthRevokeConfig): Promise<Revoke
         settings: { ...config.tokens, refreshTtlSeconds: config.refreshTtlSeconds },
       }),
       store: createDynamoConnectionStore(accounts),
-      revoker: createDynamoConnectionTokenRevoker(accounts),
-      accessTtlSeconds: config.tokens.clientAccessTtlSeconds,
       recorder,
     },
     metrics,

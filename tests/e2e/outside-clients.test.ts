@@ -4,7 +4,9 @@
  * tokens as RFC 9068 access tokens, revokes (RFC 7009) and introspects (RFC 7662) them and reads
  * the routes' RFC 6750 challenges; fast-jwt and aws-jwt-verify verify the same tokens as a
  * resource server would; Authlib (Debian's python3-authlib) discovers, is granted, validates,
- * revokes and introspects in Python (tests/support/authlib-client.py). Every answer the
+ * revokes and introspects in Python, and runs a platform's authorization code flow with PKCE
+ * through the sign-in and consent pages to rotated refresh tokens
+ * (tests/support/authlib-client.py). Every answer the
  * JavaScript libraries get is held to docs/openapi.yaml. Plain http is allowed only because the
  * stack listens on loopback.
  */
@@ -23,7 +25,7 @@ import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { answerLog } from '../support/answer-log.ts';
 import { send } from '../support/http.ts';
 import { runProgram } from '../support/run-script.ts';
-import { addStackClient } from '../support/stack-admin.ts';
+import { addStackClient, printedValue, stackAdmin } from '../support/stack-admin.ts';
 
 /** serverless.yml's tokenAudience of the local stage: what its resource servers expect in `aud`. */
 const AUDIENCE = 'https://api.parcel-carrier.example/local';
@@ -33,6 +35,11 @@ const CLIENT_ROUTE_SCOPES = 'tracking:read shipments:write';
 const ROUTE_SCOPES = `${CLIENT_ROUTE_SCOPES} customer:admin`;
 const CUSTOMER = 'C-OUTSIDE-1';
 const SHIPMENT = { recipient: { name: 'Jana Nováková', city: 'Brno' }, parcels: [{ weightKg: 1.2 }] };
+/** A platform Authlib runs the authorization code flow for, and the administrator of CUSTOMER who approves it. */
+const PLATFORM_NAME = 'Authlib Shop';
+const PLATFORM_SCOPE = 'tracking:read';
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+const ADMINISTRATOR = { username: 'outside-admin', password: 'correct horse battery staple' };
 /** RFC 9068 section 2.2: the claims every access token carries. */
 const REQUIRED_CLAIMS = ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jti'];
 
@@ -149,7 +156,7 @@ describe('oauth4webapi (JavaScript)', () => {
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       revocation_endpoint: `${issuer}/api/v1/oauth/revoke`,
       introspection_endpoint: `${issuer}/api/v1/oauth/introspect`,
-      grant_types_supported: ['client_credentials'],
+      grant_types_supported: ['client_credentials', 'authorization_code', 'refresh_token'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     });
   });
@@ -467,7 +474,7 @@ const authlibMissing =
     : undefined;
 
 /** Runs tests/support/authlib-client.py with `input` on stdin: what it printed, parsed. */
-async function runAuthlib(input: Record<string, string>): Promise<unknown> {
+async function runAuthlib(input: Record<string, unknown>): Promise<unknown> {
   // AUTHLIB_INSECURE_TRANSPORT: Authlib's switch for plain http, which it otherwise refuses.
   const env = {
     PATH: process.env.PATH,
@@ -484,7 +491,21 @@ describe.skipIf(authlibMissing !== undefined)(
   `Authlib, Debian’s python3-authlib (Python)${authlibMissing === undefined ? '' : ` (skipped: ${authlibMissing})`}`,
   () => {
     let result: unknown;
+    let platformId: string;
     beforeAll(async () => {
+      const added = await stackAdmin(stack, [
+        'platform',
+        'add',
+        PLATFORM_NAME,
+        '--redirect-uri',
+        REDIRECT_URI,
+        '--scope',
+        PLATFORM_SCOPE,
+      ]);
+      platformId = printedValue(added, 'client id');
+      const { username, password } = ADMINISTRATOR;
+      await stackAdmin(stack, ['user', 'add', username, '--customer', CUSTOMER], `${password}\n`);
+      await stackAdmin(stack, ['user', 'admin', 'grant', username]);
       result = await runAuthlib({
         issuer,
         audience: AUDIENCE,
@@ -497,6 +518,15 @@ describe.skipIf(authlibMissing !== undefined)(
         introspector_secret: introspector.clientSecret,
         user_token: userToken,
         refresh_token: refreshToken,
+        platform: {
+          client_id: platformId,
+          client_secret: printedValue(added, 'secret'),
+          redirect_uri: REDIRECT_URI,
+          scope: PLATFORM_SCOPE,
+          username,
+          password,
+          customer_id: CUSTOMER,
+        },
       });
     });
 
@@ -510,6 +540,7 @@ describe.skipIf(authlibMissing !== undefined)(
         discovery: {
           url: `${issuer}/.well-known/oauth-authorization-server`,
           issuer,
+          authorization_endpoint: `${issuer}/api/v1/oauth/authorize`,
           token_endpoint: `${issuer}/api/v1/oauth/token`,
           jwks_uri: `${issuer}/.well-known/jwks.json`,
           revocation_endpoint: `${issuer}/api/v1/oauth/revoke`,
@@ -604,6 +635,125 @@ describe.skipIf(authlibMissing !== undefined)(
           introspected_after: { active: false },
           tracking_status_after: 401,
         },
+      });
+    });
+
+    /** The token response's members: RFC 6749 section 5.1's with the refresh token, and customer_id. */
+    const platformToken = () => ({
+      fields: ['access_token', 'customer_id', 'expires_in', 'refresh_token', 'scope', 'token_type'],
+      token_type: 'Bearer',
+      scope: PLATFORM_SCOPE,
+      customer_id: CUSTOMER,
+    });
+
+    it('asks for the code with an S256 challenge it derives from its verifier (create_authorization_url)', () => {
+      expect(result).toMatchObject({
+        platform: {
+          authorization: {
+            request: {
+              names: [
+                'client_id',
+                'code_challenge',
+                'code_challenge_method',
+                'redirect_uri',
+                'response_type',
+                'scope',
+                'state',
+              ],
+              code_challenge_method: 'S256',
+              scope: PLATFORM_SCOPE,
+            },
+          },
+        },
+      });
+    });
+
+    it('signs the customer’s administrator in and approves on the page, a requests.Session playing the browser', () => {
+      expect(result).toMatchObject({
+        platform: {
+          authorization: {
+            pages: {
+              sign_in: 200,
+              cookies: ['__Host-parcel-authz'],
+              consent: 200,
+              consent_names_customer: true,
+              decided: 303,
+            },
+          },
+        },
+      });
+    });
+
+    it('is answered at its redirect URI with the code, its state and the metadata’s issuer as iss (RFC 9207)', () => {
+      expect(result).toMatchObject({
+        platform: {
+          authorization: {
+            response: {
+              redirected_to: REDIRECT_URI,
+              names: ['code', 'iss', 'state'],
+              state_matches: true,
+              iss_is_issuer: true,
+            },
+          },
+        },
+      });
+      expect(result).not.toHaveProperty('platform.refused');
+    });
+
+    it('exchanges the code with its verifier and client_secret_basic for tokens naming the customer (fetch_token)', () => {
+      expect(result).toMatchObject({
+        platform: {
+          exchange: {
+            sent: {
+              authorization: 'Basic',
+              body: ['code', 'code_verifier', 'grant_type', 'redirect_uri'],
+            },
+            token: { ...platformToken(), expires_in: 3600 },
+            // Through the authorizer to the route, for the customer: an unknown parcel number.
+            tracking_status: 404,
+          },
+        },
+      });
+    });
+
+    it('validates the platform’s access token with JsonWebToken([EdDSA]): the platform as client_id and sub, the customer', () => {
+      expect(result).toMatchObject({
+        platform: {
+          exchange: {
+            validated: {
+              header: { alg: 'EdDSA', typ: 'at+jwt' },
+              claims: {
+                iss: issuer,
+                aud: AUDIENCE,
+                sub: platformId,
+                client_id: platformId,
+                customer_id: CUSTOMER,
+                scope: PLATFORM_SCOPE,
+                connection_id: expect.stringMatching(/^con_/),
+              },
+            },
+          },
+        },
+      });
+    });
+
+    it('rotates the refresh token (refresh_token), sending no scope, and the new access token tracks', () => {
+      expect(result).toMatchObject({
+        platform: {
+          refresh: {
+            sent: { authorization: 'Basic', body: ['grant_type', 'refresh_token'] },
+            token: platformToken(),
+            rotated: true,
+            new_access_token: true,
+            tracking_status: 404,
+          },
+        },
+      });
+    });
+
+    it('is answered for the spent refresh token used again within the grace window, and the connection goes on', () => {
+      expect(result).toMatchObject({
+        platform: { spent_refresh_again: platformToken(), current_refresh_after: platformToken() },
       });
     });
   },

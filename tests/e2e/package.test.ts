@@ -28,8 +28,8 @@ import { readCustomerApiConfig } from '../../lib/config.ts';
 import {
   CONNECTION_ATTRIBUTES,
   connectionKey,
+  createDynamoConnectionStatusReader,
   createDynamoConnectionStore,
-  createDynamoConnectionTokenRevoker,
 } from '../../lib/connections/dynamodb.ts';
 import { type Administrator, administratorOf } from '../../lib/customer/administrator.ts';
 import { listAdministrators, setAdministrator } from '../../lib/customer/administrators.ts';
@@ -372,8 +372,9 @@ describe('the prod CloudFormation template', () => {
           ]?.['dynamodb:Attributes'];
           return (attributes ?? Object.keys(user)) as string[];
         });
-      // Any CLIENT# item whole: a client's, with what the revocations add (revokedTokens, a
-      // platform's endedConnections), and a connection's.
+      // Any CLIENT# item whole: a client's, with what the revocations add (revokedTokens); and a
+      // connection's, which the administrators' API reads through the index alone (its list):
+      // nothing in one is a secret.
       const clientPartition = statements.filter(
         (statement) =>
           statement.Action.includes('dynamodb:GetItem') &&
@@ -385,7 +386,6 @@ describe('the prod CloudFormation template', () => {
       const byKey = new Set([
         ...Object.keys(client),
         'revokedTokens',
-        'endedConnections',
         ...Object.keys(connection),
         ...userProjection,
       ]);
@@ -673,9 +673,19 @@ describe('the prod CloudFormation template', () => {
       expect(accountReads('OAuthIntrospectRole')).toEqual([
         { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*'] } },
         {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*', 'CONNECTION#*'] },
           'ForAllValues:StringEquals': {
-            'dynamodb:Attributes': ['pk', 'sk', 'username', 'enabled', 'revokedBefore', 'revokedSessions'],
+            'dynamodb:Attributes': [
+              'pk',
+              'sk',
+              'username',
+              'enabled',
+              'revokedBefore',
+              'revokedSessions',
+              'clientId',
+              'connectionId',
+              'customerId',
+            ],
           },
           StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
         },
@@ -684,15 +694,15 @@ describe('the prod CloudFormation template', () => {
         'dynamodb:GetItem on ShipmentsTable',
         'dynamodb:PutItem on ShipmentsTable',
       ]);
-      // The authorizer reads user and client items only, and only the attributes it projects: never a
-      // hash (a client's revokedTokens: the tokens it revoked itself; a platform's endedConnections:
-      // the connections ended, whose tokens it refuses).
+      // The authorizer reads user, client and connection items only, and only the attributes it
+      // projects: never a hash (a client's revokedTokens: the tokens it revoked itself; a
+      // connection's id: which one a platform's token of it must name).
       const read = statementsOf(resources, 'AuthorizerRole').find((statement) =>
         statement.Action.includes('dynamodb:GetItem'),
       );
       expect(read).toMatchObject({
         Condition: {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*', 'CLIENT#*'] },
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*', 'CLIENT#*', 'CONNECTION#*'] },
           'ForAllValues:StringEquals': {
             'dynamodb:Attributes': [
               'pk',
@@ -704,7 +714,8 @@ describe('the prod CloudFormation template', () => {
               'revokedSessions',
               'secrets',
               'revokedTokens',
-              'endedConnections',
+              'connectionId',
+              'customerId',
             ],
           },
           StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
@@ -1008,8 +1019,7 @@ describe('the prod CloudFormation template', () => {
 
     it('holds the authorization endpoint’s, the platform grants’ and the connections’ requests to their roles, and lets the authorization endpoint and the token endpoint allow nothing on the accounts, sessions and audit tables their stores never send', async () => {
       // The stores as lib/wiring/authorize.ts, lib/wiring/oauth.ts and lib/wiring/customer.ts wire
-      // them, each operation once (the connection's revocation also with a full list, which moves
-      // the platform's cutoff), against a client that only writes the requests down.
+      // them, each operation once, against a client that only writes the requests down.
       const tables = tableNames('prod');
       const { client, sentBy } = recordingClient();
       const accounts = { client, tableName: tables.accounts };
@@ -1043,37 +1053,6 @@ describe('the prod CloudFormation template', () => {
         approvedAt: 1_900_000_000,
         expiresAt: 2_000_000_000,
       };
-      const full = recordingClient(({ request }) =>
-        String(request.UpdateExpression).includes('if_not_exists(endedConnections')
-          ? {
-              Attributes: {
-                endedConnections: Object.fromEntries(
-                  Array.from({ length: MAX_REVOKED_SESSIONS }, (_, i) => [`con_${i}`, 2_000_000_000]),
-                ),
-              },
-            }
-          : {},
-      );
-      const cutoff = await full.sentBy(() =>
-        createDynamoConnectionTokenRevoker({
-          client: full.client,
-          tableName: tables.accounts,
-        }).endConnectionTokens(clientId, connection.connectionId, 2_000_000_000),
-      );
-      expect(cutoff.map((request) => String(request.request.UpdateExpression))).toEqual([
-        expect.stringContaining('if_not_exists(endedConnections'),
-        expect.stringMatching(/^SET revokedBefore = :cutoff REMOVE endedConnections$/),
-      ]);
-      const endTokens = [
-        ...(await sentBy(() =>
-          createDynamoConnectionTokenRevoker(accounts).endConnectionTokens(
-            clientId,
-            connection.connectionId,
-            2_000_000_000,
-          ),
-        )),
-        ...cutoff,
-      ];
       const failedAuthentication = await sentBy(() =>
         createClientAuthAudit(
           createAuditRecorder({
@@ -1103,7 +1082,13 @@ describe('the prod CloudFormation template', () => {
           ...(await sentBy(() => requests.get(id, now))),
           ...(await sentBy(() => requests.open(id, pending.browser, 2_000_000_000, now))),
           ...(await sentBy(() =>
-            requests.signIn(id, pending.browser, { username: 'Alice', customerId: 'C-1001' }, now),
+            requests.signIn(
+              id,
+              pending.browser,
+              'next-browser-digest',
+              { username: 'Alice', customerId: 'C-1001', at: 1_900_000_000 },
+              now,
+            ),
           )),
           ...(await sentBy(() => requests.decide(id, pending.browser, now))),
           ...(await sentBy(() =>
@@ -1123,11 +1108,11 @@ describe('the prod CloudFormation template', () => {
         OAuthTokenRole: [
           ...clientRead,
           ...(await sentBy(() => createDynamoClientReader(accounts).recordUse(clientId, '0a1b2c3d', now))),
-          ...(await sentBy(() => requests.redeemCode(code.digest, code.clientId, 'redemption-1', now))),
+          ...(await sentBy(() => requests.redeemCode(code.digest, code, 'redemption-1', now))),
           ...(await sentBy(() => connections.find(clientId, 'C-1001'))),
           ...(await sentBy(() =>
             sessions.create({
-              sessionId: '00000000-0000-4000-8000-000000000001',
+              sessionId: 'conn#00000000-0000-4000-8000-000000000001',
               username: `connection:${connection.connectionId}`,
               createdAt: code.approvedAt,
               expiresAt: 2_000_000_000,
@@ -1136,7 +1121,7 @@ describe('the prod CloudFormation template', () => {
           )),
           ...(await sentBy(() =>
             sessions.refresh({
-              sessionId: '00000000-0000-4000-8000-000000000001',
+              sessionId: 'conn#00000000-0000-4000-8000-000000000001',
               username: `connection:${connection.connectionId}`,
               fromJti: 'jti-1',
               toJti: 'jti-2',
@@ -1144,17 +1129,28 @@ describe('the prod CloudFormation template', () => {
               extendTo: 2_000_000_000,
             }),
           )),
-          ...(await sentBy(() => sessions.get('00000000-0000-4000-8000-000000000001'))),
+          ...(await sentBy(() => sessions.get('conn#00000000-0000-4000-8000-000000000001'))),
           ...(await sentBy(() => connections.recordUse(connection, now))),
-          ...endTokens,
           ...(await sentBy(() => connections.remove(connection))),
           ...failedAuthentication,
         ],
-        // The administrators' connections: listed by the index, ended on the platform's item, removed.
+        // The administrators' connections: listed by the index, removed.
         CustomerApiRole: [
           ...(await sentBy(() => connections.listByCustomer('C-1001'))),
-          ...endTokens,
           ...(await sentBy(() => connections.remove(connection))),
+        ],
+        // A connection's access token: the authorizer and introspection read its connection.
+        AuthorizerRole: [
+          ...(await sentBy(() =>
+            createDynamoConnectionStatusReader(accounts).findConnectionStatus(clientId, 'C-1001'),
+          )),
+        ],
+        OAuthIntrospectRole: [
+          ...(await sentBy(() =>
+            createDynamoConnectionStatusReader(accounts).findConnectionStatus(clientId, 'C-1001', {
+              consistent: true,
+            }),
+          )),
         ],
       };
       expect(sent.OAuthAuthorizeRole?.map((request) => request.action)).toEqual([
@@ -1199,8 +1195,8 @@ describe('the prod CloudFormation template', () => {
       }
       // The authorization endpoint reaches no refresh session, and spends no code: the token endpoint's.
       for (const request of [
-        ...(await sentBy(() => sessions.get('00000000-0000-4000-8000-000000000001'))),
-        ...(await sentBy(() => requests.redeemCode(code.digest, code.clientId, 'redemption-1', now))),
+        ...(await sentBy(() => sessions.get('conn#00000000-0000-4000-8000-000000000001'))),
+        ...(await sentBy(() => requests.redeemCode(code.digest, code, 'redemption-1', now))),
       ])
         expect(allowingStatements(resources, 'OAuthAuthorizeRole', request).allowing, request.action).toEqual(
           [],
@@ -1352,8 +1348,6 @@ describe('the prod CloudFormation template', () => {
       // removed).
       const connectionDeps: CustomerConnectionDeps = {
         connections: createDynamoConnectionStore({ client, tableName: config.accountsTable }),
-        revoker: createDynamoConnectionTokenRevoker({ client, tableName: config.accountsTable }),
-        accessTtlSeconds: config.clientAccessTtlSeconds,
         platforms: deps.clients,
         recorder: deps.recorder,
         clock: () => new Date(),
@@ -1419,17 +1413,13 @@ describe('the prod CloudFormation template', () => {
       expect(accountUpdates('RefreshRole')).toEqual([sessionTokens]);
       expect(accountUpdates('LogoutRole')).toEqual([sessionTokens]);
       expect(accountUpdates('OAuthRevokeRole')).toEqual([
-        updateOf(['pk', 'sk', 'clientId', 'revokedTokens', 'endedConnections', 'revokedBefore'], 'CLIENT#*'),
+        updateOf(['pk', 'sk', 'clientId', 'revokedTokens'], 'CLIENT#*'),
       ]);
       // lib/clients/dynamodb.ts recordUse: a secret's lastUsedAt and the client's, on condition of
       // clientId; lib/connections/dynamodb.ts recordUse: a connection's lastUsedAt, on condition of
-      // clientId and connectionId; an ended connection (lib/connections/connections.ts
-      // endConnection) listed in its platform's endedConnections, or the platform's cutoff moved.
+      // clientId and connectionId (an ended connection is deleted, held below).
       expect(accountUpdates('OAuthTokenRole')).toEqual([
-        updateOf(
-          ['pk', 'sk', 'clientId', 'secrets', 'lastUsedAt', 'endedConnections', 'revokedBefore'],
-          'CLIENT#*',
-        ),
+        updateOf(['pk', 'sk', 'clientId', 'secrets', 'lastUsedAt'], 'CLIENT#*'),
         updateOf(['pk', 'sk', 'clientId', 'connectionId', 'lastUsedAt'], 'CONNECTION#*'),
       ]);
       // The authorization page: the login's hash upgrade, and lib/connections/dynamodb.ts approve,

@@ -49,7 +49,6 @@ describeStoreContract('client repository', CLIENT_STORES, (store) => {
       revokedBefore: 0,
       secretIds: new Set([secret.stored.id]),
       revokedTokens: new Set(),
-      endedConnections: new Set(),
     });
     expect(await clients().findClientStatus(newClientId())).toBeNull();
   });

@@ -17,10 +17,7 @@ import { newClientId } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import { createDynamoClientReader } from '../../lib/clients/dynamodb-readers.ts';
 import { newClientSecret } from '../../lib/clients/secrets.ts';
-import {
-  createDynamoConnectionStore,
-  createDynamoConnectionTokenRevoker,
-} from '../../lib/connections/dynamodb.ts';
+import { createDynamoConnectionStore } from '../../lib/connections/dynamodb.ts';
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
@@ -102,8 +99,6 @@ beforeAll(async () => {
       tableName: dynamo.tables.sessions,
     }),
     connections: createDynamoConnectionStore(table),
-    revoker: createDynamoConnectionTokenRevoker({ ...table, clock }),
-    accessTtlSeconds: 3600,
     recorder: createAuditRecorder({
       trail: createDynamoAuditTrail({ client: dynamo.documentClient, tableName: dynamo.tables.audit }),
       retentionSeconds: 86_400,
@@ -208,15 +203,23 @@ describe('the authorization code', () => {
   it('takes the SDK’s resend of our own redemption for ours, not for a replay', async () => {
     const { code } = await approvedCode();
     const redemption = `redemption-${codeCount}`;
-    const first = await deps.codes.redeemCode(digestOf(code), platforms[0]?.clientId ?? '', redemption, now);
-    const resent = await deps.codes.redeemCode(digestOf(code), platforms[0]?.clientId ?? '', redemption, now);
+    const binding = {
+      clientId: platforms[0]?.clientId ?? '',
+      redirectUri: REDIRECT_URI,
+      codeChallenge: challengeOf(VERIFIER),
+    };
+    const first = await deps.codes.redeemCode(digestOf(code), binding, redemption, now);
+    const resent = await deps.codes.redeemCode(digestOf(code), binding, redemption, now);
     expect([first.outcome, resent.outcome]).toEqual(['redeemed', 'redeemed']);
-    const other = await deps.codes.redeemCode(
+    const other = await deps.codes.redeemCode(digestOf(code), binding, 'another exchange', now);
+    // Presented with another verifier, a spent code is merely unknown: nothing ends for it.
+    const wrong = await deps.codes.redeemCode(
       digestOf(code),
-      platforms[0]?.clientId ?? '',
-      'another exchange',
+      { ...binding, codeChallenge: challengeOf('w'.repeat(43)) },
+      'a thief',
       now,
     );
+    expect(wrong.outcome).toBe('unknown');
     expect(other.outcome).toBe('replayed');
   });
 });
@@ -235,6 +238,27 @@ describe('a connection’s refresh token', () => {
     expect(await deps.connections.find(connection.clientId, CUSTOMER)).toBeNull();
     expect(await codeOf(refresh(second.refreshToken))).toBe('INVALID_GRANT');
     expect(metrics.names()).toContain('ConnectionEnded{by=RefreshReused}');
+  });
+
+  it('narrows an access token to a scope asked for, and refuses one beyond the approval before spending the token', async () => {
+    const { code } = await approvedCode();
+    const grant = await exchange(code);
+    const beyond = refreshConnection(deps, {
+      clientId: platforms[0]?.clientId ?? '',
+      clientSecret: platforms[0]?.clientSecret ?? '',
+      refreshToken: grant.refreshToken,
+      scopes: ['shipments:write'],
+      sourceIp: '198.51.100.7',
+    });
+    expect(await codeOf(beyond)).toBe('INVALID_SCOPE');
+    const narrowed = await refreshConnection(deps, {
+      clientId: platforms[0]?.clientId ?? '',
+      clientSecret: platforms[0]?.clientSecret ?? '',
+      refreshToken: grant.refreshToken,
+      scopes: ['tracking:read'],
+      sourceIp: '198.51.100.7',
+    });
+    expect(narrowed.scopes).toEqual(['tracking:read']);
   });
 
   it('moves the connection’s idle end with each refresh, so a platform that refreshes keeps it', async () => {

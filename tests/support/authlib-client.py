@@ -1,20 +1,25 @@
-"""An API client and a resource server written with Authlib (Debian's python3-authlib), as a
-Python integrator would write them, against a running stack (tests/e2e/outside-clients.test.ts).
+"""An API client, a resource server and a platform written with Authlib (Debian's
+python3-authlib), as a Python integrator would write them, against a running stack
+(tests/e2e/outside-clients.test.ts).
 
 Reads one JSON object on stdin: issuer, audience, api (the API's base URL), client_id and
 client_secret (a client with every route scope), reader_id and reader_secret (a client whose
 token it revokes), introspector_id and introspector_secret (a client holding tokens:introspect),
-user_token, refresh_token. Secrets and tokens come on stdin, never in argv. Prints one JSON
-object on stdout: what Authlib returned, no secret and no token in it.
+user_token, refresh_token, and `platform`: client_id, client_secret, redirect_uri and scope of a
+platform (docs/platforms.md), and username, password and customer_id of the customer's
+administrator who approves it. Secrets and tokens come on stdin, never in argv. Prints one JSON
+object on stdout: what Authlib returned, no secret, no code and no token in it.
 """
 
 import json
 import sys
 import time
-from urllib.parse import parse_qs
+from html.parser import HTMLParser
+from urllib.parse import parse_qs, parse_qsl, urljoin, urlsplit
 
 import requests
-from authlib.integrations.requests_client import OAuth2Session
+from authlib.common.security import generate_token
+from authlib.integrations.requests_client import OAuth2Session, OAuthError
 from authlib.jose import JsonWebToken
 from authlib.jose.errors import JoseError
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata, get_well_known_url
@@ -53,10 +58,15 @@ claims_options = {
 }
 
 
-def validated(token):
-    """The header and claims Authlib validated the access token to, or the error it refused it with."""
+def validated(token, **values):
+    """The header and claims Authlib validated the access token to, or the error it refused it with.
+
+    `values`: further claims the token must carry, with these values.
+    """
+    further = {name: {"essential": True, "value": value} for name, value in values.items()}
+    options = {**claims_options, **further}
     try:
-        claims = jwt.decode(token, jwks, claims_options=claims_options)
+        claims = jwt.decode(token, jwks, claims_options=options)
         claims.validate(leeway=5)
     except JoseError as error:
         return {"refused": type(error).__name__, "error": error.error, "description": error.description}
@@ -73,11 +83,11 @@ def introspected(token):
     return answer.json()
 
 
-def granted(auth_method):
-    """A client credentials grant by an OAuth2Session authenticating with `auth_method`."""
-    session = OAuth2Session(
-        given["client_id"], given["client_secret"], token_endpoint_auth_method=auth_method
-    )
+def sent_to_token_endpoint(session):
+    """What `session` sent the token endpoint last: its Authorization scheme and its body's names.
+
+    The dict it returns is filled in by each request the session makes there.
+    """
     sent = {}
 
     def keep(response, *args, **kwargs):
@@ -88,6 +98,15 @@ def granted(auth_method):
             sent["body"] = sorted(parse_qs(request.body or ""))
 
     session.hooks["response"].append(keep)
+    return sent
+
+
+def granted(auth_method):
+    """A client credentials grant by an OAuth2Session authenticating with `auth_method`."""
+    session = OAuth2Session(
+        given["client_id"], given["client_secret"], token_endpoint_auth_method=auth_method
+    )
+    sent = sent_to_token_endpoint(session)
     token = session.fetch_token(metadata["token_endpoint"], grant_type="client_credentials")
     # The session sends its token in the Authorization header; an unknown parcel number is a 404.
     tracked = session.get(given["api"] + "/tracking/12345678901234", timeout=10)
@@ -129,12 +148,173 @@ def revoked():
     }
 
 
+class PageForm(HTMLParser):
+    """The authorization page's form as a browser reads it: where it posts, and its hidden fields."""
+
+    def __init__(self, html):
+        super().__init__()
+        self.action = None
+        self.fields = {}
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form" and self.action is None:
+            self.action = attrs.get("action")
+        elif tag == "input" and attrs.get("type") == "hidden":
+            self.fields[attrs["name"]] = attrs.get("value") or ""
+
+
+def submitted(browser, page, fields):
+    """The page's form posted as a browser posts it: its hidden fields, `fields`, and the page's
+    Origin (the page refuses a post without it, a CSRF guard). The 303 is not followed: its
+    Location is the platform's to read."""
+    form = PageForm(page.text)
+    scheme, netloc = urlsplit(page.url)[:2]
+    return browser.post(
+        urljoin(page.url, form.action or ""),
+        data={**form.fields, **fields},
+        headers={"Origin": f"{scheme}://{netloc}"},
+        allow_redirects=False,
+        timeout=10,
+    )
+
+
+def described(token):
+    """A token response without its tokens: the names of its members and those that are no secret."""
+    return {
+        # expires_at is Authlib's own, computed from expires_in: not a member of the answer.
+        "fields": sorted(name for name in token if name != "expires_at"),
+        **{name: token.get(name) for name in ("token_type", "expires_in", "scope", "customer_id")},
+    }
+
+
+def refused_or_described(call):
+    """The token response `call` returns, described; or the OAuth error Authlib raised for it."""
+    try:
+        return described(call())
+    except OAuthError as error:
+        return {"refused": error.error, "description": error.description}
+
+
+def connected():
+    """A platform's authorization code flow with PKCE S256 (docs/platforms.md), by an OAuth2Session,
+    the customer's administrator's browser played by a requests.Session: sign-in, approval, the
+    code exchanged, the refresh token rotated and the spent one used again within the grace window."""
+    given_platform = given["platform"]
+    # The scope goes in the authorization request; a refresh keeps the approved ones.
+    platform = OAuth2Session(
+        given_platform["client_id"],
+        given_platform["client_secret"],
+        redirect_uri=given_platform["redirect_uri"],
+        code_challenge_method="S256",
+    )
+    sent = sent_to_token_endpoint(platform)
+    # RFC 7636 section 4.1: 43 to 128 characters of the unreserved set; Authlib's are letters and digits.
+    code_verifier = generate_token(64)
+    url, state = platform.create_authorization_url(
+        metadata["authorization_endpoint"], code_verifier=code_verifier, scope=given_platform["scope"]
+    )
+    requested = dict(parse_qsl(urlsplit(url).query))
+
+    browser = requests.Session()
+
+    def loopback(answer):
+        # The page binds the request to the browser with a Secure cookie, a new one at the sign-in.
+        # Browsers treat a loopback origin as secure and send it there over plain http; requests
+        # sends a Secure cookie over https only (and its per-request jar takes no cookie policy),
+        # so on loopback each is unmarked as it comes.
+        for cookie in browser.cookies:
+            cookie.secure = False
+        return answer
+
+    sign_in = loopback(browser.get(url, allow_redirects=False, timeout=10))
+    consent = loopback(
+        submitted(
+            browser,
+            sign_in,
+            {"username": given_platform["username"], "password": given_platform["password"]},
+        )
+    )
+    decided = submitted(browser, consent, {"action": "approve"})
+    location = decided.headers.get("Location", "")
+    answered = dict(parse_qsl(urlsplit(location).query))
+    authorization = {
+        "request": {
+            "names": sorted(requested),
+            "code_challenge_method": requested.get("code_challenge_method"),
+            "scope": requested.get("scope"),
+        },
+        "pages": {
+            "sign_in": sign_in.status_code,
+            "cookies": sorted(browser.cookies.keys()),
+            "consent": consent.status_code,
+            "consent_names_customer": given_platform["customer_id"] in consent.text,
+            "decided": decided.status_code,
+        },
+        "response": {
+            "redirected_to": location.split("?")[0],
+            "names": sorted(answered),
+            "state_matches": answered.get("state") == state,
+            # RFC 9207: Authlib does not check `iss` itself, so the platform does, before it
+            # sends the code anywhere (a mix-up attack's answer comes from another issuer).
+            "iss_is_issuer": answered.get("iss") == metadata["issuer"],
+        },
+    }
+    if not authorization["response"]["iss_is_issuer"]:
+        return {"authorization": authorization, "refused": "the answer's iss is not the issuer"}
+
+    # Authlib takes the code from the answer, after checking its state against `state`.
+    token = platform.fetch_token(
+        metadata["token_endpoint"],
+        authorization_response=location,
+        state=state,
+        code_verifier=code_verifier,
+    )
+    exchange_sent = dict(sent)
+    access_token, first_refresh = token["access_token"], token["refresh_token"]
+    # The session sends its token in the Authorization header; an unknown parcel number is a 404.
+    tracked = platform.get(given["api"] + "/tracking/12345678901234", timeout=10)
+
+    refreshed = platform.refresh_token(metadata["token_endpoint"], refresh_token=first_refresh)
+    refresh_sent = dict(sent)
+    current_refresh = refreshed["refresh_token"]
+    tracked_after = platform.get(given["api"] + "/tracking/12345678901234", timeout=10)
+    # Later, the spent refresh token again, as after a lost answer: within the grace window
+    # (30 s locally) it is answered with the current one, and the connection goes on.
+    reused = refused_or_described(
+        lambda: platform.refresh_token(metadata["token_endpoint"], refresh_token=first_refresh)
+    )
+    current = refused_or_described(
+        lambda: platform.refresh_token(metadata["token_endpoint"], refresh_token=current_refresh)
+    )
+    return {
+        "authorization": authorization,
+        "exchange": {
+            "sent": exchange_sent,
+            "token": described(token),
+            "validated": validated(access_token, customer_id=given_platform["customer_id"]),
+            "tracking_status": tracked.status_code,
+        },
+        "refresh": {
+            "sent": refresh_sent,
+            "token": described(refreshed),
+            "rotated": current_refresh != first_refresh,
+            "new_access_token": refreshed["access_token"] != access_token,
+            "tracking_status": tracked_after.status_code,
+        },
+        "spent_refresh_again": reused,
+        "current_refresh_after": current,
+    }
+
+
 print(
     json.dumps(
         {
             "discovery": {
                 "url": metadata_url,
                 "issuer": metadata["issuer"],
+                "authorization_endpoint": metadata.get("authorization_endpoint"),
                 "token_endpoint": metadata["token_endpoint"],
                 "jwks_uri": metadata["jwks_uri"],
                 "revocation_endpoint": metadata.get("revocation_endpoint"),
@@ -149,6 +329,7 @@ print(
                 "refresh": introspected(given["refresh_token"]),
             },
             "revoked": revoked(),
+            "platform": connected(),
         }
     )
 )

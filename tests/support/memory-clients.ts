@@ -16,6 +16,7 @@ import {
 } from '../../lib/clients/secrets.ts';
 import { AppError } from '../../lib/errors.ts';
 import { redirectUrisAfter } from '../../lib/platforms/redirect-uris.ts';
+import type { ConnectionStatusReader } from '../../lib/revocation/revocation.ts';
 import {
   type ClientTokenRevoker,
   MAX_REVOKED_TOKENS,
@@ -96,7 +97,6 @@ export function memoryClients(
             revokedBefore: record.revokedBefore,
             secretIds: new Set(liveSecrets(record.secrets, clock()).map((secret) => secret.id)),
             revokedTokens: new Set(revokedTokens.get(clientId)?.keys()),
-            endedConnections: new Set(),
           };
     },
     async revokeClientToken(clientId, jti, until) {
@@ -184,3 +184,6 @@ export function memoryClients(
     },
   };
 }
+
+/** A revocation check's connections where a test has no platform: no connection exists. */
+export const noConnections: ConnectionStatusReader = { findConnectionStatus: async () => null };

@@ -6,7 +6,7 @@ import { createRevocationCheck, type UserStatusReader } from '../../lib/revocati
 import type { Clock } from '../../lib/time.ts';
 import { createAccessTokenVerifier } from '../../lib/tokens/verify.ts';
 import { TOKEN_SETTINGS, type testKeys } from './keys.ts';
-import { memoryClients } from './memory-clients.ts';
+import { memoryClients, noConnections } from './memory-clients.ts';
 import { noMetrics } from './memory-metrics.ts';
 
 export function revocationAt(
@@ -14,7 +14,13 @@ export function revocationAt(
   keys: Awaited<ReturnType<typeof testKeys>>,
   clock: Clock,
 ) {
-  const check = createRevocationCheck({ clients: memoryClients(), metrics: noMetrics, users, cacheTtlMs: 0 });
+  const check = createRevocationCheck({
+    clients: memoryClients(),
+    connections: noConnections,
+    metrics: noMetrics,
+    users,
+    cacheTtlMs: 0,
+  });
   const access = createAccessTokenVerifier({ keys: keys.verifiers, settings: TOKEN_SETTINGS, clock });
   return {
     verify: (token: string) => access.verify(token),

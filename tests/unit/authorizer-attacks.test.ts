@@ -32,7 +32,7 @@ import {
 import { authorizerEvent } from '../fixtures/events.ts';
 import { authorizeEvent } from '../support/authorizer.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
-import { memoryClients } from '../support/memory-clients.ts';
+import { memoryClients, noConnections } from '../support/memory-clients.ts';
 import { noMetrics } from '../support/memory-metrics.ts';
 import { memoryStatuses } from '../support/memory-statuses.ts';
 import { respellings } from '../support/spellings.ts';
@@ -59,6 +59,7 @@ const users = memoryStatuses();
 const { statuses } = users;
 const revocation = createRevocationCheck({
   clients: memoryClients(),
+  connections: noConnections,
   metrics: noMetrics,
   users: users.reader,
   cacheTtlMs: 0,

@@ -10,7 +10,7 @@ import { type AccessTokenVerifier, createAccessTokenVerifier } from '../../lib/t
 import { authorizerEvent } from '../fixtures/events.ts';
 import { authorizeEvent } from '../support/authorizer.ts';
 import { TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
-import { memoryClients } from '../support/memory-clients.ts';
+import { memoryClients, noConnections } from '../support/memory-clients.ts';
 import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
 import { memoryStatuses } from '../support/memory-statuses.ts';
 import { methodArns } from '../support/routes.ts';
@@ -46,6 +46,7 @@ const users = memoryStatuses({ failFor: 'broken' });
 const { statuses } = users;
 const revocation = createRevocationCheck({
   clients: memoryClients(),
+  connections: noConnections,
   metrics: noMetrics,
   users: users.reader,
   cacheTtlMs: 0,
@@ -485,6 +486,7 @@ describe('authorizer metrics', () => {
     const metrics = createMemoryMetrics();
     const check = createRevocationCheck({
       clients: memoryClients(),
+      connections: noConnections,
       users: users.reader,
       cacheTtlMs,
       metrics,
@@ -534,6 +536,7 @@ describe('authorizer metrics', () => {
     const metrics = createMemoryMetrics();
     const check = createRevocationCheck({
       clients: memoryClients(),
+      connections: noConnections,
       users: users.reader,
       cacheTtlMs: 30_000,
       metrics,

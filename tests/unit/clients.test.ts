@@ -38,7 +38,7 @@ import {
 import { authorizerEvent } from '../fixtures/events.ts';
 import { authorizeEvent } from '../support/authorizer.ts';
 import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
-import { memoryClients } from '../support/memory-clients.ts';
+import { memoryClients, noConnections } from '../support/memory-clients.ts';
 import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
 import { memoryStatuses } from '../support/memory-statuses.ts';
 import { memoryThrottleStore } from '../support/memory-throttle.ts';
@@ -658,6 +658,7 @@ describe('the authorizer and a client’s or a narrowed user’s token', () => {
         revocation: createRevocationCheck({
           users: users.reader,
           clients,
+          connections: noConnections,
           cacheTtlMs: 0,
           metrics: noMetrics,
         }),
@@ -802,6 +803,7 @@ describe('token revocation and introspection', () => {
     const revocation = createRevocationCheck({
       users: users.reader,
       clients,
+      connections: noConnections,
       cacheTtlMs: 0,
       metrics: noMetrics,
     });

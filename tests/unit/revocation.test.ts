@@ -12,6 +12,7 @@ import {
   type UserStatus,
 } from '../../lib/revocation/revocation.ts';
 import type { AccessClaims } from '../../lib/tokens/verify.ts';
+import { noConnections } from '../support/memory-clients.ts';
 import { noMetrics } from '../support/memory-metrics.ts';
 
 const START = Date.parse('2026-12-01T10:00:00.000Z');
@@ -26,17 +27,23 @@ function setUp() {
       revokedBefore: 0,
       secretIds: new Set(['s1']),
       revokedTokens: new Set(),
-      endedConnections: new Set(),
     },
   };
   const user: { status: UserStatus } = {
     status: { enabled: false, revokedBefore: 0, revokedSessions: new Set() },
   };
+  const connection: { status: { connectionId: string } | null } = { status: { connectionId: 'con_1' } };
   const reads: { kind: string; consistent: boolean }[] = [];
   const sleeps: number[] = [];
   const record = (kind: string, options: StatusReadOptions | undefined) =>
     reads.push({ kind, consistent: options?.consistent === true });
   const check = createRevocationCheck({
+    connections: {
+      async findConnectionStatus(_clientId, _customerId, options) {
+        record('connection', options);
+        return connection.status;
+      },
+    },
     clients: {
       async findClientStatus(_clientId, options) {
         record('client', options);
@@ -62,6 +69,7 @@ function setUp() {
     check,
     client,
     user,
+    connection,
     reads,
     advance: (ms: number) => {
       now += ms;
@@ -116,6 +124,7 @@ describe('the revocation check’s cache', () => {
     const lagging = { ...client.status };
     client.status = { ...client.status, enabled: true };
     const laggingCheck = createRevocationCheck({
+      connections: noConnections,
       clients: {
         async findClientStatus(_clientId, options) {
           reads.push({ kind: 'client', consistent: options?.consistent === true });
@@ -215,5 +224,41 @@ describe('the revocation check’s cache', () => {
     advance(10_000);
     expect(await check.isRevoked(clientToken(seconds(now())))).toBe(false);
     expect(reads).toHaveLength(1);
+  });
+});
+
+describe('a platform’s token of a connection', () => {
+  const connectionToken = (issuedAt: number, connectionId = 'con_1'): AccessClaims =>
+    ({
+      kind: 'client',
+      clientId: 'pcl_00000000000000000001',
+      customerId: 'C-1',
+      grant: { connectionId },
+      jti: `jti-${issuedAt}-${connectionId}`,
+      issuer: 'https://auth.example/test',
+      audience: 'https://api.example/test',
+      issuedAt,
+      expiresAt: issuedAt + 3600,
+      scopes: ['tracking:read'],
+    }) as AccessClaims;
+
+  it('is refused once its connection is gone or is a later approval’s, and its platform is read beside', async () => {
+    const { check, client, connection, reads, advance } = setUp();
+    client.status = { ...client.status, enabled: true, secretIds: new Set() };
+    const issued = seconds(START) - 10;
+    expect(await check.isRevoked(connectionToken(issued)), 'a live connection, no secret asked for').toBe(
+      false,
+    );
+    expect(reads.map((read) => read.kind).sort()).toEqual(['client', 'connection']);
+    connection.status = { connectionId: 'con_2' };
+    advance(31_000);
+    expect(await check.isRevoked(connectionToken(issued)), 'another approval’s now').toBe(true);
+    connection.status = null;
+    advance(31_000);
+    expect(await check.isRevoked(connectionToken(issued)), 'ended').toBe(true);
+    connection.status = { connectionId: 'con_1' };
+    client.status = { ...client.status, enabled: false };
+    advance(31_000);
+    expect(await check.isRevoked(connectionToken(issued)), 'its platform disabled').toBe(true);
   });
 });

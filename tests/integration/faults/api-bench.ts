@@ -25,6 +25,7 @@ export type FunctionName =
   | 'track-shipment'
   | 'create-shipment'
   | 'oauth-token'
+  | 'oauth-authorize'
   | 'oauth-revoke'
   | 'oauth-introspect'
   | 'customer-api';
