@@ -8,32 +8,22 @@
  *
  * Skipped, with the reason in its title, only where Chromium is not installed.
  */
-import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import * as oauth from 'oauth4webapi';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
+import { seriousViolations } from '../support/axe.ts';
 import { CHROMIUM_SKIP_REASON, launchChromium } from '../support/chromium.ts';
+import { discover, INSECURE, pushAuthorization } from '../support/platforms.ts';
 import { freePort } from '../support/ports.ts';
 import { printedValue, stackAdmin } from '../support/stack-admin.ts';
 
-const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const CUSTOMER = 'C-AUTHZ-PAGE';
 const ADMIN = 'page-admin';
 const PASSWORD = 'a page admin’s long password';
 const WAIT = { timeout: 15_000 };
-const insecure = { [oauth.allowInsecureRequests]: true } as const;
-
-interface AxeGlobal {
-  readonly axe: {
-    run(
-      context: unknown,
-      options: unknown,
-    ): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }>;
-  };
-}
+const insecure = INSECURE;
 
 describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
   `the authorization page in Chromium${CHROMIUM_SKIP_REASON === undefined ? '' : ` (skipped: ${CHROMIUM_SKIP_REASON})`}`,
@@ -41,7 +31,6 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
     let stack: LocalStack;
     let browser: Browser;
     let page: Page;
-    let axe: string;
     let callbacks: Server;
     let redirectUri: string;
     let as: oauth.AuthorizationServer;
@@ -52,44 +41,8 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
     let refreshToken = '';
     const problems: string[] = [];
 
-    async function seriousViolations(on: Page) {
-      await on.evaluate(axe);
-      const { violations } = await on.evaluate(() =>
-        (globalThis as unknown as AxeGlobal).axe.run(globalThis, { resultTypes: ['violations'] }),
-      );
-      return violations
-        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-        .map((violation) => ({
-          id: violation.id,
-          nodes: violation.nodes.map((node) => node.target.join(' ')),
-        }));
-    }
-
-    async function pushed() {
-      const verifier = oauth.generateRandomCodeVerifier();
-      const state = oauth.generateRandomState();
-      const { request_uri } = await oauth.processPushedAuthorizationResponse(
-        as,
-        platform,
-        await oauth.pushedAuthorizationRequest(
-          as,
-          platform,
-          platformAuth,
-          {
-            response_type: 'code',
-            redirect_uri: redirectUri,
-            scope: 'tracking:read',
-            state,
-            code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-            code_challenge_method: 'S256',
-          },
-          insecure,
-        ),
-      );
-      const url = new URL(String(as.authorization_endpoint));
-      url.search = new URLSearchParams({ client_id: platform.client_id, request_uri }).toString();
-      return { url: url.href, verifier, state };
-    }
+    const pushed = () =>
+      pushAuthorization(as, platform, platformAuth, { redirectUri, scope: 'tracking:read' });
 
     beforeAll(async () => {
       stack = await startLocalStack();
@@ -105,10 +58,7 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       await new Promise<void>((resolve) => callbacks.listen(port, '127.0.0.1', resolve));
       redirectUri = `http://127.0.0.1:${port}/carrier/callback`;
       const origin = new URL(stack.baseUrl).origin;
-      as = await oauth.processDiscoveryResponse(
-        new URL(origin),
-        await oauth.discoveryRequest(new URL(origin), { ...insecure, algorithm: 'oauth2' }),
-      );
+      as = await discover(origin);
       const added = await stackAdmin(stack, [
         'platform',
         'add',
@@ -122,7 +72,6 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       platformAuth = oauth.ClientSecretBasic(printedValue(added, 'secret'));
       await stackAdmin(stack, ['user', 'add', ADMIN, '--customer', CUSTOMER], `${PASSWORD}\n`);
       await stackAdmin(stack, ['user', 'admin', 'grant', ADMIN]);
-      axe = await readFile(AXE_SOURCE, 'utf8');
       browser = await launchChromium();
       const context = await browser.newContext();
       context.on('page', (opened) => {

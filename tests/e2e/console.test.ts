@@ -12,7 +12,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeJwt, importJWK, SignJWT } from 'jose';
@@ -21,11 +20,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { parseKeyring } from '../../lib/tokens/keys.ts';
+import { seriousViolations } from '../support/axe.ts';
 import { CHROMIUM_SKIP_REASON, launchChromium } from '../support/chromium.ts';
 import { send } from '../support/http.ts';
 import { stackAdmin } from '../support/stack-admin.ts';
-
-const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 const CUSTOMER = 'C-CONSOLE';
 const ADMIN = 'console-admin';
@@ -120,24 +118,12 @@ describe('GET /console and its assets', () => {
   });
 });
 
-interface AxeViolation {
-  readonly id: string;
-  readonly impact: string | null;
-  readonly nodes: readonly { readonly target: readonly string[] }[];
-}
-interface AxeGlobal {
-  readonly axe: {
-    run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }>;
-  };
-}
-
 describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
   `the console in Chromium${CHROMIUM_SKIP_REASON === undefined ? '' : ` (skipped: ${CHROMIUM_SKIP_REASON})`}`,
   () => {
     let browser: Browser;
     let context: BrowserContext;
     let page: Page;
-    let axe: string;
     const elsewhere: string[] = [];
     const problems: string[] = [];
 
@@ -160,23 +146,6 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
         });
       });
       return made;
-    }
-
-    /** The serious and critical violations axe-core finds on the page as it is now. */
-    async function seriousViolations(on: Page) {
-      // Evaluated by the DevTools protocol, which the page's CSP does not govern: a <script>
-      // tag added to the page (page.addScriptTag) is inline script, which the CSP refuses.
-      await on.evaluate(axe);
-      const { violations } = await on.evaluate(() =>
-        (globalThis as unknown as AxeGlobal).axe.run(globalThis, { resultTypes: ['violations'] }),
-      );
-      return violations
-        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-        .map((violation) => ({
-          id: violation.id,
-          impact: violation.impact,
-          nodes: violation.nodes.map((node) => node.target.join(' ')),
-        }));
     }
 
     const region = (on: Page, name: string) => on.getByRole('region', { name, exact: true });
@@ -223,7 +192,6 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       row.locator('td').nth(column).locator('time').getAttribute('title');
 
     beforeAll(async () => {
-      axe = await readFile(AXE_SOURCE, 'utf8');
       browser = await launchChromium();
       context = await watchedContext();
       page = await context.newPage();

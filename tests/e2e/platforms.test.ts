@@ -10,6 +10,7 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { bearer, send } from '../support/http.ts';
+import { discover, INSECURE, pushAuthorization } from '../support/platforms.ts';
 import { printedValue, stackAdmin } from '../support/stack-admin.ts';
 
 const CUSTOMER = 'C-PLATFORM-1';
@@ -23,7 +24,7 @@ let origin: string;
 let as: oauth.AuthorizationServer;
 let platform: oauth.Client;
 let platformAuth: oauth.ClientAuth;
-const insecure = { [oauth.allowInsecureRequests]: true } as const;
+const insecure = INSECURE;
 
 const admin = (args: readonly string[], stdin?: string) => stackAdmin(stack, args, stdin);
 
@@ -57,31 +58,12 @@ const AUTHORIZE = () => `${origin}/api/v1/oauth/authorize`;
 
 /** PAR, the page (sign-in and a decision) and the answer at the redirect URI, as the platform sees it. */
 async function authorize(options: { username: string; decision: 'approve' | 'deny'; scope?: string }) {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const state = oauth.generateRandomState();
-  const pushed = await oauth.processPushedAuthorizationResponse(
-    as,
-    platform,
-    await oauth.pushedAuthorizationRequest(
-      as,
-      platform,
-      platformAuth,
-      {
-        response_type: 'code',
-        redirect_uri: REDIRECT_URI,
-        scope: options.scope ?? 'tracking:read shipments:write',
-        state,
-        code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-      },
-      insecure,
-    ),
-  );
+  const { url, verifier, state } = await pushAuthorization(as, platform, platformAuth, {
+    redirectUri: REDIRECT_URI,
+    scope: options.scope ?? 'tracking:read shipments:write',
+  });
   const page = browser();
-  const url = new URL(AUTHORIZE());
-  url.searchParams.set('client_id', platform.client_id);
-  url.searchParams.set('request_uri', pushed.request_uri);
-  const signIn = await page.go(url.href);
+  const signIn = await page.go(url);
   const request = requestIdOf(signIn.html);
   const consent = await page.go(AUTHORIZE(), {
     request,
@@ -118,10 +100,7 @@ const adminToken = async (username: string) => {
 beforeAll(async () => {
   stack = await startLocalStack();
   origin = new URL(stack.baseUrl).origin;
-  as = await oauth.processDiscoveryResponse(
-    new URL(origin),
-    await oauth.discoveryRequest(new URL(origin), { ...insecure, algorithm: 'oauth2' }),
-  );
+  as = await discover(origin);
   const added = await admin([
     'platform',
     'add',
