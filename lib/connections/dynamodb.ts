@@ -10,7 +10,7 @@
  * connections are one Query of its partition; a connection carries `customerId`, so a customer's
  * are one Query of the `byCustomer` index (range key `sk`, one value for all of a customer's).
  */
-import { DeleteCommand, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { BY_CUSTOMER_INDEX } from '../accounts/dynamodb-items.ts';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { readOwned, type Table, updateOwned } from '../aws/owned-items.ts';
@@ -128,7 +128,15 @@ export function createDynamoConnectionStore(deps: Table): ConnectionStore {
           }),
         ),
       );
-      return removed !== undefined;
+      if (removed !== undefined) return true;
+      // Our own delete, resent by the SDK after its answer was lost, finds the item gone: removed.
+      // Another approval's item (a new id) stays, and is not this connection's.
+      const { Item } = await dynamo(() =>
+        client.send(
+          new GetCommand({ TableName, Key: connectionKey(clientId, customerId), ConsistentRead: true }),
+        ),
+      );
+      return Item === undefined;
     },
 
     async recordUse({ clientId, customerId, connectionId }, at) {

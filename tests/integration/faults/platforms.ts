@@ -38,6 +38,10 @@ const AUTHORIZE = '/api/v1/oauth/authorize';
 const CONNECTIONS = '/api/v1/customer/connections';
 const CONNECTION = '/api/v1/customer/connections/{connectionId}';
 const VERIFIER = 'v'.repeat(43);
+/** The audit trail's write: bookkeeping the answer does not wait on (lib/audit/recorder.ts). */
+const AUDIT_WRITE = 'PutItem audit:';
+/** The sign-in's write: it binds the request to the cookie its answer sets. */
+const SIGN_IN_WRITE = 'UpdateItem sessions:authz';
 
 interface Platform {
   readonly clientId: string;
@@ -301,9 +305,13 @@ export function platformOperations(bench: PlatformBench): Operation<any>[] {
           password: context.admin.password,
         }),
       success: 200,
+      // The sign-in written, its answer (and so the new cookie) lost: the browser holds the one the
+      // request is no longer bound to, and is told to start again (403); nothing was approved.
+      ownRefusal: (run, site) => (run.kind === 'lost' && site === SIGN_IN_WRITE ? 403 : undefined),
       async check(context, run) {
         const last = run.retry ?? run.first;
         if (last.status === 200) expect(last.body, 'the consent page').toContain('value="approve"');
+        if (last.status === 403) return;
         // Signed in or not, the request takes an approval after a fault-free sign-in.
         const again = await page(await freshHandler('oauth-authorize'), context.browser, null, {
           request: context.request,
@@ -324,6 +332,7 @@ export function platformOperations(bench: PlatformBench): Operation<any>[] {
           action: 'approve',
         }),
       success: 303,
+      outlived: [AUDIT_WRITE],
       // The decision written, its answer lost: the request is decided, its code never sent.
       ownRefusal: (run) => (run.kind === 'lost' ? 400 : undefined),
       async check(context, run) {
@@ -389,6 +398,8 @@ export function platformOperations(bench: PlatformBench): Operation<any>[] {
       act: async (context, handler) =>
         call(await handler('oauth-token'), refreshEvent(context.platform, context.refreshToken)),
       success: 200,
+      // The connection's last use, at most hourly: bookkeeping the refresh does not wait on.
+      outlived: ['UpdateItem accounts:CONNECTION/CONNECTION'],
       async check(context, run) {
         for (const answer of answered(run.first, run.retry, 200)) {
           // The last answer's refresh token is the chain's current one, or within the grace window.
@@ -440,6 +451,7 @@ export function platformOperations(bench: PlatformBench): Operation<any>[] {
           }),
         ),
       success: 204,
+      outlived: [AUDIT_WRITE],
       // The end applied, its answer lost: the retry finds it gone.
       ownRefusal: () => 404,
       async check(context, run) {
@@ -457,6 +469,7 @@ export function platformOperations(bench: PlatformBench): Operation<any>[] {
           platformPost(context.platform, '/api/v1/oauth/revoke', { token: context.refreshToken }),
         ),
       success: 200,
+      outlived: [AUDIT_WRITE],
       async check(context, run) {
         if (answered(run.first, run.retry, 200).length > 0) await endedFully(context);
       },
