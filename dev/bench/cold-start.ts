@@ -163,6 +163,20 @@ const FUNCTIONS: Record<
     tokens: true,
     event: ({ client, access }) => introspectionEvent(client, access),
   },
+  // The authorization page asked for by a customer's client, no platform: its 400 page, after the
+  // client's read (no redirect to an unverified URI).
+  oauthAuthorize: {
+    source: 'functions/oauth-authorize.ts',
+    event: ({ client }) =>
+      trackingEvent({
+        httpMethod: 'GET',
+        resource: '/api/v1/oauth/authorize',
+        path: '/api/v1/oauth/authorize',
+        pathParameters: null,
+        queryStringParameters: { client_id: client.clientId },
+        multiValueQueryStringParameters: { client_id: [client.clientId] },
+      }),
+  },
   // Another method on the token endpoint: its 405.
   oauthWrongMethod: {
     source: 'functions/oauth-wrong-method.ts',

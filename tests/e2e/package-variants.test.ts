@@ -100,7 +100,7 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
       .flatMap((policy) => policy.PolicyDocument.Statement)
       .filter((statement) => statement.Action.some((action) => action.startsWith('kms:')));
 
-  it('lets exactly the six roles that read the keyring decrypt with exactly that key, through SSM only', () => {
+  it('lets exactly the seven roles that read the keyring decrypt with exactly that key, through SSM only', () => {
     const decrypt = {
       Effect: 'Allow',
       Action: ['kms:Decrypt'],
@@ -121,6 +121,8 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
       CreateShipmentRole: [],
       TrackShipmentRole: [],
       OAuthTokenRole: [decrypt],
+      // Nor does the authorization page: its sign-in and PAR count attempts with that secret.
+      OAuthAuthorizeRole: [decrypt],
       // Revocation and introspection sign nothing: the login throttle's counter secret is in the keyring.
       OAuthRevokeRole: [decrypt],
       OAuthIntrospectRole: [decrypt],
@@ -141,7 +143,7 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
         .map(([id]) => id)
         .sort(),
     );
-    expect(groups).toHaveLength(16);
+    expect(groups).toHaveLength(17);
     expect(groups.map(([id]) => id)).toEqual(
       expect.arrayContaining([
         'OauthRevokeLogGroup',
@@ -258,6 +260,7 @@ describe('the prod template with a custom domain (stage parameters)', () => {
       'LoginExtendedLambdaFunction',
       'LoginLambdaFunction',
       'LogoutLambdaFunction',
+      'OauthAuthorizeLambdaFunction',
       'OauthIntrospectLambdaFunction',
       'OauthMetadataLambdaFunction',
       'OauthRevokeLambdaFunction',
@@ -272,6 +275,8 @@ describe('the prod template with a custom domain (stage parameters)', () => {
       'LogoutLambdaFunction',
       'OauthRevokeLambdaFunction',
       'OauthIntrospectLambdaFunction',
+      // The token endpoint verifies a platform's refresh token.
+      'OauthTokenLambdaFunction',
     ]) {
       expect(variables(id).FORMER_TOKEN_ISSUERS, id).toBe(FORMER_ISSUER);
     }
