@@ -1,5 +1,5 @@
 /** PKCE (RFC 7636) with S256 alone: `plain` would hand the verifier to whoever reads the request. */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 export const S256 = 'S256';
 
@@ -9,12 +9,6 @@ export const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** Section 4.1: 43 to 128 unreserved characters. */
 export const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
+/** The challenge `verifier` makes: a code's binding stores it and an exchange presents its own. */
 export const challengeOf = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
-/** Whether `verifier` is the one `challenge` was made from; a malformed verifier never is. */
-export function verifierMatches(verifier: string, challenge: string): boolean {
-  if (!CODE_VERIFIER.test(verifier)) return false;
-  const made = Buffer.from(challengeOf(verifier));
-  const expected = Buffer.from(challenge);
-  return made.length === expected.length && timingSafeEqual(made, expected);
-}
