@@ -11,7 +11,7 @@
  *   node dev/bench.ts --out FILE       the report to FILE instead, the chart beside it
  *
  * The parent starts the embedded DynamoDB and runs each timed part in a child process of its
- * own (`--part authorizer|login|compare|grant|round-trips|cold-start|load|import`), which prints its
+ * own (`--part authorizer|login|compare|grant|platform|round-trips|cold-start|load|import`), which prints its
  * result as one JSON line. The cold-start part runs the bundles `serverless package` built, so
  * it comes after.
  */
@@ -30,6 +30,7 @@ import { importPart } from './bench/import.ts';
 import { loadPart } from './bench/load.ts';
 import { loginPart } from './bench/login.ts';
 import type { Plan } from './bench/measure.ts';
+import { platformPart } from './bench/platform.ts';
 import { type BenchResults, CHART_FILE, type Machine, renderChart, renderReport } from './bench/report.ts';
 import {
   type AuthorizerResult,
@@ -40,6 +41,7 @@ import {
   type LoadResult,
   type LoginResult,
   type PartResult,
+  type PlatformResult,
   RESULT_MARKER,
   type RoundTripsResult,
 } from './bench/results.ts';
@@ -59,6 +61,8 @@ const PLANS = {
     // A round of one compare per cost takes about 1.8 s (cost 14 alone 0.9 s).
     compare: { warmup: 1, rounds: 7, calls: 1 },
     grant: { warmup: 50, rounds: 41, calls: 20 },
+    // Ten variants; a round of ten calls each takes about a second.
+    platform: { warmup: 20, rounds: 41, calls: 10 },
     coldStartRuns: 21,
     loadSeconds: 10,
     importUsers: 100_000,
@@ -70,6 +74,7 @@ const PLANS = {
     login10: { warmup: 1, rounds: 2, calls: 1 },
     compare: { warmup: 0, rounds: 1, calls: 1 },
     grant: { warmup: 2, rounds: 3, calls: 2 },
+    platform: { warmup: 1, rounds: 2, calls: 1 },
     coldStartRuns: 1,
     loadSeconds: 1,
     importUsers: 500,
@@ -106,6 +111,8 @@ async function runPart(part: string, endpoint: string): Promise<PartResult> {
       return comparePart({ plan: plans.compare });
     case 'grant':
       return grantPart({ endpoint, plan: plans.grant });
+    case 'platform':
+      return platformPart({ endpoint, plan: plans.platform });
     case 'round-trips':
       return roundTripsPart({ endpoint });
     case 'cold-start': {
@@ -212,6 +219,7 @@ async function main() {
       ['--part', 'login', '--cost', '10'],
       ['--part', 'compare'],
       ['--part', 'grant'],
+      ['--part', 'platform'],
       ['--part', 'round-trips'],
     ];
     const coldStart = ['--part', 'cold-start', '--artifacts', artifacts];
@@ -267,6 +275,7 @@ async function main() {
     login: parts.filter((part): part is LoginResult => part.part === 'login'),
     compare: only<CompareResult>(parts, 'compare'),
     grant: only<GrantResult>(parts, 'grant'),
+    platform: only<PlatformResult>(parts, 'platform'),
     roundTrips,
     bundles,
     floors,

@@ -23,13 +23,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
-import { clientKey } from '../../lib/clients/dynamodb-items.ts';
 import { createDynamoClientReader } from '../../lib/clients/dynamodb-readers.ts';
-import { type ClientSecret, matchSecret, newClientSecret } from '../../lib/clients/secrets.ts';
+import { matchSecret, newClientSecret } from '../../lib/clients/secrets.ts';
 import { readOAuthIntrospectConfig, readOAuthTokenConfig } from '../../lib/config.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { clientCounterKey, knownSourceCounterKey, knownSourceTag } from '../../lib/throttle/counters.ts';
@@ -50,6 +48,7 @@ import {
 } from '../../lib/tokens/keys.ts';
 import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/verify.ts';
 import { lambdaContext } from '../../tests/fixtures/events.ts';
+import { bareClientAuthentication, storedSecrets } from './client-auth.ts';
 import { type BareAttempt, bareCounters } from './counters.ts';
 import {
   BENCH_SOURCE,
@@ -66,12 +65,6 @@ import { interleaved, type Plan, type Variant } from './measure.ts';
 import type { GrantResult } from './results.ts';
 import { type BenchClient, benchStage } from './stage.ts';
 
-/** The live secrets of a client item as stored: a map by secret id. */
-function storedSecrets(item: Record<string, unknown> | undefined): ClientSecret[] {
-  const map = (item?.secrets ?? {}) as Record<string, { digest: string; createdAt: string }>;
-  return Object.entries(map).map(([id, { digest, createdAt }]) => ({ id, digest, createdAt }));
-}
-
 const sameNames = (a: object, b: object) =>
   JSON.stringify(Object.keys(a).sort()) === JSON.stringify(Object.keys(b).sort());
 
@@ -85,8 +78,14 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
     const config = readOAuthTokenConfig();
     const client = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
     const tables = tableNames(stage.name);
-    const readClient = (id = clientId) =>
-      client.send(new GetCommand({ TableName: tables.accounts, Key: clientKey(id), ConsistentRead: true }));
+    const counters = bareCounters(client, tables.loginThrottle);
+    // A locked name of the floors' own, and the bench's source's tag for it, as the handler's.
+    const lockedName = await counters.locked('FLOOR#LOCKED');
+    const tag = knownSourceTag(lockedName, BENCH_SOURCE, stage.counterSecret);
+    const own = knownSourceCounterKey(lockedName, tag);
+    const bare = bareClientAuthentication({ client, accountsTable: tables.accounts, counters, tag });
+    const { check } = bare;
+    const readClient = (id = clientId) => bare.readClient(id);
     const secrets = storedSecrets((await readClient()).Item);
     if (secrets.length !== 2 || matchSecret(secret, secrets, new Date()) === null)
       throw new Error('the bench client does not hold two live secrets, the presented one among them');
@@ -132,32 +131,8 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
       throw new Error('the floor signs a token unlike the grant’s: compare their header and claims');
     }
 
-    const counters = bareCounters(client, tables.loginThrottle);
-    /** The secret check between the reads and the writes: the client's secret id. */
-    const check = (presented: string, read: { Item?: Record<string, unknown> }) => {
-      const secretId = matchSecret(presented, storedSecrets(read.Item), new Date());
-      if (secretId === null) throw new Error('secret check failed');
-      return secretId;
-    };
-    // A locked name of the floors' own, and the bench's source's tag for it, as the handler's.
-    const lockedName = await counters.locked('FLOOR#LOCKED');
-    const tag = knownSourceTag(lockedName, BENCH_SOURCE, stage.counterSecret);
-    const own = knownSourceCounterKey(lockedName, tag);
     /** The client authentication made bare: the two steps, the secret check between them. */
-    const authenticate = async (of: BenchClient = stage.client) => {
-      const attempt: BareAttempt = { id: randomUUID(), at: Date.now() };
-      const [read] = await Promise.all([
-        readClient(of.clientId),
-        counters.reserveName('FLOOR#CLIENT', attempt, tag),
-        counters.reserveAddress('FLOOR#IP', attempt),
-      ]);
-      const secretId = check(of.secret, read);
-      await Promise.all([
-        counters.reset('FLOOR#CLIENT', attempt, tag),
-        counters.release('FLOOR#IP', attempt),
-      ]);
-      return { secretId, readAt: new Date(attempt.at) };
-    };
+    const authenticate = (of: BenchClient = stage.client) => bare.authenticate(of);
     /** The same from a known source of a locked client (dev/bench/counters.ts), then the sign. */
     const knownSourceFloor = async () => {
       const attempt: BareAttempt = { id: randomUUID(), at: Date.now() };

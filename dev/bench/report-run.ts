@@ -10,6 +10,7 @@ import type {
   ImportBenchResult,
   LoadResult,
   LoginResult,
+  PlatformResult,
   RoundTripsResult,
 } from './results.ts';
 
@@ -31,6 +32,7 @@ export interface BenchResults {
   readonly login: readonly LoginResult[];
   readonly compare: CompareResult;
   readonly grant: GrantResult;
+  readonly platform: PlatformResult;
   readonly roundTrips: RoundTripsResult;
   readonly bundles: readonly Bundle[];
   readonly floors: readonly FloorBundle[];

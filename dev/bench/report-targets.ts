@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { beyondEmpty, LOGGED_FLOOR, REACHABLE_FLOOR } from './report-artifacts.ts';
 import { exactTimes, kib, ms, plainMs, table, times, us, verdict } from './report-format.ts';
+import { PEER_GRANTS, peerRatios, throttleCountingUs } from './report-platform.ts';
 import type { BenchResults } from './report-run.ts';
 
 const Format = v.picklist(['exactTimes', 'times', 'ms', 'kib', 'count', 'steps']);
@@ -107,6 +108,14 @@ function measured(results: BenchResults): Map<string, number> {
     results.grant.samples.introspect.medianUs / results.grant.samples.introspectFloor.medianUs,
   );
   set('grantOverBareWork', grant.medianUs / (secretCheck.medianUs + getItem.medianUs + sign.medianUs));
+  const platform = results.platform.samples;
+  set('codeExchangeRatio', platform.exchange.medianUs / platform.exchangeFloor.medianUs);
+  set('connectionRefreshRatio', platform.refresh.medianUs / platform.refreshFloor.medianUs);
+  set('throttleCounting', throttleCountingUs(results.platform));
+  for (const [grant, ratio] of Object.entries(peerRatios(results.platform))) {
+    set(`peer:${PEER_GRANTS[grant as keyof typeof PEER_GRANTS]}`, ratio.measured);
+    set(`peerWithoutCounting:${PEER_GRANTS[grant as keyof typeof PEER_GRANTS]}`, ratio.withoutCounting);
+  }
   set(
     'loginExtendedSteps',
     results.roundTrips.operations.find((op) => op.operation === 'login-extended')?.sequential,
@@ -147,6 +156,7 @@ function fill(text: string, values: Map<string, number>): string {
   return text.replace(/\{(\w+)\}/g, (whole, name: string) => {
     if (name === 'emfLineUs') return us(values.get(name) ?? Number.NaN);
     if (name === 'users') return String(values.get(name) ?? '');
+    if (name === 'throttleCounting') return ms(values.get(name) ?? Number.NaN);
     if (name === 'runtimeSdk') {
       const delta = values.get('runtimeSdkImportMs');
       return delta === undefined

@@ -6,6 +6,7 @@
 import { bundlesSection, coldInitSection, coldStartSection } from './report-artifacts.ts';
 import { importSection, loadSection, roundTripsSection } from './report-load.ts';
 import { compareSection, sizingSection } from './report-memory.ts';
+import { platformSection } from './report-platform.ts';
 import { type BenchResults, machineTable } from './report-run.ts';
 import { targetsSection, tradedSection } from './report-targets.ts';
 import { authorizerSection, grantSection, loginSection } from './report-warm.ts';
@@ -45,6 +46,7 @@ export function renderReport(results: BenchResults): string {
     importSection(results.bulkImport),
     grantSection(results.grant),
     compareSection(results.compare),
+    platformSection(results.platform),
     '## How to reproduce',
     '',
     '```sh',

@@ -66,6 +66,32 @@ export interface GrantResult {
   };
 }
 
+/** A platform's grants (dev/bench/platform.ts): ours against their floors, and beside node-oidc-provider. */
+export interface PlatformResult {
+  readonly part: 'platform';
+  readonly samples: {
+    /** The token handler, grant_type=authorization_code with the PKCE verifier, by HTTP Basic. */
+    readonly exchange: Sample;
+    /** Its floor: the authentication made bare, the code's spend, the connection's read, the session's write, two signs. */
+    readonly exchangeFloor: Sample;
+    /** The token handler, grant_type=refresh_token of a connection. */
+    readonly refresh: Sample;
+    /** Its floor: the authentication made bare, one jwtVerify, the connection's read, the rotation's write, two signs. */
+    readonly refreshFloor: Sample;
+    /** The client authentication made bare (dev/bench/client-auth.ts): two steps, five requests. */
+    readonly authentication: Sample;
+    /** One consistent GetItem of the platform's client item: the authentication without the throttle's counting. */
+    readonly clientRead: Sample;
+    /** Ours behind a bare node:http server, and node-oidc-provider, over loopback by one client. */
+    readonly httpClientCredentials: Sample;
+    readonly peerClientCredentials: Sample;
+    readonly httpExchange: Sample;
+    readonly peerExchange: Sample;
+    readonly httpRefresh: Sample;
+    readonly peerRefresh: Sample;
+  };
+}
+
 /** The DynamoDB requests one operation made, as counted at the wire. */
 export interface RoundTrips {
   readonly operation: string;
@@ -172,6 +198,7 @@ export type PartResult =
   | CompareResult
   | LoginResult
   | GrantResult
+  | PlatformResult
   | RoundTripsResult
   | ColdStartResult
   | LoadResult

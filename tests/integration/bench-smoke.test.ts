@@ -82,6 +82,8 @@ describe('npm run bench -- --quick', () => {
       '## 7. Lambda memory for the login functions',
       '## 8. Bulk import',
       '## 9. Client credentials grant and token introspection, warm',
+      '## 10. bcrypt compare per cost',
+      '## 11. A platform’s grants, and node-oidc-provider beside them',
       '## How to reproduce',
       '## How to read',
     ]) {
@@ -96,9 +98,11 @@ describe('npm run bench -- --quick', () => {
     // The authorizer against its floors (warm, bundle, cold start), the login functions
     // against theirs (two at cost 10, two at cost 4), the client credentials grant and token
     // introspection against theirs, the known-source login and grant against theirs and the
-    // normal path's, the grant that records its secret's last use against its floor, 16
-    // functions' bundled ÷ unbundled import, the load test's errors, the bulk import's throughput.
-    expect(targets).toHaveLength(32);
+    // normal path's, the grant that records its secret's last use against its floor, a
+    // platform's code exchange and refresh against theirs and its three grants against
+    // node-oidc-provider's, 16 functions' bundled ÷ unbundled import, the load test's errors,
+    // the bulk import's throughput.
+    expect(targets).toHaveLength(37);
     expect(targets.map(([name]) => name)).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^Client credentials grant warm ÷ its floor/),
@@ -108,6 +112,11 @@ describe('npm run bench -- --quick', () => {
         expect.stringMatching(/^Client credentials grant from a known source .* ÷ its floor/),
         expect.stringMatching(/^Client credentials grant from a known source .* ÷ the grant/),
         expect.stringMatching(/^Client credentials grant recording its secret's last use .* ÷ its floor/),
+        expect.stringMatching(/^A platform's code exchange warm ÷ its floor/),
+        expect.stringMatching(/^A connection's refresh warm ÷ its floor/),
+        expect.stringMatching(/÷ node-oidc-provider .*, client credentials grant$/),
+        expect.stringMatching(/÷ node-oidc-provider .*, code exchange$/),
+        expect.stringMatching(/÷ node-oidc-provider .*, refresh$/),
         'oauthToken: bundled import time ÷ unbundled',
         'oauthRevoke: bundled import time ÷ unbundled',
         'oauthIntrospect: bundled import time ÷ unbundled',
@@ -211,6 +220,29 @@ describe('npm run bench -- --quick', () => {
       'First grant of the hour ÷ grant',
       'First grant of the hour − grant (the last-use write)',
     ]);
+    for (const [name, value] of derived) expect(value, name).toMatch(/^-?\d+\.\d\d(×| ms)$/);
+  });
+
+  it('times a platform’s code exchange and refresh against their floors, and its three grants beside node-oidc-provider’s over HTTP', () => {
+    const rows = rowsAfter('## 11. A platform’s grants');
+    const timed = rows.filter((row) => row.length === 4);
+    expect(timed.map(([variant]) => variant)).toEqual([
+      expect.stringMatching(/^Token handler, code exchange/),
+      expect.stringMatching(/^Floor: .*the code’s spend/),
+      expect.stringMatching(/^Token handler, a connection’s refresh/),
+      expect.stringMatching(/^Floor: .*jwtVerify/),
+      expect.stringMatching(/^The client authentication made bare/),
+      expect.stringMatching(/^One consistent GetItem/),
+      'Ours over HTTP, client credentials grant',
+      'node-oidc-provider over HTTP, client credentials grant',
+      'Ours over HTTP, code exchange',
+      'node-oidc-provider over HTTP, code exchange',
+      'Ours over HTTP, refresh',
+      'node-oidc-provider over HTTP, refresh',
+    ]);
+    for (const [variant, median] of timed) expect(median, variant).toMatch(/^\d+\.\d+ (µs|ms)$/);
+    const derived = rows.filter((row) => row.length === 2);
+    expect(derived).toHaveLength(11);
     for (const [name, value] of derived) expect(value, name).toMatch(/^-?\d+\.\d\d(×| ms)$/);
   });
 
@@ -386,6 +418,9 @@ describe('npm run bench -- --quick', () => {
       expect.stringMatching(/^Authorizer bundle ≤ 1\.10× jose \+ GetItem \+ SSM/),
       expect.stringMatching(/^Authorizer artifact ≤ 20 KiB/),
       expect.stringMatching(/^Client credentials grant against the secret check, one GetItem/),
+      'Ours ÷ node-oidc-provider ≤ 1.0, client credentials grant (the same DynamoDB)',
+      'Ours ÷ node-oidc-provider ≤ 1.0, code exchange (the same DynamoDB)',
+      'Ours ÷ node-oidc-provider ≤ 1.0, refresh (the same DynamoDB)',
     ]);
     for (const [target, measured, tradedFor] of rows) {
       expect(measured, target).toMatch(/\d/);
