@@ -11,4 +11,3 @@ export const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
 /** The challenge `verifier` makes: a code's binding stores it and an exchange presents its own. */
 export const challengeOf = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
-
