@@ -22,6 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { decodeJwt, decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { digestOf } from '../../lib/authorization/authorize.ts';
@@ -59,15 +60,13 @@ import type { PlatformResult } from './results.ts';
 import { serveHandler } from './serve.ts';
 import { type BenchClient, benchStage } from './stage.ts';
 
-export const PLATFORM_REDIRECT_URI = 'https://platform.example/callback';
+const PLATFORM_REDIRECT_URI = 'https://platform.example/callback';
 /** The PKCE verifier of every code: 43 unreserved characters (RFC 7636 section 4.1). */
 const VERIFIER = 'bench-verifier-bench-verifier-bench-verifier';
 const CUSTOMER = 'C-1001';
 
 /** A platform with every scope, connected to alice's customer; what mints its codes. */
-export async function seedPlatform(options: { endpoint: string; stage: string }) {
-  const client = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
-  const tables = tableNames(options.stage);
+async function seedPlatform(client: DynamoDBDocumentClient, tables: ReturnType<typeof tableNames>) {
   const { secret, stored } = newClientSecret(new Date());
   const clientId = newClientId();
   await createDynamoClientRepository({ client, tableName: tables.accounts }).createPlatform({
@@ -113,7 +112,6 @@ export async function seedPlatform(options: { endpoint: string; stage: string })
         }),
       );
     },
-    close: () => client.destroy(),
   };
 }
 
@@ -126,11 +124,11 @@ const codeForm = (code: string) => ({
 const refreshForm = (refreshToken: string) => ({ grant_type: 'refresh_token', refresh_token: refreshToken });
 
 /** The token endpoint's event of `form` from `client` by HTTP Basic, from the bench's source. */
-export const platformEvent = (client: BenchClient, form: Record<string, string>): APIGatewayProxyEvent =>
+const platformEvent = (client: BenchClient, form: Record<string, string>): APIGatewayProxyEvent =>
   tokenEvent(form, { Authorization: basicCredentials(client.clientId, client.secret) }, BENCH_SOURCE);
 
 /** Calls the token handler; throws unless it answers 200; the tokens. */
-export async function tokens200(handler: HttpHandler, event: APIGatewayProxyEvent) {
+async function tokens200(handler: HttpHandler, event: APIGatewayProxyEvent) {
   const response = await handler(event, lambdaContext());
   const body = JSON.parse(response.body) as Record<string, unknown>;
   if (response.statusCode !== 200 || typeof body.access_token !== 'string')
@@ -138,8 +136,8 @@ export async function tokens200(handler: HttpHandler, event: APIGatewayProxyEven
   return { accessToken: body.access_token, refreshToken: String(body.refresh_token) };
 }
 
-export const exchangeEvent = (platform: BenchClient, code: string) => platformEvent(platform, codeForm(code));
-export const refreshEvent = (platform: BenchClient, refreshToken: string) =>
+const exchangeEvent = (platform: BenchClient, code: string) => platformEvent(platform, codeForm(code));
+const refreshEvent = (platform: BenchClient, refreshToken: string) =>
   platformEvent(platform, refreshForm(refreshToken));
 
 /** POSTs `form` to `url` as an OAuth library does; throws unless 200 with an access token. */
@@ -179,9 +177,10 @@ function perCall<TName extends string, TInput>(
 
 export async function platformPart(options: { endpoint: string; plan: Plan }): Promise<PlatformResult> {
   const stage = await benchStage({ endpoint: options.endpoint });
-  const seeded = await seedPlatform({ endpoint: options.endpoint, stage: stage.name });
-  const { platform, connection } = seeded;
   const client = createDocumentClient({ region: 'local', dynamodbEndpoint: options.endpoint });
+  const tables = tableNames(stage.name);
+  const seeded = await seedPlatform(client, tables);
+  const { platform, connection } = seeded;
   const setup = localDynamoClient(options.endpoint);
   const peerTable = `${stage.name}-oidc-provider`;
   await createPeerTable(setup, peerTable);
@@ -199,7 +198,6 @@ export async function platformPart(options: { endpoint: string; plan: Plan }): P
   const oauthToken = await importOAuthToken();
   const ours = await serveHandler(oauthToken);
   try {
-    const tables = tableNames(stage.name);
     const codes = createDynamoAuthorizationStore({ client, tableName: tables.sessions });
     const connections = createDynamoConnectionStore({ client, tableName: tables.accounts });
     const sessions = createDynamoSessionStore({ client, tableName: tables.sessions });
@@ -339,7 +337,6 @@ export async function platformPart(options: { endpoint: string; plan: Plan }): P
     await ours.close();
     await peer.close();
     client.destroy();
-    seeded.close();
     await stage.close();
   }
 }
