@@ -51,7 +51,7 @@ export function renderReport(results: BenchResults): string {
     '',
     '```sh',
     'npm ci',
-    'npm run bench            # about six minutes on two cores; rewrites docs/PERFORMANCE.md',
+    'npm run bench            # rewrites docs/PERFORMANCE.md; its head says how long the run took',
     'npm run bench -- --quick # a smoke run of a few iterations; writes to stdout or --out FILE',
     '```',
     '',
