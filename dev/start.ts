@@ -205,7 +205,8 @@ try {
           `API reference ${referenceUrl} (try the API from the browser: its login example is the demo login)`,
         );
         console.log(
-          `console ${apiOrigin}/console (the administrators' console: the demo login administers the demo customer)`,
+          // localhost: WebAuthn takes no IP address for a relying party (the console's passkeys).
+          `console http://localhost:${env.PORT}/console (the administrators' console: the demo login administers the demo customer)`,
         );
         console.log(`ready ${baseUrl}`);
       }

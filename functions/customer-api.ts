@@ -14,6 +14,14 @@ import {
 } from '../lib/customer/clients.ts';
 import { endCustomerConnection, listConnections } from '../lib/customer/connections.ts';
 import {
+  AddPasskeySchema,
+  addPasskey,
+  listPasskeys,
+  PasskeyParamsSchema,
+  registrationOptions,
+  removePasskey,
+} from '../lib/customer/passkeys.ts';
+import {
   AddSecretSchema,
   AdministratorSchema,
   AuditQuerySchema,
@@ -28,6 +36,7 @@ import { clientsView, clientView, eventView } from '../lib/customer/views.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { created, noContent, ok } from '../lib/http/responses.ts';
 import { routes } from '../lib/http/router.ts';
+import { relyingPartyOf } from '../lib/passkeys/webauthn.ts';
 import { customerApiDeps } from '../lib/wiring/customer.ts';
 
 const deps = await customerApiDeps(readCustomerApiConfig());
@@ -155,6 +164,37 @@ export const handler = routes({
     params: ConnectionParamsSchema,
     handle: async ({ actor, params }) => {
       await endCustomerConnection(deps.connections, actor, params.connectionId);
+      return noContent();
+    },
+  }),
+  customerListPasskeys: endpoint({
+    ...common,
+    route: 'customerListPasskeys',
+    handle: async ({ actor }) => ok({ passkeys: await listPasskeys(deps.passkeys, actor) }),
+  }),
+  customerPasskeyOptions: endpoint({
+    ...common,
+    route: 'customerPasskeyOptions',
+    needsBaseUrl: true,
+    handle: async ({ actor, baseUrl }) =>
+      ok(await registrationOptions(deps.passkeys, actor, relyingPartyOf(baseUrl))),
+  }),
+  customerAddPasskey: endpoint({
+    ...common,
+    route: 'customerAddPasskey',
+    body: AddPasskeySchema,
+    needsBaseUrl: true,
+    handle: async ({ actor, body, baseUrl }) => {
+      const passkey = await addPasskey(deps.passkeys, actor, relyingPartyOf(baseUrl), body);
+      return created(passkey, `${baseUrl}/api/v1/customer/passkeys/${passkey.passkeyId}`);
+    },
+  }),
+  customerRemovePasskey: endpoint({
+    ...common,
+    route: 'customerRemovePasskey',
+    params: PasskeyParamsSchema,
+    handle: async ({ actor, params }) => {
+      await removePasskey(deps.passkeys, actor, params.passkeyId);
       return noContent();
     },
   }),

@@ -16,6 +16,7 @@
 const FUNCTIONS = [
   ['login', 'LoginLambdaFunction'],
   ['loginExtended', 'LoginExtendedLambdaFunction'],
+  ['passkeyLogin', 'PasskeyLoginLambdaFunction'],
   ['refresh', 'RefreshLambdaFunction'],
   ['logout', 'LogoutLambdaFunction'],
   ['oauthToken', 'OauthTokenLambdaFunction'],
@@ -46,7 +47,7 @@ const ALARMS = [
   'AuditWriteFailedAlarm',
   'CredentialsShownAlarm',
 ];
-const LOGIN_FAILURE_REASONS = ['UnknownUser', 'BadPassword', 'Disabled', 'Locked'];
+const LOGIN_FAILURE_REASONS = ['UnknownUser', 'BadPassword', 'Disabled', 'Locked', 'Passkey'];
 /** lib/metrics/metrics.ts's lock counters, labelled for an operator. */
 const LOCK_COUNTERS = [
   ['Username', 'Username'],
@@ -73,6 +74,8 @@ const OTHER_CHANGES = [
   'client.secret.removed',
   'user.admin.granted',
   'user.admin.revoked',
+  'passkey.registered',
+  'passkey.removed',
 ];
 const ADMINISTRATION_REFUSALS = [
   ['NotAdministrator', 'Not (or no longer) an administrator'],

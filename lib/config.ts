@@ -65,6 +65,16 @@ const loginSchema = () =>
     ),
   );
 
+/** Sign-in with a passkey: a login's sessions, without its password or throttle (lib/auth/passkey-login.ts). */
+const passkeyLoginSchema = () =>
+  v.pipe(
+    v.object(variablesOf('passkeyLogin', SESSION)),
+    v.check((env) => audienceDiffers(env), AUDIENCE_IS_ISSUER),
+    v.transform((env) =>
+      Object.freeze({ ...session(env, 0), keys: keys(env, { signingKeyring: env.SIGNING_KEYRING }) }),
+    ),
+  );
+
 const refreshSchema = () =>
   v.pipe(
     v.object(
@@ -300,6 +310,7 @@ const customerApiSchema = () =>
         ...THROTTLE,
         ...AUDIT,
         ACCOUNTS_TABLE,
+        SESSIONS_TABLE,
         SIGNING_KEYRING,
       }),
     ),
@@ -309,6 +320,8 @@ const customerApiSchema = () =>
         stage: env.STAGE,
         data: data(env),
         accountsTable: env.ACCOUNTS_TABLE,
+        // The passkey registrations' challenges.
+        sessionsTable: env.SESSIONS_TABLE,
         // How long an ended connection's platform tokens are listed as revoked.
         clientAccessTtlSeconds: env.CLIENT_TOKEN_TTL,
         keys: keys(env, { signingKeyring: env.SIGNING_KEYRING }),
@@ -320,6 +333,7 @@ const customerApiSchema = () =>
   );
 
 export type LoginConfig = v.InferOutput<ReturnType<typeof loginSchema>>;
+export type PasskeyLoginConfig = v.InferOutput<ReturnType<typeof passkeyLoginSchema>>;
 export type CustomerApiConfig = v.InferOutput<ReturnType<typeof customerApiSchema>>;
 export type RefreshConfig = v.InferOutput<ReturnType<typeof refreshSchema>>;
 export type LogoutConfig = v.InferOutput<ReturnType<typeof logoutSchema>>;
@@ -333,6 +347,8 @@ export type OAuthMetadataConfig = v.InferOutput<ReturnType<typeof oauthMetadataS
 export type ShipmentsConfig = v.InferOutput<ReturnType<typeof shipmentsSchema>>;
 
 export const readLoginConfig = (env: Env = process.env): LoginConfig => parse(loginSchema(), env);
+export const readPasskeyLoginConfig = (env: Env = process.env): PasskeyLoginConfig =>
+  parse(passkeyLoginSchema(), env);
 export const readRefreshConfig = (env: Env = process.env): RefreshConfig => parse(refreshSchema(), env);
 export const readLogoutConfig = (env: Env = process.env): LogoutConfig => parse(logoutSchema(), env);
 export const readAuthorizerConfig = (env: Env = process.env): AuthorizerConfig =>

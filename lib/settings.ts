@@ -10,9 +10,10 @@
 
 import type { Setting, Variable, Words } from './config/shape.ts';
 
+/** The functions that start a user's session: they sign its tokens, so most of the token settings are theirs. */
+const SESSION_STARTERS = 'login loginExtended passkeyLogin';
 /** serverless.yml's functions. */
-export const FUNCTIONS =
-  'login loginExtended refresh logout oauthToken oauthAuthorize oauthRevoke oauthIntrospect oauthWrongMethod oauthMetadata jwks authorizer createShipment trackShipment customerApi console';
+export const FUNCTIONS = `${SESSION_STARTERS} refresh logout oauthToken oauthAuthorize oauthRevoke oauthIntrospect oauthWrongMethod oauthMetadata jwks authorizer createShipment trackShipment customerApi console`;
 export type FunctionName = Words<typeof FUNCTIONS>;
 /** The named stages; `default` is what any other stage gets, and what a named stage leaves out. */
 export const STAGES = ['local', 'dev', 'prod'] as const;
@@ -32,14 +33,14 @@ export const AUDIT_RETENTION = { min: '1d' } as const;
 export const SETTINGS = {
   accessTokenTtl: {
     variable: 'ACCESS_TOKEN_TTL',
-    readBy: 'login loginExtended refresh logout oauthRevoke oauthIntrospect authorizer',
+    readBy: `${SESSION_STARTERS} refresh logout oauthRevoke oauthIntrospect authorizer`,
     // dev: short, so integrators meet refresh early.
     values: { default: '24h', local: "${env:ACCESS_TOKEN_TTL, '24h'}", dev: '1h', prod: '24h' },
     description: 'access token lifetime, and the `expireAt` of login-extended',
   },
   refreshTokenTtl: {
     variable: 'REFRESH_TOKEN_TTL',
-    readBy: 'login loginExtended refresh logout oauthToken oauthRevoke',
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke`,
     values: { default: '30d', local: '30d', dev: '7d', prod: '30d' },
     description: 'refresh token lifetime; a connection unused this long ends ([platforms](platforms.md))',
   },
@@ -54,7 +55,7 @@ export const SETTINGS = {
   },
   sessionMaxLifetime: {
     variable: 'SESSION_MAX_LIFETIME',
-    readBy: 'login loginExtended refresh',
+    readBy: `${SESSION_STARTERS} refresh`,
     values: { default: '90d' },
     description: 'absolute lifetime of a session (a chain of refresh tokens): refreshing never extends it',
   },
@@ -80,8 +81,7 @@ export const SETTINGS = {
   },
   keyReloadInterval: {
     variable: 'KEY_RELOAD_INTERVAL',
-    readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect jwks authorizer customerApi oauthAuthorize',
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke oauthIntrospect jwks authorizer customerApi oauthAuthorize`,
     values: { default: '5m', local: "${env:KEY_RELOAD_INTERVAL, '2s'}" },
     description:
       'how often every function re-reads key material (when a rotation takes effect); JWKS `max-age`',
@@ -298,8 +298,7 @@ export const SETTINGS = {
   },
   tokenIssuer: {
     variable: 'TOKEN_ISSUER',
-    readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect oauthMetadata authorizer oauthAuthorize',
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke oauthIntrospect oauthMetadata authorizer oauthAuthorize`,
     // local: dev/start.ts sets the stack's own origin, where its metadata is served.
     values: {
       default: 'https://auth.parcel-carrier.example/${sls:stage}',
@@ -310,14 +309,14 @@ export const SETTINGS = {
   },
   formerTokenIssuers: {
     variable: 'FORMER_TOKEN_ISSUERS',
-    readBy: 'login loginExtended refresh logout oauthRevoke oauthIntrospect authorizer oauthToken',
+    readBy: `${SESSION_STARTERS} refresh logout oauthRevoke oauthIntrospect authorizer oauthToken`,
     values: { default: '' },
     description:
       'issuers the stage had before, space-separated: their tokens verify until they expire ([Issuer](#issuer-and-discovery))',
   },
   tokenAudience: {
     variable: 'TOKEN_AUDIENCE',
-    readBy: 'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect authorizer',
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke oauthIntrospect authorizer`,
     values: { default: 'https://api.parcel-carrier.example/${sls:stage}' },
     description: '`aud` of access tokens, never the issuer',
   },
@@ -332,7 +331,7 @@ export const SETTINGS = {
   },
   signingKeyring: {
     variable: 'SIGNING_KEYRING',
-    readBy: 'login loginExtended refresh oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize',
+    readBy: `${SESSION_STARTERS} refresh oauthToken oauthRevoke oauthIntrospect customerApi oauthAuthorize`,
     // local: written by dev/start.ts under DATA_DIR on first start.
     values: {
       default: 'ssm:/${self:service}/${sls:stage}/signing-keyring',
@@ -351,8 +350,7 @@ export const SETTINGS = {
   },
   dynamodbEndpoint: {
     variable: 'DYNAMODB_ENDPOINT',
-    readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect authorizer createShipment trackShipment customerApi oauthAuthorize',
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke oauthIntrospect authorizer createShipment trackShipment customerApi oauthAuthorize`,
     // local: dev/start.ts sets it, the embedded DynamoDB's or the one given as DYNAMODB_ENDPOINT.
     values: { default: '', local: "${env:DYNAMODB_ENDPOINT, 'http://127.0.0.1:8000'}" },
     description: 'where the functions reach DynamoDB; empty: AWS',
@@ -372,21 +370,18 @@ export const ENVIRONMENT = {
   STAGE: {
     value: '${sls:stage}',
     everyFunction: true,
-    readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect authorizer customerApi oauthAuthorize',
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke oauthIntrospect authorizer customerApi oauthAuthorize`,
   },
   AWS_REGION: {
-    readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect jwks authorizer createShipment trackShipment customerApi oauthAuthorize',
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke oauthIntrospect jwks authorizer createShipment trackShipment customerApi oauthAuthorize`,
   },
   ACCOUNTS_TABLE: {
     value: '${self:custom.tables.accounts}',
-    readBy:
-      'login loginExtended refresh logout oauthToken oauthRevoke oauthIntrospect authorizer customerApi oauthAuthorize',
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke oauthIntrospect authorizer customerApi oauthAuthorize`,
   },
   SESSIONS_TABLE: {
     value: '${self:custom.tables.sessions}',
-    readBy: 'login loginExtended refresh logout oauthToken oauthAuthorize',
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthAuthorize customerApi`,
   },
   LOGIN_THROTTLE_TABLE: {
     value: '${self:custom.tables.loginThrottle}',

@@ -92,8 +92,8 @@ function rawHeaders(raw: readonly string[], keep: (name: string) => boolean): st
 }
 const endToEnd = (name: string) => !HOP_BY_HOP.has(name);
 /**
- * A caller's headers the front drops: Host and X-Forwarded-Proto it sets itself, as API Gateway
- * does; Accept-Encoding because API Gateway compresses nothing unless the API says so (this one
+ * A caller's headers the front drops: Host (but for its other name) and X-Forwarded-Proto it
+ * sets itself, as API Gateway does; Accept-Encoding because API Gateway compresses nothing unless the API says so (this one
  * does not), and serverless-offline gzips an answer past 1 KB (its unknown-route 404 lists every
  * route), which the front could then not read to replace.
  */
@@ -144,6 +144,10 @@ export async function startGatewayFront(options: {
   };
 
   let ownHost = `127.0.0.1:${options.port}`;
+  // Its two names, as API Gateway answers on its execute-api domain and a custom domain: the
+  // address, and `localhost`, the one WebAuthn takes for a relying party (the console's passkeys).
+  const ownName = (host: string | undefined) =>
+    host !== undefined && host === ownHost.replace(/^127\.0\.0\.1:/, 'localhost:') ? host : ownHost;
   const server = createServer((req, res) => {
     // One connection per request: no kept-alive socket that serverless-offline may close
     // just as a request is sent on it.
@@ -157,7 +161,7 @@ export async function startGatewayFront(options: {
         // front does the same, so what names our URLs (the OAuth metadata) is the stack's own.
         headers: [
           ...rawHeaders(req.rawHeaders, (name) => endToEnd(name) && !OWN.has(name)),
-          ...['Host', ownHost, 'X-Forwarded-Proto', 'http'],
+          ...['Host', ownName(req.headers.host), 'X-Forwarded-Proto', 'http'],
         ],
         agent: false,
         // From the caller's own address (every 127.x address is this machine's): serverless-offline

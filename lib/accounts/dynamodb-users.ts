@@ -7,6 +7,7 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { conditional, dynamo } from '../aws/errors.ts';
 import { deleteOwned, type Owner, readOwned, updateOwned } from '../aws/owned-items.ts';
 import { AppError } from '../errors.ts';
+import { createDynamoPasskeyStore, handleKey } from '../passkeys/dynamodb.ts';
 import { moveRevocationCutoff } from '../revocation/dynamodb.ts';
 import { revocationCutoff } from '../revocation/revocation.ts';
 import { joinCustomer } from './dynamodb-customers.ts';
@@ -230,6 +231,15 @@ export function createUserStore(table: AccountsTable): UserStore {
       // finds it and finishes; the other order would leave a membership nothing can find.
       const Item = await readItem(username);
       if (Item?.username !== username) throw noSuchUser();
+      // Its passkeys and their alias too, before the user: a user made later under the name
+      // must inherit no way in, and a run cut short finds the user and finishes.
+      const passkeys = createDynamoPasskeyStore(table);
+      await Promise.all(
+        (await passkeys.list(username)).map((passkey) => passkeys.remove(username, passkey.passkeyId)),
+      );
+      if (typeof Item.passkeyHandle === 'string') {
+        await dynamo(() => client.send(new DeleteCommand({ TableName, Key: handleKey(Item.passkeyHandle) })));
+      }
       const customerId = Item.customerId;
       if (typeof customerId === 'string') {
         await dynamo(() =>

@@ -27,6 +27,9 @@ export const AUDIT_EVENT_TYPES = [
   'connection.approved',
   /** A connection ended: by an administrator, by its platform, or for a code or refresh token used twice. */
   'connection.ended',
+  /** An administrator registered a passkey of their own (docs/administrators.md, "Passkeys"). */
+  'passkey.registered',
+  'passkey.removed',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
@@ -43,6 +46,8 @@ export const ADMINISTRATOR_CHANGES = [
   'client.secret.removed',
   'user.admin.granted',
   'user.admin.revoked',
+  'passkey.registered',
+  'passkey.removed',
 ] as const satisfies readonly AuditEventType[];
 
 /** Why a connection ended, as its event says. */
@@ -79,8 +84,10 @@ export interface AuditEvent {
   readonly secretId?: string;
   /** A platform's connection to the customer (its `clientId` the platform). */
   readonly connectionId?: string;
+  /** An administrator's passkey (its credential id), its owner the actor. */
+  readonly passkeyId?: string;
   readonly username?: string;
-  /** The client's name after the change (created, renamed); the platform's, approved. */
+  /** The client's name after the change (created, renamed); the platform's, approved; a passkey's, registered. */
   readonly name?: string;
   /** When the secret (expired) or the client's other secrets (rolled) stop. */
   readonly secretExpiresAt?: string;

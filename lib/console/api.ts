@@ -144,6 +144,27 @@ export async function signIn(username: string, password: string) {
   session = await logIn(username, password);
 }
 
+/** The answer of a passkey sign-in: a login's tokens, and whom the passkey signed in. */
+interface PasskeyTokens extends Tokens {
+  readonly userName: string;
+}
+
+/**
+ * Signs in with a passkey: the API's challenge, the browser's ceremony (`sign`, the WebAuthn
+ * call, given the options), then the API's session of the passkey's user. An ApiError (401)
+ * when the API refuses the passkey.
+ */
+export async function signInWithPasskey(sign: (options: unknown) => Promise<unknown>) {
+  const options = await send('POST', '/passkey-login/options');
+  if (!options.ok) throw new ApiError(options);
+  const response = await sign(options.json);
+  const answer = await send('POST', '/passkey-login', { response });
+  if (!answer.ok) throw new ApiError(answer);
+  const tokens = answer.json as PasskeyTokens;
+  session = { username: tokens.userName, accessToken: tokens.token, refreshToken: tokens.refreshToken };
+  return tokens.userName;
+}
+
 /** Logs in again as the session's user, a recent login; then ends the session it replaces. */
 export async function renewLogin(previous: Session, password: string) {
   session = await logIn(previous.username, password);

@@ -26,6 +26,8 @@ const EVENT_NAMES = {
   'user.admin.revoked': 'Administrator revoked',
   'connection.approved': 'Platform connected',
   'connection.ended': 'Platform connection ended',
+  'passkey.registered': 'Passkey registered',
+  'passkey.removed': 'Passkey removed',
 } as const satisfies Record<AuditEventType, string>;
 
 /** The audit trail's cursor for "Load more", or null at its end. */

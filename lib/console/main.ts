@@ -5,14 +5,16 @@
  * esbuild bundles it with the modules it imports into console.js (infra/console-script.ts).
  */
 
+import { startAuthentication } from '@simplewebauthn/browser';
 import { loadAdministrators, wireAdminsView } from './admins-view.ts';
-import { ApiError, currentSession, logOut, onRecentLoginRequired, signIn } from './api.ts';
+import { ApiError, currentSession, logOut, onRecentLoginRequired, signIn, signInWithPasskey } from './api.ts';
 import { loadAudit, wireAuditView } from './audit-view.ts';
 import { loadClients, wireClientsView } from './clients-view.ts';
 import { loadConnections, wireConnectionsView } from './connections-view.ts';
 import { confirmPassword, wireDialogs } from './dialogs.ts';
 import { byId, say } from './dom.ts';
 import { forget, run, type Section, showNotAdmin, showSection, showSignIn, showView } from './page.ts';
+import { ceremonyFailure, loadPasskeys, wirePasskeysView } from './passkeys-view.ts';
 import { wireSecretPanel } from './secret-panel.ts';
 
 async function signInAs(username: string, password: HTMLInputElement) {
@@ -26,6 +28,32 @@ async function signInAs(username: string, password: HTMLInputElement) {
   } finally {
     password.value = '';
   }
+  await enter(username);
+}
+
+async function signInByPasskey() {
+  let username: string;
+  try {
+    username = await signInWithPasskey((options) =>
+      startAuthentication({
+        optionsJSON: options as Parameters<typeof startAuthentication>[0]['optionsJSON'],
+      }),
+    );
+  } catch (error) {
+    const failure =
+      error instanceof ApiError && error.status === 401
+        ? 'The passkey was not accepted.'
+        : ceremonyFailure(error);
+    if (failure === undefined) throw error;
+    say(failure, 'error');
+    byId('passkey-sign-in').focus();
+    return;
+  }
+  await enter(username);
+}
+
+/** The signed-in user's console: the clients, or why it has none. */
+async function enter(username: string) {
   byId('account-name').textContent = username;
   try {
     await loadClients();
@@ -54,6 +82,9 @@ function wireSignIn() {
     void run(event.submitter ?? null, () => signInAs(username, password));
   });
 
+  const passkey = byId('passkey-sign-in');
+  passkey.addEventListener('click', () => run(passkey, signInByPasskey));
+
   const signOut = byId('sign-out');
   signOut.addEventListener('click', () =>
     run(signOut, async () => {
@@ -72,6 +103,7 @@ function wireSections() {
     ['connections', loadConnections],
     ['audit', () => loadAudit(false)],
     ['admins', loadAdministrators],
+    ['passkeys', loadPasskeys],
   ];
   for (const [section, load] of sections) {
     const tab = byId(`show-${section}`);
@@ -94,6 +126,7 @@ wireSections();
 wireAuditView();
 wireAdminsView();
 wireConnectionsView();
+wirePasskeysView();
 
 showView('sign-in-view');
 byId('sign-in-username').focus();

@@ -7,13 +7,14 @@ import { Cancelled } from './dialogs.ts';
 import { byId, say } from './dom.ts';
 
 type View = 'sign-in-view' | 'not-admin-view' | 'admin-view';
-export type Section = 'clients' | 'connections' | 'audit' | 'admins';
+export type Section = 'clients' | 'connections' | 'audit' | 'admins' | 'passkeys';
 
 const SECTIONS = [
   ['clients', 'clients-view', 'show-clients'],
   ['audit', 'audit-view', 'show-audit'],
   ['admins', 'admins-view', 'show-admins'],
   ['connections', 'connections-view', 'show-connections'],
+  ['passkeys', 'passkeys-view', 'show-passkeys'],
 ] as const satisfies readonly (readonly [Section, string, string])[];
 
 /** What each view holds of a session, forgotten when it ends. */

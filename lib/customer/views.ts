@@ -35,6 +35,7 @@ export const eventView = (event: AuditEvent) => ({
   ...(event.clientId !== undefined && { clientId: event.clientId }),
   ...(event.secretId !== undefined && { secretId: event.secretId }),
   ...(event.connectionId !== undefined && { connectionId: event.connectionId }),
+  ...(event.passkeyId !== undefined && { passkeyId: event.passkeyId }),
   ...(event.username !== undefined && { username: event.username }),
   ...(event.name !== undefined && { name: event.name }),
   ...(event.secretExpiresAt !== undefined && { secretExpiresAt: event.secretExpiresAt }),

@@ -1,5 +1,5 @@
 /**
- * One function for several routes (the self-service API's nine): each route's own endpoint, picked by
+ * One function for several routes (the self-service API's): each route's own endpoint, picked by
  * the route API Gateway matched (`resource`, the path as serverless.yml declares it) and the method.
  * The routes are lib/scopes.json's, the same declaration serverless.yml and the authorizer read.
  */

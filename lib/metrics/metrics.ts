@@ -4,7 +4,7 @@ import { ADMINISTRATOR_CHANGES } from '../audit/audit.ts';
 // metrics"): never a username or address, which would cost a metric per value and leak personal data.
 export const METRICS = {
   LoginSucceeded: {},
-  LoginFailed: { reason: ['UnknownUser', 'BadPassword', 'Disabled', 'Locked'] },
+  LoginFailed: { reason: ['UnknownUser', 'BadPassword', 'Disabled', 'Locked', 'Passkey'] },
   LockoutStarted: { counter: ['Username', 'Client', 'KnownSource', 'SourceAddress', 'ClientSourceAddress'] },
   /** An attempt a lock refused (by the first counter that refused it). */
   LockRefused: { counter: ['Username', 'Client', 'KnownSource', 'SourceAddress', 'ClientSourceAddress'] },

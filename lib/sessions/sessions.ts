@@ -9,6 +9,7 @@ import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { SessionTokenRevoker } from '../revocation/revocation.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
+import type { SignInMethod } from '../tokens/claims.ts';
 import type { IssuedTokens, TokenIssuer } from '../tokens/issue.ts';
 import type { RefreshClaims, RefreshTokenVerifier } from '../tokens/verify.ts';
 import type { RefreshStep, Session, SessionStore } from './repository.ts';
@@ -39,7 +40,12 @@ export interface RefreshDeps extends SessionDeps {
 const invalidRefreshToken = (cause?: unknown) => new AppError('INVALID_REFRESH_TOKEN', { cause });
 
 /** `readAt` is when the user was read, so a revocation after it still reaches the session. */
-export async function startSession(deps: SessionDeps, user: UserRecord, readAt: Date): Promise<IssuedTokens> {
+export async function startSession(
+  deps: SessionDeps,
+  user: UserRecord,
+  readAt: Date,
+  method: SignInMethod = 'password',
+): Promise<IssuedTokens> {
   const authTime = issuedAtFor(user, readAt);
   const sessionId = randomUUID();
   const refreshJti = randomUUID();
@@ -49,6 +55,7 @@ export async function startSession(deps: SessionDeps, user: UserRecord, readAt: 
     sessionId,
     refreshJti,
     authTime,
+    method,
     issuedAt: authTime,
     notAfter: expiresAt,
   });
@@ -111,6 +118,7 @@ export async function refreshSession(deps: RefreshDeps, refreshToken: string): P
     sessionId: outcome.session.sessionId,
     refreshJti: outcome.jti,
     authTime: outcome.session.createdAt,
+    method: claims.method,
     issuedAt: issuedAtFor(user, readAt),
     notAfter: outcome.session.expiresAt,
   });

@@ -29,6 +29,21 @@ export const SCOPE_CLAIM = 'scope';
  * refresh and access tokens alike (a refresh keeps it), so an action can ask for a recent login.
  */
 export const AUTH_TIME_CLAIM = 'auth_time';
+/**
+ * How the session's user signed in, in a user's refresh and access tokens alike: RFC 8176's
+ * `amr` (`pwd` for a password; `pop` and `mfa` for a passkey, a key's proof of possession after
+ * the authenticator verified its user) and, for a passkey, `acr` `phr` (phishing-resistant,
+ * OpenID's Extended Authentication Profile), the value an RFC 9470 step-up asks for.
+ */
+export const AMR_CLAIM = 'amr';
+export const ACR_CLAIM = 'acr';
+export type SignInMethod = 'password' | 'passkey';
+export const SIGN_IN_CLAIMS = {
+  password: { [AMR_CLAIM]: ['pwd'] },
+  passkey: { [AMR_CLAIM]: ['pop', 'mfa'], [ACR_CLAIM]: 'phr' },
+} as const satisfies Record<SignInMethod, Record<string, unknown>>;
+/** The `acr` of a passkey's session: what a step-up to one asks for (`acr_values`). */
+export const PASSKEY_ACR = SIGN_IN_CLAIMS.passkey[ACR_CLAIM];
 
 export type Subject =
   | { readonly kind: 'user'; readonly username: string }

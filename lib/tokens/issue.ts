@@ -14,6 +14,8 @@ import {
   SCOPE_CLAIM,
   SECRET_ID_CLAIM,
   SESSION_CLAIM,
+  SIGN_IN_CLAIMS,
+  type SignInMethod,
 } from './claims.ts';
 import { SIGNING_ALGORITHM, type SigningKey } from './keys.ts';
 import type { RefreshTokenSettings, TokenSettings } from './settings.ts';
@@ -35,6 +37,8 @@ export interface TokenRequest {
   readonly refreshJti: string;
   /** Epoch seconds of the login that started the session. */
   readonly authTime: number;
+  /** How that login was made: its tokens' `amr` and `acr`. */
+  readonly method: SignInMethod;
   /** The `iat` of both tokens, epoch seconds: from when the user was read (`issuedAtFor`). */
   readonly issuedAt: number;
   /** Epoch seconds: no token outlives the session's absolute lifetime. */
@@ -105,7 +109,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
 
   return {
     async issue(request) {
-      const { subject, sessionId, refreshJti, authTime, issuedAt, notAfter } = request;
+      const { subject, sessionId, refreshJti, authTime, method, issuedAt, notAfter } = request;
       const signingKey = await deps.signingKey();
       const expiry = (ttlSeconds: number) => Math.min(issuedAt + ttlSeconds, notAfter);
       const common = { subject: subject.username, issuedAt };
@@ -121,6 +125,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
             // a scope no route needs (tokens:introspect) is an API client's, and customer:admin the admin's.
             [SCOPE_CLAIM]: scopeString(userTokenScopes(subject)),
             [AUTH_TIME_CLAIM]: authTime,
+            ...SIGN_IN_CLAIMS[method],
           },
           typ: ACCESS_TOKEN_TYPE,
           audience: settings.audience,
@@ -129,7 +134,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
         }),
         sign(signingKey, settings.issuer, {
           ...common,
-          claims: { [SESSION_CLAIM]: sessionId, [AUTH_TIME_CLAIM]: authTime },
+          claims: { [SESSION_CLAIM]: sessionId, [AUTH_TIME_CLAIM]: authTime, ...SIGN_IN_CLAIMS[method] },
           typ: REFRESH_TOKEN_TYPE,
           audience: settings.issuer,
           expiresAt: expiry(settings.refreshTtlSeconds),

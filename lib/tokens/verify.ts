@@ -5,15 +5,18 @@ import { DEFAULT_USER_SCOPES, isGrantableScope, isScope, type Scope, sortScopes 
 import { type Clock, hasExpired, systemClock } from '../time.ts';
 import {
   ACCESS_TOKEN_TYPE,
+  ACR_CLAIM,
   AUTH_TIME_CLAIM,
   CLIENT_ID_CLAIM,
   CONNECTION_CLAIM,
   CUSTOMER_CLAIM,
   LOGIN_CLIENT_ID,
+  PASSKEY_ACR,
   REFRESH_TOKEN_TYPE,
   SCOPE_CLAIM,
   SECRET_ID_CLAIM,
   SESSION_CLAIM,
+  type SignInMethod,
 } from './claims.ts';
 import { SIGNING_ALGORITHM, type VerificationKeys } from './keys.ts';
 import type { AccessTokenSettings, RefreshTokenSettings, TokenSettings } from './settings.ts';
@@ -67,6 +70,8 @@ export interface RefreshClaims {
   readonly jti: string;
   /** Epoch seconds of the login that started the session. */
   readonly authTime: number;
+  /** How that login was made (`acr`): a refresh keeps it. A token signed before `acr` was a password's. */
+  readonly method: SignInMethod;
 }
 
 /** A platform's refresh token of a connection (docs/platforms.md). */
@@ -326,7 +331,8 @@ export const createRefreshTokenVerifier = (
       // A platform's refresh token of a connection: never a user's, whatever its `sub` spells.
       if (payload[CLIENT_ID_CLAIM] !== undefined)
         throw new TokenError('ERR_TOKEN_CLIENT', 'a client refresh token');
-      return { username: payload.sub, sessionId, jti: payload.jti, authTime };
+      const method: SignInMethod = payload[ACR_CLAIM] === PASSKEY_ACR ? 'passkey' : 'password';
+      return { username: payload.sub, sessionId, jti: payload.jti, authTime, method };
     },
   );
 

@@ -8,7 +8,9 @@ import type { CustomerApiConfig } from '../config.ts';
 import { createDynamoConnectionStore } from '../connections/dynamodb.ts';
 import type { AdministrationDeps } from '../customer/administration.ts';
 import type { CustomerConnectionDeps } from '../customer/connections.ts';
+import type { PasskeyDeps } from '../customer/passkeys.ts';
 import { logger } from '../log.ts';
+import { createDynamoChallengeStore, createDynamoPasskeyStore } from '../passkeys/dynamodb.ts';
 import { createDynamoThrottleStore } from '../throttle/dynamodb.ts';
 import { systemClock } from '../time.ts';
 import { counterSecretOf } from '../tokens/keys.ts';
@@ -52,7 +54,10 @@ export const administrationDeps = (
 
 export async function customerApiDeps(
   config: CustomerApiConfig,
-): Promise<AdministrationDeps & Measured & { readonly connections: CustomerConnectionDeps }> {
+): Promise<
+  AdministrationDeps &
+    Measured & { readonly connections: CustomerConnectionDeps; readonly passkeys: PasskeyDeps }
+> {
   // The keyring only for the throttle's counter secret (unlock): this function signs nothing.
   const keyring = await signingKeyring(config.keys, config.data.region);
   const stores = administrationStores(documentClient(config.data), config, async () =>
@@ -68,6 +73,14 @@ export async function customerApiDeps(
       recorder: administration.recorder,
       connections: createDynamoConnectionStore(accounts),
       platforms: stores.clients,
+      clock: systemClock,
+      logger,
+      metrics,
+    },
+    passkeys: {
+      passkeys: createDynamoPasskeyStore(accounts),
+      challenges: createDynamoChallengeStore({ client: accounts.client, tableName: config.sessionsTable }),
+      recorder: administration.recorder,
       clock: systemClock,
       logger,
       metrics,

@@ -100,14 +100,14 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
 
       await page.getByLabel('Username').fill(ADMIN);
       await page.getByLabel('Password').fill('not the password');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await expect
         .poll(() => page.getByRole('alert').innerText(), WAIT)
         .toContain('The username or password is wrong.');
 
       await page.getByLabel('Username').fill(ADMIN);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await expect.poll(() => page.getByRole('button', { name: 'Approve' }).isVisible(), WAIT).toBe(true);
       expect(await page.content()).toContain(CUSTOMER);
       expect(await seriousViolations(page)).toEqual([]);
@@ -150,7 +150,7 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       const form = page.getByRole('region', { name: 'Sign in', exact: true });
       await form.getByLabel('Username').fill(ADMIN);
       await form.getByLabel('Password').fill(PASSWORD);
-      await form.getByRole('button', { name: 'Sign in' }).click();
+      await form.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('button', { name: 'Platforms' }).click();
       const list = page.getByRole('region', { name: 'Connected platforms', exact: true });
       await expect.poll(() => list.innerText(), WAIT).toContain('Shoply Connect');

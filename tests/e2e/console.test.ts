@@ -64,9 +64,9 @@ const grant = (clientId: string, clientSecret: string, from?: string) =>
   });
 
 describe('GET /console and its assets', () => {
-  it('npm start names the console beside the API reference, on the API’s own origin', () => {
-    expect(stack.consoleUrl).toBe(`http://127.0.0.1:${stack.ports.http}/console`);
-    expect(stack.output()).toMatch(/^API reference .*\nconsole http:\/\/127\.0\.0\.1:\d+\/console /m);
+  it('npm start names the console beside the API reference, on the API’s own origin under the name WebAuthn takes (localhost)', () => {
+    expect(stack.consoleUrl).toBe(`http://localhost:${stack.ports.http}/console`);
+    expect(stack.output()).toMatch(/^API reference .*\nconsole http:\/\/localhost:\d+\/console /m);
   });
 
   it('serves the page with a strict CSP, nosniff, no referrer, no framing, revalidated on every load', async () => {
@@ -157,7 +157,7 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       const form = region(on, 'Sign in');
       await form.getByLabel('Username').fill(username);
       await form.getByLabel('Password').fill(password);
-      await form.getByRole('button', { name: 'Sign in' }).click();
+      await form.getByRole('button', { name: 'Sign in', exact: true }).click();
     }
 
     /** The secret panel's client id, secret id and secret, once shown. */

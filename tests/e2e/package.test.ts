@@ -49,11 +49,14 @@ import {
   endCustomerConnection,
   listConnections,
 } from '../../lib/customer/connections.ts';
+import { listPasskeys, type PasskeyDeps, registrationOptions } from '../../lib/customer/passkeys.ts';
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/body.ts';
 import { problemResponse } from '../../lib/http/problems.ts';
 import { createLogger } from '../../lib/log.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
+import { createDynamoChallengeStore, createDynamoPasskeyStore } from '../../lib/passkeys/dynamodb.ts';
+import { relyingPartyOf } from '../../lib/passkeys/webauthn.ts';
 import { MAX_REVOKED_SESSIONS } from '../../lib/revocation/revocation.ts';
 import { PROTECTED_ROUTES } from '../../lib/scopes.ts';
 import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
@@ -118,6 +121,7 @@ describe('the prod CloudFormation template', () => {
       'OauthRevokeLambdaFunction',
       'OauthTokenLambdaFunction',
       'OauthWrongMethodLambdaFunction',
+      'PasskeyLoginLambdaFunction',
       'RefreshLambdaFunction',
       'TrackShipmentLambdaFunction',
     ]);
@@ -138,9 +142,10 @@ describe('the prod CloudFormation template', () => {
       const bundle = files.get(bundles[0] ?? '')?.toString('utf8') ?? '';
       // Nothing left for node_modules to provide: no bare import but node: built-ins, and the
       // SDK's optional CRT signer, which it tries only for SigV4a (never used here).
-      const imports = [...bundle.matchAll(/(?<=[}*\s]|^)from\s*"([^"]+)"|\bimport\s*\(?\s*"([^"]+)"/gm)].map(
-        (match) => match[1] ?? match[2] ?? '',
-      );
+      // (Not in a string: tsyringe's error message names `import "reflect-metadata"`.)
+      const imports = [
+        ...bundle.matchAll(/(?<=[}*\s]|^)from\s*"([^"]+)"|(?<!')\bimport\s*\(?\s*"([^"]+)"/gm),
+      ].map((match) => match[1] ?? match[2] ?? '');
       const allowed = new Set([...builtinModules, '@aws-sdk/signature-v4-crt']);
       expect(imports.filter((name) => !name.startsWith('node:') && !allowed.has(name))).toEqual([]);
       // Minified: lines thousands of characters long (unminified code averages under 40).
@@ -158,12 +163,13 @@ describe('the prod CloudFormation template', () => {
     const methods = ofType('AWS::ApiGateway::Method').filter(
       ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
     );
-    expect(methods).toHaveLength(34);
+    expect(methods).toHaveLength(40);
     for (const [id, method] of methods) {
       // login, login-extended, token/refresh, logout, the key set, the OAuth token, revocation,
       // introspection and pushed authorization request endpoints (every method of each), the
-      // authorization page, the metadata and the console's page and assets are public.
-      const isPublic = /Login|Token|Logout|Jwks|Oauth|Console/.test(id);
+      // authorization page, the metadata, the passkey sign-in and the console's page and assets
+      // are public.
+      const isPublic = /Login|Token|Logout|Jwks|Oauth|Console|PasskeyDashlogin/.test(id);
       expect(method.Properties.AuthorizationType, id).toBe(isPublic ? 'NONE' : 'CUSTOM');
       if (!isPublic) expect(method.Properties.AuthorizerId, id).toEqual({ Ref: authorizer?.[0] });
     }
@@ -172,7 +178,7 @@ describe('the prod CloudFormation template', () => {
       .filter(([, m]) => m.Properties.AuthorizationType === 'CUSTOM')
       .map(([, m]) => `${String(m.Properties.HttpMethod)} ${pathOf(resources, m.Properties.ResourceId)}`)
       .sort();
-    expect(protectedRoutes).toHaveLength(16);
+    expect(protectedRoutes).toHaveLength(20);
     expect(protectedRoutes).toEqual(
       Object.values(PROTECTED_ROUTES)
         .map((route) => `${route.method.toUpperCase()} /${route.path}`)
@@ -209,7 +215,7 @@ describe('the prod CloudFormation template', () => {
       GET: 'OauthAuthorizeLambdaFunction',
       POST: 'OauthAuthorizeLambdaFunction',
     });
-    // The administrators' fourteen routes: one function. The console: its page and its assets, GET only.
+    // The administrators' routes: one function. The console: its page and its assets, GET only.
     const customerApi = 'CustomerApiLambdaFunction';
     expect(endpoint('/api/v1/customer/clients')).toEqual({ GET: customerApi, POST: customerApi });
     expect(endpoint('/api/v1/customer/clients/{clientId}')).toEqual({
@@ -228,6 +234,11 @@ describe('the prod CloudFormation template', () => {
     expect(endpoint('/api/v1/customer/administrators/revoke')).toEqual({ POST: customerApi });
     expect(endpoint('/api/v1/customer/connections')).toEqual({ GET: customerApi });
     expect(endpoint('/api/v1/customer/connections/{connectionId}')).toEqual({ DELETE: customerApi });
+    expect(endpoint('/api/v1/customer/passkeys')).toEqual({ GET: customerApi, POST: customerApi });
+    expect(endpoint('/api/v1/customer/passkeys/options')).toEqual({ POST: customerApi });
+    expect(endpoint('/api/v1/customer/passkeys/{passkeyId}')).toEqual({ DELETE: customerApi });
+    expect(endpoint('/api/v1/passkey-login')).toEqual({ POST: 'PasskeyLoginLambdaFunction' });
+    expect(endpoint('/api/v1/passkey-login/options')).toEqual({ POST: 'PasskeyLoginLambdaFunction' });
     expect(endpoint('/console')).toEqual({ GET: 'ConsoleLambdaFunction' });
     expect(endpoint('/console/{asset}')).toEqual({ GET: 'ConsoleLambdaFunction' });
   });
@@ -418,6 +429,8 @@ describe('the prod CloudFormation template', () => {
         login('~1api~1v1~1oauth~1introspect'),
         login('~1api~1v1~1oauth~1par'),
         login('~1api~1v1~1oauth~1authorize'),
+        login('~1api~1v1~1passkey-login~1options'),
+        login('~1api~1v1~1passkey-login'),
       ],
     });
   });
@@ -451,6 +464,7 @@ describe('the prod CloudFormation template', () => {
       ).toEqual({
         LoginLambdaFunction: 'LoginRole',
         LoginExtendedLambdaFunction: 'LoginRole',
+        PasskeyLoginLambdaFunction: 'PasskeyLoginRole',
         RefreshLambdaFunction: 'RefreshRole',
         LogoutLambdaFunction: 'LogoutRole',
         JwksLambdaFunction: 'JwksRole',
@@ -543,6 +557,18 @@ describe('the prod CloudFormation template', () => {
           'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:UpdateItem on SessionsTable',
           `ssm:GetParameter on ${jwks}`,
+        ].sort(),
+      );
+      // A passkey sign-in: the user, its handle's alias and the passkey read; the passkey's
+      // counter moved (PASSKEY# items, held below); a session and the challenge (webauthn#).
+      expect(grants('PasskeyLoginRole')).toEqual(
+        [
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:GetItem on SessionsTable',
+          'dynamodb:PutItem on SessionsTable',
+          'dynamodb:UpdateItem on SessionsTable',
+          `ssm:GetParameter on ${keyring}`,
         ].sort(),
       );
       expect(grants('JwksRole')).toEqual([`ssm:GetParameter on ${jwks}`]);
@@ -725,7 +751,8 @@ describe('the prod CloudFormation template', () => {
       // The administrators' API: its customer's users' administration, its clients and connections
       // (their lists by the byCustomer index; a connection ended on its platform's item, then
       // deleted: CLIENT# items all), the clients' failed-authentication counters (unlock), the
-      // audit trail, and the keyring for the counters' secret (it signs nothing).
+      // audit trail, the keyring for the counters' secret (it signs nothing), and the caller's
+      // passkeys (PASSKEY# items, the HANDLE# alias) with their challenges (webauthn#).
       expect(grants('CustomerApiRole')).toEqual(
         [
           // A user item in a projection, and its administration (below); a client item, whole.
@@ -736,6 +763,12 @@ describe('the prod CloudFormation template', () => {
           'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:DeleteItem on AccountsTable',
           'dynamodb:DeleteItem on AccountsTable',
+          'dynamodb:Query on AccountsTable',
+          'dynamodb:PutItem on AccountsTable',
+          'dynamodb:DeleteItem on AccountsTable',
+          'dynamodb:PutItem on AccountsTable',
+          'dynamodb:PutItem on SessionsTable',
+          'dynamodb:UpdateItem on SessionsTable',
           'dynamodb:Query on AccountsTable/index/byCustomer',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:UpdateItem on LoginThrottleTable',
@@ -756,6 +789,7 @@ describe('the prod CloudFormation template', () => {
       ).toEqual(
         [
           'LoginRole',
+          'PasskeyLoginRole',
           'RefreshRole',
           'LogoutRole',
           'JwksRole',
@@ -802,6 +836,7 @@ describe('the prod CloudFormation template', () => {
                 'revokedSessions',
                 'scopes',
                 'adminEndingUntil',
+                'passkeyHandle',
               ],
             },
             StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
@@ -827,6 +862,7 @@ describe('the prod CloudFormation template', () => {
                 'revokedBefore',
                 'adminEnding',
                 'adminEndingUntil',
+                'passkeyHandle',
               ],
             },
             StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
@@ -846,8 +882,30 @@ describe('the prod CloudFormation template', () => {
           Resource: [accounts],
           Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CONNECTION#*'] } },
         },
-        // The customer's clients and administrators: the index only, never a Query or Scan of the
-        // table; the index holds users too, so in named attributes only (held below).
+        // The caller's passkeys, a partition of their own: listed, registered whole, removed;
+        // the handle's alias written once. Never a user item.
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+          Resource: [accounts],
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['PASSKEY#*'] } },
+        },
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:PutItem'],
+          Resource: [accounts],
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['HANDLE#*'] } },
+        },
+        // A registration's challenge, written and spent; never a session.
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+          Resource: [{ 'Fn::GetAtt': ['SessionsTable', 'Arn'] }],
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['webauthn#*'] } },
+        },
+        // The customer's clients and administrators: the index, never a Query or Scan of the
+        // table but of the caller's passkeys' partition; the index holds users too, so in named
+        // attributes only (held below).
         {
           Effect: 'Allow',
           Action: ['dynamodb:Query'],
@@ -903,7 +961,9 @@ describe('the prod CloudFormation template', () => {
       for (const [id] of ofType('AWS::IAM::Role')) {
         const reads = grants(id).filter((grant) => /^dynamodb:(Query|Scan) on AccountsTable/.test(grant));
         expect(reads, id).toEqual(
-          id === 'CustomerApiRole' ? ['dynamodb:Query on AccountsTable/index/byCustomer'] : [],
+          id === 'CustomerApiRole'
+            ? ['dynamodb:Query on AccountsTable', 'dynamodb:Query on AccountsTable/index/byCustomer']
+            : [],
         );
       }
     });
@@ -1356,6 +1416,35 @@ describe('the prod CloudFormation template', () => {
       };
       await run((admin) => listConnections(connectionDeps, admin));
       await run((admin) => endCustomerConnection(connectionDeps, admin, CONNECTION));
+      // The caller's passkeys, as customerApiDeps wires them: listed; a registration's options
+      // (the user's handle made, its alias written, the challenge stored); a passkey stored,
+      // removed, and a challenge spent (the store's own requests: a registration's answer needs
+      // an authenticator, tests/e2e/passkeys.test.ts).
+      const passkeyDeps: PasskeyDeps = {
+        passkeys: createDynamoPasskeyStore({ client, tableName: config.accountsTable }),
+        challenges: createDynamoChallengeStore({ client, tableName: config.sessionsTable }),
+        recorder: deps.recorder,
+        clock: () => new Date(),
+        logger: deps.logger,
+        metrics: deps.metrics,
+      };
+      await run((admin) => listPasskeys(passkeyDeps, admin));
+      await run((admin) => registrationOptions(passkeyDeps, admin, relyingPartyOf('https://auth.example')));
+      const passkey = {
+        passkeyId: 'cGFzc2tleS1vZi1hbGljZQ',
+        username: 'Alice',
+        name: 'Laptop',
+        publicKey: 'cHVibGljLWtleQ',
+        counter: 0,
+        transports: ['internal'],
+        backedUp: true,
+        createdAt: at(0),
+      };
+      sent.push(...(await sentBy(() => passkeyDeps.passkeys.add(passkey))));
+      sent.push(...(await sentBy(() => passkeyDeps.passkeys.remove('Alice', passkey.passkeyId))));
+      sent.push(
+        ...(await sentBy(() => passkeyDeps.challenges.spend('Y2hhbGxlbmdlLW9mLWFsaWNl', 'r-1', new Date()))),
+      );
       // An end refused after its mark takes the mark back.
       sent.push(...(await sentBy(() => deps.administrations.unmark('Carl', { id: 'end-1', until: 0 }))));
       // A grant whose condition failed: the user is no longer the customer's.
@@ -1379,10 +1468,10 @@ describe('the prod CloudFormation template', () => {
         ),
       );
       expect(granted.filter((grant) => !used.has(grant))).toEqual([]);
-      expect(granted).toHaveLength(14);
+      expect(granted).toHaveLength(20);
     });
 
-    it('lets login (and the authorization page’s sign-in) update only a user item’s password hash and the digest of the hash it replaced, refresh and logout only its revokedSessions and cutoff, revocation only a client item’s revokedTokens, the token endpoint only its last use and its connections’ ends, the authorization page only a connection’s approval, and the administrators’ API a user’s administration and client items', () => {
+    it('lets login (and the authorization page’s sign-in) update only a user item’s password hash and the digest of the hash it replaced, a passkey sign-in only its passkey’s counter, refresh and logout only its revokedSessions and cutoff, revocation only a client item’s revokedTokens, the token endpoint only its last use and its connections’ ends, the authorization page only a connection’s approval, and the administrators’ API a user’s administration and client items', () => {
       const accountUpdates = (roleId: string) =>
         statementsOf(resources, roleId).filter(
           (statement) =>
@@ -1451,11 +1540,18 @@ describe('the prod CloudFormation template', () => {
           'revokedBefore',
           'adminEnding',
           'adminEndingUntil',
+          'passkeyHandle',
         ]),
         clientItems,
       ]);
+      // A passkey sign-in moves its passkey's counter and last use (lib/passkeys/dynamodb.ts
+      // recordUse), in the passkeys' own partitions: never a user item.
+      expect(accountUpdates('PasskeyLoginRole')).toEqual([
+        updateOf(['pk', 'sk', 'username', 'counter', 'lastUsedAt'], 'PASSKEY#*'),
+      ]);
       const writers = [
         'LoginRole',
+        'PasskeyLoginRole',
         'RefreshRole',
         'LogoutRole',
         'OAuthRevokeRole',
@@ -1474,8 +1570,22 @@ describe('the prod CloudFormation template', () => {
         Resource: [{ 'Fn::GetAtt': ['AccountsTable', 'Arn'] }],
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CONNECTION#*'] } },
       };
+      // And the administrators' API its caller's passkeys and their handle's alias, each in
+      // partitions of their own.
+      const passkeyItems = {
+        Effect: 'Allow',
+        Action: ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+        Resource: [{ 'Fn::GetAtt': ['AccountsTable', 'Arn'] }],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['PASSKEY#*'] } },
+      };
+      const handleAliases = {
+        Effect: 'Allow',
+        Action: ['dynamodb:PutItem'],
+        Resource: [{ 'Fn::GetAtt': ['AccountsTable', 'Arn'] }],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['HANDLE#*'] } },
+      };
       const putsOrDeletesOf: Record<string, unknown[]> = {
-        CustomerApiRole: [clientItems, connectionDeletes],
+        CustomerApiRole: [clientItems, connectionDeletes, passkeyItems, handleAliases],
         OAuthTokenRole: [connectionDeletes],
         OAuthRevokeRole: [connectionDeletes],
       };
@@ -1546,7 +1656,7 @@ describe('the prod CloudFormation template', () => {
       id.replace(/LambdaFunction$/, 'LogGroup'),
     );
     expect(groups.map(([id]) => id).sort()).toEqual([...ofFunctions, 'ApiAccessLogGroup'].sort());
-    expect(groups).toHaveLength(17);
+    expect(groups).toHaveLength(18);
     expect(resources.CustomerApiLogGroup?.Properties.LogGroupName).toBe(
       '/aws/lambda/parcel-auth-prod-customerApi',
     );
@@ -1665,7 +1775,7 @@ describe('the prod CloudFormation template', () => {
       ).toEqual({
         // Revocation, introspection, the authorization endpoint and the administrators' API (its
         // unlock) sign nothing: the login throttle's counter secret is in the keyring.
-        '<CustomerApiRole.Arn> <LoginRole.Arn> <OAuthAuthorizeRole.Arn> <OAuthIntrospectRole.Arn> <OAuthRevokeRole.Arn> <OAuthTokenRole.Arn> <RefreshRole.Arn>':
+        '<CustomerApiRole.Arn> <LoginRole.Arn> <OAuthAuthorizeRole.Arn> <OAuthIntrospectRole.Arn> <OAuthRevokeRole.Arn> <OAuthTokenRole.Arn> <PasskeyLoginRole.Arn> <RefreshRole.Arn>':
           ['kms:Decrypt'],
         'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/parcel-auth-operator': [
           'kms:Encrypt',
@@ -1760,7 +1870,7 @@ describe('the prod CloudFormation template', () => {
       });
     }
     const expected = byFunction(routes);
-    expect(Object.keys(expected)).toHaveLength(16);
+    expect(Object.keys(expected)).toHaveLength(17);
     // Each OAuth endpoint's POST function, and the 405 for any method of the four paths; the
     // authorization page, GET and POST, is the pushed request's function.
     expect(expected.OauthTokenLambdaFunction).toEqual([`${api}/prod/POST/api/v1/oauth/token`]);
@@ -1904,6 +2014,8 @@ describe('the prod CloudFormation template', () => {
       'CreateShipmentLambdaFunction',
       'TrackShipmentLambdaFunction',
       'ConsoleLambdaFunction',
+      // A passkey's assertion is no secret: nothing a leak of it could replay.
+      'PasskeyLoginLambdaFunction',
     ];
     const ids = (logicalIds: string[]) => logicalIds.map((id) => `<${id}>`).sort();
     expect(functionsRead('Errors', ['FunctionErrorsAlarm'])).toEqual(ids(credentials));
@@ -2143,6 +2255,7 @@ describe('the prod CloudFormation template', () => {
       'OauthMetadataLambdaFunction',
       'OauthRevokeLambdaFunction',
       'OauthTokenLambdaFunction',
+      'PasskeyLoginLambdaFunction',
       'RefreshLambdaFunction',
     ]);
     for (const id of withIssuer) {
@@ -2428,7 +2541,7 @@ describe('the prod web application firewall', () => {
     });
   });
 
-  it('limits requests per source address on the login, login-extended, refresh and OAuth token, revocation, introspection, pushed request and authorization routes only', () => {
+  it('limits requests per source address on the login, login-extended, refresh and OAuth token, revocation, introspection, pushed request, authorization and passkey sign-in routes only', () => {
     const rate = rules().find((rule) => rule.Name === 'LoginRateLimit');
     const statement = rate?.Statement.RateBasedStatement as Record<string, unknown>;
     expect(statement).toMatchObject({ Limit: 1000, AggregateKeyType: 'IP', EvaluationWindowSec: 300 });
@@ -2448,6 +2561,8 @@ describe('the prod web application firewall', () => {
       '/api/v1/oauth/introspect',
       '/api/v1/oauth/par',
       '/api/v1/oauth/authorize',
+      '/api/v1/passkey-login/options',
+      '/api/v1/passkey-login',
     ]);
     // One match per route, on the path wherever it stands (after the stage prefix or none).
     const matches = (scope.OrStatement as { Statements: { ByteMatchStatement: Record<string, unknown> }[] })

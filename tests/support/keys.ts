@@ -41,8 +41,9 @@ export const tokenRequest = (subject: TokenUser, at: Date, overrides: Partial<To
     sessionId: randomUUID(),
     refreshJti: randomUUID(),
     authTime: seconds,
+    method: 'password',
     issuedAt: seconds,
     notAfter: seconds + 90 * 86_400,
     ...overrides,
-  } satisfies TokenRequest;
+  } as const satisfies TokenRequest;
 };

@@ -20,6 +20,10 @@ export const PROTECTED_ROUTES = [
   'POST/api/v1/customer/administrators/revoke',
   'GET/api/v1/customer/connections',
   'DELETE/api/v1/customer/connections/*',
+  'GET/api/v1/customer/passkeys',
+  'POST/api/v1/customer/passkeys/options',
+  'POST/api/v1/customer/passkeys',
+  'DELETE/api/v1/customer/passkeys/*',
 ] as const;
 
 /** The administrators' API: the routes under /api/v1/customer/, all of scope customer:admin. */

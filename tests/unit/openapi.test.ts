@@ -21,12 +21,14 @@ import { functionEnvironment } from '../../infra/function-env.ts';
 import { readStageParams } from '../../infra/stage-params.ts';
 import { decodeAuditCursor } from '../../lib/audit/audit.ts';
 import { LoginRequestSchema } from '../../lib/auth/login.ts';
+import { PASSKEY_NOT_ACCEPTED, PasskeyLoginSchema } from '../../lib/auth/passkey-login.ts';
 import { INTROSPECTION_SCOPE } from '../../lib/clients/introspect.ts';
 import { INTROSPECTION_PATH, REVOCATION_PATH, TOKEN_PATH } from '../../lib/clients/metadata.ts';
 import { parseTokenQuery, parseTokenRequest } from '../../lib/clients/token-request.ts';
 import { readLoginConfig, readOAuthTokenConfig, readRefreshConfig } from '../../lib/config.ts';
 import { REFUSALS } from '../../lib/customer/administration.ts';
 import { NO_SUCH_CONNECTION } from '../../lib/customer/connections.ts';
+import { PASSKEY_REFUSALS } from '../../lib/customer/passkeys.ts';
 import { ClientParamsSchema, CreateClientSchema } from '../../lib/customer/requests.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import { endpoint, publicBaseUrl, validate } from '../../lib/http/endpoint.ts';
@@ -529,6 +531,11 @@ async function errorBodies(): Promise<unknown[]> {
     ),
     bodyOf(problemOf('NOT_FOUND', { detail: 'The console has no such file.' })),
     bodyOf(problemOf('NOT_FOUND', { detail: NO_SUCH_CONNECTION })),
+    bodyOf(problemOf('INVALID_CREDENTIALS', { detail: PASSKEY_NOT_ACCEPTED })),
+    bodyOf(validationProblem(PasskeyLoginSchema, {}, 'body')),
+    bodyOf(problemOf('CONFLICT', { detail: PASSKEY_REFUSALS.full })),
+    bodyOf(problemOf('NOT_FOUND', { detail: PASSKEY_REFUSALS.noSuchPasskey })),
+    bodyOf(problemOf('VALIDATION_FAILED', { detail: PASSKEY_REFUSALS.challenge })),
     ...templates,
   ];
 }

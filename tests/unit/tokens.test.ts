@@ -501,6 +501,21 @@ describe('refresh token verifier', () => {
       sessionId: request.sessionId,
       jti: request.refreshJti,
       authTime: request.authTime,
+      method: 'password',
+    });
+  });
+
+  it('says how the session signed in, in both tokens: amr pwd for a password, amr pop mfa and acr phr for a passkey', async () => {
+    const password = await issuer.issue(tokenRequest(alice, NOW));
+    expect(decodeJwt(password.accessToken)).toMatchObject({ amr: ['pwd'] });
+    expect(decodeJwt(password.accessToken).acr).toBeUndefined();
+    expect(decodeJwt(password.refreshToken)).toMatchObject({ amr: ['pwd'] });
+
+    const passkey = await issuer.issue(tokenRequest(alice, NOW, { method: 'passkey' }));
+    for (const token of [passkey.accessToken, passkey.refreshToken])
+      expect(decodeJwt(token)).toMatchObject({ amr: ['pop', 'mfa'], acr: 'phr' });
+    await expect(refreshVerifierAt(NOW).verify(passkey.refreshToken)).resolves.toMatchObject({
+      method: 'passkey',
     });
   });
 

@@ -87,6 +87,7 @@ async function signWith(keyring: Keyring) {
     sessionId: randomUUID(),
     refreshJti: randomUUID(),
     authTime: now,
+    method: 'password',
     issuedAt: now,
     notAfter: now + TOKEN_SETTINGS.refreshTtlSeconds,
   });
