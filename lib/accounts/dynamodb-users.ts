@@ -232,13 +232,15 @@ export function createUserStore(table: AccountsTable): UserStore {
       const Item = await readItem(username);
       if (Item?.username !== username) throw noSuchUser();
       // Its passkeys and their alias too, before the user: a user made later under the name
-      // must inherit no way in, and a run cut short finds the user and finishes.
-      const passkeys = createDynamoPasskeyStore(table);
-      await Promise.all(
-        (await passkeys.list(username)).map((passkey) => passkeys.remove(username, passkey.passkeyId)),
-      );
-      if (typeof Item.passkeyHandle === 'string') {
-        await dynamo(() => client.send(new DeleteCommand({ TableName, Key: handleKey(Item.passkeyHandle) })));
+      // must inherit no way in, and a run cut short finds the user and finishes. A user has
+      // passkeys only once it has a handle: a registration's options make it first.
+      const handle = Item.passkeyHandle;
+      if (typeof handle === 'string') {
+        const passkeys = createDynamoPasskeyStore(table);
+        await Promise.all(
+          (await passkeys.list(username)).map((passkey) => passkeys.remove(username, passkey.passkeyId)),
+        );
+        await dynamo(() => client.send(new DeleteCommand({ TableName, Key: handleKey(handle) })));
       }
       const customerId = Item.customerId;
       if (typeof customerId === 'string') {

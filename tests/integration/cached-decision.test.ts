@@ -168,6 +168,10 @@ describe('a cached authorizer decision replayed to every protected function', ()
       'POST /api/v1/customer/administrators/revoke (customerApi)',
       'GET /api/v1/customer/connections (customerApi)',
       'DELETE /api/v1/customer/connections/{connectionId} (customerApi)',
+      'GET /api/v1/customer/passkeys (customerApi)',
+      'POST /api/v1/customer/passkeys/options (customerApi)',
+      'POST /api/v1/customer/passkeys (customerApi)',
+      'DELETE /api/v1/customer/passkeys/{passkeyId} (customerApi)',
     ]);
   });
 
@@ -177,8 +181,12 @@ describe('a cached authorizer decision replayed to every protected function', ()
       const { token, expireAt, decision } = await freshDecision();
       vi.useFakeTimers({ toFake: ['Date'], now: expireAt - 1 });
       const response = await call(route, requestTo(route, decision, token));
-      // Created, found, or not: a shipment's body is no self-service request (400), nothing holds the ids (404).
-      expect([200, 201, 400, 404]).toContain(response.statusCode);
+      // Created, found, or not: a shipment's body is no self-service request (400), nothing holds the
+      // ids (404); a passkey's registration without a body asks for a recent login (403), as the
+      // token's login is a day old by then.
+      const normal =
+        route.name === 'POST /api/v1/customer/passkeys/options (customerApi)' ? [403] : [200, 201, 400, 404];
+      expect(normal).toContain(response.statusCode);
     },
   );
 
