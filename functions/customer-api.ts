@@ -32,6 +32,7 @@ import {
   SecretParamsSchema,
   UpdateClientSchema,
 } from '../lib/customer/requests.ts';
+import { readPolicy, SecurityPolicySchema, setPolicy } from '../lib/customer/security-policy.ts';
 import { clientsView, clientView, eventView } from '../lib/customer/views.ts';
 import { endpoint } from '../lib/http/endpoint.ts';
 import { created, noContent, ok } from '../lib/http/responses.ts';
@@ -197,6 +198,17 @@ export const handler = routes({
       await removePasskey(deps.passkeys, actor, params.passkeyId);
       return noContent();
     },
+  }),
+  customerGetSecurityPolicy: endpoint({
+    ...common,
+    route: 'customerGetSecurityPolicy',
+    handle: async ({ actor }) => ok(await readPolicy(deps, actor)),
+  }),
+  customerSetSecurityPolicy: endpoint({
+    ...common,
+    route: 'customerSetSecurityPolicy',
+    body: SecurityPolicySchema,
+    handle: async ({ actor, body }) => ok(await setPolicy(deps, actor, body)),
   }),
   customerRevokeAdministrator: endpoint({
     ...common,

@@ -76,11 +76,14 @@ const OTHER_CHANGES = [
   'user.admin.revoked',
   'passkey.registered',
   'passkey.removed',
+  'policy.passkeys.required',
+  'policy.passkeys.optional',
 ];
 const ADMINISTRATION_REFUSALS = [
   ['NotAdministrator', 'Not (or no longer) an administrator'],
   ['RecentLoginRequired', 'Login not recent enough'],
   ['BeyondOwnScopes', 'Beyond a narrowed administrator’s scopes'],
+  ['PasskeyRequired', 'A password’s session where passkeys are required'],
 ];
 
 const WIDTH = 24;

@@ -33,6 +33,8 @@ export type ErrorCode =
   | 'CONFLICT'
   /** The action shows a secret: it needs a login within the last RECENT_LOGIN_SECONDS. */
   | 'RECENT_LOGIN_REQUIRED'
+  /** The customer requires its administrators' sessions to begin with a passkey (RFC 9470 step-up). */
+  | 'PASSKEY_REQUIRED'
   /** A dependency failed or timed out: worth a retry. */
   | 'DEPENDENCY_UNAVAILABLE'
   /** Our own defect: a retry will not help. */

@@ -30,6 +30,11 @@ export const AUDIT_EVENT_TYPES = [
   /** An administrator registered a passkey of their own (docs/administrators.md, "Passkeys"). */
   'passkey.registered',
   'passkey.removed',
+  /** The customer's administrators must sign in with a passkey, or no longer must. */
+  'policy.passkeys.required',
+  'policy.passkeys.optional',
+  /** An administrator's call from a password's session, refused under that policy. */
+  'administration.password.refused',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
@@ -48,6 +53,8 @@ export const ADMINISTRATOR_CHANGES = [
   'user.admin.revoked',
   'passkey.registered',
   'passkey.removed',
+  'policy.passkeys.required',
+  'policy.passkeys.optional',
 ] as const satisfies readonly AuditEventType[];
 
 /** Why a connection ended, as its event says. */

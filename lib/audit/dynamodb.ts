@@ -30,6 +30,7 @@ const OPTIONAL = [
   'clientId',
   'secretId',
   'connectionId',
+  'passkeyId',
   'username',
   'name',
   'secretExpiresAt',

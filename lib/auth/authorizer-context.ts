@@ -27,6 +27,8 @@ export const AuthorizerContextSchema = v.pipe(
     authTime: v.optional(EpochSecondsSchema),
     /** A user's session (`sid`); absent for a client and in older decisions. */
     sessionId: v.optional(v.pipe(v.string(), v.nonEmpty())),
+    /** `passkey` for a user's session a passkey began; absent for a password's, a client's and older decisions. */
+    signIn: v.optional(v.literal('passkey')),
   }),
   v.check((context) => (context.username === '') !== (context.clientId === ''), 'one subject'),
   v.check((context) => context.scope !== undefined || context.clientId === '', 'a client has scopes'),

@@ -42,6 +42,8 @@ export const authorizerContext = (subject: AccessClaims, scope: string): Authori
   ...(subject.authTime !== undefined && { authTime: subject.authTime }),
   // A user's session, so a function that acts on a cached decision can check its revocation.
   ...(subject.kind === 'user' && subject.sessionId !== undefined && { sessionId: subject.sessionId }),
+  // How it began, for the customer's passkey policy (lib/customer/administrator.ts).
+  ...(subject.kind === 'user' && subject.method === 'passkey' && { signIn: 'passkey' as const }),
 });
 
 /**

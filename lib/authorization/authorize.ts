@@ -14,6 +14,7 @@ import { type CredentialDeps, checkCredentials, LoginRequestSchema } from '../au
 import { authenticateClient, type ClientAuthDeps, clientCredentials } from '../clients/client-auth.ts';
 import { type ClientReader, isPlatform, type PlatformClient } from '../clients/clients.ts';
 import type { ConnectionStore } from '../connections/connections.ts';
+import type { SecurityPolicies } from '../customer/security-policy.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
@@ -47,6 +48,8 @@ export interface AuthorizeDeps {
   readonly recorder: AuditRecorder;
   /** The page's sign-in: a login's checks (throttle, known sources, one generic failure). */
   readonly credentials: CredentialDeps;
+  /** The customers' security policies: under a passkey policy the page's password sign-in approves nothing. */
+  readonly policies: Pick<SecurityPolicies, 'find'>;
   /** `iss` of every answer at the redirect URI (RFC 9207). */
   readonly issuer: string;
   readonly logger: Logger;
@@ -85,6 +88,29 @@ export type Screen =
   | { readonly page: 'not-admin'; readonly view: RequestView; readonly customerId: string };
 
 const problem = (message: string, status: 400 | 403 = 400): Screen => ({ page: 'problem', status, message });
+/** The page signs in with a password only: under the customer's passkey policy, it approves nothing. */
+const PASSKEY_POLICY = problem(
+  'Your customer requires its administrators to sign in with a passkey, which this page does not take: no platform can be approved here while that policy is on. An administrator can turn it off in the console.',
+  403,
+);
+
+/**
+ * PASSKEY_POLICY, counted and in the customer's trail, when the customer requires passkeys of
+ * its administrators; undefined when it does not.
+ */
+async function refusedByPolicy(deps: AuthorizeDeps, username: string, customerId: string, sourceIp: string) {
+  if (!(await deps.policies.find(customerId)).administratorsRequirePasskey) return undefined;
+  deps.logger.info('administration refused', { reason: 'passkey required', username, sourceIp });
+  deps.metrics.count({ name: 'AdministrationRefused', reason: 'PasskeyRequired' });
+  await deps.recorder.record({
+    customerId,
+    type: 'administration.password.refused',
+    actor: userActor(username),
+    source: 'api',
+    ...(sourceIp !== '' && { sourceIp }),
+  });
+  return PASSKEY_POLICY;
+}
 const GONE = problem('This authorization request is unknown or has expired. Start again from the platform.');
 const OTHER_BROWSER = problem(
   'This authorization request was opened in another browser, or its cookie is missing. Start again from the platform.',
@@ -282,6 +308,8 @@ export async function submitPage(
       });
       return { page: 'not-admin', view, customerId: user.customerId ?? '' };
     }
+    const policyRefusal = await refusedByPolicy(deps, user.username, user.customerId, input.sourceIp);
+    if (policyRefusal !== undefined) return policyRefusal;
     const who = { username: user.username, customerId: user.customerId, at: issuedAtFor(user, now) };
     if (!(await deps.store.signIn(pending.id, browser, input.nextBrowser, who, now))) return GONE;
     return {
@@ -314,6 +342,9 @@ export async function submitPage(
   // Revoked since the sign-in (a new password, signed out everywhere): the sign-in is too.
   if (user.revokedBefore > signedIn.at)
     return { page: 'sign-in', status: 200, view, error: 'Your sign-in has ended. Sign in again.' };
+  // The policy as it is now: it may have been turned on since the sign-in.
+  const policyRefusal = await refusedByPolicy(deps, user.username, signedIn.customerId, input.sourceIp);
+  if (policyRefusal !== undefined) return policyRefusal;
   // The connection and the code before the decision: a failure leaves the request undecided for
   // another press, and a code no decision released is never sent.
   const connection = await deps.connections.approve({

@@ -40,6 +40,8 @@ interface Answer {
   readonly retryAfter: string | null;
   /** The scope a 403 names in its WWW-Authenticate (RFC 6750 §3), if any. */
   readonly requiredScope: string | null;
+  /** A 401's step-up (RFC 9470 `insufficient_user_authentication`): a passkey's session is needed. */
+  readonly stepUp: boolean;
 }
 
 /** An answer of the API that is not a success, with its problem+json body if it has one. */
@@ -57,11 +59,15 @@ export class ApiError extends Error {
 }
 /** The session is over (the refresh token was refused): sign in again. */
 export class SignedOut extends Error {}
+/** A step-up's passkey signed in another user than the session's. */
+export class OtherUsersPasskey extends Error {}
 
 let session: Session | null = null;
 let refreshing: Promise<boolean> | null = null;
 /** How a call that needs a recent login gets one: set by the page (the password dialog). */
 let confirmRecentLogin: () => Promise<void> = () => Promise.reject(new SignedOut());
+/** How a call refused a password's session gets a passkey's: set by the page. */
+let confirmPasskey: () => Promise<void> = () => Promise.reject(new SignedOut());
 
 export const currentSession = () => session;
 
@@ -73,6 +79,11 @@ export function endSession() {
 /** Sets how a call that needs a recent login asks for the password again. */
 export function onRecentLoginRequired(confirm: () => Promise<void>) {
   confirmRecentLogin = confirm;
+}
+
+/** Sets how a call refused a password's session (the customer requires passkeys) asks for the passkey. */
+export function onPasskeyRequired(confirm: () => Promise<void>) {
+  confirmPasskey = confirm;
 }
 
 const problemOf = (json: unknown): Problem | null =>
@@ -116,13 +127,15 @@ async function send(method: string, path: string, body?: unknown, accessToken?: 
   } catch {
     json = null;
   }
-  const challenge = /\bscope="([^"]*)"/.exec(response.headers.get('WWW-Authenticate') ?? '');
+  const authenticate = response.headers.get('WWW-Authenticate') ?? '';
+  const challenge = /\bscope="([^"]*)"/.exec(authenticate);
   return {
     status: response.status,
     ok: response.ok,
     json,
     retryAfter: response.headers.get('Retry-After'),
     requiredScope: challenge?.[1] ?? null,
+    stepUp: response.status === 401 && authenticate.includes('error="insufficient_user_authentication"'),
   };
 }
 
@@ -154,14 +167,22 @@ interface PasskeyTokens extends Tokens {
  * call, given the options), then the API's session of the passkey's user. An ApiError (401)
  * when the API refuses the passkey.
  */
-export async function signInWithPasskey(sign: (options: unknown) => Promise<unknown>) {
+export async function signInWithPasskey(sign: (options: unknown) => Promise<unknown>, asUser?: string) {
   const options = await send('POST', '/passkey-login/options');
   if (!options.ok) throw new ApiError(options);
   const response = await sign(options.json);
   const answer = await send('POST', '/passkey-login', { response });
   if (!answer.ok) throw new ApiError(answer);
   const tokens = answer.json as PasskeyTokens;
+  // A step-up is the same administrator's: another's passkey ends the session it just began.
+  if (asUser !== undefined && tokens.userName !== asUser) {
+    void logOut(tokens.refreshToken);
+    throw new OtherUsersPasskey();
+  }
+  const previous = session;
   session = { username: tokens.userName, accessToken: tokens.token, refreshToken: tokens.refreshToken };
+  // A step-up replaces the session it steps up from.
+  if (previous !== null) void logOut(previous.refreshToken);
   return tokens.userName;
 }
 
@@ -200,17 +221,24 @@ function refreshSession(): Promise<boolean> {
  * Calls the API as the administrator and answers its JSON, as the server's views type it
  * (lib/customer/views.ts): the page trusts its own origin's API. A 401 gets one refresh and a
  * retry; a refused refresh ends the session (SignedOut). An action that shows a secret needs a
- * recent login: on that 403 the administrator confirms the password, and the action is retried
- * once with the new tokens.
+ * recent login: on that 403 the administrator confirms the password (or a passkey), and the action is
+ * retried once with the new tokens. Where the customer requires passkeys, a password's session gets
+ * a 401 step-up challenge: the administrator signs in with a passkey, and the call is retried once.
  */
 export async function call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   if (session === null) throw new SignedOut();
   let answer = await send(method, path, body, session.accessToken);
-  if (answer.status === 401) {
+  if (answer.status === 401 && !answer.stepUp) {
     if (!(await refreshSession()) || session === null) throw new SignedOut();
     answer = await send(method, path, body, session.accessToken);
-    if (answer.status === 401) throw new SignedOut();
   }
+  // The customer requires passkeys (RFC 9470's step-up): a passkey's session, then once more.
+  if (answer.stepUp) {
+    await confirmPasskey();
+    if (session === null) throw new SignedOut();
+    answer = await send(method, path, body, session.accessToken);
+  }
+  if (answer.status === 401) throw new SignedOut();
   if (answer.status === 403 && problemOf(answer.json)?.type === RECENT_LOGIN_REQUIRED) {
     await confirmRecentLogin();
     answer = await send(method, path, body, session.accessToken);

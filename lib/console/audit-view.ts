@@ -28,6 +28,9 @@ const EVENT_NAMES = {
   'connection.ended': 'Platform connection ended',
   'passkey.registered': 'Passkey registered',
   'passkey.removed': 'Passkey removed',
+  'policy.passkeys.required': 'Passkeys required of administrators',
+  'policy.passkeys.optional': 'Passkeys no longer required',
+  'administration.password.refused': 'Password sign-in refused (passkeys required)',
 } as const satisfies Record<AuditEventType, string>;
 
 /** The audit trail's cursor for "Load more", or null at its end. */

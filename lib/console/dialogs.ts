@@ -2,7 +2,9 @@
  * The page's modal dialogs: a confirmation before what cannot be undone, and the password again
  * before what needs a recent login (a secret shown, administration granted or revoked).
  */
-import { ApiError, currentSession, renewLogin } from './api.ts';
+import { startAuthentication } from '@simplewebauthn/browser';
+import { ApiError, currentSession, OtherUsersPasskey, renewLogin, signInWithPasskey } from './api.ts';
+import { ceremonyFailure } from './ceremony.ts';
 import { byId, submitterValue } from './dom.ts';
 
 /** The administrator cancelled a dialog: nothing was sent. */
@@ -40,6 +42,13 @@ export async function confirmPassword() {
     const entered = password.value;
     password.value = '';
     const previous = currentSession();
+    if (choice === 'passkey' && previous !== null) {
+      const failure = await stepUpWithPasskey(previous.username);
+      if (failure === undefined) return;
+      error.textContent = failure;
+      error.hidden = false;
+      continue;
+    }
     if (choice !== 'confirm' || previous === null) throw new Cancelled();
     if (entered === '') {
       error.textContent = 'Enter your password.';
@@ -54,6 +63,44 @@ export async function confirmPassword() {
       error.textContent = 'The password is incorrect. Try again.';
       error.hidden = false;
     }
+  }
+}
+
+/** A passkey's sign-in as `username`, a new session; what went wrong in words, or undefined. */
+async function stepUpWithPasskey(username: string): Promise<string | undefined> {
+  try {
+    await signInWithPasskey(
+      (options) =>
+        startAuthentication({
+          optionsJSON: options as Parameters<typeof startAuthentication>[0]['optionsJSON'],
+        }),
+      username,
+    );
+    return undefined;
+  } catch (failure) {
+    if (failure instanceof OtherUsersPasskey) return `That passkey is not ${username}'s.`;
+    if (failure instanceof ApiError && failure.status === 401) return 'The passkey was not accepted.';
+    const said = ceremonyFailure(failure);
+    if (said === undefined) throw failure;
+    return said;
+  }
+}
+
+/**
+ * The customer requires passkeys and the session began with a password (RFC 9470's step-up):
+ * signs in again with the administrator's passkey; Cancelled if they do not.
+ */
+export async function confirmPasskey() {
+  const error = byId('passkey-step-up-error');
+  error.hidden = true;
+  for (;;) {
+    const choice = await openDialog(byId('passkey-step-up-dialog', HTMLDialogElement));
+    const previous = currentSession();
+    if (choice !== 'confirm' || previous === null) throw new Cancelled();
+    const failure = await stepUpWithPasskey(previous.username);
+    if (failure === undefined) return;
+    error.textContent = failure;
+    error.hidden = false;
   }
 }
 

@@ -7,14 +7,23 @@
 
 import { startAuthentication } from '@simplewebauthn/browser';
 import { loadAdministrators, wireAdminsView } from './admins-view.ts';
-import { ApiError, currentSession, logOut, onRecentLoginRequired, signIn, signInWithPasskey } from './api.ts';
+import {
+  ApiError,
+  currentSession,
+  logOut,
+  onPasskeyRequired,
+  onRecentLoginRequired,
+  signIn,
+  signInWithPasskey,
+} from './api.ts';
 import { loadAudit, wireAuditView } from './audit-view.ts';
+import { ceremonyFailure } from './ceremony.ts';
 import { loadClients, wireClientsView } from './clients-view.ts';
 import { loadConnections, wireConnectionsView } from './connections-view.ts';
-import { confirmPassword, wireDialogs } from './dialogs.ts';
+import { confirmPasskey, confirmPassword, wireDialogs } from './dialogs.ts';
 import { byId, say } from './dom.ts';
 import { forget, run, type Section, showNotAdmin, showSection, showSignIn, showView } from './page.ts';
-import { ceremonyFailure, loadPasskeys, wirePasskeysView } from './passkeys-view.ts';
+import { loadPasskeys, wirePasskeysView } from './passkeys-view.ts';
 import { wireSecretPanel } from './secret-panel.ts';
 
 async function signInAs(username: string, password: HTMLInputElement) {
@@ -118,6 +127,7 @@ function wireSections() {
 }
 
 onRecentLoginRequired(confirmPassword);
+onPasskeyRequired(confirmPasskey);
 wireDialogs();
 wireSignIn();
 wireSecretPanel();

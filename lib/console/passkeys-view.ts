@@ -2,19 +2,36 @@
  * The administrator's own passkeys (docs/administrators.md, "Passkeys"): the list, Add (the
  * browser's WebAuthn ceremony, by @simplewebauthn/browser) and Remove.
  */
-import { startRegistration, WebAuthnError } from '@simplewebauthn/browser';
+import { startRegistration } from '@simplewebauthn/browser';
 import type { passkeyView } from '../customer/passkeys.ts';
+import type { policyView } from '../customer/security-policy.ts';
 import { call } from './api.ts';
+import { ceremonyFailure } from './ceremony.ts';
 import { Cancelled, confirmAction } from './dialogs.ts';
 import { byId, el, hiddenText, say, time } from './dom.ts';
 import { onForget, run } from './page.ts';
 
 type Passkey = ReturnType<typeof passkeyView>;
+type Policy = ReturnType<typeof policyView>;
 
 export async function loadPasskeys() {
-  const { passkeys } = await call<{ passkeys: Passkey[] }>('GET', '/customer/passkeys');
+  const [{ passkeys }, policy] = await Promise.all([
+    call<{ passkeys: Passkey[] }>('GET', '/customer/passkeys'),
+    call<Policy>('GET', '/customer/security-policy'),
+  ]);
   byId('passkeys-empty').hidden = passkeys.length > 0;
   byId('passkeys-list').replaceChildren(...passkeys.map(passkeyItem));
+  byId('policy-require-passkey', HTMLInputElement).checked = policy.administratorsRequirePasskey;
+}
+
+async function savePolicy(administratorsRequirePasskey: boolean) {
+  const saved = await call<Policy>('PUT', '/customer/security-policy', { administratorsRequirePasskey });
+  byId('policy-require-passkey', HTMLInputElement).checked = saved.administratorsRequirePasskey;
+  say(
+    saved.administratorsRequirePasskey
+      ? 'Your customer now requires a passkey of every administrator.'
+      : 'Your customer no longer requires passkeys.',
+  );
 }
 
 function passkeyItem(passkey: Passkey) {
@@ -34,18 +51,6 @@ function passkeyItem(passkey: Passkey) {
     ),
     remove,
   );
-}
-
-/** The browser's own refusal (the person cancelled, or the authenticator has this passkey) in words. */
-export function ceremonyFailure(error: unknown): string | undefined {
-  if (error instanceof WebAuthnError) {
-    if (error.code === 'ERROR_AUTHENTICATOR_PREVIOUSLY_REGISTERED')
-      return 'This authenticator holds a passkey of yours already.';
-    return 'The passkey was not made: the browser or the authenticator refused.';
-  }
-  if (error instanceof Error && error.name === 'NotAllowedError')
-    return 'Cancelled, or the authenticator did not answer in time.';
-  return undefined;
 }
 
 async function addPasskey(input: HTMLInputElement, name: string) {
@@ -83,6 +88,11 @@ async function removePasskey(passkey: Passkey) {
 
 export function wirePasskeysView() {
   onForget(() => byId('passkeys-list').replaceChildren());
+  byId('policy-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const required = byId('policy-require-passkey', HTMLInputElement).checked;
+    void run(event.submitter ?? null, () => savePolicy(required));
+  });
   byId('passkey-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const input = byId('passkey-name', HTMLInputElement);

@@ -16,6 +16,7 @@ import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { LockRules } from '../throttle/locks.ts';
 import type { ThrottleStore } from '../throttle/throttle.ts';
 import type { Clock } from '../time.ts';
+import type { SecurityPolicies } from './security-policy.ts';
 
 /** The longest a roll lets the other secrets live on: long enough for any deployment, short enough to end. */
 export const MAX_EXPIRE_OTHERS_SECONDS = 30 * 86_400;
@@ -33,6 +34,8 @@ export interface AdministrationDeps {
     | 'addClientSecret'
     | 'removeClientSecret'
   >;
+  /** The customers' security policies: a passkey required of their administrators. */
+  readonly policies: SecurityPolicies;
   /** Every change's event, written once the change is made (lib/audit/recorder.ts). */
   readonly recorder: AuditRecorder;
   /** The trail the recorder writes; here, a roll's scheduled expiries and the customer's pages of events. */

@@ -20,7 +20,7 @@ import { AppError, RECENT_LOGIN_SECONDS } from '../errors.ts';
 import type { MetricEvent } from '../metrics/metrics.ts';
 import { isUserTokenRevoked } from '../revocation/revocation.ts';
 import { ADMIN_SCOPE, type Scope } from '../scopes.ts';
-import type { Caller } from '../tokens/claims.ts';
+import type { Caller, SignInMethod } from '../tokens/claims.ts';
 import type { AdministrationDeps } from './administration.ts';
 
 /** An administrator as every call checks them. */
@@ -33,6 +33,8 @@ export interface Administrator {
   readonly scopes: readonly Scope[];
   /** The caller's address, for the audit trail. */
   readonly sourceIp: string;
+  /** How the token's session began: under the customer's passkey policy, a passkey. */
+  readonly signInMethod: SignInMethod;
 }
 
 const notAdministrator = () => new AppError('INSUFFICIENT_SCOPE', { requiredScope: ADMIN_SCOPE });
@@ -44,7 +46,7 @@ const notAdministrator = () => new AppError('INSUFFICIENT_SCOPE', { requiredScop
  * a token revoked since.
  */
 export async function administratorOf(
-  deps: Pick<AdministrationDeps, 'administrations' | 'metrics' | 'logger'>,
+  deps: Pick<AdministrationDeps, 'administrations' | 'policies' | 'recorder' | 'metrics' | 'logger'>,
   caller: Caller,
   sourceIp: string,
 ): Promise<Administrator> {
@@ -56,23 +58,35 @@ export async function administratorOf(
   if (caller.subject.kind !== 'user' || caller.customerId === null || !caller.scopes.includes(ADMIN_SCOPE))
     throw refuse('not an administrator’s token');
   const { username } = caller.subject;
-  const stored = await deps.administrations.findAdministration(username);
+  const customerId = caller.customerId;
+  // The policy beside the user, not after it: one round trip.
+  const [stored, policy] = await Promise.all([
+    deps.administrations.findAdministration(username),
+    deps.policies.find(customerId),
+  ]);
   if (stored === null || !stored.enabled || !stored.admin || stored.customerId !== caller.customerId)
     throw refuse('administration ended');
   if (isUserTokenRevoked(stored, { issuedAt: caller.issuedAt ?? 0, sessionId: caller.sessionId })) {
     deps.logger.info('administration refused', { reason: 'token revoked' });
     throw new AppError('UNAUTHORIZED');
   }
-  return {
-    username,
-    customerId: caller.customerId,
-    authTime: caller.authTime,
-    scopes: caller.scopes,
-    sourceIp,
-  };
+  const signInMethod = caller.signInMethod ?? 'password';
+  if (policy.administratorsRequirePasskey && signInMethod !== 'passkey') {
+    deps.logger.info('administration refused', { reason: 'passkey required', username, sourceIp });
+    deps.metrics.count({ name: 'AdministrationRefused', reason: 'PasskeyRequired' });
+    await deps.recorder.record({
+      customerId,
+      type: 'administration.password.refused',
+      actor: userActor(username),
+      source: 'api',
+      ...(sourceIp !== '' && { sourceIp }),
+    });
+    throw new AppError('PASSKEY_REQUIRED');
+  }
+  return { username, customerId, authTime: caller.authTime, scopes: caller.scopes, sourceIp, signInMethod };
 }
 
-/** RECENT_LOGIN_REQUIRED unless the token's session began with a password login RECENT_LOGIN_SECONDS ago or less. */
+/** RECENT_LOGIN_REQUIRED unless the token's session began with a login (a password's or a passkey's) RECENT_LOGIN_SECONDS ago or less. */
 export function requireRecentLogin(
   deps: Pick<AdministrationDeps, 'clock' | 'metrics'>,
   admin: Administrator,

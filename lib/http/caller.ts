@@ -52,6 +52,7 @@ function callerOf(event: APIGatewayProxyEvent, now: Date, log: Logger, scope: st
     issuedAt: context.iat,
     authTime: context.authTime,
     ...(context.sessionId !== undefined && { sessionId: context.sessionId }),
+    ...(context.username !== '' && { signInMethod: context.signIn ?? 'password' }),
   };
 }
 

@@ -4,6 +4,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { AppError, type ErrorCode, isAppError, RECENT_LOGIN_SECONDS } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
+import { PASSKEY_ACR } from '../tokens/claims.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import { type RateLimitFields, rateLimitFields } from './rate-limit.ts';
 import { jsonResponse } from './responses.ts';
@@ -119,6 +120,18 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
     detail: `This action needs a recent login: log in again (within the last ${RECENT_LOGIN_SECONDS / 60} minutes) and retry.`,
     headers: {
       'WWW-Authenticate': `Bearer error="insufficient_user_authentication", error_description="A login within the last ${RECENT_LOGIN_SECONDS} seconds is required", max_age=${RECENT_LOGIN_SECONDS}`,
+    },
+  },
+  // RFC 9470's step-up: the token is valid, its authentication too weak; `acr_values` names the
+  // passkey's (lib/tokens/claims.ts). 401, as the RFC says: the client gets a new token.
+  PASSKEY_REQUIRED: {
+    status: 401,
+    slug: 'passkey-required',
+    title: 'Passkey required',
+    detail:
+      'Your customer requires its administrators to sign in with a passkey: sign in with yours and retry.',
+    headers: {
+      'WWW-Authenticate': `Bearer error="insufficient_user_authentication", error_description="A sign-in with a passkey is required", acr_values="${PASSKEY_ACR}"`,
     },
   },
   DEPENDENCY_UNAVAILABLE: {
@@ -237,6 +250,7 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
   ALREADY_EXISTS: INVALID_REQUEST,
   CONFLICT: INVALID_REQUEST,
   RECENT_LOGIN_REQUIRED: INVALID_REQUEST,
+  PASSKEY_REQUIRED: INVALID_REQUEST,
   DEPENDENCY_UNAVAILABLE: {
     status: 503,
     error: 'temporarily_unavailable',

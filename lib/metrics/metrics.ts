@@ -36,7 +36,9 @@ export const METRICS = {
   /** A change an administrator made through the self-service API (its audit event's type). */
   CredentialChanged: { type: ADMINISTRATOR_CHANGES },
   /** A self-service call refused: not (or no longer) an administrator, or a secret without a recent login. */
-  AdministrationRefused: { reason: ['NotAdministrator', 'RecentLoginRequired', 'BeyondOwnScopes'] },
+  AdministrationRefused: {
+    reason: ['NotAdministrator', 'RecentLoginRequired', 'BeyondOwnScopes', 'PasskeyRequired'],
+  },
   /** An audit event not recorded (its change is made). */
   AuditWriteFailed: {},
 } as const satisfies Record<string, Readonly<Record<string, readonly string[]>>>;

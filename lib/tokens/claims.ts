@@ -60,4 +60,6 @@ export interface Caller {
   readonly issuedAt?: number;
   /** A user's session (`sid`), when the token names one. */
   readonly sessionId?: string;
+  /** A user's: how the session's user signed in; absent for a client. */
+  readonly signInMethod?: SignInMethod;
 }

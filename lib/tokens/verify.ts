@@ -49,6 +49,8 @@ export interface UserAccessClaims extends VerifiedAccess {
    * tokens had it: such a token never counts as a recent login.
    */
   readonly authTime: number | undefined;
+  /** How the session's user signed in (`acr`); a token signed before `acr` was a password's. */
+  readonly method: SignInMethod;
 }
 
 /** What a client's token was granted with: a secret, or a platform's connection to the customer. */
@@ -303,6 +305,7 @@ export const createAccessTokenVerifier = (
         scopes: scope === undefined ? DEFAULT_USER_SCOPES : scopesOf(scope, true, isScope),
         sessionId,
         authTime,
+        method: payload[ACR_CLAIM] === PASSKEY_ACR ? 'passkey' : 'password',
         ...registered,
       };
     },

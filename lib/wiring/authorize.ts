@@ -1,4 +1,5 @@
 import { createDynamoAccountRepository } from '../accounts/dynamodb.ts';
+import { createDynamoSecurityPolicies } from '../accounts/dynamodb-policies.ts';
 import { createPasswordVerifier } from '../auth/passwords.ts';
 import type { AuthorizeDeps } from '../authorization/authorize.ts';
 import { createDynamoAuthorizationStore } from '../authorization/dynamodb.ts';
@@ -22,6 +23,7 @@ export async function oauthAuthorizeDeps(config: OAuthAuthorizeConfig): Promise<
     clientAuth,
     store: createDynamoAuthorizationStore({ client, tableName: config.sessionsTable }),
     connections: createDynamoConnectionStore(accounts),
+    policies: createDynamoSecurityPolicies(accounts),
     recorder,
     credentials: {
       users: createDynamoAccountRepository(accounts),

@@ -1,6 +1,7 @@
 /** The dependencies of the self-service API. */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoAdministrations } from '../accounts/dynamodb.ts';
+import { createDynamoSecurityPolicies } from '../accounts/dynamodb-policies.ts';
 import { createDynamoAuditTrail } from '../audit/dynamodb.ts';
 import { createAuditRecorder, logAuditFailure } from '../audit/recorder.ts';
 import { createDynamoClientRepository } from '../clients/dynamodb.ts';
@@ -21,8 +22,12 @@ export const administrationStores = (
   client: DynamoDBDocumentClient,
   config: CustomerApiConfig,
   counterSecret: () => Promise<Uint8Array>,
-): Pick<AdministrationDeps, 'administrations' | 'clients' | 'audit' | 'auditRetentionSeconds' | 'locks'> => ({
+): Pick<
+  AdministrationDeps,
+  'administrations' | 'policies' | 'clients' | 'audit' | 'auditRetentionSeconds' | 'locks'
+> => ({
   administrations: createDynamoAdministrations({ client, tableName: config.accountsTable }),
+  policies: createDynamoSecurityPolicies({ client, tableName: config.accountsTable }),
   clients: createDynamoClientRepository({ client, tableName: config.accountsTable }),
   audit: createDynamoAuditTrail({ client, tableName: config.audit.table }),
   auditRetentionSeconds: config.audit.retentionSeconds,

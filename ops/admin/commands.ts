@@ -31,6 +31,7 @@ import {
 } from './keys.ts';
 import { failedLogins, unlockedLines } from './locks.ts';
 import type { Command } from './parse.ts';
+import { runPasskeyCommand } from './passkeys.ts';
 import { runPlatformCommand } from './platforms.ts';
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
@@ -171,6 +172,11 @@ export async function runCommand(command: Command, context: CommandContext): Pro
     case 'user admin grant':
     case 'user admin revoke':
       await runAdministratorCommand(command, context);
+      return;
+    case 'user passkeys list':
+    case 'user passkeys remove':
+    case 'customer policy':
+      await runPasskeyCommand(command, context);
       return;
     case 'audit list':
       await listAuditEvents(command, context);

@@ -8,6 +8,8 @@ import type { StageParams } from '../../infra/stage-params.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import type { AuditTrail } from '../../lib/audit/audit.ts';
 import type { ClientRepository } from '../../lib/clients/clients.ts';
+import type { SecurityPolicies } from '../../lib/customer/security-policy.ts';
+import type { PasskeyStore } from '../../lib/passkeys/store.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
 import type { BulkAccountStore } from '../accounts/bulk-dynamodb.ts';
 import type { LocalKeyFiles } from '../keys/local.ts';
@@ -27,6 +29,10 @@ export interface CommandContext {
   bulk(): BulkAccountStore;
   /** The audit trail of the target (its audit table); opened on first use. */
   audit(): AuditTrail;
+  /** The users' passkeys on the target; opened on first use. */
+  passkeys(): PasskeyStore;
+  /** The customers' security policies on the target; opened on first use. */
+  policies(): SecurityPolicies;
   /** The operator as audit events name it: `operator:<name>` (ops/admin/audit.ts operatorActor). */
   readonly actor: string;
   /** The lines of a file, read anew on each call; a missing file fails on the first call. */

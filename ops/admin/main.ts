@@ -81,6 +81,8 @@ export async function runAdmin(argv: readonly string[], deps: AdminDeps): Promis
       loginFailures: () => stores().loginFailures,
       bulk: () => stores().bulk,
       audit: () => stores().audit,
+      passkeys: () => stores().passkeys,
+      policies: () => stores().policies,
       actor: operatorActor(deps.env),
       fileLines: (path) => fileLines(deps.cwd, path),
       progress: (label) => createProgress(label, { tty: deps.stderrIsTTY === true, write: deps.stderr }),

@@ -26,6 +26,14 @@ export type Command =
       readonly username: string;
     }
   | { readonly name: 'user admin grant' | 'user admin revoke'; readonly username: string }
+  | { readonly name: 'user passkeys list'; readonly username: string }
+  /** `passkeyId` undefined: every passkey of the user (`--all`). */
+  | {
+      readonly name: 'user passkeys remove';
+      readonly username: string;
+      readonly passkeyId: string | undefined;
+    }
+  | { readonly name: 'customer policy'; readonly customerId: string; readonly requirePasskey: boolean }
   | { readonly name: 'audit list'; readonly customerId: string | undefined; readonly limit: number }
   | { readonly name: 'address add'; readonly customerId: string; readonly depotCode: string }
   | { readonly name: 'address list'; readonly customerId: string }

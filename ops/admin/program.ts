@@ -13,6 +13,7 @@ import { group, sub } from './help.ts';
 import { type Command, collect, flagOnce, once, scopesOf, valid } from './parse.ts';
 import { addAuditCommands } from './program-audit.ts';
 import { addKeyCommands } from './program-keys.ts';
+import { addPasskeyCommands, PASSKEY_OR_ALL } from './program-passkeys.ts';
 import { addPlatformCommands, PLATFORM_OPTION_RULE } from './program-platforms.ts';
 
 /** Lookups match the stored name exactly, so any name that could have been stored is accepted. */
@@ -30,6 +31,8 @@ export const OPTION_RULES: Readonly<Record<string, string>> = {
   'client add': `client add needs at least one --scope <scope> (${ALL_SCOPES.join(', ')})`,
   'platform add': PLATFORM_OPTION_RULE,
   'user scopes': SCOPES_OR_ALL,
+  'customer policy': 'customer policy needs --require-passkey true or false',
+  'user passkeys remove': PASSKEY_OR_ALL,
 };
 
 const username = valid(ExistingUsernameSchema, 'username');
@@ -136,10 +139,11 @@ export function addCommands(program: Program, run: (command: Command) => void): 
     .option('--dry-run', 'write nothing', flagOnce('dry-run'))
     .action((options: { dryRun?: boolean }) => run({ name: 'user refold', dryRun: options.dryRun === true }));
 
-  const customer = group(program, 'customer', 'Customers', 'list customers');
+  const customer = group(program, 'customer', 'Customers', 'list customers, set their passkey policy');
   sub(customer, 'list', 'Customers', 'every customer with its number of addresses and depot code').action(
     () => run({ name: 'customer list' }),
   );
+  addPasskeyCommands(user, customer, username, run);
 
   const CLIENTS = `API clients (OAuth 2.0 client credentials for an integrator's systems: docs/admin.md);\na <scope> is one of ${ALL_SCOPES.join(', ')}`;
   const client = group(program, 'client', CLIENTS, 'manage API clients');

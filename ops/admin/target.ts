@@ -8,11 +8,15 @@ import { resolve } from 'node:path';
 import * as v from 'valibot';
 import { LocalStackLocationSchema } from '../../infra/local-stage.ts';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
+import { createDynamoSecurityPolicies } from '../../lib/accounts/dynamodb-policies.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import type { AuditTrail } from '../../lib/audit/audit.ts';
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { Env } from '../../lib/config.ts';
+import type { SecurityPolicies } from '../../lib/customer/security-policy.ts';
+import { createDynamoPasskeyStore } from '../../lib/passkeys/dynamodb.ts';
+import type { PasskeyStore } from '../../lib/passkeys/store.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
@@ -71,6 +75,10 @@ export interface OpenedStores {
   readonly bulk: BulkAccountStore;
   /** The audit trail (the audit table). */
   readonly audit: AuditTrail;
+  /** The users' passkeys (on the accounts table). */
+  readonly passkeys: PasskeyStore;
+  /** The customers' security policies (on the accounts table). */
+  readonly policies: SecurityPolicies;
   /** Lets the process exit without waiting for idle connections. */
   close(): void;
 }
@@ -87,6 +95,8 @@ export function openDynamoStores(target: Target): OpenedStores {
     loginFailures: createDynamoThrottleStore({ client, tableName: tables.loginThrottle }),
     bulk: createBulkAccountStore({ client, tableName: tables.accounts }),
     audit: createDynamoAuditTrail({ client, tableName: tables.audit }),
+    passkeys: createDynamoPasskeyStore({ client, tableName: tables.accounts }),
+    policies: createDynamoSecurityPolicies({ client, tableName: tables.accounts }),
     // The document client shares its request handler with the client it wraps.
     close: () => client.config.requestHandler.destroy?.(),
   };

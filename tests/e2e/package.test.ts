@@ -50,6 +50,7 @@ import {
   listConnections,
 } from '../../lib/customer/connections.ts';
 import { listPasskeys, type PasskeyDeps, registrationOptions } from '../../lib/customer/passkeys.ts';
+import { readPolicy, setPolicy } from '../../lib/customer/security-policy.ts';
 import { AppError } from '../../lib/errors.ts';
 import { MAX_BODY_BYTES } from '../../lib/http/body.ts';
 import { problemResponse } from '../../lib/http/problems.ts';
@@ -163,7 +164,7 @@ describe('the prod CloudFormation template', () => {
     const methods = ofType('AWS::ApiGateway::Method').filter(
       ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
     );
-    expect(methods).toHaveLength(40);
+    expect(methods).toHaveLength(42);
     for (const [id, method] of methods) {
       // login, login-extended, token/refresh, logout, the key set, the OAuth token, revocation,
       // introspection and pushed authorization request endpoints (every method of each), the
@@ -178,7 +179,7 @@ describe('the prod CloudFormation template', () => {
       .filter(([, m]) => m.Properties.AuthorizationType === 'CUSTOM')
       .map(([, m]) => `${String(m.Properties.HttpMethod)} ${pathOf(resources, m.Properties.ResourceId)}`)
       .sort();
-    expect(protectedRoutes).toHaveLength(20);
+    expect(protectedRoutes).toHaveLength(22);
     expect(protectedRoutes).toEqual(
       Object.values(PROTECTED_ROUTES)
         .map((route) => `${route.method.toUpperCase()} /${route.path}`)
@@ -237,6 +238,7 @@ describe('the prod CloudFormation template', () => {
     expect(endpoint('/api/v1/customer/passkeys')).toEqual({ GET: customerApi, POST: customerApi });
     expect(endpoint('/api/v1/customer/passkeys/options')).toEqual({ POST: customerApi });
     expect(endpoint('/api/v1/customer/passkeys/{passkeyId}')).toEqual({ DELETE: customerApi });
+    expect(endpoint('/api/v1/customer/security-policy')).toEqual({ GET: customerApi, PUT: customerApi });
     expect(endpoint('/api/v1/passkey-login')).toEqual({ POST: 'PasskeyLoginLambdaFunction' });
     expect(endpoint('/api/v1/passkey-login/options')).toEqual({ POST: 'PasskeyLoginLambdaFunction' });
     expect(endpoint('/console')).toEqual({ GET: 'ConsoleLambdaFunction' });
@@ -588,6 +590,8 @@ describe('the prod CloudFormation template', () => {
           'dynamodb:GetItem on SessionsTable',
           'dynamodb:PutItem on SessionsTable',
           'dynamodb:UpdateItem on SessionsTable',
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:PutItem on AccountsTable',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
           'dynamodb:UpdateItem on LoginThrottleTable',
@@ -609,6 +613,8 @@ describe('the prod CloudFormation template', () => {
           'dynamodb:PutItem on SessionsTable',
           'dynamodb:PutItem on SessionsTable',
           'dynamodb:UpdateItem on SessionsTable',
+          'dynamodb:GetItem on AccountsTable',
+          'dynamodb:PutItem on AccountsTable',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
           'dynamodb:UpdateItem on LoginThrottleTable',
@@ -629,7 +635,7 @@ describe('the prod CloudFormation template', () => {
       expect(conditionsOf('OAuthAuthorizeRole', 'AccountsTable', 'dynamodb:GetItem')).toEqual([
         [
           ['dynamodb:GetItem'],
-          { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*', 'CLIENT#*'] } },
+          { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*', 'CLIENT#*', 'CUSTOMER#*'] } },
         ],
       ]);
       const requests = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['authz#*'] } };
@@ -881,6 +887,18 @@ describe('the prod CloudFormation template', () => {
           Action: ['dynamodb:DeleteItem'],
           Resource: [accounts],
           Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CONNECTION#*'] } },
+        },
+        // The customer's security policy, read on every call and written whole: its item only.
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+          Resource: [accounts],
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CUSTOMER#*'] },
+            'ForAllValues:StringEquals': {
+              'dynamodb:Attributes': ['pk', 'sk', 'administratorsRequirePasskey', 'updatedBy', 'updatedAt'],
+            },
+          },
         },
         // The caller's passkeys, a partition of their own: listed, registered whole, removed;
         // the handle's alias written once. Never a user item.
@@ -1445,6 +1463,11 @@ describe('the prod CloudFormation template', () => {
       sent.push(
         ...(await sentBy(() => passkeyDeps.challenges.spend('Y2hhbGxlbmdlLW9mLWFsaWNl', 'r-1', new Date()))),
       );
+      // The customer's security policy read (every call reads it) and set, by a passkey's session.
+      await run((admin) => readPolicy(deps, admin));
+      await run((admin) =>
+        setPolicy(deps, { ...admin, signInMethod: 'passkey' }, { administratorsRequirePasskey: true }),
+      );
       // An end refused after its mark takes the mark back.
       sent.push(...(await sentBy(() => deps.administrations.unmark('Carl', { id: 'end-1', until: 0 }))));
       // A grant whose condition failed: the user is no longer the customer's.
@@ -1468,7 +1491,7 @@ describe('the prod CloudFormation template', () => {
         ),
       );
       expect(granted.filter((grant) => !used.has(grant))).toEqual([]);
-      expect(granted).toHaveLength(20);
+      expect(granted).toHaveLength(22);
     });
 
     it('lets login (and the authorization page’s sign-in) update only a user item’s password hash and the digest of the hash it replaced, a passkey sign-in only its passkey’s counter, refresh and logout only its revokedSessions and cutoff, revocation only a client item’s revokedTokens, the token endpoint only its last use and its connections’ ends, the authorization page only a connection’s approval, and the administrators’ API a user’s administration and client items', () => {
@@ -1584,8 +1607,19 @@ describe('the prod CloudFormation template', () => {
         Resource: [{ 'Fn::GetAtt': ['AccountsTable', 'Arn'] }],
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['HANDLE#*'] } },
       };
+      const policyItems = {
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        Resource: [{ 'Fn::GetAtt': ['AccountsTable', 'Arn'] }],
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CUSTOMER#*'] },
+          'ForAllValues:StringEquals': {
+            'dynamodb:Attributes': ['pk', 'sk', 'administratorsRequirePasskey', 'updatedBy', 'updatedAt'],
+          },
+        },
+      };
       const putsOrDeletesOf: Record<string, unknown[]> = {
-        CustomerApiRole: [clientItems, connectionDeletes, passkeyItems, handleAliases],
+        CustomerApiRole: [clientItems, connectionDeletes, policyItems, passkeyItems, handleAliases],
         OAuthTokenRole: [connectionDeletes],
         OAuthRevokeRole: [connectionDeletes],
       };

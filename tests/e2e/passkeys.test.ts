@@ -185,6 +185,63 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       );
     });
 
+    it('lets a passkey’s session require passkeys of the customer’s administrators: a password’s session is then stepped up to the passkey', async () => {
+      const view = region('Your passkeys');
+      await view.getByLabel('Require a passkey of every administrator').check();
+      await view.getByRole('button', { name: 'Save policy' }).click();
+      await expect.poll(() => status().innerText(), WAIT).toContain('now requires a passkey');
+
+      // A password's token: refused by the administrators' API with RFC 9470's challenge.
+      const login = await send(stack, 'POST', '/login', { body: { username: ADMIN, password: PASSWORD } });
+      const passwordToken = (login.json as { token: string }).token;
+      const refused = await send(stack, 'GET', '/customer/clients', {
+        headers: { authorization: `Bearer ${passwordToken}` },
+      });
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toBe(
+        'Bearer error="insufficient_user_authentication", error_description="A sign-in with a passkey is required", acr_values="phr"',
+      );
+      // The integrations' routes are not administration: the same token tracks parcels.
+      const tracked = await send(stack, 'GET', '/tracking/12345678901234', {
+        headers: { authorization: `Bearer ${passwordToken}` },
+      });
+      expect(tracked.status).toBe(404);
+
+      // The console signed in with the password asks for the passkey, then carries on.
+      await signOut();
+      await page.goto(stack.consoleUrl);
+      const form = region('Sign in');
+      await form.getByLabel('Username').fill(ADMIN);
+      await form.getByLabel('Password').fill(PASSWORD);
+      await form.getByRole('button', { name: 'Sign in', exact: true }).click();
+      const dialog = page.getByRole('dialog', { name: 'Sign in with your passkey' });
+      await dialog.waitFor(WAIT);
+      const steppedUp = page.waitForResponse(
+        (response) => response.url().endsWith('/api/v1/passkey-login'),
+        WAIT,
+      );
+      await dialog.getByRole('button', { name: 'Use passkey' }).click();
+      const { token } = (await (await steppedUp).json()) as { token: string };
+      await region('API clients').waitFor(WAIT);
+
+      // Each in the trail: the policy set, the password's session refused.
+      const events = (
+        await send(stack, 'GET', '/customer/audit-events', {
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).json as { events: { type: string; actor: string }[] };
+      const types = events.events.map((event) => event.type);
+      expect(types).toContain('policy.passkeys.required');
+      expect(types).toContain('administration.password.refused');
+
+      // Off again, from the passkey's session.
+      await page.getByRole('button', { name: 'Your passkeys' }).click();
+      await region('Your passkeys').getByLabel('Require a passkey of every administrator').uncheck();
+      await region('Your passkeys').getByRole('button', { name: 'Save policy' }).click();
+      await expect.poll(() => status().innerText(), WAIT).toContain('no longer requires passkeys');
+      expect(problems).toEqual([]);
+    });
+
     it('removes the passkey, and refuses it after: the authenticator still holds it, the stage does not', async () => {
       const view = region('Your passkeys');
       await view.getByRole('button', { name: 'Remove Laptop' }).click();

@@ -13,11 +13,13 @@ import { ensureTables } from '../../dev/local/tables.ts';
 import { readStageParams, type StageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
 import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
+import { createDynamoSecurityPolicies } from '../../lib/accounts/dynamodb-policies.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { login } from '../../lib/auth/login.ts';
 import { createPasswordVerifier } from '../../lib/auth/passwords.ts';
 import { createLogger } from '../../lib/log.ts';
+import { createDynamoPasskeyStore } from '../../lib/passkeys/dynamodb.ts';
 import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
@@ -96,6 +98,8 @@ describeEachDynamo('admin import and export', (kind) => {
         loginFailures: createDynamoThrottleStore({ client, tableName: stage.tables.loginThrottle }),
         bulk: wrap(createBulkAccountStore({ client, tableName: stage.tables.accounts, baseDelayMs: 1 })),
         audit: createDynamoAuditTrail({ client, tableName: stage.tables.audit }),
+        passkeys: createDynamoPasskeyStore({ client, tableName: stage.tables.accounts }),
+        policies: createDynamoSecurityPolicies({ client, tableName: stage.tables.accounts }),
         close: () => {},
       }),
     });

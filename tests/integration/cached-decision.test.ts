@@ -172,6 +172,8 @@ describe('a cached authorizer decision replayed to every protected function', ()
       'POST /api/v1/customer/passkeys/options (customerApi)',
       'POST /api/v1/customer/passkeys (customerApi)',
       'DELETE /api/v1/customer/passkeys/{passkeyId} (customerApi)',
+      'GET /api/v1/customer/security-policy (customerApi)',
+      'PUT /api/v1/customer/security-policy (customerApi)',
     ]);
   });
 

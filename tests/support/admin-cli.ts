@@ -17,12 +17,14 @@ import { type EmbeddedDynamo, startDynalite } from '../../dev/local/dynalite.ts'
 import { ensureTables } from '../../dev/local/tables.ts';
 import { readStageParams, type StageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
+import { createDynamoSecurityPolicies } from '../../lib/accounts/dynamodb-policies.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import type { AuditTrail } from '../../lib/audit/audit.ts';
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { ClientRepository } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
+import { createDynamoPasskeyStore } from '../../lib/passkeys/dynamodb.ts';
 import { tableNames } from '../../lib/stage.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
@@ -199,6 +201,8 @@ export function useAdminCli(): AdminCli {
           loginFailures: throttleStore,
           bulk: createBulkAccountStore({ client, tableName: tableNames('local').accounts, clock }),
           audit: createDynamoAuditTrail({ client, tableName: auditTable ?? tableNames('local').audit }),
+          passkeys: createDynamoPasskeyStore({ client, tableName: tableNames('local').accounts }),
+          policies: createDynamoSecurityPolicies({ client, tableName: tableNames('local').accounts }),
           close: () => {},
         }),
       }),

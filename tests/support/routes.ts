@@ -24,6 +24,8 @@ export const PROTECTED_ROUTES = [
   'POST/api/v1/customer/passkeys/options',
   'POST/api/v1/customer/passkeys',
   'DELETE/api/v1/customer/passkeys/*',
+  'GET/api/v1/customer/security-policy',
+  'PUT/api/v1/customer/security-policy',
 ] as const;
 
 /** The administrators' API: the routes under /api/v1/customer/, all of scope customer:admin. */

@@ -63,6 +63,7 @@ describe('authorized endpoint', () => {
           customerId: 'C-1001',
           scopes: ['tracking:read', 'shipments:write'],
           issuedAt: EXP - 3600,
+          signInMethod: 'password',
         },
       });
     }
@@ -137,6 +138,7 @@ describe('the caller of an administrator’s route (customer:admin)', () => {
         scopes: ['tracking:read', 'customer:admin'],
         issuedAt: EXP - 3600,
         authTime: EXP - 3600,
+        signInMethod: 'password',
       },
     });
   });
@@ -156,6 +158,7 @@ describe('the caller of an administrator’s route (customer:admin)', () => {
       customerId: 'C-1001',
       scopes: ['tracking:read', 'shipments:write'],
       issuedAt: EXP - 3600,
+      signInMethod: 'password',
     });
   });
 

@@ -155,6 +155,7 @@ const ERROR_CODES = Object.keys({
   ALREADY_EXISTS: 0,
   CONFLICT: 0,
   RECENT_LOGIN_REQUIRED: 0,
+  PASSKEY_REQUIRED: 0,
   DEPENDENCY_UNAVAILABLE: 0,
   INTERNAL: 0,
   METHOD_NOT_ALLOWED: 0,
@@ -163,7 +164,7 @@ const ERROR_CODES = Object.keys({
 } satisfies Record<ErrorCode, 0>) as ErrorCode[];
 /** What POST on the token endpoint can answer: all but the 405 of another method and the self-service API's own. */
 const POST_ERROR_CODES = ERROR_CODES.filter(
-  (code) => !['METHOD_NOT_ALLOWED', 'CONFLICT', 'RECENT_LOGIN_REQUIRED'].includes(code),
+  (code) => !['METHOD_NOT_ALLOWED', 'CONFLICT', 'RECENT_LOGIN_REQUIRED', 'PASSKEY_REQUIRED'].includes(code),
 );
 
 /**

@@ -31,6 +31,7 @@ const verifiedAlice = {
   expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
   sessionId: expect.any(String),
   authTime: NOW_SECONDS,
+  method: 'password',
 };
 
 let keys: Awaited<ReturnType<typeof testKeys>>;
@@ -345,6 +346,7 @@ describe('access token verifier', () => {
       expiresAt: NOW_SECONDS + TOKEN_SETTINGS.accessTtlSeconds,
       sessionId: expect.any(String),
       authTime: NOW_SECONDS,
+      method: 'password',
     });
   });
 
