@@ -83,7 +83,7 @@ const ADMINISTRATION_REFUSALS = [
   ['NotAdministrator', 'Not (or no longer) an administrator'],
   ['RecentLoginRequired', 'Login not recent enough'],
   ['BeyondOwnScopes', 'Beyond a narrowed administrator’s scopes'],
-  ['PasskeyRequired', 'A password’s session where passkeys are required'],
+  ['PasskeyRequired', 'A session not begun with a passkey, where passkeys are required'],
 ];
 
 const WIDTH = 24;

@@ -124,6 +124,19 @@ const FUNCTIONS: Record<
     source: 'functions/login-extended.ts',
     event: () => loginEvent(credentialsBody('alice', PASSWORD)),
   },
+  // A passkey sign-in's challenge (200): one write.
+  passkeyLogin: {
+    source: 'functions/passkey-login.ts',
+    event: () =>
+      trackingEvent({
+        httpMethod: 'POST',
+        resource: '/api/v1/passkey-login/options',
+        path: '/api/v1/passkey-login/options',
+        pathParameters: null,
+        // The relying party is the host the page is on.
+        headers: { 'Content-Type': 'application/json', Host: 'localhost:3000' },
+      }),
+  },
   refresh: {
     source: 'functions/refresh.ts',
     tokens: true,

@@ -59,11 +59,7 @@ export async function administratorOf(
     throw refuse('not an administrator’s token');
   const { username } = caller.subject;
   const customerId = caller.customerId;
-  // The policy beside the user, not after it: one round trip.
-  const [stored, policy] = await Promise.all([
-    deps.administrations.findAdministration(username),
-    deps.policies.find(customerId),
-  ]);
+  const stored = await deps.administrations.findAdministration(username);
   if (stored === null || !stored.enabled || !stored.admin || stored.customerId !== caller.customerId)
     throw refuse('administration ended');
   if (isUserTokenRevoked(stored, { issuedAt: caller.issuedAt ?? 0, sessionId: caller.sessionId })) {
@@ -71,6 +67,8 @@ export async function administratorOf(
     throw new AppError('UNAUTHORIZED');
   }
   const signInMethod = caller.signInMethod ?? 'password';
+  // After the user: only an administrator's call reads its customer's policy.
+  const policy = await deps.policies.find(customerId);
   if (policy.administratorsRequirePasskey && signInMethod !== 'passkey') {
     deps.logger.info('administration refused', { reason: 'passkey required', username, sourceIp });
     deps.metrics.count({ name: 'AdministrationRefused', reason: 'PasskeyRequired' });

@@ -123,7 +123,22 @@ export function createDynamoPasskeyStore(table: Table): PasskeyStore {
           }),
         ),
       );
-      return added !== undefined;
+      if (added !== undefined) return true;
+      // This write sent again by the SDK after its answer was lost: the passkey is ours, as made.
+      const { Item } = await dynamo(() =>
+        client.send(
+          new GetCommand({
+            TableName,
+            Key: passkeyKey(passkey.username, passkey.passkeyId),
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      return (
+        Item?.username === passkey.username &&
+        Item.publicKey === passkey.publicKey &&
+        Item.createdAt === passkey.createdAt
+      );
     },
 
     async remove(username, passkeyId) {
@@ -154,18 +169,19 @@ export function createDynamoPasskeyStore(table: Table): PasskeyStore {
     },
 
     async recordUse(passkey, { to, at }) {
-      const recorded = await updateOwned(
-        table,
-        passkeyKey(passkey.username, passkey.passkeyId),
-        owner(passkey.username),
-        {
-          expression: 'SET #counter = :to, lastUsedAt = :at',
-          condition: '#counter = :from',
-          names: { '#counter': 'counter' },
-          values: { ':to': to, ':from': passkey.counter, ':at': at },
-        },
+      const key = passkeyKey(passkey.username, passkey.passkeyId);
+      const recorded = await updateOwned(table, key, owner(passkey.username), {
+        expression: 'SET #counter = :to, lastUsedAt = :at',
+        condition: '#counter = :from',
+        names: { '#counter': 'counter' },
+        values: { ':to': to, ':from': passkey.counter, ':at': at },
+      });
+      if (recorded !== undefined) return true;
+      // This write sent again by the SDK after its answer was lost: the use recorded is ours.
+      const { Item } = await dynamo(() =>
+        client.send(new GetCommand({ TableName, Key: key, ConsistentRead: true })),
       );
-      return recorded !== undefined;
+      return Item?.username === passkey.username && Item.counter === to && Item.lastUsedAt === at;
     },
   };
 }

@@ -100,7 +100,7 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
       .flatMap((policy) => policy.PolicyDocument.Statement)
       .filter((statement) => statement.Action.some((action) => action.startsWith('kms:')));
 
-  it('lets exactly the seven roles that read the keyring decrypt with exactly that key, through SSM only', () => {
+  it('lets exactly the eight roles that read the keyring decrypt with exactly that key, through SSM only', () => {
     const decrypt = {
       Effect: 'Allow',
       Action: ['kms:Decrypt'],
@@ -114,6 +114,7 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
     const roles = Object.fromEntries(of('AWS::IAM::Role').map(([id]) => [id, kmsStatements(id)]));
     expect(roles).toEqual({
       LoginRole: [decrypt],
+      PasskeyLoginRole: [decrypt],
       RefreshRole: [decrypt],
       LogoutRole: [],
       JwksRole: [],
@@ -143,7 +144,7 @@ describe('the prod template with the stage’s own KMS key and X-Ray tracing (st
         .map(([id]) => id)
         .sort(),
     );
-    expect(groups).toHaveLength(17);
+    expect(groups).toHaveLength(18);
     expect(groups.map(([id]) => id)).toEqual(
       expect.arrayContaining([
         'OauthRevokeLogGroup',
@@ -265,6 +266,7 @@ describe('the prod template with a custom domain (stage parameters)', () => {
       'OauthMetadataLambdaFunction',
       'OauthRevokeLambdaFunction',
       'OauthTokenLambdaFunction',
+      'PasskeyLoginLambdaFunction',
       'RefreshLambdaFunction',
     ]);
     for (const id of withIssuer) expect(variables(id).TOKEN_ISSUER, id).toBe(`https://${DOMAIN}`);

@@ -100,9 +100,9 @@ describe('npm run bench -- --quick', () => {
     // introspection against theirs, the known-source login and grant against theirs and the
     // normal path's, the grant that records its secret's last use against its floor, a
     // platform's code exchange and refresh against theirs and its three grants against
-    // node-oidc-provider's, 16 functions' bundled ÷ unbundled import, the load test's errors,
+    // node-oidc-provider's, 17 functions' bundled ÷ unbundled import, the load test's errors,
     // the bulk import's throughput.
-    expect(targets).toHaveLength(37);
+    expect(targets).toHaveLength(38);
     expect(targets.map(([name]) => name)).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^Client credentials grant warm ÷ its floor/),

@@ -28,7 +28,8 @@ export type FunctionName =
   | 'oauth-authorize'
   | 'oauth-revoke'
   | 'oauth-introspect'
-  | 'customer-api';
+  | 'customer-api'
+  | 'passkey-login';
 
 /** A handler in a container of its own: modules, clients and caches built anew. */
 export async function freshHandler(name: FunctionName, env: Record<string, string> = {}) {

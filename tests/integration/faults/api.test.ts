@@ -4,8 +4,8 @@
  * each way DynamoDB can fail; then the client retries once the dependency is back, and the
  * invariants of docs/FAULTS.md are checked against the tables. The functions run as on AWS
  * (AWS_ENDPOINT_URL_DYNAMODB, its 1-second attempts), each run in a fresh container. The
- * self-service API's operations are in self-service.ts, a platform's in platforms.ts, what runs
- * them all in api-bench.ts.
+ * self-service API's operations are in self-service.ts, a platform's in platforms.ts, the
+ * passkeys' in passkeys.ts, what runs them all in api-bench.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -67,6 +67,7 @@ import {
   type Operation,
   type Run,
 } from './api-bench.ts';
+import { passkeyOperations } from './passkeys.ts';
 import { platformOperations } from './platforms.ts';
 import { selfServiceOperations } from './self-service.ts';
 
@@ -842,6 +843,19 @@ const OPERATIONS: Operation<any>[] = [
         sourceIp: addressOf(username),
         login: loginRequest(username, PASSWORD),
         password: PASSWORD,
+      };
+    },
+  }),
+  ...passkeyOperations({
+    dynamo: () => dynamo,
+    logs,
+    async newUser() {
+      const { username, customerId } = await newUser();
+      return {
+        username,
+        customerId: customerId as string,
+        sourceIp: addressOf(username),
+        login: loginRequest(username, PASSWORD),
       };
     },
   }),
