@@ -172,5 +172,24 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       expect(await refused.json()).toMatchObject({ error: 'invalid_grant' });
       expect(problems).toEqual([]);
     });
+
+    it('approves nothing where the customer requires passkeys: its sign-in takes a password only', async () => {
+      await stackAdmin(stack, ['customer', 'policy', CUSTOMER, '--require-passkey', 'true']);
+      try {
+        const { url } = await pushed();
+        await page.goto(url);
+        await page.getByLabel('Username').fill(ADMIN);
+        await page.getByLabel('Password').fill(PASSWORD);
+        const answered = page.waitForResponse((response) => response.request().method() === 'POST', WAIT);
+        await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+        expect((await answered).status()).toBe(403);
+        await expect
+          .poll(() => page.locator('body').innerText(), WAIT)
+          .toContain('requires its administrators to sign in with a passkey');
+        expect(await page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+      } finally {
+        await stackAdmin(stack, ['customer', 'policy', CUSTOMER, '--require-passkey', 'false']);
+      }
+    });
   },
 );
