@@ -14,6 +14,7 @@ import { type CredentialDeps, checkCredentials, LoginRequestSchema } from '../au
 import { authenticateClient, type ClientAuthDeps, clientCredentials } from '../clients/client-auth.ts';
 import { type ClientReader, isPlatform, type PlatformClient } from '../clients/clients.ts';
 import type { ConnectionStore } from '../connections/connections.ts';
+import { refusesPasswordSession } from '../customer/administrator.ts';
 import type { SecurityPolicies } from '../customer/security-policy.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -94,23 +95,6 @@ const PASSKEY_POLICY = problem(
   403,
 );
 
-/**
- * PASSKEY_POLICY, counted and in the customer's trail, when the customer requires passkeys of
- * its administrators; undefined when it does not.
- */
-async function refusedByPolicy(deps: AuthorizeDeps, username: string, customerId: string, sourceIp: string) {
-  if (!(await deps.policies.find(customerId)).administratorsRequirePasskey) return undefined;
-  deps.logger.info('administration refused', { reason: 'passkey required', username, sourceIp });
-  deps.metrics.count({ name: 'AdministrationRefused', reason: 'PasskeyRequired' });
-  await deps.recorder.record({
-    customerId,
-    type: 'administration.password.refused',
-    actor: userActor(username),
-    source: 'api',
-    ...(sourceIp !== '' && { sourceIp }),
-  });
-  return PASSKEY_POLICY;
-}
 const GONE = problem('This authorization request is unknown or has expired. Start again from the platform.');
 const OTHER_BROWSER = problem(
   'This authorization request was opened in another browser, or its cookie is missing. Start again from the platform.',
@@ -308,8 +292,8 @@ export async function submitPage(
       });
       return { page: 'not-admin', view, customerId: user.customerId ?? '' };
     }
-    const policyRefusal = await refusedByPolicy(deps, user.username, user.customerId, input.sourceIp);
-    if (policyRefusal !== undefined) return policyRefusal;
+    const signingIn = { username: user.username, customerId: user.customerId, sourceIp: input.sourceIp };
+    if (await refusesPasswordSession(deps, signingIn)) return PASSKEY_POLICY;
     const who = { username: user.username, customerId: user.customerId, at: issuedAtFor(user, now) };
     if (!(await deps.store.signIn(pending.id, browser, input.nextBrowser, who, now))) return GONE;
     return {
@@ -343,8 +327,8 @@ export async function submitPage(
   if (user.revokedBefore > signedIn.at)
     return { page: 'sign-in', status: 200, view, error: 'Your sign-in has ended. Sign in again.' };
   // The policy as it is now: it may have been turned on since the sign-in.
-  const policyRefusal = await refusedByPolicy(deps, user.username, signedIn.customerId, input.sourceIp);
-  if (policyRefusal !== undefined) return policyRefusal;
+  const approving = { username: user.username, customerId: signedIn.customerId, sourceIp: input.sourceIp };
+  if (await refusesPasswordSession(deps, approving)) return PASSKEY_POLICY;
   // The connection and the code before the decision: a failure leaves the request undecided for
   // another press, and a code no decision released is never sent.
   const connection = await deps.connections.approve({

@@ -7,6 +7,8 @@
  *   user disabled or moved to another customer, refuses at once, not at the token's expiry. A
  *   token revoked since API Gateway cached its decision is refused, as the authorizer would now.
  * - The customer is the token's, never the request's.
+ * - Where the customer requires passkeys (lib/customer/security-policy.ts), only a session a
+ *   passkey began administers; a password's gets RFC 9470's step-up, and the refusal is recorded.
  * - Creating a client or a secret shows a secret, enabling a client brings its secrets back, and
  *   granting administration hands out that power: each needs a login within RECENT_LOGIN_SECONDS
  *   (GitHub's sudo mode), so a stolen session's refreshes alone never mint credentials.
@@ -16,12 +18,15 @@
  * - Every change is recorded in the audit trail once made (lib/audit/recorder.ts).
  */
 import { type NewAuditEvent, userActor } from '../audit/audit.ts';
+import type { AuditRecorder } from '../audit/recorder.ts';
 import { AppError, RECENT_LOGIN_SECONDS } from '../errors.ts';
-import type { MetricEvent } from '../metrics/metrics.ts';
+import type { Logger } from '../log.ts';
+import type { MetricEvent, MetricsRecorder } from '../metrics/metrics.ts';
 import { isUserTokenRevoked } from '../revocation/revocation.ts';
 import { ADMIN_SCOPE, type Scope } from '../scopes.ts';
 import type { Caller, SignInMethod } from '../tokens/claims.ts';
 import type { AdministrationDeps } from './administration.ts';
+import type { SecurityPolicies } from './security-policy.ts';
 
 /** An administrator as every call checks them. */
 export interface Administrator {
@@ -68,20 +73,37 @@ export async function administratorOf(
   }
   const signInMethod = caller.signInMethod ?? 'password';
   // After the user: only an administrator's call reads its customer's policy.
-  const policy = await deps.policies.find(customerId);
-  if (policy.administratorsRequirePasskey && signInMethod !== 'passkey') {
-    deps.logger.info('administration refused', { reason: 'passkey required', username, sourceIp });
-    deps.metrics.count({ name: 'AdministrationRefused', reason: 'PasskeyRequired' });
-    await deps.recorder.record({
-      customerId,
-      type: 'administration.password.refused',
-      actor: userActor(username),
-      source: 'api',
-      ...(sourceIp !== '' && { sourceIp }),
-    });
+  if (signInMethod !== 'passkey' && (await refusesPasswordSession(deps, { username, customerId, sourceIp })))
     throw new AppError('PASSKEY_REQUIRED');
-  }
   return { username, customerId, authTime: caller.authTime, scopes: caller.scopes, sourceIp, signInMethod };
+}
+
+/**
+ * Whether the customer's policy refuses a user's session that a password began; a refusal is
+ * logged, counted and in the customer's trail. The administrators' API and the authorization
+ * page ask it alike.
+ */
+export async function refusesPasswordSession(
+  deps: {
+    readonly policies: Pick<SecurityPolicies, 'find'>;
+    readonly recorder: AuditRecorder;
+    readonly logger: Pick<Logger, 'info'>;
+    readonly metrics: MetricsRecorder;
+  },
+  who: { readonly username: string; readonly customerId: string; readonly sourceIp: string },
+): Promise<boolean> {
+  if (!(await deps.policies.find(who.customerId)).administratorsRequirePasskey) return false;
+  const { username, customerId, sourceIp } = who;
+  deps.logger.info('administration refused', { reason: 'passkey required', username, sourceIp });
+  deps.metrics.count({ name: 'AdministrationRefused', reason: 'PasskeyRequired' });
+  await deps.recorder.record({
+    customerId,
+    type: 'administration.password.refused',
+    actor: userActor(username),
+    source: 'api',
+    ...(sourceIp !== '' && { sourceIp }),
+  });
+  return true;
 }
 
 /** RECENT_LOGIN_REQUIRED unless the token's session began with a login (a password's or a passkey's) RECENT_LOGIN_SECONDS ago or less. */

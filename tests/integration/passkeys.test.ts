@@ -20,31 +20,13 @@ import type { Passkey } from '../../lib/passkeys/store.ts';
 import { relyingPartyOf } from '../../lib/passkeys/webauthn.ts';
 import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
 import { createTokenIssuer } from '../../lib/tokens/issue.ts';
+import { ASSERTION, ASSERTION_CHALLENGE, ASSERTION_COUNTER, ASSERTION_KEY } from '../fixtures/webauthn.ts';
 import { startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 import { TOKEN_SETTINGS, testKeys } from '../support/keys.ts';
 import { createMemoryMetrics } from '../support/memory-metrics.ts';
 
-/** @simplewebauthn/server's localhost assertion (verifyAuthenticationResponse.test.ts), user verified. */
-const ASSERTION = {
-  id: 'AaIBxnYfL2pDWJmIii6CYgHBruhVvFGHheWamphVioG_TnEXxKA9MW4FWnJh21zsbmRpRJso9i2JmAtWOtXfVd4oXTgYVusXwhWWsA',
-  rawId:
-    'AaIBxnYfL2pDWJmIii6CYgHBruhVvFGHheWamphVioG_TnEXxKA9MW4FWnJh21zsbmRpRJso9i2JmAtWOtXfVd4oXTgYVusXwhWWsA',
-  response: {
-    authenticatorData: 'SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFYftypQ',
-    clientDataJSON:
-      'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiZXlKaFkzUjFZV3hEYUdGc2JHVnVaMlVpT2lKTE0xRjRUMnB1VmtwTWFVZHNibFpGY0RWMllUVlJTbVZOVmxkT1psODNVRmxuZFhSbllrRjBRVlZCSWl3aVlYSmlhWFJ5WVhKNVJHRjBZU0k2SW5OcFoyNU5aVkJzWldGelpTSjkiLCJvcmlnaW4iOiJodHRwOi8vbG9jYWxob3N0OjgwMDAiLCJjcm9zc09yaWdpbiI6ZmFsc2V9',
-    signature:
-      'MEUCIByFAVGfkoKPEzynp-37BX_HOXSaC6-58-ELjB7BG9opAiEAyD_1mN9YAPrphcwpzK3ym2Xx8EjAapgQ326mKgQ1pW0',
-    userHandle: 'internalUserId',
-  },
-  type: 'public-key',
-  clientExtensionResults: {},
-} as const;
-/** The challenge its client data answers. */
-const CHALLENGE =
-  'eyJhY3R1YWxDaGFsbGVuZ2UiOiJLM1F4T2puVkpMaUdsblZFcDV2YTVRSmVNVldOZl83UFlndXRnYkF0QVVBIiwiYXJiaXRyYXJ5RGF0YSI6InNpZ25NZVBsZWFzZSJ9';
-const PUBLIC_KEY =
-  'pQECAyYgASFYILTrxTUQv3X4DRM6L_pk65FSMebenhCx3RMsTKoBm-AxIlggEf3qk5552QLNSh1T1oQs7_2C2qysDwN4r4fCp52Hsqs';
+const CHALLENGE = ASSERTION_CHALLENGE;
+const PUBLIC_KEY = ASSERTION_KEY;
 const RP = relyingPartyOf('http://localhost:8000');
 
 let dynamo: TestDynamo;
@@ -129,7 +111,7 @@ describe('a passkey sign-in', () => {
     for (const token of [tokens.accessToken, tokens.refreshToken])
       expect(decodeJwt(token)).toMatchObject({ sub: username, amr: ['pop', 'mfa'], acr: 'phr' });
     const [stored] = await passkeys().list(username);
-    expect(stored).toMatchObject({ counter: 0x61fb72a5, lastUsedAt: now.toISOString() });
+    expect(stored).toMatchObject({ counter: ASSERTION_COUNTER, lastUsedAt: now.toISOString() });
     expect(metrics.events).toContainEqual({ name: 'LoginSucceeded' });
     await passkeys().remove(username, ASSERTION.id);
   });
@@ -153,7 +135,7 @@ describe('a passkey sign-in', () => {
   });
 
   it('refuses, and logs as a possible clone, an assertion whose signature counter did not grow', async () => {
-    const username = await userWithTheVectorsPasskey({ counter: 0x61fb72a5 });
+    const username = await userWithTheVectorsPasskey({ counter: ASSERTION_COUNTER });
     await challenges().create(CHALLENGE, { kind: 'sign-in' }, Math.floor(now.getTime() / 1000) + 300);
     await expect(codeOf(passkeyLogin(deps, RP, { response: ASSERTION }, '203.0.113.9'))).resolves.toBe(
       'INVALID_CREDENTIALS',

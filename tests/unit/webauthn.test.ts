@@ -1,8 +1,7 @@
 /**
  * The service's WebAuthn checks (lib/passkeys/webauthn.ts) on @simplewebauthn/server's own test
- * vectors (packages/server/src/*: verifyRegistrationResponse.test.ts `attestationNone`,
- * verifyAuthenticationResponse.test.ts the localhost assertion and `assertionResponse`): real
- * authenticators' answers, so nothing here is signed by the code it tests.
+ * vectors (tests/fixtures/webauthn.ts): real authenticators' answers, so nothing here is signed by
+ * the code it tests.
  */
 import { describe, expect, it } from 'vitest';
 import type { Passkey } from '../../lib/passkeys/store.ts';
@@ -12,82 +11,40 @@ import {
   verifyAssertion,
   verifyRegistration,
 } from '../../lib/passkeys/webauthn.ts';
+import {
+  ASSERTION,
+  ASSERTION_COUNTER,
+  ASSERTION_KEY,
+  REGISTRATION,
+  REGISTRATION_CHALLENGE,
+  REGISTRATION_KEY,
+  UNVERIFIED_ASSERTION,
+  UNVERIFIED_COUNTER,
+  UNVERIFIED_KEY,
+} from '../fixtures/webauthn.ts';
 
-/** A "none" attestation made with user verification, for https://dev.dontneeda.pw. */
-const registration = {
-  id: 'AdKXJEch1aV5Wo7bj7qLHskVY4OoNaj9qu8TPdJ7kSAgUeRxWNngXlcNIGt4gexZGKVGcqZpqqWordXb_he1izY',
-  rawId: 'AdKXJEch1aV5Wo7bj7qLHskVY4OoNaj9qu8TPdJ7kSAgUeRxWNngXlcNIGt4gexZGKVGcqZpqqWordXb_he1izY',
-  response: {
-    attestationObject:
-      'o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFPdxHEOnAiLIp26idVjIguzn3I' +
-      'pr_RlsKZWsa-5qK-KBFAAAAAAAAAAAAAAAAAAAAAAAAAAAAQQHSlyRHIdWleVqO24-6ix7JFWODqDWo_arvEz3Se' +
-      '5EgIFHkcVjZ4F5XDSBreIHsWRilRnKmaaqlqK3V2_4XtYs2pQECAyYgASFYID5PQTZQQg6haZFQWFzqfAOyQ_ENs' +
-      'MH8xxQ4GRiNPsqrIlggU8IVUOV8qpgk_Jh-OTaLuZL52KdX1fTht07X4DiQPow',
-    clientDataJSON:
-      'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiYUVWalkxQlhkWHBw' +
-      'VURBd1NEQndOV2Q0YURKZmRUVmZVRU0wVG1WWloyUSIsIm9yaWdpbiI6Imh0dHBzOlwvXC9kZXYuZG9udG5lZWRh' +
-      'LnB3IiwiYW5kcm9pZFBhY2thZ2VOYW1lIjoib3JnLm1vemlsbGEuZmlyZWZveCJ9',
-    transports: [] as string[],
-  },
-  type: 'public-key',
-  clientExtensionResults: {},
-} as const;
-const registrationChallenge = Buffer.from('hEccPWuziP00H0p5gxh2_u5_PC4NeYgd').toString('base64url');
+const registration = REGISTRATION;
+const registrationChallenge = REGISTRATION_CHALLENGE;
 const DONTNEEDA = relyingPartyOf('https://dev.dontneeda.pw');
-
-/** An assertion made with user verification, for http://localhost:8000. */
-const verified = {
-  id: 'AaIBxnYfL2pDWJmIii6CYgHBruhVvFGHheWamphVioG_TnEXxKA9MW4FWnJh21zsbmRpRJso9i2JmAtWOtXfVd4oXTgYVusXwhWWsA',
-  rawId:
-    'AaIBxnYfL2pDWJmIii6CYgHBruhVvFGHheWamphVioG_TnEXxKA9MW4FWnJh21zsbmRpRJso9i2JmAtWOtXfVd4oXTgYVusXwhWWsA',
-  response: {
-    authenticatorData: 'SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFYftypQ',
-    clientDataJSON:
-      'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiZXlKaFkzUjFZV3hEYUdGc2JHVnVaMlVpT2lKTE0xRjRUMnB1VmtwTWFVZHNibFpGY0RWMllUVlJTbVZOVmxkT1psODNVRmxuZFhSbllrRjBRVlZCSWl3aVlYSmlhWFJ5WVhKNVJHRjBZU0k2SW5OcFoyNU5aVkJzWldGelpTSjkiLCJvcmlnaW4iOiJodHRwOi8vbG9jYWxob3N0OjgwMDAiLCJjcm9zc09yaWdpbiI6ZmFsc2V9',
-    signature:
-      'MEUCIByFAVGfkoKPEzynp-37BX_HOXSaC6-58-ELjB7BG9opAiEAyD_1mN9YAPrphcwpzK3ym2Xx8EjAapgQ326mKgQ1pW0',
-    userHandle: 'internalUserId',
-  },
-  type: 'public-key',
-  clientExtensionResults: {},
-} as const;
+const verified = ASSERTION;
 const LOCALHOST = relyingPartyOf('http://localhost:8000/api/v1');
 const verifiedPasskey: Passkey = {
   passkeyId: verified.id,
   username: 'alice',
   name: 'Laptop',
-  publicKey:
-    'pQECAyYgASFYILTrxTUQv3X4DRM6L_pk65FSMebenhCx3RMsTKoBm-AxIlggEf3qk5552QLNSh1T1oQs7_2C2qysDwN4r4fCp52Hsqs',
+  publicKey: ASSERTION_KEY,
   counter: 0,
   transports: [],
   backedUp: false,
   createdAt: '2026-12-01T00:00:00.000Z',
 };
-/** Its signature counter, as its authenticator data says. */
-const VERIFIED_COUNTER = 0x61fb72a5;
-
-/** An assertion made without user verification (user presence only), for https://dev.dontneeda.pw. */
-const unverified = {
-  id: 'KEbWNCc7NgaYnUyrNeFGX9_3Y-8oJ3KwzjnaiD1d1LVTxR7v3CaKfCz2Vy_g_MHSh7yJ8yL0Pxg6jo_o0hYiew',
-  rawId: 'KEbWNCc7NgaYnUyrNeFGX9_3Y-8oJ3KwzjnaiD1d1LVTxR7v3CaKfCz2Vy_g_MHSh7yJ8yL0Pxg6jo_o0hYiew',
-  response: {
-    authenticatorData: 'PdxHEOnAiLIp26idVjIguzn3Ipr_RlsKZWsa-5qK-KABAAAAkA==',
-    clientDataJSON:
-      'eyJjaGFsbGVuZ2UiOiJkRzkwWVd4c2VWVnVhWEYxWlZaaGJIVmxSWFpsY25sVWFXMWwiLCJj' +
-      'bGllbnRFeHRlbnNpb25zIjp7fSwiaGFzaEFsZ29yaXRobSI6IlNIQS0yNTYiLCJvcmlnaW4iOiJodHRwczovL2Rldi5k' +
-      'b250bmVlZGEucHciLCJ0eXBlIjoid2ViYXV0aG4uZ2V0In0=',
-    signature:
-      'MEUCIQDYXBOpCWSWq2Ll4558GJKD2RoWg958lvJSB_GdeokxogIgWuEVQ7ee6AswQY0OsuQ6y8Ks6' + 'jhd45bDx92wjXKs900=',
-  },
-  type: 'public-key',
-  clientExtensionResults: {},
-} as const;
+const VERIFIED_COUNTER = ASSERTION_COUNTER;
+const unverified = UNVERIFIED_ASSERTION;
 const unverifiedPasskey: Passkey = {
   ...verifiedPasskey,
   passkeyId: unverified.id,
-  publicKey:
-    'pQECAyYgASFYIIheFp-u6GvFT2LNGovf3ZrT0iFVBsA_76rRysxRG9A1Ilgg8WGeA6hPmnab0HAViUYVRkwTNcN77QBf_RR0dv3lIvQ',
-  counter: 143,
+  publicKey: UNVERIFIED_KEY,
+  counter: UNVERIFIED_COUNTER,
 };
 
 const challengeOfResponse = (response: { response: { clientDataJSON: string } }) => {
@@ -131,8 +88,7 @@ describe('a registration', () => {
     expect(result).toEqual({
       credential: {
         passkeyId: registration.id,
-        publicKey:
-          'pQECAyYgASFYID5PQTZQQg6haZFQWFzqfAOyQ_ENsMH8xxQ4GRiNPsqrIlggU8IVUOV8qpgk_Jh-OTaLuZL52KdX1fTht07X4DiQPow',
+        publicKey: REGISTRATION_KEY,
         counter: 0,
         transports: [],
         backedUp: false,

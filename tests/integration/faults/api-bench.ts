@@ -3,8 +3,11 @@
  * as API Gateway calls it, and the shape of an operation and of one run of it. The operations
  * are in api.test.ts and self-service.ts.
  */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { vi } from 'vitest';
-import { authorizerEvent, lambdaContext } from '../../fixtures/events.ts';
+import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
+import { ADMIN_SCOPE } from '../../../lib/scopes.ts';
+import { authorizerEvent, gatewayAuthorizerContext, lambdaContext } from '../../fixtures/events.ts';
 import type { FaultKind } from '../../support/faults.ts';
 
 export interface Answer {
@@ -82,6 +85,41 @@ export async function authorize(handler: unknown, token: string): Promise<Answer
 }
 
 export const json = (answer: Answer) => JSON.parse(answer.body) as Record<string, string>;
+
+/** An administrator as the function sees them: the authorizer's decision on a fresh login's token. */
+export interface SignedInAdministrator {
+  readonly username: string;
+  readonly customerId: string;
+  readonly sourceIp: string;
+  readonly authorizer: Record<string, string | number>;
+}
+
+/**
+ * `user`, made its customer's administrator and signed in a moment ago (a login recent enough to
+ * show a secret), fault-free: the authorizer's decision on its token, as API Gateway hands it on.
+ */
+export async function signedInAdministrator(
+  user: {
+    readonly username: string;
+    readonly customerId: string;
+    readonly sourceIp: string;
+    readonly login: unknown;
+  },
+  accounts: { readonly client: DynamoDBDocumentClient; readonly tableName: string },
+): Promise<SignedInAdministrator> {
+  const { username, customerId, sourceIp, login } = user;
+  await createDynamoAccountRepository(accounts).setAdministrator(username, true);
+  const answer = await call(await freshHandler('login'), login);
+  if (answer.status !== 200) throw new Error(`arrange: the administrator's login answered ${answer.status}`);
+  const decision = await decide(await freshHandler('authorizer'), json(answer).token as string);
+  if (
+    !String(decision.context?.scope ?? '')
+      .split(' ')
+      .includes(ADMIN_SCOPE)
+  )
+    throw new Error(`arrange: the administrator's token holds no ${ADMIN_SCOPE}`);
+  return { username, customerId, sourceIp, authorizer: gatewayAuthorizerContext(decision) };
+}
 
 export interface Run {
   readonly kind: FaultKind | undefined;

@@ -795,6 +795,18 @@ const clientAuthorizer: Operation<{ token: string }> = {
   async check() {},
 };
 
+/** A new user of a new customer, the address it logs in from, its login with the right password, and that password. */
+async function signingInUser() {
+  const { username, customerId } = await newUser();
+  return {
+    username,
+    customerId: customerId as string,
+    sourceIp: addressOf(username),
+    login: loginRequest(username, PASSWORD),
+    password: PASSWORD,
+  };
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: each operation's context type is its own
 const OPERATIONS: Operation<any>[] = [
   loginOperation('login'),
@@ -820,45 +832,12 @@ const OPERATIONS: Operation<any>[] = [
   ...selfServiceOperations({
     dynamo: () => dynamo,
     logs,
-    async newUser() {
-      const { username, customerId } = await newUser();
-      const sourceIp = addressOf(username);
-      return {
-        username,
-        customerId: customerId as string,
-        sourceIp,
-        login: loginRequest(username, PASSWORD),
-      };
-    },
+    newUser: signingInUser,
     strangerAddress,
     counterSecret: () => counterSecret,
   }),
-  ...platformOperations({
-    dynamo: () => dynamo,
-    async newUser() {
-      const { username, customerId } = await newUser();
-      return {
-        username,
-        customerId: customerId as string,
-        sourceIp: addressOf(username),
-        login: loginRequest(username, PASSWORD),
-        password: PASSWORD,
-      };
-    },
-  }),
-  ...passkeyOperations({
-    dynamo: () => dynamo,
-    logs,
-    async newUser() {
-      const { username, customerId } = await newUser();
-      return {
-        username,
-        customerId: customerId as string,
-        sourceIp: addressOf(username),
-        login: loginRequest(username, PASSWORD),
-      };
-    },
-  }),
+  ...platformOperations({ dynamo: () => dynamo, newUser: signingInUser }),
+  ...passkeyOperations({ dynamo: () => dynamo, logs, newUser: signingInUser }),
 ];
 
 beforeAll(async () => {

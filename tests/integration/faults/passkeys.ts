@@ -1,7 +1,7 @@
 /**
  * Passkeys in the API's fault matrix (docs/FAULTS.md, "The API"): an administrator registers a
  * passkey, and a passkey signs in, while each DynamoDB call of the function fails in turn. The
- * browser's answers are @simplewebauthn/server's own test vectors (tests/unit/webauthn.test.ts),
+ * browser's answers are @simplewebauthn/server's own test vectors (tests/fixtures/webauthn.ts),
  * served on their hosts. Whatever fails, nothing is half-made: a passkey is stored whole or not
  * at all, an answered registration is a passkey that is listed, an answered sign-in a session of
  * the passkey's user whose tokens say so, and a challenge is never spent twice.
@@ -9,19 +9,33 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeJwt } from 'jose';
 import { expect } from 'vitest';
-import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
 import { createDynamoAuditTrail } from '../../../lib/audit/dynamodb.ts';
 import {
   createDynamoChallengeStore,
   createDynamoPasskeyStore,
   handleKey,
 } from '../../../lib/passkeys/dynamodb.ts';
-import { ADMIN_SCOPE } from '../../../lib/scopes.ts';
-import { gatewayAuthorizerContext, loginEvent } from '../../fixtures/events.ts';
+import { loginEvent } from '../../fixtures/events.ts';
+import {
+  ASSERTION,
+  ASSERTION_CHALLENGE,
+  ASSERTION_COUNTER,
+  ASSERTION_KEY,
+  REGISTRATION,
+  REGISTRATION_CHALLENGE,
+  REGISTRATION_KEY,
+} from '../../fixtures/webauthn.ts';
 import { customerApiEvent } from '../../support/customer-api.ts';
 import type { TestDynamo } from '../../support/dynamo.ts';
 import type { CapturedLogs } from '../../support/log-capture.ts';
-import { type Answer, call, decide, freshHandler, json, type Operation, type Run } from './api-bench.ts';
+import {
+  type Answer,
+  call,
+  type Operation,
+  type Run,
+  type SignedInAdministrator,
+  signedInAdministrator,
+} from './api-bench.ts';
 
 /** What the passkey operations take from the API's matrix. */
 export interface PasskeyBench {
@@ -30,49 +44,6 @@ export interface PasskeyBench {
   /** A new user of a new customer, the address it logs in from, and its login with the right password. */
   newUser(): Promise<{ username: string; customerId: string; sourceIp: string; login: unknown }>;
 }
-
-/** A "none" attestation made with user verification, on https://dev.dontneeda.pw. */
-const REGISTRATION = {
-  id: 'AdKXJEch1aV5Wo7bj7qLHskVY4OoNaj9qu8TPdJ7kSAgUeRxWNngXlcNIGt4gexZGKVGcqZpqqWordXb_he1izY',
-  rawId: 'AdKXJEch1aV5Wo7bj7qLHskVY4OoNaj9qu8TPdJ7kSAgUeRxWNngXlcNIGt4gexZGKVGcqZpqqWordXb_he1izY',
-  response: {
-    attestationObject:
-      'o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFPdxHEOnAiLIp26idVjIguzn3I' +
-      'pr_RlsKZWsa-5qK-KBFAAAAAAAAAAAAAAAAAAAAAAAAAAAAQQHSlyRHIdWleVqO24-6ix7JFWODqDWo_arvEz3Se' +
-      '5EgIFHkcVjZ4F5XDSBreIHsWRilRnKmaaqlqK3V2_4XtYs2pQECAyYgASFYID5PQTZQQg6haZFQWFzqfAOyQ_ENs' +
-      'MH8xxQ4GRiNPsqrIlggU8IVUOV8qpgk_Jh-OTaLuZL52KdX1fTht07X4DiQPow',
-    clientDataJSON:
-      'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiYUVWalkxQlhkWHBw' +
-      'VURBd1NEQndOV2Q0YURKZmRUVmZVRU0wVG1WWloyUSIsIm9yaWdpbiI6Imh0dHBzOlwvXC9kZXYuZG9udG5lZWRh' +
-      'LnB3IiwiYW5kcm9pZFBhY2thZ2VOYW1lIjoib3JnLm1vemlsbGEuZmlyZWZveCJ9',
-    transports: [],
-  },
-  type: 'public-key',
-  clientExtensionResults: {},
-};
-const REGISTRATION_CHALLENGE = Buffer.from('hEccPWuziP00H0p5gxh2_u5_PC4NeYgd').toString('base64url');
-
-/** An assertion made with user verification, on http://localhost:8000, for the user handle `internalUserId`. */
-const ASSERTION = {
-  id: 'AaIBxnYfL2pDWJmIii6CYgHBruhVvFGHheWamphVioG_TnEXxKA9MW4FWnJh21zsbmRpRJso9i2JmAtWOtXfVd4oXTgYVusXwhWWsA',
-  rawId:
-    'AaIBxnYfL2pDWJmIii6CYgHBruhVvFGHheWamphVioG_TnEXxKA9MW4FWnJh21zsbmRpRJso9i2JmAtWOtXfVd4oXTgYVusXwhWWsA',
-  response: {
-    authenticatorData: 'SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFYftypQ',
-    clientDataJSON:
-      'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiZXlKaFkzUjFZV3hEYUdGc2JHVnVaMlVpT2lKTE0xRjRUMnB1VmtwTWFVZHNibFpGY0RWMllUVlJTbVZOVmxkT1psODNVRmxuZFhSbllrRjBRVlZCSWl3aVlYSmlhWFJ5WVhKNVJHRjBZU0k2SW5OcFoyNU5aVkJzWldGelpTSjkiLCJvcmlnaW4iOiJodHRwOi8vbG9jYWxob3N0OjgwMDAiLCJjcm9zc09yaWdpbiI6ZmFsc2V9',
-    signature:
-      'MEUCIByFAVGfkoKPEzynp-37BX_HOXSaC6-58-ELjB7BG9opAiEAyD_1mN9YAPrphcwpzK3ym2Xx8EjAapgQ326mKgQ1pW0',
-    userHandle: 'internalUserId',
-  },
-  type: 'public-key',
-  clientExtensionResults: {},
-};
-const ASSERTION_CHALLENGE =
-  'eyJhY3R1YWxDaGFsbGVuZ2UiOiJLM1F4T2puVkpMaUdsblZFcDV2YTVRSmVNVldOZl83UFlndXRnYkF0QVVBIiwiYXJiaXRyYXJ5RGF0YSI6InNpZ25NZVBsZWFzZSJ9';
-const ASSERTION_KEY =
-  'pQECAyYgASFYILTrxTUQv3X4DRM6L_pk65FSMebenhCx3RMsTKoBm-AxIlggEf3qk5552QLNSh1T1oQs7_2C2qysDwN4r4fCp52Hsqs';
-const ASSERTION_COUNTER = 0x61fb72a5;
 
 /** The challenge's spend: from its write on, a second request finds it spent. */
 const SPEND = 'UpdateItem sessions:webauthn';
@@ -95,23 +66,8 @@ export function passkeyOperations(bench: PasskeyBench): Operation<any>[] {
     });
   const inFiveMinutes = () => Math.floor(Date.now() / 1000) + 300;
 
-  /** A new customer's administrator, signed in a moment ago, as the authorizer lets them through. */
-  async function newAdministrator() {
-    const { username, customerId, sourceIp, login } = await bench.newUser();
-    await createDynamoAccountRepository(table()).setAdministrator(username, true);
-    const answer = await call(await freshHandler('login'), login);
-    if (answer.status !== 200)
-      throw new Error(`arrange: the administrator's login answered ${answer.status}`);
-    const decision = await decide(await freshHandler('authorizer'), json(answer).token as string);
-    if (
-      !String(decision.context?.scope ?? '')
-        .split(' ')
-        .includes(ADMIN_SCOPE)
-    )
-      throw new Error(`arrange: the administrator's token holds no ${ADMIN_SCOPE}`);
-    return { username, customerId, sourceIp, authorizer: gatewayAuthorizerContext(decision) };
-  }
-  type Admin = Awaited<ReturnType<typeof newAdministrator>>;
+  const newAdministrator = async () => signedInAdministrator(await bench.newUser(), table());
+  type Admin = SignedInAdministrator;
 
   /** The registration's request, on the vector's host. */
   const registration = (admin: Admin) => {
@@ -149,8 +105,7 @@ export function passkeyOperations(bench: PasskeyBench): Operation<any>[] {
         expect(passkey, 'a passkey whole').toMatchObject({
           passkeyId: REGISTRATION.id,
           name: 'Laptop',
-          publicKey:
-            'pQECAyYgASFYID5PQTZQQg6haZFQWFzqfAOyQ_ENsMH8xxQ4GRiNPsqrIlggU8IVUOV8qpgk_Jh-OTaLuZL52KdX1fTht07X4DiQPow',
+          publicKey: REGISTRATION_KEY,
           counter: 0,
         });
       if (answered(run, 201).length > 0) expect(stored, 'an answered registration is stored').toHaveLength(1);

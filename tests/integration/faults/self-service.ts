@@ -16,7 +16,6 @@ import { createDynamoClientRepository } from '../../../lib/clients/dynamodb.ts';
 import { isLive } from '../../../lib/clients/secrets.ts';
 import { readLoginConfig } from '../../../lib/config.ts';
 import { ENDING_HOLD_MS } from '../../../lib/customer/administrators.ts';
-import { ADMIN_SCOPE } from '../../../lib/scopes.ts';
 import {
   clientCounterKey,
   clientSourceIpCounterKey,
@@ -24,7 +23,7 @@ import {
   knownSourceTag,
 } from '../../../lib/throttle/counters.ts';
 import { createDynamoThrottleStore } from '../../../lib/throttle/dynamodb.ts';
-import { gatewayAuthorizerContext, grantEvent } from '../../fixtures/events.ts';
+import { grantEvent } from '../../fixtures/events.ts';
 import {
   ADMINISTRATORS,
   CLIENT,
@@ -43,11 +42,12 @@ import {
   type Answer,
   authorize,
   call,
-  decide,
   freshHandler,
   json,
   type Operation,
   type Run,
+  type SignedInAdministrator,
+  signedInAdministrator,
 } from './api-bench.ts';
 
 /** What the self-service operations take from the API's matrix. */
@@ -108,13 +108,7 @@ interface EventView {
 }
 const bodyOf = <T>(answer: Answer) => JSON.parse(answer.body) as T;
 
-/** An administrator as the function sees them: the authorizer's decision on a fresh login's token. */
-interface Admin {
-  readonly username: string;
-  readonly customerId: string;
-  readonly sourceIp: string;
-  readonly authorizer: Record<string, string | number>;
-}
+type Admin = SignedInAdministrator;
 
 /** A client made through the API, the secret it showed, and the address it authenticates from. */
 interface MadeClient {
@@ -159,21 +153,7 @@ export function selfServiceOperations(bench: SelfServiceBench): Operation<any>[]
   ) => call(await freshHandler('customer-api', env), customerApiEvent(admin, method, resource, options));
 
   /** A new customer's administrator, signed in a moment ago (a login recent enough to show a secret). */
-  async function newAdministrator(): Promise<Admin> {
-    const { username, customerId, sourceIp, login } = await bench.newUser();
-    await createDynamoAccountRepository(table()).setAdministrator(username, true);
-    const answer = await call(await freshHandler('login'), login);
-    if (answer.status !== 200)
-      throw new Error(`arrange: the administrator's login answered ${answer.status}`);
-    const decision = await decide(await freshHandler('authorizer'), json(answer).token as string);
-    if (
-      !String(decision.context?.scope ?? '')
-        .split(' ')
-        .includes(ADMIN_SCOPE)
-    )
-      throw new Error(`arrange: the administrator's token holds no ${ADMIN_SCOPE}`);
-    return { username, customerId, sourceIp, authorizer: gatewayAuthorizerContext(decision) };
-  }
+  const newAdministrator = async (): Promise<Admin> => signedInAdministrator(await bench.newUser(), table());
 
   /** A client the administrator made through the API. */
   async function madeClient(admin: Admin, env: Record<string, string> = {}): Promise<MadeClient> {
