@@ -794,3 +794,72 @@ describe('the self-service API', () => {
     expect((await clients.listClients('C-2001')).length).toBe(before);
   });
 });
+
+describe('the customer’s passkey policy', () => {
+  const POLICY = '/api/v1/customer/security-policy';
+  /** A passkey's session, as the authorizer hands its decision on (lib/auth/authorizer.ts). */
+  const withPasskey = (who: Authorizer): Authorizer => ({ ...who, signIn: 'passkey' });
+  const STEP_UP =
+    'Bearer error="insufficient_user_authentication", error_description="A sign-in with a passkey is required", acr_values="phr"';
+
+  it('is off until a passkey’s session turns it on; then a password’s session administers nothing, with RFC 9470’s challenge', async () => {
+    const alice = await signIn('admin-alice');
+    expect(bodyOf(await call(api, request(alice, 'GET', POLICY)))).toEqual({
+      administratorsRequirePasskey: false,
+    });
+
+    const fromPassword = await call(
+      api,
+      request(alice, 'PUT', POLICY, { body: { administratorsRequirePasskey: true } }),
+    );
+    expect(fromPassword.statusCode).toBe(401);
+    expect(fromPassword.headers?.['WWW-Authenticate']).toBe(STEP_UP);
+    expect(bodyOf(await call(api, request(alice, 'GET', POLICY)))).toEqual({
+      administratorsRequirePasskey: false,
+    });
+
+    const on = await call(
+      api,
+      request(withPasskey(alice), 'PUT', POLICY, { body: { administratorsRequirePasskey: true } }),
+    );
+    expect(on.statusCode).toBe(200);
+    try {
+      const refused = await call(api, request(alice, 'GET', CLIENTS));
+      expect(refused.statusCode).toBe(401);
+      expect(refused.headers?.['WWW-Authenticate']).toBe(STEP_UP);
+      expect(bodyOf(refused)).toMatchObject({
+        type: 'urn:parcel-auth:problem:passkey-required',
+        status: 401,
+      });
+      expect((await call(api, request(withPasskey(alice), 'GET', CLIENTS))).statusCode).toBe(200);
+      // Another customer's administrators are not its.
+      expect((await call(api, request(await signIn('admin-bob'), 'GET', CLIENTS))).statusCode).toBe(200);
+      const { events } = await trail.list({ customerId: 'C-2001', limit: 100 });
+      expect(events.map((event) => event.type)).toEqual(
+        expect.arrayContaining(['policy.passkeys.required', 'administration.password.refused']),
+      );
+    } finally {
+      const off = await call(
+        api,
+        request(withPasskey(alice), 'PUT', POLICY, { body: { administratorsRequirePasskey: false } }),
+      );
+      expect(off.statusCode).toBe(200);
+    }
+    expect((await call(api, request(alice, 'GET', CLIENTS))).statusCode).toBe(200);
+  });
+
+  it('refuses a body other than administratorsRequirePasskey, true or false, and changes nothing', async () => {
+    const alice = withPasskey(await signIn('admin-alice'));
+    for (const body of [
+      {},
+      { administratorsRequirePasskey: 'yes' },
+      { administratorsRequirePasskey: true, more: 1 },
+    ]) {
+      const answer = await call(api, request(alice, 'PUT', POLICY, { body }));
+      expect(answer.statusCode, JSON.stringify(body)).toBe(400);
+    }
+    expect(bodyOf(await call(api, request(alice, 'GET', POLICY)))).toEqual({
+      administratorsRequirePasskey: false,
+    });
+  });
+});
