@@ -5,7 +5,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/errors.ts';
 import type { Table } from '../aws/owned-items.ts';
-import { DEFAULT_SECURITY_POLICY, type SecurityPolicies } from '../customer/security-policy.ts';
+import { DEFAULT_SECURITY_POLICY, type SecurityPolicies } from '../customer/administration.ts';
 import { accountItems } from './dynamodb-items.ts';
 
 export const policyKey = (customerId: string) => ({ pk: accountItems.customerPk(customerId), sk: 'POLICY' });

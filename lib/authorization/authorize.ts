@@ -14,8 +14,8 @@ import { type CredentialDeps, checkCredentials, LoginRequestSchema } from '../au
 import { authenticateClient, type ClientAuthDeps, clientCredentials } from '../clients/client-auth.ts';
 import { type ClientReader, isPlatform, type PlatformClient } from '../clients/clients.ts';
 import type { ConnectionStore } from '../connections/connections.ts';
+import type { SecurityPolicies } from '../customer/administration.ts';
 import { refusesPasswordSession } from '../customer/administrator.ts';
-import type { SecurityPolicies } from '../customer/security-policy.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';

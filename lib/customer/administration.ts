@@ -16,7 +16,25 @@ import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { LockRules } from '../throttle/locks.ts';
 import type { ThrottleStore } from '../throttle/throttle.ts';
 import type { Clock } from '../time.ts';
-import type { SecurityPolicies } from './security-policy.ts';
+
+/** A customer's security policy (lib/customer/security-policy.ts): a passkey required of its administrators. */
+export interface SecurityPolicy {
+  readonly administratorsRequirePasskey: boolean;
+}
+
+/** A customer that never set one. */
+export const DEFAULT_SECURITY_POLICY: SecurityPolicy = { administratorsRequirePasskey: false };
+
+export interface SecurityPolicies {
+  /** The customer's policy, DEFAULT_SECURITY_POLICY if it has none: a consistent read. */
+  find(customerId: string): Promise<SecurityPolicy>;
+  /** One write of the whole policy, with who set it and when. */
+  set(
+    customerId: string,
+    policy: SecurityPolicy,
+    by: { readonly actor: string; readonly at: Date },
+  ): Promise<void>;
+}
 
 /** The longest a roll lets the other secrets live on: long enough for any deployment, short enough to end. */
 export const MAX_EXPIRE_OTHERS_SECONDS = 30 * 86_400;

@@ -25,8 +25,7 @@ import type { MetricEvent, MetricsRecorder } from '../metrics/metrics.ts';
 import { isUserTokenRevoked } from '../revocation/revocation.ts';
 import { ADMIN_SCOPE, type Scope } from '../scopes.ts';
 import type { Caller, SignInMethod } from '../tokens/claims.ts';
-import type { AdministrationDeps } from './administration.ts';
-import type { SecurityPolicies } from './security-policy.ts';
+import type { AdministrationDeps, SecurityPolicies } from './administration.ts';
 
 /** An administrator as every call checks them. */
 export interface Administrator {

@@ -6,26 +6,8 @@
  */
 import * as v from 'valibot';
 import { AppError } from '../errors.ts';
-import type { AdministrationDeps } from './administration.ts';
+import type { AdministrationDeps, SecurityPolicies, SecurityPolicy } from './administration.ts';
 import { type Administrator, recordChange } from './administrator.ts';
-
-export interface SecurityPolicy {
-  readonly administratorsRequirePasskey: boolean;
-}
-
-/** A customer that never set one. */
-export const DEFAULT_SECURITY_POLICY: SecurityPolicy = { administratorsRequirePasskey: false };
-
-export interface SecurityPolicies {
-  /** The customer's policy, DEFAULT_SECURITY_POLICY if it has none: a consistent read. */
-  find(customerId: string): Promise<SecurityPolicy>;
-  /** One write of the whole policy, with who set it and when. */
-  set(
-    customerId: string,
-    policy: SecurityPolicy,
-    by: { readonly actor: string; readonly at: Date },
-  ): Promise<void>;
-}
 
 export const SecurityPolicySchema = v.strictObject(
   { administratorsRequirePasskey: v.boolean('must be true or false') },

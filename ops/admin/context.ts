@@ -8,7 +8,7 @@ import type { StageParams } from '../../infra/stage-params.ts';
 import type { AccountRepository } from '../../lib/accounts/repository.ts';
 import type { AuditTrail } from '../../lib/audit/audit.ts';
 import type { ClientRepository } from '../../lib/clients/clients.ts';
-import type { SecurityPolicies } from '../../lib/customer/security-policy.ts';
+import type { SecurityPolicies } from '../../lib/customer/administration.ts';
 import type { PasskeyStore } from '../../lib/passkeys/store.ts';
 import type { ThrottleStore } from '../../lib/throttle/throttle.ts';
 import type { BulkAccountStore } from '../accounts/bulk-dynamodb.ts';

@@ -14,7 +14,7 @@ import type { AuditTrail } from '../../lib/audit/audit.ts';
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { createDocumentClient } from '../../lib/aws/dynamodb.ts';
 import type { Env } from '../../lib/config.ts';
-import type { SecurityPolicies } from '../../lib/customer/security-policy.ts';
+import type { SecurityPolicies } from '../../lib/customer/administration.ts';
 import { createDynamoPasskeyStore } from '../../lib/passkeys/dynamodb.ts';
 import type { PasskeyStore } from '../../lib/passkeys/store.ts';
 import { tableNames } from '../../lib/stage.ts';
