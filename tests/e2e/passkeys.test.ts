@@ -234,9 +234,11 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       expect(types).toContain('policy.passkeys.required');
       expect(types).toContain('administration.password.refused');
 
-      // Off again, from the passkey's session.
+      // Off again, from the passkey's session, once the tab has read the policy (on).
       await page.getByRole('button', { name: 'Your passkeys' }).click();
-      await region('Your passkeys').getByLabel('Require a passkey of every administrator').uncheck();
+      const required = region('Your passkeys').getByLabel('Require a passkey of every administrator');
+      await expect.poll(() => required.isChecked(), WAIT).toBe(true);
+      await required.uncheck();
       await region('Your passkeys').getByRole('button', { name: 'Save policy' }).click();
       await expect.poll(() => status().innerText(), WAIT).toContain('no longer requires passkeys');
       expect(problems).toEqual([]);
