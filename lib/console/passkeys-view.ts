@@ -15,13 +15,17 @@ type Passkey = ReturnType<typeof passkeyView>;
 type Policy = ReturnType<typeof policyView>;
 
 export async function loadPasskeys() {
+  // The switch waits for the policy it shows: a change made before the read would be undone by it.
+  const required = byId('policy-require-passkey', HTMLInputElement);
+  required.disabled = true;
   const [{ passkeys }, policy] = await Promise.all([
     call<{ passkeys: Passkey[] }>('GET', '/customer/passkeys'),
     call<Policy>('GET', '/customer/security-policy'),
   ]);
   byId('passkeys-empty').hidden = passkeys.length > 0;
   byId('passkeys-list').replaceChildren(...passkeys.map(passkeyItem));
-  byId('policy-require-passkey', HTMLInputElement).checked = policy.administratorsRequirePasskey;
+  required.checked = policy.administratorsRequirePasskey;
+  required.disabled = false;
 }
 
 async function savePolicy(administratorsRequirePasskey: boolean) {
