@@ -14,6 +14,7 @@ import type { Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
 import type { ChallengeStore, PasskeyStore } from '../passkeys/store.ts';
 import {
+  AuthenticationResponseSchema,
   CHALLENGE_SECONDS,
   challengeOf,
   type RelyingParty,
@@ -36,28 +37,8 @@ export interface PasskeyLoginDeps {
 /** The detail of every refused passkey sign-in. */
 export const PASSKEY_NOT_ACCEPTED = 'The passkey was not accepted.';
 
-const Base64Url = (max: number) =>
-  v.pipe(
-    v.string('must be a string'),
-    v.regex(/^[A-Za-z0-9_-]*={0,2}$/, 'must be base64url'),
-    v.maxLength(max, 'is too long'),
-  );
-
-/** The browser's answer to navigator.credentials.get, as @simplewebauthn/browser gives it. */
-export const PasskeyLoginSchema = v.object({
-  response: v.looseObject({
-    id: Base64Url(1364),
-    rawId: Base64Url(1364),
-    type: v.literal('public-key', 'must be "public-key"'),
-    response: v.looseObject({
-      clientDataJSON: Base64Url(4096),
-      authenticatorData: Base64Url(4096),
-      signature: Base64Url(2048),
-      userHandle: v.optional(Base64Url(128)),
-    }),
-    clientExtensionResults: v.looseObject({}),
-  }),
-});
+/** The body of POST /api/v1/passkey-login. */
+export const PasskeyLoginSchema = v.object({ response: AuthenticationResponseSchema });
 
 /** The options of navigator.credentials.get: any of the stage's passkeys, its user verified. */
 export async function passkeyLoginOptions(

@@ -13,6 +13,8 @@ import {
   CHALLENGE_SECONDS,
   challengeOf,
   creationOptions,
+  PasskeyIdSchema,
+  RegistrationResponseSchema,
   type RelyingParty,
   verifyRegistration,
 } from '../passkeys/webauthn.ts';
@@ -35,25 +37,6 @@ export const PASSKEY_REFUSALS = {
   notVerified: 'The passkey could not be verified: its authenticator must verify you (a PIN or biometrics).',
   exists: 'This passkey is registered already.',
 } as const;
-
-/** A credential id: base64url, as long as WebAuthn allows (1023 bytes). */
-export const PasskeyIdSchema = v.pipe(
-  v.string('must be a string'),
-  v.regex(/^[A-Za-z0-9_-]{16,1364}$/, 'must be a passkey id (base64url)'),
-);
-
-/** The browser's answer to navigator.credentials.create, as @simplewebauthn/browser gives it. */
-const RegistrationResponseSchema = v.looseObject({
-  id: PasskeyIdSchema,
-  rawId: PasskeyIdSchema,
-  type: v.literal('public-key', 'must be "public-key"'),
-  response: v.looseObject({
-    clientDataJSON: v.pipe(v.string('must be a string'), v.maxLength(4096, 'is too long')),
-    attestationObject: v.pipe(v.string('must be a string'), v.maxLength(16384, 'is too long')),
-    transports: v.optional(v.array(v.pipe(v.string(), v.maxLength(32)))),
-  }),
-  clientExtensionResults: v.looseObject({}),
-});
 
 export const AddPasskeySchema = v.strictObject(
   {

@@ -16,12 +16,50 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import { decodeClientDataJSON, isoBase64URL } from '@simplewebauthn/server/helpers';
+import * as v from 'valibot';
 import type { Passkey } from './store.ts';
 
 /** How long a ceremony's challenge lives, and the browser's timeout for it: five minutes. */
 export const CHALLENGE_SECONDS = 300;
 /** COSE algorithms: EdDSA, ES256, RS256 (what Windows Hello still makes). */
 const ALGORITHMS = [-8, -7, -257];
+
+/** Base64url of at most `max` characters, with the padding some browsers keep. */
+const Base64UrlSchema = (max: number) =>
+  v.pipe(
+    v.string('must be a string'),
+    v.regex(/^[A-Za-z0-9_-]*={0,2}$/, 'must be base64url'),
+    v.maxLength(max, 'is too long'),
+  );
+
+/** A credential id: base64url, as long as WebAuthn allows (1023 bytes). */
+export const PasskeyIdSchema = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[A-Za-z0-9_-]{16,1364}$/, 'must be a passkey id (base64url)'),
+);
+
+/** What every WebAuthn answer of the browser holds, as @simplewebauthn/browser encodes it; `response` its own. */
+const publicKeyCredential = <TResponse extends v.ObjectEntries>(response: TResponse) =>
+  v.looseObject({
+    id: PasskeyIdSchema,
+    rawId: PasskeyIdSchema,
+    type: v.literal('public-key', 'must be "public-key"'),
+    response: v.looseObject({ clientDataJSON: Base64UrlSchema(4096), ...response }),
+    clientExtensionResults: v.looseObject({}),
+  });
+
+/** The browser's answer to navigator.credentials.create. */
+export const RegistrationResponseSchema = publicKeyCredential({
+  attestationObject: Base64UrlSchema(16384),
+  transports: v.optional(v.array(v.pipe(v.string(), v.maxLength(32)))),
+});
+
+/** The browser's answer to navigator.credentials.get. */
+export const AuthenticationResponseSchema = publicKeyCredential({
+  authenticatorData: Base64UrlSchema(4096),
+  signature: Base64UrlSchema(2048),
+  userHandle: v.optional(Base64UrlSchema(128)),
+});
 
 /** The relying party: the stage's host (WebAuthn takes no IP address: `localhost` locally) and the page's origin. */
 export interface RelyingParty {

@@ -5,7 +5,7 @@
 import { Option, type Command as Program } from 'commander';
 import * as v from 'valibot';
 import { CustomerIdSchema } from '../../lib/accounts/repository.ts';
-import { PasskeyIdSchema } from '../../lib/customer/passkeys.ts';
+import { PasskeyIdSchema } from '../../lib/passkeys/webauthn.ts';
 import { usageError } from './errors.ts';
 import { group, sub } from './help.ts';
 import { type Command, flagOnce, once, valid } from './parse.ts';
