@@ -22,7 +22,7 @@ import {
   verifyAssertion,
 } from '../passkeys/webauthn.ts';
 import { type SessionDeps, startSession } from '../sessions/sessions.ts';
-import { epochSeconds, systemClock } from '../time.ts';
+import { type Clock, epochSeconds, systemClock } from '../time.ts';
 import type { IssuedTokens } from '../tokens/issue.ts';
 
 export interface PasskeyLoginDeps {
@@ -56,20 +56,31 @@ export interface PasskeyLoginResult {
   readonly tokens: IssuedTokens;
 }
 
-/** POST /api/v1/passkey-login: the session of the passkey's user, signed in by it. */
-export async function passkeyLogin(
-  deps: PasskeyLoginDeps,
+/** What a passkey sign-in checks: the challenge, the passkey, its user and its counter. */
+export type PasskeyCheckDeps = Pick<
+  PasskeyLoginDeps,
+  'users' | 'passkeys' | 'challenges' | 'logger' | 'metrics'
+> & {
+  readonly clock?: Clock;
+};
+
+/**
+ * The enabled user whose passkey signed the sign-in's challenge, with when it was read (a
+ * session's or a sign-in's start); INVALID_CREDENTIALS for every refusal, logged with its
+ * reason. The page of platform connections asks it as the passkey sign-in does.
+ */
+export async function checkPasskey(
+  deps: PasskeyCheckDeps,
   rp: RelyingParty,
-  body: v.InferOutput<typeof PasskeyLoginSchema>,
+  response: AuthenticationResponseJSON,
   sourceIp: string,
-): Promise<PasskeyLoginResult> {
-  const clock = deps.sessions.clock ?? systemClock;
+): Promise<{ readonly user: UserRecord; readonly readAt: Date }> {
+  const clock = deps.clock ?? systemClock;
   const refused = (reason: string) => {
     deps.logger.info('login failed', { reason, method: 'passkey', sourceIp });
     deps.metrics.count({ name: 'LoginFailed', reason: 'Passkey' });
     return new AppError('INVALID_CREDENTIALS', { detail: PASSKEY_NOT_ACCEPTED });
   };
-  const response = body.response as unknown as AuthenticationResponseJSON;
   const challenge = challengeOf(response.response.clientDataJSON);
   if (challenge === undefined) throw refused('no challenge in the client data');
   const ceremony = await deps.challenges.spend(challenge, randomUUID(), clock());
@@ -95,6 +106,19 @@ export async function passkeyLogin(
   // Another sign-in with the same counter value won: one of the two was a clone's.
   if (!(await deps.passkeys.recordUse(passkey, { to: assertion.counter, at: readAt.toISOString() })))
     throw refused('signature counter moved since it was read');
+  return { user, readAt };
+}
+
+/** POST /api/v1/passkey-login: the session of the passkey's user, signed in by it. */
+export async function passkeyLogin(
+  deps: PasskeyLoginDeps,
+  rp: RelyingParty,
+  body: v.InferOutput<typeof PasskeyLoginSchema>,
+  sourceIp: string,
+): Promise<PasskeyLoginResult> {
+  const response = body.response as unknown as AuthenticationResponseJSON;
+  const checks = deps.sessions.clock === undefined ? deps : { ...deps, clock: deps.sessions.clock };
+  const { user, readAt } = await checkPasskey(checks, rp, response, sourceIp);
   const tokens = await startSession(deps.sessions, user, readAt, 'passkey');
   deps.logger.info('login succeeded', { username: user.username, method: 'passkey', sourceIp });
   deps.metrics.count({ name: 'LoginSucceeded' });

@@ -3,26 +3,30 @@
  * request (RFC 9126) or a plain one opens the stage's own page in one browser; the customer's
  * administrator signs in there (checked as a login), sees the platform, the scopes in words and
  * the customer, and approves or denies. Approving makes or updates the customer's connection and
- * a code (60 s, single use) sent to the platform's redirect URI with `state` and `iss`.
+ * a code (60 s, single use) sent to the platform's redirect URI with `state` and `iss`. The
+ * administrator signs in with a password (checked as a login) or a passkey (checked as the
+ * passkey sign-in); under the customer's passkey policy only the passkey's sign-in approves.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import * as v from 'valibot';
 import type { UserRecord } from '../accounts/repository.ts';
 import { userActor } from '../audit/audit.ts';
 import type { AuditRecorder } from '../audit/recorder.ts';
-import { type CredentialDeps, checkCredentials, LoginRequestSchema } from '../auth/login.ts';
+import type { CredentialDeps } from '../auth/login.ts';
+import type { PasskeyCheckDeps } from '../auth/passkey-login.ts';
 import { authenticateClient, type ClientAuthDeps, clientCredentials } from '../clients/client-auth.ts';
 import { type ClientReader, isPlatform, type PlatformClient } from '../clients/clients.ts';
 import type { ConnectionStore } from '../connections/connections.ts';
 import type { SecurityPolicies } from '../customer/administration.ts';
 import { refusesPasswordSession } from '../customer/administrator.ts';
-import { AppError, isAppError } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsRecorder } from '../metrics/metrics.ts';
+import type { RelyingParty } from '../passkeys/webauthn.ts';
 import type { QuotaState } from '../quota.ts';
 import { issuedAtFor } from '../revocation/revocation.ts';
 import { ADMIN_SCOPE, type Scope, userTokenScopes } from '../scopes.ts';
 import { type Clock, epochSeconds, systemClock } from '../time.ts';
+import { type PageForm, REQUEST_ID, signInOnPage } from './page-sign-in.ts';
 import { checkAuthorizationRequest, redirectTo, registeredRedirectUri } from './request.ts';
 import type { AuthorizationStore, PendingAuthorization } from './store.ts';
 
@@ -35,7 +39,6 @@ export const INTERACTION_SECONDS = 600;
 /** How long a code lives (RFC 6749 section 4.1.2 recommends 10 minutes at most). */
 export const CODE_SECONDS = 60;
 
-const ID = /^[A-Za-z0-9_-]{43}$/;
 const newId = () => randomBytes(32).toString('base64url');
 export const digestOf = (value: string) => createHash('sha256').update(value).digest('base64url');
 
@@ -49,6 +52,8 @@ export interface AuthorizeDeps {
   readonly recorder: AuditRecorder;
   /** The page's sign-in: a login's checks (throttle, known sources, one generic failure). */
   readonly credentials: CredentialDeps;
+  /** The page's passkey sign-in: the passkey sign-in's checks (lib/auth/passkey-login.ts). */
+  readonly passkeys: PasskeyCheckDeps;
   /** The customers' security policies: under a passkey policy the page's password sign-in approves nothing. */
   readonly policies: Pick<SecurityPolicies, 'find'>;
   /** `iss` of every answer at the redirect URI (RFC 9207). */
@@ -72,7 +77,8 @@ export type Screen =
   | {
       readonly page: 'sign-in';
       /** 200 for a wrong password too, as a login form answers (401 would need an HTTP challenge). */
-      readonly status: 200 | 429;
+      /** 403 for a password's sign-in that the customer's passkey policy refuses. */
+      readonly status: 200 | 403 | 429;
       readonly view: RequestView;
       readonly error?: string;
       readonly quota?: readonly QuotaState[];
@@ -89,11 +95,13 @@ export type Screen =
   | { readonly page: 'not-admin'; readonly view: RequestView; readonly customerId: string };
 
 const problem = (message: string, status: 400 | 403 = 400): Screen => ({ page: 'problem', status, message });
-/** The page signs in with a password only: under the customer's passkey policy, it approves nothing. */
-const PASSKEY_POLICY = problem(
-  'Your customer requires its administrators to sign in with a passkey, which this page does not take: no platform can be approved here while that policy is on. An administrator can turn it off in the console.',
-  403,
-);
+/** Under the customer's passkey policy a password's sign-in approves nothing: the page asks for the passkey. */
+const passkeyRequired = (view: RequestView): Screen => ({
+  page: 'sign-in',
+  status: 403,
+  view,
+  error: 'Your company requires its administrators to sign in with a passkey. Sign in with your passkey.',
+});
 
 const GONE = problem('This authorization request is unknown or has expired. Start again from the platform.');
 const OTHER_BROWSER = problem(
@@ -190,7 +198,7 @@ export async function openAuthorization(
   const requestUri = query.request_uri;
   if (requestUri !== undefined) {
     const id = requestUri.startsWith(REQUEST_URI_PREFIX) ? requestUri.slice(REQUEST_URI_PREFIX.length) : '';
-    const pending = ID.test(id) ? await deps.store.get(id, now) : null;
+    const pending = REQUEST_ID.test(id) ? await deps.store.get(id, now) : null;
     // RFC 9126 section 4: the client_id must be the pushing client's.
     if (pending === null || pending.request.clientId !== query.client_id || pending.decidedAt !== undefined)
       return GONE;
@@ -226,17 +234,6 @@ export async function openAuthorization(
   return signInScreen(pending);
 }
 
-/** The POST of the page: its request's id and what was pressed. */
-export const PageFormSchema = v.variant('action', [
-  v.object({
-    action: v.literal('sign-in'),
-    request: v.pipe(v.string(), v.regex(ID)),
-    ...LoginRequestSchema.entries,
-  }),
-  v.object({ action: v.picklist(['approve', 'deny']), request: v.pipe(v.string(), v.regex(ID)) }),
-]);
-export type PageForm = v.InferOutput<typeof PageFormSchema>;
-
 /**
  * An administrator of its customer (of `customerId`, when given) who may approve `scopes`: only
  * scopes it holds itself, as the self-service API gives a client none beyond the administrator's.
@@ -261,6 +258,8 @@ export async function submitPage(
     /** The digest of the cookie a sign-in answers with: the request is bound to it from then on. */
     readonly nextBrowser: string;
     readonly sourceIp: string;
+    /** Whose passkeys the page takes: the host it is served from (`relyingPartyOf`). */
+    readonly relyingParty: RelyingParty;
   },
 ): Promise<Screen> {
   const { form, browser } = input;
@@ -269,23 +268,10 @@ export async function submitPage(
   if (pending === null || pending.decidedAt !== undefined) return GONE;
   if (pending.browser !== browser) return OTHER_BROWSER;
   const view = viewOf(pending);
-  if (form.action === 'sign-in') {
-    let user: UserRecord;
-    try {
-      ({ user } = await checkCredentials(deps.credentials, { ...form, sourceIp: input.sourceIp }));
-    } catch (error) {
-      if (!isAppError(error) || (error.code !== 'INVALID_CREDENTIALS' && error.code !== 'TOO_MANY_ATTEMPTS'))
-        throw error;
-      const locked = error.code === 'TOO_MANY_ATTEMPTS';
-      return {
-        page: 'sign-in',
-        status: locked ? 429 : 200,
-        view,
-        error: locked ? 'Too many failed sign-ins. Try again later.' : 'The username or password is wrong.',
-        ...(error.quota !== undefined && { quota: error.quota }),
-        ...(error.retryAfterSeconds !== undefined && { retryAfterSeconds: error.retryAfterSeconds }),
-      };
-    }
+  if (form.action === 'sign-in' || form.action === 'passkey') {
+    const checked = await signInOnPage(deps, { ...input, form });
+    if ('failure' in checked) return { page: 'sign-in', view, ...checked.failure };
+    const { user, method } = checked;
     if (!administers(user, pending.request.scopes)) {
       deps.logger.info('authorization sign-in of a non-administrator', {
         clientId: pending.request.clientId,
@@ -293,8 +279,9 @@ export async function submitPage(
       return { page: 'not-admin', view, customerId: user.customerId ?? '' };
     }
     const signingIn = { username: user.username, customerId: user.customerId, sourceIp: input.sourceIp };
-    if (await refusesPasswordSession(deps, signingIn)) return PASSKEY_POLICY;
-    const who = { username: user.username, customerId: user.customerId, at: issuedAtFor(user, now) };
+    if (method === 'password' && (await refusesPasswordSession(deps, signingIn)))
+      return passkeyRequired(view);
+    const who = { username: user.username, customerId: user.customerId, at: issuedAtFor(user, now), method };
     if (!(await deps.store.signIn(pending.id, browser, input.nextBrowser, who, now))) return GONE;
     return {
       page: 'consent',
@@ -328,7 +315,8 @@ export async function submitPage(
     return { page: 'sign-in', status: 200, view, error: 'Your sign-in has ended. Sign in again.' };
   // The policy as it is now: it may have been turned on since the sign-in.
   const approving = { username: user.username, customerId: signedIn.customerId, sourceIp: input.sourceIp };
-  if (await refusesPasswordSession(deps, approving)) return PASSKEY_POLICY;
+  if (signedIn.method === 'password' && (await refusesPasswordSession(deps, approving)))
+    return passkeyRequired(view);
   // The connection and the code before the decision: a failure leaves the request undecided for
   // another press, and a code no decision released is never sent.
   const connection = await deps.connections.approve({

@@ -39,7 +39,12 @@ function toPending(item: Record<string, unknown>): PendingAuthorization {
     expiresAt: Number(item.expiresAt),
     ...(typeof item.browser === 'string' && { browser: item.browser }),
     ...(typeof item.username === 'string' && {
-      signedIn: { username: item.username, customerId: String(item.customerId), at: Number(item.signedInAt) },
+      signedIn: {
+        username: item.username,
+        customerId: String(item.customerId),
+        at: Number(item.signedInAt),
+        method: item.signInMethod === 'passkey' ? 'passkey' : 'password',
+      },
     }),
     ...(typeof item.decidedAt === 'number' && { decidedAt: item.decidedAt }),
   };
@@ -132,7 +137,7 @@ export function createDynamoAuthorizationStore(deps: Table): AuthorizationStore 
     signIn: (id, browser, nextBrowser, who, now) =>
       step(
         id,
-        'SET username = :username, customerId = :customer, signedInAt = :at, browser = :next',
+        'SET username = :username, customerId = :customer, signedInAt = :at, signInMethod = :method, browser = :next',
         'browser = :browser AND attribute_not_exists(decidedAt)',
         {
           ':browser': browser,
@@ -140,6 +145,7 @@ export function createDynamoAuthorizationStore(deps: Table): AuthorizationStore 
           ':username': who.username,
           ':customer': who.customerId,
           ':at': who.at,
+          ':method': who.method,
           ':now': epochSeconds(now),
         },
         (item) =>

@@ -10,18 +10,14 @@ import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as v from 'valibot';
 import { AppError, isAppError } from '../errors.ts';
+import { publicBaseUrl } from '../http/endpoint.ts';
 import { header } from '../http/headers.ts';
 import { formParameters } from '../http/oauth-form.ts';
 import { problemOf } from '../http/problems.ts';
-import {
-  type AuthorizeDeps,
-  digestOf,
-  openAuthorization,
-  PageFormSchema,
-  type Screen,
-  submitPage,
-} from './authorize.ts';
+import { relyingPartyOf } from '../passkeys/webauthn.ts';
+import { type AuthorizeDeps, digestOf, openAuthorization, type Screen, submitPage } from './authorize.ts';
 import { pageHeaders, renderScreen } from './page.ts';
+import { PageFormSchema } from './page-sign-in.ts';
 import { repeatedParameter } from './request.ts';
 
 /** `__Host-`: set by this host alone, for its every path, over https: no sibling host plants one. */
@@ -51,7 +47,7 @@ const setCookie = (value: string) =>
 function respond(screen: Screen, extra: Record<string, string> = {}): APIGatewayProxyResult {
   if (screen.page === 'redirect')
     return { statusCode: 303, headers: { ...pageHeaders(), ...extra, Location: screen.location }, body: '' };
-  const status = screen.page === 'problem' ? screen.status : screen.page === 'sign-in' ? screen.status : 200;
+  const status = screen.page === 'problem' || screen.page === 'sign-in' ? screen.status : 200;
   const headers: Record<string, string> = { ...pageHeaders(), ...extra };
   if (screen.page === 'consent') {
     // The approval's redirect leaves for the platform's origin, which form-action must allow.
@@ -146,7 +142,9 @@ export async function authorizationEndpoint(deps: AuthorizeDeps, event: APIGatew
     browser,
     nextBrowser: digestOf(next),
     sourceIp,
+    relyingParty: relyingPartyOf(publicBaseUrl(event)),
   });
-  const signedIn = parsed.output.action === 'sign-in' && screen.page === 'consent';
+  const signedIn =
+    parsed.output.action !== 'approve' && parsed.output.action !== 'deny' && screen.page === 'consent';
   return respond(screen, signedIn ? { 'Set-Cookie': setCookie(next) } : cookieHeaders);
 }

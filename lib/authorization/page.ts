@@ -1,6 +1,7 @@
 /**
  * The authorization page (docs/platforms.md, "The page"): the stage's own HTML, one inline
- * stylesheet allowed by its hash and nothing else loaded; no script. Every answer forbids
+ * stylesheet and one inline script (the passkey sign-in's) allowed by their hashes, and nothing
+ * else loaded; the script reaches this origin alone. Every answer forbids
  * framing (clickjacking) and allows a form to post only here, or, on the consent page, to the
  * platform's redirect URI the answer redirects to (CSP `form-action` also governs that redirect).
  */
@@ -16,7 +17,66 @@ button{font-size:1rem;padding:.5rem 1.2rem;margin:1rem .5rem 0 0}
 .alert{border-left:4px solid #b00020;padding:.5rem .8rem;background:#fdecee}
 ul{padding-left:1.2rem}code{font-size:.9em}`;
 
-const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
+/**
+ * The passkey sign-in: a challenge from POST /api/v1/passkey-login/options (beside this page's
+ * path), navigator.credentials.get with any discoverable passkey of this host, and its answer
+ * posted as the page's `passkey` form, as JSON of base64url fields (the WebAuthn Level 3
+ * `toJSON` form, built by hand for browsers without it). Without WebAuthn, the button stays hidden.
+ */
+const SCRIPT = `
+(() => {
+  const option = document.getElementById('passkey-option');
+  const form = document.getElementById('passkey-form');
+  const alert = document.getElementById('passkey-alert');
+  if (option === null || form === null || alert === null || !window.PublicKeyCredential) return;
+  option.hidden = false;
+  const bytes = (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+  const text = (buffer) =>
+    btoa(String.fromCharCode(...new Uint8Array(buffer))).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+  const button = form.querySelector('button');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    alert.hidden = true;
+    try {
+      const answer = await fetch('../passkey-login/options', { method: 'POST' });
+      if (!answer.ok) throw new Error('no challenge');
+      const options = await answer.json();
+      const credential = await navigator.credentials.get({
+        publicKey: {
+          challenge: bytes(options.challenge),
+          rpId: options.rpId,
+          timeout: options.timeout,
+          userVerification: options.userVerification,
+          allowCredentials: [],
+        },
+      });
+      const signed = credential.response;
+      form.elements.response.value = JSON.stringify({
+        id: credential.id,
+        rawId: text(credential.rawId),
+        type: credential.type,
+        response: {
+          clientDataJSON: text(signed.clientDataJSON),
+          authenticatorData: text(signed.authenticatorData),
+          signature: text(signed.signature),
+          ...(signed.userHandle !== null && { userHandle: text(signed.userHandle) }),
+        },
+        clientExtensionResults: credential.getClientExtensionResults(),
+        ...(credential.authenticatorAttachment !== null && { authenticatorAttachment: credential.authenticatorAttachment }),
+      });
+      form.submit();
+    } catch {
+      alert.textContent = 'The passkey sign-in did not finish. Try again, or sign in with your password.';
+      alert.hidden = false;
+      button.disabled = false;
+    }
+  });
+})();
+`;
+
+const hashOf = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+const STYLE_HASH = hashOf(STYLE);
+const SCRIPT_HASH = hashOf(SCRIPT);
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
@@ -26,6 +86,9 @@ export function pageHeaders(formTarget?: string): Record<string, string> {
     'Content-Security-Policy': [
       "default-src 'none'",
       `style-src ${STYLE_HASH}`,
+      `script-src ${SCRIPT_HASH}`,
+      // The passkey sign-in's challenge, from this origin.
+      "connect-src 'self'",
       `form-action 'self'${formTarget === undefined ? '' : ` ${formTarget}`}`,
       "frame-ancestors 'none'",
       "base-uri 'none'",
@@ -72,7 +135,12 @@ export function renderScreen(screen: Exclude<Screen, { page: 'redirect' }>): str
           `<form method="post" action="${ACTION}">${hidden(screen.view)}<input type="hidden" name="action" value="sign-in">` +
           `<label for="username">Username</label><input type="text" id="username" name="username" autocomplete="username" required>` +
           `<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>` +
-          `<button type="submit">Sign in</button></form>`,
+          `<button type="submit">Sign in</button></form>` +
+          `<div id="passkey-option" hidden><p>Or sign in without a password:</p>` +
+          `<form id="passkey-form" method="post" action="${ACTION}">${hidden(screen.view)}<input type="hidden" name="action" value="passkey"><input type="hidden" name="response" value="">` +
+          `<button type="button">Sign in with a passkey</button></form>` +
+          `<p id="passkey-alert" class="alert" role="alert" hidden></p></div>` +
+          `<script>${SCRIPT}</script>`,
       );
     case 'consent':
       return page(

@@ -19,12 +19,14 @@ export interface PendingAuthorization {
   readonly decidedAt?: number;
 }
 
-/** Who signed in on the page, for which customer, and when (epoch seconds, `issuedAtFor`). */
+/** Who signed in on the page, for which customer, when (epoch seconds, `issuedAtFor`) and how. */
 export interface SignedIn {
   readonly username: string;
   readonly customerId: string;
   /** A revocation of the user after it (a new password, sign out everywhere) ends the sign-in. */
   readonly at: number;
+  /** How it signed in: under the customer's passkey policy only a passkey's sign-in approves. */
+  readonly method: 'password' | 'passkey';
 }
 
 /** What a code was issued for, all of which its exchange must present. */

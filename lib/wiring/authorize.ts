@@ -6,6 +6,7 @@ import { createDynamoAuthorizationStore } from '../authorization/dynamodb.ts';
 import type { OAuthAuthorizeConfig } from '../config.ts';
 import { createDynamoConnectionStore } from '../connections/dynamodb.ts';
 import { logger } from '../log.ts';
+import { createDynamoChallengeStore, createDynamoPasskeyStore } from '../passkeys/dynamodb.ts';
 import { auditRecorder, clientAuthDeps } from './oauth.ts';
 import { documentClient, emfMetrics, type Measured, signingKeyring } from './shared.ts';
 import { loginThrottle } from './throttle.ts';
@@ -18,6 +19,7 @@ export async function oauthAuthorizeDeps(config: OAuthAuthorizeConfig): Promise<
   const accounts = { client, tableName: config.accountsTable };
   const recorder = auditRecorder(config, metrics);
   const clientAuth = await clientAuthDeps(config, keyring, metrics, recorder);
+  const users = createDynamoAccountRepository(accounts);
   return {
     clients: clientAuth.clients,
     clientAuth,
@@ -26,10 +28,17 @@ export async function oauthAuthorizeDeps(config: OAuthAuthorizeConfig): Promise<
     policies: createDynamoSecurityPolicies(accounts),
     recorder,
     credentials: {
-      users: createDynamoAccountRepository(accounts),
+      users,
       passwords: createPasswordVerifier({ cost: config.bcryptCost }),
       sessions: {},
       throttle: await loginThrottle(config, keyring, metrics),
+      logger,
+      metrics,
+    },
+    passkeys: {
+      users,
+      passkeys: createDynamoPasskeyStore(accounts),
+      challenges: createDynamoChallengeStore({ client, tableName: config.sessionsTable }),
       logger,
       metrics,
     },

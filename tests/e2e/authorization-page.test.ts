@@ -173,7 +173,7 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       expect(problems).toEqual([]);
     });
 
-    it('approves nothing where the customer requires passkeys: its sign-in takes a password only', async () => {
+    it('approves nothing after a password’s sign-in where the customer requires passkeys: it asks for the passkey', async () => {
       await stackAdmin(stack, ['customer', 'policy', CUSTOMER, '--require-passkey', 'true']);
       try {
         const { url } = await pushed();
@@ -186,6 +186,7 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
         await expect
           .poll(() => page.locator('body').innerText(), WAIT)
           .toContain('requires its administrators to sign in with a passkey');
+        expect(await page.getByRole('button', { name: 'Sign in with a passkey' }).isVisible()).toBe(true);
         expect(await page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
       } finally {
         await stackAdmin(stack, ['customer', 'policy', CUSTOMER, '--require-passkey', 'false']);

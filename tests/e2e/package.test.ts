@@ -600,16 +600,19 @@ describe('the prod CloudFormation template', () => {
       );
       // PAR and the authorization page: a platform's authentication as the token endpoint's (its
       // audit of a customer's client that fails it included), a user's sign-in as a login's (its
-      // hash upgrade included), requests and codes (the sessions table), the connection
-      // approved; the keyring for the counters' secret only: it signs nothing.
+      // hash upgrade included) or as a passkey sign-in's (its challenge spent, its counter
+      // moved), requests and codes (the sessions table), the connection approved; the keyring
+      // for the counters' secret only: it signs nothing.
       expect(grants('OAuthAuthorizeRole')).toEqual(
         [
           'dynamodb:GetItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
+          'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:GetItem on SessionsTable',
           'dynamodb:PutItem on SessionsTable',
           'dynamodb:PutItem on SessionsTable',
+          'dynamodb:UpdateItem on SessionsTable',
           'dynamodb:UpdateItem on SessionsTable',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
@@ -631,11 +634,16 @@ describe('the prod CloudFormation template', () => {
       expect(conditionsOf('OAuthAuthorizeRole', 'AccountsTable', 'dynamodb:GetItem')).toEqual([
         [
           ['dynamodb:GetItem'],
-          { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*', 'CLIENT#*', 'CUSTOMER#*'] } },
+          {
+            'ForAllValues:StringLike': {
+              'dynamodb:LeadingKeys': ['USER#*', 'CLIENT#*', 'CUSTOMER#*', 'HANDLE#*', 'PASSKEY#*'],
+            },
+          },
         ],
       ]);
       const requests = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['authz#*'] } };
       const codes = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['code#*'] } };
+      const challenges = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['webauthn#*'] } };
       expect(
         statementsOf(resources, 'OAuthAuthorizeRole')
           .filter((statement) => JSON.stringify(statement.Resource).includes('"SessionsTable"'))
@@ -643,6 +651,7 @@ describe('the prod CloudFormation template', () => {
       ).toEqual([
         [['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], requests],
         [['dynamodb:PutItem'], codes],
+        [['dynamodb:UpdateItem'], challenges],
       ]);
       expect(grants('OAuthMetadataRole')).toEqual([]);
       // The token endpoint's 405 answers every other method from nothing but its own code.
@@ -1103,6 +1112,8 @@ describe('the prod CloudFormation template', () => {
       const accounts = { client, tableName: tables.accounts };
       const requests = createDynamoAuthorizationStore({ client, tableName: tables.sessions });
       const connections = createDynamoConnectionStore(accounts);
+      const passkeyStore = createDynamoPasskeyStore(accounts);
+      const challengeStore = createDynamoChallengeStore({ client, tableName: tables.sessions });
       const now = new Date();
       const clientId = 'pcl_0123456789abcdef0123';
       const connection = { clientId, customerId: 'C-1001', connectionId: 'con_0123456789abcdefghijkl' };
@@ -1156,6 +1167,23 @@ describe('the prod CloudFormation template', () => {
           ...clientRead,
           ...(await sentBy(() => users.findByUsername('Alice'))),
           ...(await sentBy(() => users.upgradePasswordHash('Alice', '$2b$04$old', '$2b$10$new'))),
+          ...(await sentBy(() => challengeStore.spend('c'.repeat(43), 'spender-1', now))),
+          ...(await sentBy(() => passkeyStore.findByHandle('h'.repeat(22), 'p'.repeat(22)))),
+          ...(await sentBy(() =>
+            passkeyStore.recordUse(
+              {
+                passkeyId: 'p'.repeat(22),
+                username: 'Alice',
+                name: 'Laptop',
+                publicKey: 'k'.repeat(40),
+                counter: 0,
+                transports: [],
+                backedUp: false,
+                createdAt: now.toISOString(),
+              },
+              { to: 1, at: now.toISOString() },
+            ),
+          )),
           ...(await sentBy(() => requests.push(pending))),
           ...(await sentBy(() => requests.get(id, now))),
           ...(await sentBy(() => requests.open(id, pending.browser, 2_000_000_000, now))),
@@ -1164,7 +1192,7 @@ describe('the prod CloudFormation template', () => {
               id,
               pending.browser,
               'next-browser-digest',
-              { username: 'Alice', customerId: 'C-1001', at: 1_900_000_000 },
+              { username: 'Alice', customerId: 'C-1001', at: 1_900_000_000, method: 'passkey' },
               now,
             ),
           )),
@@ -1233,6 +1261,9 @@ describe('the prod CloudFormation template', () => {
       };
       expect(sent.OAuthAuthorizeRole?.map((request) => request.action)).toEqual([
         'dynamodb:GetItem',
+        'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:UpdateItem',
         'dynamodb:GetItem',
         'dynamodb:UpdateItem',
         'dynamodb:PutItem',
@@ -1542,9 +1573,10 @@ describe('the prod CloudFormation template', () => {
         updateOf(['pk', 'sk', 'clientId', 'secrets', 'lastUsedAt'], 'CLIENT#*'),
         updateOf(['pk', 'sk', 'clientId', 'connectionId', 'lastUsedAt'], 'CONNECTION#*'),
       ]);
-      // The authorization page: the login's hash upgrade, and lib/connections/dynamodb.ts approve,
-      // a connection's attributes but its last use.
+      // The authorization page: the login's hash upgrade, the passkey sign-in's counter, and
+      // lib/connections/dynamodb.ts approve, a connection's attributes but its last use.
       expect(accountUpdates('OAuthAuthorizeRole')).toEqual([
+        updateOf(['pk', 'sk', 'username', 'counter', 'lastUsedAt'], 'PASSKEY#*'),
         updateOf(['pk', 'sk', 'username', 'passwordHash', 'upgradedFromHash']),
         updateOf(
           ['pk', 'sk', 'connectionId', 'clientId', 'customerId', 'scopes', 'approvedBy', 'approvedAt'],

@@ -5,20 +5,24 @@
  * authenticator is Chromium's own virtual one (the DevTools protocol's
  * `WebAuthn.addVirtualAuthenticator`): a real ceremony, its keys made and used by the browser,
  * verified by the stack's functions. The administrator registers a passkey, signs out, signs in
- * with it alone (its tokens say so), removes it, and is refused with it after.
+ * with it alone (its tokens say so), approves a platform on the authorization page with it,
+ * removes it, and is refused with it after.
  *
  * The browser half is skipped, with the reason in its title, only where Chromium is not
  * installed (`apt-get install chromium`; .ci/run installs it when run as root).
  */
 import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
+import * as oauth from 'oauth4webapi';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
 import { seriousViolations } from '../support/axe.ts';
 import { CHROMIUM_SKIP_REASON, launchChromium } from '../support/chromium.ts';
 import { send } from '../support/http.ts';
-import { stackAdmin } from '../support/stack-admin.ts';
+import { discover, INSECURE, pushAuthorization } from '../support/platforms.ts';
+import { freePort } from '../support/ports.ts';
+import { printedValue, stackAdmin } from '../support/stack-admin.ts';
 
 const CUSTOMER = 'C-PASSKEYS';
 const ADMIN = 'passkey-admin';
@@ -242,6 +246,61 @@ describe.skipIf(CHROMIUM_SKIP_REASON !== undefined)(
       await region('Your passkeys').getByRole('button', { name: 'Save policy' }).click();
       await expect.poll(() => status().innerText(), WAIT).toContain('no longer requires passkeys');
       expect(problems).toEqual([]);
+    });
+
+    it('approves a platform’s connection on the authorization page with the passkey alone, where the customer requires passkeys', async () => {
+      const redirectUri = `http://127.0.0.1:${await freePort()}/carrier/callback`;
+      const added = await stackAdmin(stack, [
+        ...['platform', 'add', 'Passkey Shop', '--redirect-uri', redirectUri, '--scope', 'tracking:read'],
+      ]);
+      const platform = { client_id: printedValue(added, 'client id') };
+      const platformAuth = oauth.ClientSecretBasic(printedValue(added, 'secret'));
+      const as = await discover(new URL(stack.baseUrl).origin);
+      await stackAdmin(stack, ['customer', 'policy', CUSTOMER, '--require-passkey', 'true']);
+      try {
+        const { url, verifier, state } = await pushAuthorization(as, platform, platformAuth, {
+          redirectUri,
+          scope: 'tracking:read',
+        });
+        // The platform's callback, answered by the browser's own route: nothing listens there.
+        const arrived: string[] = [];
+        await page.route(`${redirectUri}**`, (route) => {
+          arrived.push(route.request().url());
+          return route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title>' });
+        });
+        // The page on localhost, the passkey's relying party.
+        const local = new URL(url);
+        local.hostname = 'localhost';
+        await page.goto(local.href);
+        await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+        await expect.poll(() => page.getByRole('button', { name: 'Approve' }).isVisible(), WAIT).toBe(true);
+        expect(await page.locator('body').innerText()).toContain(`Signed in as ${ADMIN}`);
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.getByRole('button', { name: 'Approve' }).click();
+        await expect.poll(() => arrived.length, WAIT).toBe(1);
+        const params = oauth.validateAuthResponse(as, platform, new URL(arrived[0] ?? ''), state);
+        const tokens = await oauth.processAuthorizationCodeResponse(
+          as,
+          platform,
+          await oauth.authorizationCodeGrantRequest(
+            as,
+            platform,
+            platformAuth,
+            params,
+            redirectUri,
+            verifier,
+            INSECURE,
+          ),
+        );
+        expect(tokens).toMatchObject({ customer_id: CUSTOMER, scope: 'tracking:read' });
+        expect(problems).toEqual([]);
+      } finally {
+        await stackAdmin(stack, ['customer', 'policy', CUSTOMER, '--require-passkey', 'false']);
+      }
+      // Back in the console, on its passkeys, for the next test.
+      expect((await signInWithPasskey()).status()).toBe(200);
+      await page.getByRole('button', { name: 'Your passkeys' }).click();
+      await region('Your passkeys').getByRole('button', { name: 'Remove Laptop' }).waitFor(WAIT);
     });
 
     it('removes the passkey, and refuses it after: the authenticator still holds it, the stage does not', async () => {
