@@ -66,8 +66,11 @@ export const handler = routes({
     needsBaseUrl: true,
     handle: async ({ actor, body, baseUrl }) => {
       const made = await createClient(deps, actor, body);
+      const client = clientView(made.client, now());
       return created(
-        { client: clientView(made.client, now()), secretId: made.secretId, clientSecret: made.clientSecret },
+        'clientSecret' in made
+          ? { client, secretId: made.secretId, clientSecret: made.clientSecret }
+          : { client },
         clientUrl(baseUrl, made.client.clientId),
       );
     },
@@ -104,8 +107,11 @@ export const handler = routes({
     needsBaseUrl: true,
     handle: async ({ actor, params, body, baseUrl }) => {
       const made = await addSecret(deps, actor, params.clientId, body);
+      const client = clientView(made.client, now());
       return created(
-        { client: clientView(made.client, now()), secretId: made.secretId, clientSecret: made.clientSecret },
+        'clientSecret' in made
+          ? { client, secretId: made.secretId, clientSecret: made.clientSecret }
+          : { client, secretId: made.secretId },
         clientUrl(baseUrl, params.clientId),
       );
     },

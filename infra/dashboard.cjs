@@ -60,7 +60,14 @@ const SPARED_COUNTERS = [
   ['Username', 'User logins'],
   ['Client', 'API client authentications'],
 ];
-const CLIENT_FAILURE_REASONS = ['UnknownClient', 'BadSecret', 'Disabled', 'Locked', 'MalformedSecret'];
+const CLIENT_FAILURE_REASONS = [
+  'UnknownClient',
+  'BadSecret',
+  'BadAssertion',
+  'Disabled',
+  'Locked',
+  'MalformedSecret',
+];
 const DENY_REASONS = ['MissingToken', 'SeveralTokens', 'Expired', 'InvalidToken', 'Revoked'];
 const WAF_RULES = ['IpReputation', 'LoginRateLimit', 'BodySizeLimit', 'CommonRuleSet'];
 /** The administrators' changes that show a new secret (CredentialsShownAlarm's sum), and the others. */

@@ -239,6 +239,8 @@ const clientTokenQueryVariables = () => ({
   ...THROTTLE,
   ...AUDIT,
   ACCOUNTS_TABLE,
+  // private_key_jwt's spent assertions (lib/clients/dynamodb-assertions.ts).
+  SESSIONS_TABLE,
   SIGNING_KEYRING,
   VERIFICATION_KEYS,
 });
@@ -250,6 +252,7 @@ const clientTokenQuery = (env: ClientTokenQueryVars) => ({
   tokens: accessTokens(env),
   data: data(env),
   accountsTable: env.ACCOUNTS_TABLE,
+  sessionsTable: env.SESSIONS_TABLE,
   keys: keys(env, { signingKeyring: env.SIGNING_KEYRING, verificationKeys: env.VERIFICATION_KEYS }),
   loginThrottleTable: env.LOGIN_THROTTLE_TABLE,
   throttle: throttle(env),

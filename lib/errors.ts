@@ -60,6 +60,8 @@ export type Refusal =
   | 'user-exists'
   /** CONFLICT: the client has MAX_LIVE_SECRETS live secrets already. */
   | 'secrets-full'
+  /** CONFLICT: a secret for a client of keys (private_key_jwt), or a key for a client of secrets. */
+  | 'other-credential-kind'
   /** CONFLICT: removing it would leave the client no live secret. */
   | 'last-live-secret'
   /** CONFLICT: removing it would leave the client only secrets that expire (lib/clients/secrets.ts). */

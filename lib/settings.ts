@@ -381,7 +381,7 @@ export const ENVIRONMENT = {
   },
   SESSIONS_TABLE: {
     value: '${self:custom.tables.sessions}',
-    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthAuthorize customerApi`,
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke oauthIntrospect oauthAuthorize customerApi`,
   },
   LOGIN_THROTTLE_TABLE: {
     value: '${self:custom.tables.loginThrottle}',

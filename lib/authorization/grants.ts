@@ -108,12 +108,12 @@ async function ended(
   );
 }
 
-export interface CodeExchange extends ClientCredentials {
+export type CodeExchange = ClientCredentials & {
   readonly code: string;
   readonly redirectUri: string;
   readonly codeVerifier: string;
   readonly sourceIp: string;
-}
+};
 
 /** grant_type=authorization_code: a code once, by the platform it was issued to, with its PKCE verifier. */
 export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchange): Promise<PlatformGrant> {
@@ -180,12 +180,12 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
   return { ...tokens, customerId: connection.customerId, scopes, quota };
 }
 
-export interface ConnectionRefresh extends ClientCredentials {
+export type ConnectionRefresh = ClientCredentials & {
   readonly refreshToken: string;
   /** Narrows this access token (RFC 6749 section 6); undefined: every approved scope. */
   readonly scopes?: readonly Scope[] | undefined;
   readonly sourceIp: string;
-}
+};
 
 /** Records the connection's use at most hourly; never refuses a refresh for its bookkeeping. */
 async function recordUse(deps: PlatformGrantDeps, connection: Connection, at: Date) {

@@ -47,21 +47,24 @@ export type ClientRecord = CustomerClient | PlatformClient;
 
 export const isPlatform = (client: ClientRecord): client is PlatformClient => client.platform !== undefined;
 
-export interface NewClient {
+/** A new client's credential: one secret, or its public keys (lib/clients/keys.ts) and no secret. */
+export type NewCredentials =
+  | { readonly secret: ClientSecret; readonly keys?: undefined }
+  | { readonly keys: readonly ClientSecret[]; readonly secret?: undefined };
+
+export type NewClient = NewCredentials & {
   readonly clientId: string;
   readonly customerId: string;
   readonly name?: string;
   readonly scopes: readonly Scope[];
-  readonly secret: ClientSecret;
-}
+};
 
-export interface NewPlatform {
+export type NewPlatform = NewCredentials & {
   readonly clientId: string;
   readonly name: string;
   readonly scopes: readonly Scope[];
   readonly redirectUris: readonly string[];
-  readonly secret: ClientSecret;
-}
+};
 
 export interface ClientReader {
   findClient(clientId: string): Promise<ClientRecord | null>;
@@ -165,34 +168,28 @@ export const ClientNameSchema = v.pipe(
   v.check((name) => name.trim() === name, 'must not begin or end with a space'),
 );
 
-/** What every new client and platform starts with: enabled, its one secret, no earlier token to revoke. */
-const fresh = (scopes: readonly Scope[], secret: ClientSecret, at: string) => ({
+/** What every new client and platform starts with: enabled, its one secret (or its keys), no earlier token to revoke. */
+const fresh = (scopes: readonly Scope[], credentials: NewCredentials, at: string) => ({
   scopes: sortScopes(scopes),
   enabled: true,
-  secrets: [secret],
+  secrets: credentials.keys === undefined ? [credentials.secret] : [...credentials.keys],
   revokedBefore: 0,
   createdAt: at,
   updatedAt: at,
 });
 
-export const newCustomerClient = (
-  { clientId, customerId, name, scopes, secret }: NewClient,
-  at: string,
-): CustomerClient => ({
-  clientId,
-  customerId,
-  ...(name !== undefined && { name }),
-  ...fresh(scopes, secret, at),
+export const newCustomerClient = (client: NewClient, at: string): CustomerClient => ({
+  clientId: client.clientId,
+  customerId: client.customerId,
+  ...(client.name !== undefined && { name: client.name }),
+  ...fresh(client.scopes, client, at),
 });
 
-export const newPlatformClient = (
-  { clientId, name, scopes, redirectUris, secret }: NewPlatform,
-  at: string,
-): PlatformClient => ({
-  clientId,
-  name,
-  platform: { redirectUris: [...redirectUris] },
-  ...fresh(scopes, secret, at),
+export const newPlatformClient = (platform: NewPlatform, at: string): PlatformClient => ({
+  clientId: platform.clientId,
+  name: platform.name,
+  platform: { redirectUris: [...platform.redirectUris] },
+  ...fresh(platform.scopes, platform, at),
 });
 
 export const newClientId = () => `${CLIENT_ID_PREFIX}${randomBytes(10).toString('hex')}`;

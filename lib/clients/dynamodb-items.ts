@@ -8,16 +8,19 @@
  * A platform's item is a client's without `customerId` (so it is in no customer's index) and with
  * its `redirectUris`.
  *
- * One item per client, its secrets in a map by secret id (each with its own `lastUsedAt`, so a
+ * One item per client, its secrets (or keys, for `private_key_jwt`: keys.ts) in a map by secret id (each with its own `lastUsedAt`, so a
  * removal racing a grant cannot move the write onto another secret), the client's last use beside
  * the map, and the tokens it revoked itself in `revokedTokens` (jti → exp): the token endpoint and
  * the authorizer each read exactly one item. A secret with an `expiresAt` passed stays in the map
  * until the next secret's write prunes it. The keys and the item as stored, both ways: also what
  * an import writes (ops/accounts).
  */
+
+import * as v from 'valibot';
 import type { Owner } from '../aws/owned-items.ts';
 import { isScope, type Scope, sortScopes } from '../scopes.ts';
 import type { ClientRecord } from './clients.ts';
+import { ClientJwkSchema } from './keys.ts';
 import type { ClientSecret } from './secrets.ts';
 
 export const CLIENT_SK = 'CLIENT';
@@ -67,10 +70,10 @@ export function clientItem(record: ClientRecord): Record<string, unknown> {
   };
 }
 
-/** A secret's entry in the item's map. */
-export function secretEntry({ digest, createdAt, lastUsedAt, expiresAt }: ClientSecret) {
+/** A secret's entry in the item's map; a key's holds its JWK (public) instead of a digest. */
+export function secretEntry({ digest, key, createdAt, lastUsedAt, expiresAt }: ClientSecret) {
   return {
-    digest,
+    ...(key === undefined ? { digest } : { kid: key.kid, jwk: key.jwk }),
     createdAt,
     ...(lastUsedAt !== undefined && { lastUsedAt }),
     ...(expiresAt !== undefined && { expiresAt }),
@@ -83,7 +86,14 @@ export const byAge = (a: ClientSecret, b: ClientSecret) =>
 
 type SecretMap = Record<
   string,
-  { digest?: unknown; createdAt?: unknown; lastUsedAt?: unknown; expiresAt?: unknown }
+  {
+    digest?: unknown;
+    kid?: unknown;
+    jwk?: unknown;
+    createdAt?: unknown;
+    lastUsedAt?: unknown;
+    expiresAt?: unknown;
+  }
 >;
 
 /** A text as stored, if there is one: an ISO time (items written before last use have none), a name. */
@@ -94,9 +104,12 @@ export const secretsOf = (map: unknown): ClientSecret[] =>
     .map(([id, secret]) => {
       const lastUsedAt = timeOf(secret.lastUsedAt);
       const expiresAt = timeOf(secret.expiresAt);
+      const jwk = v.safeParse(ClientJwkSchema, secret.jwk);
       return {
         id,
-        digest: String(secret.digest),
+        ...(jwk.success && typeof secret.kid === 'string'
+          ? { digest: '', key: { kid: secret.kid, jwk: jwk.output } }
+          : { digest: String(secret.digest) }),
         createdAt: String(secret.createdAt),
         ...(lastUsedAt !== undefined && { lastUsedAt }),
         ...(expiresAt !== undefined && { expiresAt }),

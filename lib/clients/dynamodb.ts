@@ -115,7 +115,7 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
 
   /**
    * Writes a new client or platform, or answers the one already there when it is this write's own,
-   * sent again by the SDK after its answer was lost (the secret's digest is ours); undefined when
+   * sent again by the SDK after its answer was lost (the secret's id and digest, or key, are ours); undefined when
    * another holds the id.
    */
   async function put(record: ClientRecord): Promise<ClientRecord | undefined> {
@@ -131,7 +131,10 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
     if (created !== undefined) return record;
     const [secret] = record.secrets;
     const existing = await read(record.clientId);
-    return existing?.secrets.some((stored) => stored.id === secret?.id && stored.digest === secret.digest)
+    return existing?.secrets.some(
+      (stored) =>
+        stored.id === secret?.id && stored.digest === secret.digest && stored.key?.kid === secret.key?.kid,
+    )
       ? existing
       : undefined;
   }
@@ -143,7 +146,7 @@ export function createDynamoClientRepository(deps: Table & { readonly clock?: Cl
     expireOthersAt: Date | undefined,
   ): Promise<SecretChange | undefined> {
     const at = clock();
-    const plan = planSecretAddition(existing.secrets, at, expireOthersAt);
+    const plan = planSecretAddition(existing.secrets, at, expireOthersAt, secret);
     if (plan.refused !== undefined) throw new AppError('CONFLICT', { reason: plan.refused });
     const { kept, ended, pruned: expired } = plan;
     const updatedAt = laterThan(existing.updatedAt, at);

@@ -23,11 +23,11 @@ export interface GrantDeps extends ClientAuthDeps {
   readonly tokens: ClientTokenIssuer;
 }
 
-export interface GrantRequest extends ClientCredentials {
+export type GrantRequest = ClientCredentials & {
   /** The scopes asked for; undefined: all of the client's. */
   readonly scopes: readonly Scope[] | undefined;
   readonly sourceIp: string;
-}
+};
 
 export interface Grant extends IssuedClientToken {
   readonly scopes: readonly Scope[];

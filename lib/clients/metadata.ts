@@ -5,6 +5,7 @@
  */
 import { S256 } from '../authorization/pkce.ts';
 import { GRANTABLE_SCOPES } from '../scopes.ts';
+import { ASSERTION_ALGORITHMS } from './keys.ts';
 import { GRANT_TYPES } from './token-request.ts';
 
 export const TOKEN_PATH = '/api/v1/oauth/token';
@@ -16,8 +17,14 @@ export const METADATA_PATH = '/.well-known/oauth-authorization-server';
 export const AUTHORIZATION_PATH = '/api/v1/oauth/authorize';
 export const PAR_PATH = '/api/v1/oauth/par';
 
-/** RFC 6749 section 2.3.1, both ways (lib/clients/client-auth.ts). */
-const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
+/** RFC 6749 section 2.3.1, both ways, and RFC 7523's `private_key_jwt` (lib/clients/client-auth.ts). */
+const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
+
+/**
+ * The `aud` a `private_key_jwt` assertion may name: the issuer (RFC 7523 section 3, as
+ * oauth4webapi and FAPI 2.0 send it), or the token endpoint at the issuer's origin.
+ */
+export const assertionAudiences = (issuer: string) => [issuer, `${issuer}${TOKEN_PATH}`];
 
 /**
  * `baseUrl`: where the API was reached, never from a header a caller chooses (a shared cache keeps it).
@@ -39,11 +46,14 @@ export const authorizationServerMetadata = (issuer: string, baseUrl: string) => 
   code_challenge_methods_supported: [S256],
   authorization_response_iss_parameter_supported: true,
   token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+  token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
   // RFC 8414 section 2: the same client authentication at all three.
   revocation_endpoint: `${baseUrl}${REVOCATION_PATH}`,
   revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+  revocation_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
   introspection_endpoint: `${baseUrl}${INTROSPECTION_PATH}`,
   introspection_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+  introspection_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
   // Every scope a client may hold, tokens:introspect included; customer:admin is an administrator's only.
   scopes_supported: [...GRANTABLE_SCOPES],
   ...(issuer !== baseUrl && {

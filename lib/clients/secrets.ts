@@ -6,7 +6,9 @@
  * what it read is unchanged.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as v from 'valibot';
 import type { Refusal } from '../errors.ts';
+import { ClientJwkSchema, type ClientKey, clientKeyOf } from './keys.ts';
 import { generateSecretText } from './secret-format.ts';
 
 /** The one in use and its successor. */
@@ -15,8 +17,13 @@ export const MAX_LIVE_SECRETS = 2;
 export interface ClientSecret {
   /** Names the secret in tokens and the CLI; not secret. */
   readonly id: string;
-  /** SHA-256 of the secret's UTF-8 bytes, base64url. */
+  /** SHA-256 of the secret's UTF-8 bytes, base64url; '' for a key. */
   readonly digest: string;
+  /**
+   * A public key in the secret's slot (keys.ts, `private_key_jwt`): its id, times and rules are a
+   * secret's, and no presented secret matches it.
+   */
+  readonly key?: ClientKey;
   readonly createdAt: string;
   /** The last grant with it, to within LAST_USE_PRECISION_MS; absent until its first. */
   readonly lastUsedAt?: string;
@@ -26,6 +33,34 @@ export interface ClientSecret {
    */
   readonly expiresAt?: string;
 }
+
+/** A JWK Set a client registers: one key, or two for a rotation; no `kid` twice. */
+export const ClientJwksSchema = v.pipe(
+  v.strictObject({
+    keys: v.pipe(
+      v.array(ClientJwkSchema),
+      v.minLength(1, 'must hold a key'),
+      v.maxLength(MAX_LIVE_SECRETS, `must hold at most ${MAX_LIVE_SECRETS} keys`),
+    ),
+  }),
+  v.check(
+    ({ keys }) => new Set(keys.map((key) => key.kid)).size === keys.length,
+    'must not name two keys with one kid, or two keys without one',
+  ),
+);
+
+export type ClientJwks = v.InferOutput<typeof ClientJwksSchema>;
+
+/** A JWK Set's keys as a new client's credentials: each in a slot of its own, id'd as a secret (8 hex digits). */
+export const keyCredentials = async (jwks: ClientJwks, now: Date): Promise<ClientSecret[]> =>
+  Promise.all(
+    jwks.keys.map(async (jwk) => ({
+      id: randomBytes(4).toString('hex'),
+      digest: '',
+      key: await clientKeyOf(jwk),
+      createdAt: now.toISOString(),
+    })),
+  );
 
 /** Shown once. Its format lets secret scanners spot a leak (secret-format.ts); 256 random bits make guessing hopeless. */
 export function newClientSecret(now: Date): { readonly secret: string; readonly stored: ClientSecret } {
@@ -73,7 +108,16 @@ const presentedDigest = (presented: string) => createHash('sha256').update(prese
  * and wherever the digests differ, so timing tells nothing: always MAX_LIVE_SECRETS slots.
  */
 export const matchSecret = (presented: string, secrets: readonly ClientSecret[], now: Date): string | null =>
-  matchDigest(presentedDigest(presented), liveSecrets(secrets, now), MAX_LIVE_SECRETS);
+  matchDigest(presentedDigest(presented), liveSecrets(secrets, now).filter(isSharedSecret), MAX_LIVE_SECRETS);
+
+/** A secret, not a key. */
+export const isSharedSecret = (secret: ClientSecret) => secret.key === undefined;
+
+/** The live keys of a client's credentials, in their order. */
+export const liveKeys = (secrets: readonly ClientSecret[], now: Date) =>
+  liveSecrets(secrets, now).filter(
+    (secret): secret is ClientSecret & { key: ClientKey } => !isSharedSecret(secret),
+  );
 
 /**
  * The id of the expired secret `presented` is, or null: asked only once matchSecret found none,
@@ -85,13 +129,13 @@ export function matchExpiredSecret(
   secrets: readonly ClientSecret[],
   now: Date,
 ): string | null {
-  const expired = secrets.filter((secret) => !isLive(secret, now));
+  const expired = secrets.filter((secret) => !isLive(secret, now) && isSharedSecret(secret));
   return matchDigest(presentedDigest(presented), expired, expired.length);
 }
 
 /** What adding a secret does to the others, or why it may not. */
 export type SecretAddition =
-  | { readonly refused: Extract<Refusal, 'secrets-full'> }
+  | { readonly refused: Extract<Refusal, 'secrets-full' | 'other-credential-kind' | 'secret-exists'> }
   | {
       readonly refused?: undefined;
       /** The live secrets kept, each with its end after the roll-over (if one was asked). */
@@ -115,8 +159,15 @@ export function planSecretAddition(
   secrets: readonly ClientSecret[],
   now: Date,
   expireOthersAt?: Date,
+  adding?: ClientSecret,
 ): SecretAddition {
   const live = liveSecrets(secrets, now);
+  // A client of keys holds no secret, and one of secrets no key: one way to authenticate.
+  if (adding !== undefined && live.some((stored) => isSharedSecret(stored) !== isSharedSecret(adding)))
+    return { refused: 'other-credential-kind' };
+  // A key's kid names one key: its assertions say which.
+  if (adding?.key !== undefined && live.some((stored) => stored.key?.kid === adding.key?.kid))
+    return { refused: 'secret-exists' };
   if (live.length >= MAX_LIVE_SECRETS) return { refused: 'secrets-full' };
   const kept = live.map((stored) =>
     expireOthersAt === undefined ? stored : { ...stored, expiresAt: endBy(stored.expiresAt, expireOthersAt) },

@@ -12,10 +12,10 @@ export const REFRESH_TOKEN = 'refresh_token';
 export const GRANT_TYPES = [CLIENT_CREDENTIALS, AUTHORIZATION_CODE, REFRESH_TOKEN] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
 
-export interface TokenRequest extends ClientCredentials {
+export type TokenRequest = ClientCredentials & {
   /** Undefined: the client's own scopes. */
   readonly scopes: readonly Scope[] | undefined;
-}
+};
 
 const invalidRequest = (detail: string) => new AppError('VALIDATION_FAILED', { detail });
 
@@ -79,9 +79,9 @@ export function parseTokenRequest(
 }
 
 /** A request about a token, to revoke it (RFC 7009) or to introspect it (RFC 7662). */
-export interface TokenQuery extends ClientCredentials {
+export type TokenQuery = ClientCredentials & {
   readonly token: string;
-}
+};
 
 /**
  * The client's credentials first (RFC 7009 section 2.1), then `token`. `token_type_hint` is

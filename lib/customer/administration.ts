@@ -79,6 +79,9 @@ export const REFUSALS = {
   lastSecret: 'This is the client’s last live secret: add another first, or disable or remove the client.',
   lastLastingSecret:
     'This is the client’s last secret that does not expire: the others stop by themselves. Add another first.',
+  otherCredentialKind:
+    'The client authenticates with keys (private_key_jwt): it takes no secret. Register a client of secrets for those.',
+  keyExists: 'The client has a live key of this kid: give the new key another kid.',
   lastAdministrator: 'This is the customer’s last administrator: grant administration to another user first.',
   endInProgress: 'Another change of this administration is in progress: try again in a moment.',
 } as const;
@@ -89,6 +92,8 @@ export const REFUSED: Partial<Record<Refusal, string>> = {
   'no-such-secret': REFUSALS.noSuchSecret,
   'no-such-user': REFUSALS.noSuchUser,
   'secrets-full': REFUSALS.thirdSecret,
+  'other-credential-kind': REFUSALS.otherCredentialKind,
+  'secret-exists': REFUSALS.keyExists,
   'last-live-secret': REFUSALS.lastSecret,
   'last-lasting-secret': REFUSALS.lastLastingSecret,
 };

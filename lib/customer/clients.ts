@@ -14,7 +14,8 @@ import {
   userActor,
 } from '../audit/audit.ts';
 import { type ClientRecord, type CustomerClient, isPlatform, newClientId } from '../clients/clients.ts';
-import { newClientSecret } from '../clients/secrets.ts';
+import type { ClientJwk } from '../clients/keys.ts';
+import { type ClientJwks, type ClientSecret, keyCredentials, newClientSecret } from '../clients/secrets.ts';
 import { AppError } from '../errors.ts';
 import { type Scope, SELF_SERVICE_CLIENT_SCOPES } from '../scopes.ts';
 import { clientCounterKey } from '../throttle/counters.ts';
@@ -141,14 +142,34 @@ const customerClient = (client: ClientRecord | null): CustomerClient => {
   return client;
 };
 
+/**
+ * A new client: of a secret, shown this once, or, with `jwks`, of those public keys
+ * (`private_key_jwt`, docs/clients.md) and no secret at all.
+ */
 export async function createClient(
   deps: AdministrationDeps,
   admin: Administrator,
-  request: { readonly name: string; readonly scopes: readonly Scope[] },
-): Promise<CreatedSecret> {
+  request: {
+    readonly name: string;
+    readonly scopes: readonly Scope[];
+    readonly jwks?: ClientJwks | undefined;
+  },
+): Promise<CreatedSecret | { readonly client: CustomerClient }> {
   requireRecentLogin(deps, admin);
   requireWithinOwn(deps, admin, request.scopes);
   const clientId = newClientId();
+  if (request.jwks !== undefined) {
+    const keys = await keyCredentials(request.jwks, deps.clock());
+    const client = await deps.clients.createClient({
+      clientId,
+      customerId: admin.customerId,
+      name: request.name,
+      scopes: request.scopes,
+      keys,
+    });
+    await recordChange(deps, admin, 'client.created', { clientId, name: request.name });
+    return { client };
+  }
   const { secret, stored } = newClientSecret(deps.clock());
   // Answered from what was written: a read after it could fail once the client exists.
   const client = await deps.clients.createClient({
@@ -166,12 +187,19 @@ export async function addSecret(
   deps: AdministrationDeps,
   admin: Administrator,
   clientId: string,
-  request: { readonly expireOthersInSeconds?: number | undefined },
-): Promise<CreatedSecret> {
+  request: { readonly expireOthersInSeconds?: number | undefined; readonly jwk?: ClientJwk | undefined },
+): Promise<CreatedSecret | { readonly client: CustomerClient; readonly secretId: string }> {
   requireRecentLogin(deps, admin);
   requireWithinOwn(deps, admin, (await ownClient(deps, admin, clientId)).scopes);
   const now = deps.clock();
-  const { secret, stored } = newClientSecret(now);
+  // A key for a client of keys (its rotation), or a secret, shown this once.
+  const { secret, stored } =
+    request.jwk === undefined
+      ? newClientSecret(now)
+      : {
+          secret: undefined,
+          stored: (await keyCredentials({ keys: [request.jwk] }, now))[0] as ClientSecret,
+        };
   const seconds = request.expireOthersInSeconds;
   const expireOthersAt = seconds === undefined ? undefined : new Date(now.getTime() + seconds * 1000);
   const change = await onClient(() =>
@@ -189,7 +217,9 @@ export async function addSecret(
       ...(expireOthersAt !== undefined && { secretExpiresAt: expireOthersAt.toISOString() }),
     },
   );
-  return { client: after, secretId: stored.id, clientSecret: secret };
+  return secret === undefined
+    ? { client: after, secretId: stored.id }
+    : { client: after, secretId: stored.id, clientSecret: secret };
 }
 
 export async function removeSecret(

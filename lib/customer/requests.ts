@@ -2,6 +2,8 @@
 import * as v from 'valibot';
 import { UsernameSchema } from '../accounts/repository.ts';
 import { ClientIdSchema, ClientNameSchema, SecretIdSchema } from '../clients/clients.ts';
+import { ClientJwkSchema } from '../clients/keys.ts';
+import { ClientJwksSchema } from '../clients/secrets.ts';
 import { ConnectionIdSchema } from '../connections/connections.ts';
 import { type Scope, SELF_SERVICE_CLIENT_SCOPES, sortScopes } from '../scopes.ts';
 import { MAX_EXPIRE_OTHERS_SECONDS } from './administration.ts';
@@ -21,9 +23,10 @@ const ClientScopesSchema = v.pipe(
 /** The message of an object with a member it does not know: valibot's own would say "must be never". */
 const ONLY = (members: string) => `must be an object of ${members} only`;
 
+/** With `jwks`, a client of keys (`private_key_jwt`), which gets no secret at all. */
 export const CreateClientSchema = v.strictObject(
-  { name: ClientNameSchema, scopes: ClientScopesSchema },
-  ONLY('name and scopes'),
+  { name: ClientNameSchema, scopes: ClientScopesSchema, jwks: v.optional(ClientJwksSchema) },
+  ONLY('name, scopes and jwks'),
 );
 
 export const UpdateClientSchema = v.pipe(
@@ -49,8 +52,10 @@ export const AddSecretSchema = v.optional(
           v.maxValue(MAX_EXPIRE_OTHERS_SECONDS, `must be at most ${MAX_EXPIRE_OTHERS_SECONDS} (30 days)`),
         ),
       ),
+      /** A client of keys' next key (a rotation), instead of a secret. */
+      jwk: v.optional(ClientJwkSchema),
     },
-    ONLY('expireOthersInSeconds'),
+    ONLY('expireOthersInSeconds and jwk'),
   ),
   {},
 );

@@ -14,6 +14,8 @@ export const clientView = (client: CustomerClient, now: Date) => ({
   lastUsedAt: client.lastUsedAt ?? null,
   secrets: liveSecrets(client.secrets, now).map((secret) => ({
     secretId: secret.id,
+    // A key's (private_key_jwt): the kid its assertions name, and the public JWK.
+    ...(secret.key !== undefined && { kid: secret.key.kid, jwk: secret.key.jwk }),
     createdAt: secret.createdAt,
     expiresAt: secret.expiresAt ?? null,
     lastUsedAt: secret.lastUsedAt ?? null,

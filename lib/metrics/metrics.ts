@@ -15,7 +15,9 @@ export const METRICS = {
   RefreshReuseDetected: {},
   Logout: {},
   ClientTokenIssued: {},
-  ClientAuthFailed: { reason: ['UnknownClient', 'BadSecret', 'Disabled', 'Locked', 'MalformedSecret'] },
+  ClientAuthFailed: {
+    reason: ['UnknownClient', 'BadSecret', 'BadAssertion', 'Disabled', 'Locked', 'MalformedSecret'],
+  },
   ClientTokenRefused: { reason: ['InvalidScope', 'UnauthorizedClient'] },
   ClientTokenRevoked: {},
   /** A platform's tokens of a connection (docs/platforms.md), by the grant that issued them. */

@@ -8,9 +8,11 @@ import {
 import { createDynamoAuthorizationStore } from '../authorization/dynamodb.ts';
 import type { PlatformGrantDeps } from '../authorization/grants.ts';
 import type { ClientAuthDeps } from '../clients/client-auth.ts';
+import { createDynamoAssertionReplayStore } from '../clients/dynamodb-assertions.ts';
 import { createDynamoClientReader, createDynamoClientTokenRevoker } from '../clients/dynamodb-readers.ts';
 import type { GrantDeps } from '../clients/grant.ts';
 import type { IntrospectDeps } from '../clients/introspect.ts';
+import { assertionAudiences } from '../clients/metadata.ts';
 import type { RevokeDeps } from '../clients/revoke.ts';
 import type {
   OAuthAuthorizeConfig,
@@ -63,6 +65,13 @@ export async function clientAuthDeps(
     logger,
     metrics,
     audit: createClientAuthAudit(recorder),
+    assertions: {
+      replay: createDynamoAssertionReplayStore({
+        client: documentClient(config.data),
+        tableName: config.sessionsTable,
+      }),
+      audiences: assertionAudiences('issuer' in config ? config.issuer : config.tokens.issuer),
+    },
   };
 }
 

@@ -159,7 +159,7 @@ export function auditedClients(context: CommandContext): ClientRepository {
       const created = await clients.createClient(client);
       await recordOperatorEvent(context, {
         ...clientEvent('client.created', client),
-        secretId: client.secret.id,
+        ...(client.secret !== undefined && { secretId: client.secret.id }),
       });
       return created;
     },

@@ -3,13 +3,25 @@
  * secrets, and listing them. A secret is generated here and printed once, on stdout, after
  * the store holds its digest; it is never an argument, never on stderr, and never stored.
  */
+
+import { readFile } from 'node:fs/promises';
+import * as v from 'valibot';
 import {
   type ClientRecord,
   type CustomerClient,
   isPlatform,
+  type NewCredentials,
   newClientId,
 } from '../../lib/clients/clients.ts';
-import { liveSecrets, MAX_LIVE_SECRETS, newClientSecret } from '../../lib/clients/secrets.ts';
+import {
+  type ClientJwks,
+  ClientJwksSchema,
+  type ClientSecret,
+  keyCredentials,
+  liveSecrets,
+  MAX_LIVE_SECRETS,
+  newClientSecret,
+} from '../../lib/clients/secrets.ts';
 import { isAppError, type Refusal } from '../../lib/errors.ts';
 import { clientCounterKey } from '../../lib/throttle/counters.ts';
 import { readNameLocks, unlockName } from '../../lib/throttle/locks.ts';
@@ -31,6 +43,7 @@ const REFUSED: Partial<Record<Refusal, string>> = {
   'no-such-client': 'no such client',
   'no-such-secret': 'the client has no live secret with this id',
   'secrets-full': `the client has ${MAX_LIVE_SECRETS} live secrets: remove one (client secret remove) first`,
+  'other-credential-kind': 'the client authenticates with keys (private_key_jwt): it takes no secret',
   'last-live-secret':
     'this is the client’s last live secret: add its successor first, or disable or remove the client',
   'client-exists': 'a client with this id exists',
@@ -72,10 +85,43 @@ export function printSecret(
   );
 }
 
+/** A JWK Set file of public keys (`--jwks`), checked as the self-service API checks its `jwks`. */
+export async function readJwks(file: string): Promise<ClientJwks> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw failure(`cannot read the JWK Set ${file}`);
+  }
+  let parsed: v.SafeParseResult<typeof ClientJwksSchema>;
+  try {
+    parsed = v.safeParse(ClientJwksSchema, JSON.parse(text));
+  } catch {
+    throw failure(`${file} is not JSON`);
+  }
+  if (!parsed.success) {
+    const [issue] = parsed.issues;
+    const path = issue?.path?.map((step) => String(step.key)).join('.') ?? '';
+    throw failure(
+      `${file} is not a JWK Set of public keys we take: ${path === '' ? '' : `${path} `}${issue?.message ?? ''}`,
+    );
+  }
+  return parsed.output;
+}
+
+/** A client of keys as registered: its id, and each key's slot id and kid (no secret: there is none). */
+export function printKeys(context: CommandContext, clientId: string, keys: readonly ClientSecret[]) {
+  context.print(`client id:  ${clientId}`);
+  for (const slot of keys) context.print(`key id:     ${slot.id} (kid ${slot.key?.kid ?? ''})`);
+  context.print('It authenticates with private_key_jwt, signed by one of these keys; it has no secret.');
+}
+
 /** A client's or platform's live secrets as the listings print them at `now`: never a digest. */
 export const listedSecrets = (secrets: ClientRecord['secrets'], now: Date) =>
-  liveSecrets(secrets, now).map(({ id, createdAt, expiresAt, lastUsedAt }) => ({
+  liveSecrets(secrets, now).map(({ id, key, createdAt, expiresAt, lastUsedAt }) => ({
     id,
+    // A key's (private_key_jwt): the kid its assertions name.
+    ...(key !== undefined && { kid: key.kid }),
     createdAt,
     expiresAt: expiresAt ?? null,
     lastUsedAt: lastUsedAt ?? null,
@@ -104,8 +150,8 @@ const cellText = (column: string, value: unknown) => {
   if (column === 'secrets')
     return (value as ListedSecret[])
       .map(
-        ({ id, createdAt, expiresAt, lastUsedAt }) =>
-          `${id} (${createdAt}, used ${lastUsedAt ?? 'never'}${expiresAt === null ? '' : `, expires ${expiresAt}`})`,
+        ({ id, kid, createdAt, expiresAt, lastUsedAt }) =>
+          `${id}${kid === undefined ? '' : ` key ${kid}`} (${createdAt}, used ${lastUsedAt ?? 'never'}${expiresAt === null ? '' : `, expires ${expiresAt}`})`,
       )
       .join(', ');
   if (column === 'enabled') return value === true ? 'enabled' : 'disabled';
@@ -124,17 +170,26 @@ export async function runClientCommand(
   switch (command.name) {
     case 'client add': {
       const clientId = newClientId();
-      const { secret, stored } = newClientSecret(context.now());
       const { customerId, scopes, clientName } = command;
-      await onClient(`cannot create a client for customer ${customerId}`, () =>
-        clients.createClient({
-          clientId,
-          customerId,
-          ...(clientName !== undefined && { name: clientName }),
-          scopes,
-          secret: stored,
-        }),
-      );
+      const created = (credentials: NewCredentials) =>
+        onClient(`cannot create a client for customer ${customerId}`, () =>
+          clients.createClient({
+            clientId,
+            customerId,
+            ...(clientName !== undefined && { name: clientName }),
+            scopes,
+            ...credentials,
+          }),
+        );
+      if (command.jwksFile !== undefined) {
+        const keys = await keyCredentials(await readJwks(command.jwksFile), context.now());
+        await created({ keys });
+        context.print(`created client ${clientId} for customer ${customerId}, scopes ${scopes.join(' ')}`);
+        printKeys(context, clientId, keys);
+        return;
+      }
+      const { secret, stored } = newClientSecret(context.now());
+      await created({ secret: stored });
       context.print(`created client ${clientId} for customer ${customerId}, scopes ${scopes.join(' ')}`);
       printSecret(context, clientId, stored.id, secret);
       return;

@@ -63,6 +63,8 @@ export type Command =
       readonly customerId: string;
       readonly scopes: readonly Scope[];
       readonly clientName: string | undefined;
+      /** A JWK Set's file: a client of keys (private_key_jwt), no secret. */
+      readonly jwksFile: string | undefined;
     }
   | { readonly name: 'client list'; readonly customerId: string | undefined }
   | {
@@ -81,6 +83,7 @@ export type Command =
       readonly platformName: string;
       readonly redirectUris: readonly string[];
       readonly scopes: readonly Scope[];
+      readonly jwksFile: string | undefined;
     }
   | { readonly name: 'platform list' }
   | {
@@ -112,6 +115,11 @@ export const valid =
     if (result.success) return result.output;
     throw usageError(`invalid ${what}: ${result.issues[0]?.message ?? 'not accepted'}`);
   };
+
+/** `client add`'s and `platform add`'s `--jwks`. */
+export const JWKS_OPTION =
+  'a JWK Set file of its public keys (one, or two for a rotation; EdDSA, ES256 or PS256): it then ' +
+  'authenticates with private_key_jwt and gets no secret (docs/clients.md)';
 
 /** A commander option parser for an option given at most once (commander keeps the last). */
 export const once =

@@ -6,10 +6,10 @@
  */
 import * as v from 'valibot';
 import { isPlatform, newClientId, type PlatformClient } from '../../lib/clients/clients.ts';
-import { newClientSecret } from '../../lib/clients/secrets.ts';
+import { keyCredentials, newClientSecret } from '../../lib/clients/secrets.ts';
 import { isAppError, type Refusal } from '../../lib/errors.ts';
 import { MAX_REDIRECT_URIS, redirectUrisSchema } from '../../lib/platforms/redirect-uris.ts';
-import { listedSecrets, printSecret, WITHIN_BOUND } from './clients.ts';
+import { listedSecrets, printKeys, printSecret, readJwks, WITHIN_BOUND } from './clients.ts';
 import type { CommandContext } from './context.ts';
 import { failure, usageError } from './errors.ts';
 import type { Command } from './parse.ts';
@@ -87,20 +87,25 @@ export async function runPlatformCommand(command: PlatformCommand, context: Comm
     case 'platform add': {
       checkRedirectUris(context, command.redirectUris);
       const clientId = newClientId();
-      const { secret, stored } = newClientSecret(context.now());
+      const keys =
+        command.jwksFile === undefined
+          ? undefined
+          : await keyCredentials(await readJwks(command.jwksFile), context.now());
+      const issued = keys === undefined ? newClientSecret(context.now()) : undefined;
       await onPlatform(`cannot register platform ${clientId}`, clientId, () =>
         clients.createPlatform({
           clientId,
           name: command.platformName,
           scopes: command.scopes,
           redirectUris: command.redirectUris,
-          secret: stored,
+          ...(issued === undefined ? { keys: keys ?? [] } : { secret: issued.stored }),
         }),
       );
       context.print(
         `registered platform ${clientId} (${JSON.stringify(command.platformName)}), scopes ${command.scopes.join(' ')}`,
       );
-      printSecret(context, clientId, stored.id, secret, 'the platform');
+      if (issued === undefined) printKeys(context, clientId, keys ?? []);
+      else printSecret(context, clientId, issued.stored.id, issued.secret, 'the platform');
       return;
     }
     case 'platform list':

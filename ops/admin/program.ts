@@ -10,7 +10,7 @@ import { ClientIdSchema, ClientNameSchema, SecretIdSchema } from '../../lib/clie
 import { ALL_SCOPES } from '../../lib/scopes.ts';
 import { usageError } from './errors.ts';
 import { group, sub } from './help.ts';
-import { type Command, collect, flagOnce, once, scopesOf, valid } from './parse.ts';
+import { type Command, collect, flagOnce, JWKS_OPTION, once, scopesOf, valid } from './parse.ts';
 import { addAuditCommands } from './program-audit.ts';
 import { addKeyCommands } from './program-keys.ts';
 import { addPasskeyCommands, PASSKEY_OR_ALL } from './program-passkeys.ts';
@@ -161,12 +161,14 @@ export function addCommands(program: Program, run: (command: Command) => void): 
       'what its administrators call it: 1 to 100 characters, no control character, no space at either end',
       once('name', valid(ClientNameSchema, '--name')),
     )
-    .action((id: string, options: { scope: string[]; name?: string }) =>
+    .option('--jwks <file>', JWKS_OPTION, once('jwks', String))
+    .action((id: string, options: { scope: string[]; name?: string; jwks?: string }) =>
       run({
         name: 'client add',
         customerId: id,
         scopes: scopesOf(options.scope, 'client add'),
         clientName: options.name,
+        jwksFile: options.jwks,
       }),
     );
   sub(

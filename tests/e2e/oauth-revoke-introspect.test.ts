@@ -117,9 +117,19 @@ describe('discovery (RFC 8414)', () => {
     const origin = new URL(stack.baseUrl).origin;
     expect(as).toMatchObject({
       revocation_endpoint: `${origin}${REVOCATION_PATH}`,
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      revocation_endpoint_auth_methods_supported: [
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+      ],
+      revocation_endpoint_auth_signing_alg_values_supported: ['EdDSA', 'Ed25519', 'ES256', 'PS256'],
       introspection_endpoint: `${origin}${INTROSPECTION_PATH}`,
-      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      introspection_endpoint_auth_methods_supported: [
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+      ],
+      introspection_endpoint_auth_signing_alg_values_supported: ['EdDSA', 'Ed25519', 'ES256', 'PS256'],
     });
     expect(as.scopes_supported).toContain('tokens:introspect');
   });

@@ -157,7 +157,8 @@ describe('oauth4webapi (JavaScript)', () => {
       revocation_endpoint: `${issuer}/api/v1/oauth/revoke`,
       introspection_endpoint: `${issuer}/api/v1/oauth/introspect`,
       grant_types_supported: ['client_credentials', 'authorization_code', 'refresh_token'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+      token_endpoint_auth_signing_alg_values_supported: ['EdDSA', 'Ed25519', 'ES256', 'PS256'],
     });
   });
 

@@ -18,6 +18,7 @@ import {
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { createAuditRecorder, createClientAuthAudit, logAuditFailure } from '../../lib/audit/recorder.ts';
 import { createDynamoAuthorizationStore } from '../../lib/authorization/dynamodb.ts';
+import { createDynamoAssertionReplayStore } from '../../lib/clients/dynamodb-assertions.ts';
 import { clientItem } from '../../lib/clients/dynamodb-items.ts';
 import {
   createDynamoClientReader,
@@ -579,8 +580,8 @@ describe('the prod CloudFormation template', () => {
         `ssm:GetParameter on ${jwks}`,
       ]);
       // The token endpoint's platform grants besides: codes and the connections' refresh sessions
-      // (the sessions table), connections read, last used and ended (deleted), and the key set
-      // that verifies a refresh token.
+      // (the sessions table), connections read, last used and ended (deleted), the key set
+      // that verifies a refresh token, and private_key_jwt's spent assertions.
       expect(grants('OAuthTokenRole')).toEqual(
         [
           'dynamodb:GetItem on AccountsTable',
@@ -589,6 +590,7 @@ describe('the prod CloudFormation template', () => {
           'dynamodb:DeleteItem on AccountsTable',
           'dynamodb:GetItem on SessionsTable',
           'dynamodb:PutItem on SessionsTable',
+          'dynamodb:UpdateItem on SessionsTable',
           'dynamodb:UpdateItem on SessionsTable',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
@@ -643,7 +645,7 @@ describe('the prod CloudFormation template', () => {
       ]);
       const requests = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['authz#*'] } };
       const codes = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['code#*'] } };
-      const challenges = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['webauthn#*'] } };
+      const challenges = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['webauthn#*', 'jti#*'] } };
       expect(
         statementsOf(resources, 'OAuthAuthorizeRole')
           .filter((statement) => JSON.stringify(statement.Resource).includes('"SessionsTable"'))
@@ -665,13 +667,15 @@ describe('the prod CloudFormation template', () => {
         )?.Condition,
       ).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CLIENT#*', 'CONNECTION#*'] } });
       // Revocation and introspection authenticate clients as the token endpoint does (the client
-      // item, the throttle and its counter secret in the keyring) and verify tokens with the key set.
-      // A platform's refresh token revoked ends its connection: read, listed, deleted.
+      // item, the throttle and its counter secret in the keyring, a spent assertion) and verify
+      // tokens with the key set. A platform's refresh token revoked ends its connection: read,
+      // listed, deleted.
       expect(grants('OAuthRevokeRole')).toEqual(
         [
           'dynamodb:GetItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:DeleteItem on AccountsTable',
+          'dynamodb:UpdateItem on SessionsTable',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
           'dynamodb:UpdateItem on LoginThrottleTable',
@@ -685,6 +689,7 @@ describe('the prod CloudFormation template', () => {
           // A client item whole, and a user item in the authorizer's projection: two statements.
           'dynamodb:GetItem on AccountsTable',
           'dynamodb:GetItem on AccountsTable',
+          'dynamodb:UpdateItem on SessionsTable',
           'dynamodb:GetItem on LoginThrottleTable',
           'dynamodb:PutItem on LoginThrottleTable',
           'dynamodb:UpdateItem on LoginThrottleTable',
@@ -1114,6 +1119,15 @@ describe('the prod CloudFormation template', () => {
       const connections = createDynamoConnectionStore(accounts);
       const passkeyStore = createDynamoPasskeyStore(accounts);
       const challengeStore = createDynamoChallengeStore({ client, tableName: tables.sessions });
+      // private_key_jwt's assertion, spent at PAR and at the token endpoint alike.
+      const assertionSpent = await sentBy(() =>
+        createDynamoAssertionReplayStore({ client, tableName: tables.sessions }).spend(
+          'pcl_0123456789abcdef0123',
+          'jti-1',
+          2_000_000_000,
+          'spender-1',
+        ),
+      );
       const now = new Date();
       const clientId = 'pcl_0123456789abcdef0123';
       const connection = { clientId, customerId: 'C-1001', connectionId: 'con_0123456789abcdefghijkl' };
@@ -1168,6 +1182,7 @@ describe('the prod CloudFormation template', () => {
           ...(await sentBy(() => users.findByUsername('Alice'))),
           ...(await sentBy(() => users.upgradePasswordHash('Alice', '$2b$04$old', '$2b$10$new'))),
           ...(await sentBy(() => challengeStore.spend('c'.repeat(43), 'spender-1', now))),
+          ...assertionSpent,
           ...(await sentBy(() => passkeyStore.findByHandle('h'.repeat(22), 'p'.repeat(22)))),
           ...(await sentBy(() =>
             passkeyStore.recordUse(
@@ -1214,6 +1229,7 @@ describe('the prod CloudFormation template', () => {
         OAuthTokenRole: [
           ...clientRead,
           ...(await sentBy(() => createDynamoClientReader(accounts).recordUse(clientId, '0a1b2c3d', now))),
+          ...assertionSpent,
           ...(await sentBy(() => requests.redeemCode(code.digest, code, 'redemption-1', now))),
           ...(await sentBy(() => connections.find(clientId, 'C-1001'))),
           ...(await sentBy(() =>
@@ -1262,6 +1278,7 @@ describe('the prod CloudFormation template', () => {
       expect(sent.OAuthAuthorizeRole?.map((request) => request.action)).toEqual([
         'dynamodb:GetItem',
         'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
         'dynamodb:UpdateItem',
         'dynamodb:UpdateItem',
         'dynamodb:GetItem',

@@ -2,7 +2,9 @@
  * The self-service API as Lambda runs it: a real login, the real authorizer's decision handed
  * to the function as API Gateway hands it, on the embedded DynamoDB (docs/administrators.md).
  */
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { functionEnv } from '../../dev/local/handler-env.ts';
 import { createDynamoAccountRepository } from '../../lib/accounts/dynamodb.ts';
@@ -16,6 +18,7 @@ import {
   grantEvent,
   lambdaContext,
   loginEvent,
+  tokenEvent,
 } from '../fixtures/events.ts';
 import { createTestClient } from '../support/clients.ts';
 import {
@@ -130,6 +133,99 @@ describe('the self-service API', () => {
       },
     ]);
     expect(shown.lastUsedAt).toEqual(expect.any(String));
+  });
+
+  it('lets an administrator create a client of keys: no secret in the answer or anywhere, its key listed by kid, its assertion a token', async () => {
+    const alice = await signIn('admin-alice');
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'warehouse-2026' }] };
+    const answer = await call(
+      api,
+      request(alice, 'POST', CLIENTS, { body: { name: 'Keyed warehouse', scopes: ['tracking:read'], jwks } }),
+    );
+    expect(answer.statusCode).toBe(201);
+    const body = bodyOf(answer);
+    expect(Object.keys(body)).toEqual(['client']);
+    const clientId = String(body.client.clientId);
+    expect(body.client.secrets).toEqual([
+      {
+        secretId: expect.stringMatching(/^[0-9a-f]{8}$/),
+        kid: 'warehouse-2026',
+        jwk: { ...jwks.keys[0], kid: 'warehouse-2026' },
+        createdAt: expect.any(String),
+        expiresAt: null,
+        lastUsedAt: null,
+      },
+    ]);
+    const signed = await new SignJWT({ jti: randomUUID() })
+      .setProtectedHeader({ alg: 'ES256', kid: 'warehouse-2026' })
+      .setIssuer(clientId)
+      .setSubject(clientId)
+      .setAudience(String(process.env.TOKEN_ISSUER))
+      .setExpirationTime('1m')
+      .sign(privateKey);
+    const granted = await call(
+      token,
+      tokenEvent({
+        grant_type: 'client_credentials',
+        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+        client_assertion: signed,
+      }),
+    );
+    expect(granted.statusCode).toBe(200);
+    // A secret for it is refused, and it still has none.
+    const secret = await call(api, request(alice, 'POST', SECRETS, { params: { clientId } }));
+    expect(secret.statusCode).toBe(409);
+    expect(bodyOf(secret).detail).toContain('authenticates with keys');
+    const shown = bodyOf(await call(api, request(alice, 'GET', CLIENT, { params: { clientId } })));
+    expect(shown.secrets).toHaveLength(1);
+    expect(shown.secrets[0].lastUsedAt).toEqual(expect.any(String));
+
+    // A rotation: the next key beside it (a kid of its own), then the first removed.
+    const next = await generateKeyPair('ES256');
+    const same = await call(
+      api,
+      request(alice, 'POST', SECRETS, {
+        params: { clientId },
+        body: { jwk: { ...(await exportJWK(next.publicKey)), kid: 'warehouse-2026' } },
+      }),
+    );
+    expect(same.statusCode).toBe(409);
+    const added = await call(
+      api,
+      request(alice, 'POST', SECRETS, {
+        params: { clientId },
+        body: { jwk: { ...(await exportJWK(next.publicKey)), kid: 'warehouse-2027' } },
+      }),
+    );
+    expect(added.statusCode).toBe(201);
+    expect(Object.keys(bodyOf(added)).sort()).toEqual(['client', 'secretId']);
+    expect(bodyOf(added).client.secrets.map((slot: { kid: string }) => slot.kid)).toEqual([
+      'warehouse-2026',
+      'warehouse-2027',
+    ]);
+  });
+
+  it('refuses a JWK Set with a private key, a weak RSA key or an algorithm it does not take, creating nothing', async () => {
+    const alice = await signIn('admin-alice');
+    const before = bodyOf(await call(api, request(alice, 'GET', CLIENTS))).clients.length;
+    const { privateKey } = await generateKeyPair('Ed25519', { extractable: true });
+    // jose makes no RSA key under 2048 bits: node:crypto does.
+    const weak = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' });
+    for (const key of [
+      await exportJWK(privateKey),
+      weak,
+      { ...(await exportJWK((await generateKeyPair('ES256')).publicKey)), alg: 'ES384' },
+    ]) {
+      const answer = await call(
+        api,
+        request(alice, 'POST', CLIENTS, {
+          body: { name: 'Bad keys', scopes: ['tracking:read'], jwks: { keys: [key] } },
+        }),
+      );
+      expect(answer.statusCode).toBe(400);
+    }
+    expect(bodyOf(await call(api, request(alice, 'GET', CLIENTS))).clients).toHaveLength(before);
   });
 
   it('rolls a secret in one call: the old one stops by itself at the time asked, the new one works', async () => {

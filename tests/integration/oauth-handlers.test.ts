@@ -392,12 +392,23 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       response_modes_supported: ['query'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+      token_endpoint_auth_signing_alg_values_supported: ['EdDSA', 'Ed25519', 'ES256', 'PS256'],
       revocation_endpoint: 'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/revoke',
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      revocation_endpoint_auth_methods_supported: [
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+      ],
+      revocation_endpoint_auth_signing_alg_values_supported: ['EdDSA', 'Ed25519', 'ES256', 'PS256'],
       introspection_endpoint:
         'https://abc123.execute-api.eu-central-1.amazonaws.com/prod/api/v1/oauth/introspect',
-      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      introspection_endpoint_auth_methods_supported: [
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+      ],
+      introspection_endpoint_auth_signing_alg_values_supported: ['EdDSA', 'Ed25519', 'ES256', 'PS256'],
       scopes_supported: ['tracking:read', 'shipments:write', 'tokens:introspect'],
       discovery_note: `The issuer ${process.env.TOKEN_ISSUER} is an identifier on this stage, not where this document is served (https://abc123.execute-api.eu-central-1.amazonaws.com/prod/.well-known/oauth-authorization-server): configure OAuth clients with this document's URL or the token endpoint.`,
     });

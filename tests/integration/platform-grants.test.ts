@@ -147,7 +147,9 @@ async function approvedCode(platform = platforms[0]) {
 const exchange = (
   code: string,
   platform = platforms[0],
-  overrides: Partial<Parameters<typeof exchangeCode>[1]> = {},
+  overrides: Partial<Omit<Parameters<typeof exchangeCode>[1], 'clientSecret' | 'assertion'>> & {
+    clientSecret?: string;
+  } = {},
 ) =>
   exchangeCode(deps, {
     clientId: platform?.clientId ?? '',

@@ -292,7 +292,11 @@ describe('client credentials grant', () => {
       metrics,
       ...(options.clock !== undefined && { clock: options.clock }),
     };
-    const ask = (overrides: Partial<Parameters<typeof grantClientToken>[1]> = {}) =>
+    const ask = (
+      overrides: Partial<Omit<Parameters<typeof grantClientToken>[1], 'clientSecret' | 'assertion'>> & {
+        clientSecret?: string;
+      } = {},
+    ) =>
       grantClientToken(deps, {
         clientId,
         clientSecret: secret,

@@ -39,9 +39,10 @@ describe('the recent login’s length in the docs', () => {
 });
 
 describe('the administration refusals in docs/openapi.yaml', () => {
-  it('show the details the self-service API sends when an end would leave none, or another is under way', () => {
+  it('show the details the self-service API sends when an end would leave none, another is under way, or a secret is added to a client of keys', () => {
     const openapi = readFileSync(resolve(ROOT, 'docs/openapi.yaml'), 'utf8');
     expect(openapi).toContain(`detail: '${REFUSALS.lastAdministrator}'`);
     expect(openapi).toContain(`detail: '${REFUSALS.endInProgress}'`);
+    expect(openapi).toContain(`detail: '${REFUSALS.otherCredentialKind}'`);
   });
 });

@@ -1,0 +1,129 @@
+/**
+ * A client's public keys and the `private_key_jwt` assertions they verify (lib/clients/keys.ts),
+ * with keys and signatures made by jose and WebCrypto, never mocked.
+ */
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
+import * as v from 'valibot';
+import { describe, expect, it } from 'vitest';
+import { type ClientKey, clientKeyOf, verifyAssertion } from '../../lib/clients/keys.ts';
+import { ClientJwksSchema } from '../../lib/clients/secrets.ts';
+
+const CLIENT = 'pcl_0123456789abcdef0123';
+const ISSUER = 'https://auth.example/prod';
+const NOW = new Date('2026-12-02T12:00:00Z');
+const expected = { clientId: CLIENT, audiences: [ISSUER, `${ISSUER}/api/v1/oauth/token`], now: NOW };
+const at = (seconds: number) => Math.floor(NOW.getTime() / 1000) + seconds;
+
+async function keyPair(alg: 'EdDSA' | 'ES256' | 'PS256', kid?: string) {
+  const pair = await generateKeyPair(alg);
+  const jwk = v.parse(ClientJwksSchema, { keys: [{ ...(await exportJWK(pair.publicKey)), kid }] }).keys[0];
+  if (jwk === undefined) throw new Error('no key');
+  return { ...pair, key: await clientKeyOf(jwk) };
+}
+
+const sign = (
+  privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'],
+  header: { alg: string; kid?: string },
+  claims: { aud?: string; exp?: number; jti?: string | undefined; iss?: string } = {},
+) =>
+  new SignJWT({
+    ...('jti' in claims ? (claims.jti === undefined ? {} : { jti: claims.jti }) : { jti: 'a-1' }),
+  })
+    .setProtectedHeader(header)
+    .setIssuer(claims.iss ?? CLIENT)
+    .setSubject(CLIENT)
+    .setAudience(claims.aud ?? ISSUER)
+    .setExpirationTime(claims.exp ?? at(60))
+    .sign(privateKey);
+
+describe('a client’s JWK Set', () => {
+  it('names a key without a kid by its RFC 7638 thumbprint', async () => {
+    const { publicKey } = await generateKeyPair('EdDSA');
+    const jwk = await exportJWK(publicKey);
+    const [parsed] = v.parse(ClientJwksSchema, { keys: [jwk] }).keys;
+    if (parsed === undefined) throw new Error('no key');
+    expect((await clientKeyOf(parsed)).kid).toBe(await calculateJwkThumbprint(jwk, 'sha256'));
+  });
+
+  it('refuses a private key, a third key, two keys of one kid, and a key of a curve it does not take', async () => {
+    const ed = await generateKeyPair('EdDSA', { extractable: true });
+    const pub = await exportJWK(ed.publicKey);
+    const p384 = await exportJWK((await generateKeyPair('ES384')).publicKey);
+    for (const keys of [
+      [await exportJWK(ed.privateKey)],
+      [
+        { ...pub, kid: 'a' },
+        { ...pub, kid: 'b' },
+        { ...pub, kid: 'c' },
+      ],
+      [
+        { ...pub, kid: 'a' },
+        { ...pub, kid: 'a' },
+      ],
+      [p384],
+      [],
+    ])
+      expect(v.is(ClientJwksSchema, { keys }), JSON.stringify(keys)).toBe(false);
+  });
+});
+
+describe('an assertion', () => {
+  it('is verified by the key its kid names, of each algorithm taken, with either audience', async () => {
+    for (const alg of ['EdDSA', 'ES256', 'PS256'] as const) {
+      const { privateKey, key } = await keyPair(alg, `k-${alg}`);
+      for (const aud of expected.audiences) {
+        const checked = await verifyAssertion(
+          await sign(privateKey, { alg, kid: key.kid }, { aud }),
+          [key],
+          expected,
+        );
+        expect(checked, `${alg} ${aud}`).toEqual({
+          ok: true,
+          assertion: { kid: key.kid, jti: 'a-1', expiresAt: at(60) },
+        });
+      }
+    }
+  });
+
+  it('without a kid, is tried against each of the client’s keys of its algorithm', async () => {
+    const first = await keyPair('EdDSA', 'one');
+    const second = await keyPair('EdDSA', 'two');
+    const checked = await verifyAssertion(
+      await sign(second.privateKey, { alg: 'EdDSA' }),
+      [first.key, second.key],
+      expected,
+    );
+    expect(checked).toMatchObject({ ok: true, assertion: { kid: 'two' } });
+  });
+
+  it('is refused unsigned, of HS256, of a key not the client’s, for another audience or client, past five minutes, or without a jti', async () => {
+    const { privateKey, key } = await keyPair('EdDSA', 'k1');
+    const stranger = await keyPair('EdDSA', 'k1');
+    const keys: ClientKey[] = [key];
+    const refused = [
+      new UnsecuredJWT({ jti: 'x' })
+        .setIssuer(CLIENT)
+        .setSubject(CLIENT)
+        .setAudience(ISSUER)
+        .setExpirationTime(at(60))
+        .encode(),
+      await new SignJWT({ jti: 'x' })
+        .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+        .setIssuer(CLIENT)
+        .setSubject(CLIENT)
+        .setAudience(ISSUER)
+        .setExpirationTime(at(60))
+        .sign(new Uint8Array(32)),
+      await sign(stranger.privateKey, { alg: 'EdDSA', kid: 'k1' }),
+      await sign(privateKey, { alg: 'EdDSA', kid: 'k1' }, { aud: 'https://elsewhere.example' }),
+      await sign(privateKey, { alg: 'EdDSA', kid: 'k1' }, { iss: 'pcl_ffffffffffffffffffff' }),
+      await sign(privateKey, { alg: 'EdDSA', kid: 'k1' }, { exp: at(301) }),
+      await sign(privateKey, { alg: 'EdDSA', kid: 'k1' }, { exp: at(-60) }),
+      await sign(privateKey, { alg: 'EdDSA', kid: 'k1' }, { jti: undefined }),
+      await sign(privateKey, { alg: 'EdDSA', kid: 'other' }),
+      'not.a.jwt',
+    ];
+    for (const [index, assertion] of refused.entries())
+      expect((await verifyAssertion(assertion, keys, expected)).ok, `refusal ${index}`).toBe(false);
+  });
+});
