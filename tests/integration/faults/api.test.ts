@@ -9,7 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { decodeJwt } from 'jose';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
+import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type DynamoProxy,
@@ -21,8 +22,10 @@ import { functionEnv } from '../../../dev/local/handler-env.ts';
 import { createDynamoAccountRepository } from '../../../lib/accounts/dynamodb.ts';
 import type { AccountRepository } from '../../../lib/accounts/repository.ts';
 import { hashPassword } from '../../../lib/auth/passwords.ts';
+import { newClientId } from '../../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../../lib/clients/dynamodb.ts';
 import { INTROSPECTION_PATH, REVOCATION_PATH } from '../../../lib/clients/metadata.ts';
+import { ClientJwksSchema, keyCredentials } from '../../../lib/clients/secrets.ts';
 import { readLoginConfig } from '../../../lib/config.ts';
 import { createLogger } from '../../../lib/log.ts';
 import type { Scope } from '../../../lib/scopes.ts';
@@ -648,6 +651,82 @@ const clientGrant: Operation<TestClient> = {
   },
 };
 
+/** A new client of keys (private_key_jwt), its private key, and an address of its own. */
+async function newKeyClient() {
+  clients += 1;
+  const { publicKey, privateKey } = await generateKeyPair('EdDSA');
+  const clientId = newClientId();
+  const [jwk] = v.parse(ClientJwksSchema, { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1' }] }).keys;
+  if (jwk === undefined) throw new Error('arrange: no key');
+  const keys = await keyCredentials({ keys: [jwk] }, new Date());
+  await createDynamoClientRepository({
+    client: dynamo.documentClient,
+    tableName: dynamo.tables.accounts,
+  }).createClient({ clientId, customerId: `C-FK${clients}`, scopes: ['tracking:read'], keys });
+  return {
+    clientId,
+    privateKey,
+    keyId: keys[0]?.id ?? '',
+    sourceIp: `10.2.${Math.floor(clients / 250)}.${(clients % 250) + 1}`,
+  };
+}
+type KeyClient = Awaited<ReturnType<typeof newKeyClient>>;
+
+/** The grant with a new assertion, as a client library signs one for each request (a retry too). */
+const assertedGrant = async (client: KeyClient) =>
+  tokenEvent(
+    {
+      grant_type: 'client_credentials',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: await new SignJWT({ jti: randomUUID() })
+        .setProtectedHeader({ alg: 'EdDSA', kid: 'k1' })
+        .setIssuer(client.clientId)
+        .setSubject(client.clientId)
+        .setAudience(String(process.env.TOKEN_ISSUER))
+        .setExpirationTime('1m')
+        .sign(client.privateKey),
+    },
+    {},
+    client.sourceIp,
+  );
+
+/**
+ * A client of keys' first grant (docs/clients.md, "Keys instead of secrets"): its assertion's
+ * `jti` spent before the token, the key's last use as a secret's. Whatever fails, the client
+ * item is whole, and the spent `jti` of an answered grant is refused again.
+ */
+const keyGrant: Operation<KeyClient & { spent: string[] }> = {
+  name: 'client credentials grant, private_key_jwt',
+  function: 'oauth-token',
+  arrange: async () => ({ ...(await newKeyClient()), spent: [] }),
+  act: async (client, handler) => {
+    const event = await assertedGrant(client);
+    client.spent.push(event.body ?? '');
+    return call(await handler('oauth-token'), event);
+  },
+  success: 200,
+  outlived: [LAST_USE_WRITE],
+  async check(client, run, site) {
+    const stored = await createDynamoClientRepository({
+      client: dynamo.documentClient,
+      tableName: dynamo.tables.accounts,
+    }).findClient(client.clientId);
+    expect(
+      stored?.secrets.map(({ id, key }) => [id, key?.kid]),
+      'the client item whole',
+    ).toEqual([[client.keyId, 'k1']]);
+    const applied = site !== LAST_USE_WRITE || run.kind === 'lost' || run.kind === 'lost-retried';
+    expect(stored?.secrets[0]?.lastUsedAt !== undefined, 'the key’s last use recorded').toBe(applied);
+    // An assertion that got a token is spent: sent again, it gets none.
+    const answers = [run.first, run.retry];
+    for (const [index, body] of client.spent.entries()) {
+      if (answers[index]?.status !== 200) continue;
+      const again = await call(await freshHandler('oauth-token'), { ...(await assertedGrant(client)), body });
+      expect(again.status, 'an assertion that got a token, sent again').toBe(401);
+    }
+  },
+};
+
 /** An access token of a fault-free grant of `client`. */
 async function grantedTo(client: TestClient): Promise<string> {
   const answer = await call(await freshHandler('oauth-token'), grantRequest(client));
@@ -822,6 +901,7 @@ const OPERATIONS: Operation<any>[] = [
   trackingOperation,
   shipmentCreation,
   clientGrant,
+  keyGrant,
   clientAuthorizer,
   loginAccountsDown,
   grantAccountsDown,
