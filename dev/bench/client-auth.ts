@@ -34,23 +34,26 @@ export function bareClientAuthentication(options: {
     if (secretId === null) throw new Error('secret check failed');
     return secretId;
   };
+  /** The two steps, `between` them (a secret's check, or a key's): its secret id, and when the client was read. */
+  async function steps(
+    clientId: string,
+    between: (read: { Item?: Record<string, unknown> }) => string | Promise<string>,
+  ) {
+    const attempt: BareAttempt = { id: randomUUID(), at: Date.now() };
+    const [read] = await Promise.all([
+      readClient(clientId),
+      counters.reserveName('FLOOR#CLIENT', attempt, tag),
+      counters.reserveAddress('FLOOR#IP', attempt),
+    ]);
+    const secretId = await between(read);
+    await Promise.all([counters.reset('FLOOR#CLIENT', attempt, tag), counters.release('FLOOR#IP', attempt)]);
+    return { secretId, readAt: new Date(attempt.at) };
+  }
   return {
     readClient,
     check,
+    steps,
     /** The two steps, the secret check between them: the secret id, and when the client was read. */
-    async authenticate(of: BenchClient) {
-      const attempt: BareAttempt = { id: randomUUID(), at: Date.now() };
-      const [read] = await Promise.all([
-        readClient(of.clientId),
-        counters.reserveName('FLOOR#CLIENT', attempt, tag),
-        counters.reserveAddress('FLOOR#IP', attempt),
-      ]);
-      const secretId = check(of.secret, read);
-      await Promise.all([
-        counters.reset('FLOOR#CLIENT', attempt, tag),
-        counters.release('FLOOR#IP', attempt),
-      ]);
-      return { secretId, readAt: new Date(attempt.at) };
-    },
+    authenticate: (of: BenchClient) => steps(of.clientId, (read) => check(of.secret, read)),
   };
 }

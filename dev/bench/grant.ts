@@ -17,6 +17,10 @@
  * is timed beside it, for a second client of the same customer, against its own floor: the same
  * secret check and sign around the known-source path's requests made bare.
  *
+ * So is the `private_key_jwt` grant of a client of keys (dev/bench/key-grant.ts), against the
+ * grant's floor with a key's work in place of the secret check: a jose jwtVerify of the
+ * assertion and its jti's conditional UpdateItem.
+ *
  * So is the first grant of a secret's hour, which records the secret's last use
  * (dev/bench/last-use.ts), against the grant's floor with the store's own last-use write
  * (a conditional UpdateItem) beside the sign, as the grant runs it.
@@ -59,6 +63,7 @@ import {
   introspectionEvent,
   tokenRequestEvent,
 } from './handlers.ts';
+import { assertedGrantEvent, assertionOf, keyCheck, seedKeyClient } from './key-grant.ts';
 import { lockByStrangers } from './known-source.ts';
 import { dueClients } from './last-use.ts';
 import { interleaved, type Plan, type Variant } from './measure.ts';
@@ -152,6 +157,29 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
     const floor = async () => {
       await sign((await authenticate()).secretId);
     };
+
+    // private_key_jwt: a client of keys, a new assertion per call signed before its batch.
+    const keyed = await seedKeyClient(client, tables.accounts);
+    const keyChecked = keyCheck({
+      client,
+      sessionsTable: tables.sessions,
+      issuer: config.tokens.issuer,
+      of: keyed,
+    });
+    const assertions = (calls: number) =>
+      Promise.all(Array.from({ length: calls }, () => assertionOf(keyed, config.tokens.issuer)));
+    const keyGrantFloor = async (assertion: string) => {
+      await sign((await bare.steps(keyed.clientId, () => keyChecked(assertion))).secretId);
+    };
+    let floorAssertions: string[] = [];
+    {
+      const answer = await oauthToken(
+        assertedGrantEvent(await assertionOf(keyed, config.tokens.issuer)),
+        lambdaContext(),
+      );
+      if (answer.statusCode !== 200)
+        throw new Error(`the private_key_jwt grant answered ${answer.statusCode}: ${answer.body}`);
+    }
 
     // The first grant of each secret's hour: one client of the pool per call of a batch.
     const due = await dueClients({
@@ -254,6 +282,18 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
         },
         { name: 'verify', run: verify },
         { name: 'introspectFloor', run: introspectFloor },
+        grantVariant('keyGrant', async (calls) => (await assertions(calls)).map(assertedGrantEvent)),
+        {
+          name: 'keyGrantFloor',
+          prepare: async (calls) => {
+            floorAssertions = await assertions(calls);
+          },
+          run: async (index) => {
+            const assertion = floorAssertions[index];
+            if (assertion === undefined) throw new Error('no assertion prepared');
+            await keyGrantFloor(assertion);
+          },
+        },
         grantVariant('knownSourceGrant', copies(colleague)),
         { name: 'knownSourceFloor', run: knownSourceFloor },
         grantVariant('lastUseGrant', async (calls) => (await due.setBack(calls)).map(tokenRequestEvent)),

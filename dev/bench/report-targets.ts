@@ -103,6 +103,9 @@ function measured(results: BenchResults): Map<string, number> {
   set('knownSourceGrantOverGrant', knownSourceGrant.medianUs / grant.medianUs);
   const { lastUseGrant, lastUseFloor } = results.grant.samples;
   set('lastUseGrantRatio', lastUseGrant.medianUs / lastUseFloor.medianUs);
+  const { keyGrant, keyGrantFloor } = results.grant.samples;
+  set('keyGrantRatio', keyGrant.medianUs / keyGrantFloor.medianUs);
+  set('keyGrantOverGrant', keyGrant.medianUs / grant.medianUs);
   set(
     'introspectionRatio',
     results.grant.samples.introspect.medianUs / results.grant.samples.introspectFloor.medianUs,

@@ -117,6 +117,8 @@ export function grantSection(result: GrantResult): string {
     knownSourceFloor,
     lastUseGrant,
     lastUseFloor,
+    keyGrant,
+    keyGrantFloor,
   } = result.samples;
   const bare = secretCheck.medianUs + getItem.medianUs + sign.medianUs;
   const derived = [
@@ -139,6 +141,10 @@ export function grantSection(result: GrantResult): string {
     ['First grant of the hour − its floor (own work)', ms(lastUseGrant.medianUs - lastUseFloor.medianUs)],
     ['First grant of the hour ÷ grant', times(lastUseGrant.medianUs / grant.medianUs)],
     ['First grant of the hour − grant (the last-use write)', ms(lastUseGrant.medianUs - grant.medianUs)],
+    ['private_key_jwt grant ÷ its floor', times(keyGrant.medianUs / keyGrantFloor.medianUs)],
+    ['private_key_jwt grant − its floor (own work)', ms(keyGrant.medianUs - keyGrantFloor.medianUs)],
+    ['private_key_jwt grant ÷ the secret’s grant', times(keyGrant.medianUs / grant.medianUs)],
+    ['private_key_jwt grant − the secret’s grant (a key’s cost)', ms(keyGrant.medianUs - grant.medianUs)],
   ];
   return [
     '## 9. Client credentials grant and token introspection, warm (embedded DynamoDB on loopback)',
@@ -150,7 +156,9 @@ export function grantSection(result: GrantResult): string {
     'from a source the client knows while strangers have locked the client, against its own floor:',
     '[the known-source path](performance-design.md#the-known-source-path); and the first grant of',
     'a secret’s hour, which writes the secret’s [last use](clients.md#last-use) beside the sign,',
-    'against the floor with that write beside its sign.',
+    'against the floor with that write beside its sign; and a client of keys’ `private_key_jwt`',
+    'grant, against the floor with the assertion’s jwtVerify and its `jti`’s conditional write',
+    'in place of the secret check ([keys](clients.md#keys-instead-of-secrets)).',
     '',
     table(SAMPLE_HEADER, [
       sampleRow('Token handler, client credentials grant (form body, HTTP Basic)', grant),
@@ -179,6 +187,11 @@ export function grantSection(result: GrantResult): string {
       sampleRow(
         'First-of-the-hour floor: the floor with the last use’s conditional UpdateItem beside the sign',
         lastUseFloor,
+      ),
+      sampleRow('Token handler, private_key_jwt grant (an Ed25519 assertion, two keys live)', keyGrant),
+      sampleRow(
+        'private_key_jwt floor: the two DynamoDB steps around the assertion’s jwtVerify and its jti’s conditional UpdateItem, then the sign',
+        keyGrantFloor,
       ),
     ]),
     '',

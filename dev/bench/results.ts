@@ -55,6 +55,10 @@ export interface GrantResult {
     readonly verify: Sample;
     /** Introspection's floor: the grant's two DynamoDB steps and secret check made bare, then the verify. */
     readonly introspectFloor: Sample;
+    /** The private_key_jwt grant of a client of keys (two live), a new assertion per call (dev/bench/key-grant.ts). */
+    readonly keyGrant: Sample;
+    /** Its floor: the grant's two DynamoDB steps around the assertion's jwtVerify and its jti's conditional UpdateItem, then the sign. */
+    readonly keyGrantFloor: Sample;
     /** The grant from a source the client knows, while strangers have locked the client. */
     readonly knownSourceGrant: Sample;
     /** Its floor: the secret check between the known-source path's eight requests made bare, then the sign. */

@@ -102,7 +102,7 @@ describe('npm run bench -- --quick', () => {
     // platform's code exchange and refresh against theirs and its three grants against
     // node-oidc-provider's, 17 functions' bundled ÷ unbundled import, the load test's errors,
     // the bulk import's throughput.
-    expect(targets).toHaveLength(38);
+    expect(targets).toHaveLength(40);
     expect(targets.map(([name]) => name)).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^Client credentials grant warm ÷ its floor/),
@@ -177,7 +177,7 @@ describe('npm run bench -- --quick', () => {
     }
   });
 
-  it('times the client credentials grant and token introspection against their floors, the secret check, one GetItem, the sign and the verify, and the grant that records its last use against its own', () => {
+  it('times the client credentials grant and token introspection against their floors, the secret check, one GetItem, the sign and the verify, and the grant that records its last use and the private_key_jwt grant against their own', () => {
     const rows = rowsAfter('## 9. Client credentials grant');
     const timed = rows.filter((row) => row.length === 4);
     expect(timed.map(([variant]) => variant)).toEqual([
@@ -193,6 +193,8 @@ describe('npm run bench -- --quick', () => {
       expect.stringMatching(/^Known-source floor: /),
       expect.stringMatching(/^Token handler, the first grant of its secret’s hour/),
       expect.stringMatching(/^First-of-the-hour floor: .*UpdateItem beside the sign$/),
+      expect.stringMatching(/^Token handler, private_key_jwt grant/),
+      expect.stringMatching(/^private_key_jwt floor: .*jwtVerify.*conditional UpdateItem/),
     ]);
     for (const [variant, median, spread, plan] of timed) {
       expect(median, variant).toMatch(/^\d+\.\d+ (µs|ms)$/);
@@ -219,6 +221,10 @@ describe('npm run bench -- --quick', () => {
       'First grant of the hour − its floor (own work)',
       'First grant of the hour ÷ grant',
       'First grant of the hour − grant (the last-use write)',
+      'private_key_jwt grant ÷ its floor',
+      'private_key_jwt grant − its floor (own work)',
+      'private_key_jwt grant ÷ the secret’s grant',
+      'private_key_jwt grant − the secret’s grant (a key’s cost)',
     ]);
     for (const [name, value] of derived) expect(value, name).toMatch(/^-?\d+\.\d\d(×| ms)$/);
   });
