@@ -17,8 +17,8 @@ import { type ConversionConfig, type JsonSchema, toJsonSchemaDefs } from '@valib
 import { parse, stringify } from 'yaml';
 import { LoginRequestSchema } from '../lib/auth/login.ts';
 import { ClientIdSchema } from '../lib/clients/clients.ts';
+import { ClientJwksSchema } from '../lib/clients/jwks.ts';
 import { TOKEN_PATH } from '../lib/clients/metadata.ts';
-import { ClientJwksSchema } from '../lib/clients/secrets.ts';
 import {
   ADMIN_SCOPE,
   GRANTABLE_SCOPES,
@@ -51,7 +51,7 @@ const SOURCES = {
   },
   ClientId: { schema: ClientIdSchema, from: 'ClientIdSchema in lib/clients/clients.ts' },
   ScopeList: { schema: ScopeListSchema, from: 'ScopeListSchema in lib/scopes.ts' },
-  ClientJwks: { schema: ClientJwksSchema, from: 'ClientJwksSchema in lib/clients/secrets.ts' },
+  ClientJwks: { schema: ClientJwksSchema, from: 'ClientJwksSchema in lib/clients/jwks.ts' },
 } as const;
 
 export type GeneratedSchemaName = keyof typeof SOURCES;

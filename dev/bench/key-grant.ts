@@ -14,9 +14,9 @@ import * as v from 'valibot';
 import { newClientId } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import { createDynamoAssertionReplayStore } from '../../lib/clients/dynamodb-assertions.ts';
+import { ClientJwksSchema, keyCredentials } from '../../lib/clients/jwks.ts';
 import { JWT_BEARER_ASSERTION } from '../../lib/clients/keys.ts';
 import { assertionAudiences, TOKEN_PATH } from '../../lib/clients/metadata.ts';
-import { ClientJwksSchema, keyCredentials } from '../../lib/clients/secrets.ts';
 import { GRANTABLE_SCOPES } from '../../lib/scopes.ts';
 import { loginEvent } from '../../tests/fixtures/events.ts';
 

@@ -4,6 +4,7 @@
  * credentials the service refused until new ones are given.
  */
 import { discard, errorOf, isRecord, MAX_SMALL_ANSWER_BYTES, readJson } from './answers.ts';
+import { type AssertionKey, signAssertion } from './assertion.ts';
 import { CredentialsRefusedError, ParcelApiError, refusesCredentials } from './errors.ts';
 import { lifetimeOf, renewAt, wholeSecondsLifetime } from './lifetime.ts';
 import { abortable } from './signals.ts';
@@ -18,14 +19,19 @@ export interface PasswordCredentials {
   readonly loginRoute?: 'login' | 'login-extended';
 }
 
-/** An API client's id and secret: the OAuth 2.0 client credentials grant at `/oauth/token`. */
-export interface ClientCredentials {
+/**
+ * An API client's id and secret, or its private key (a client of keys, `private_key_jwt`): the
+ * OAuth 2.0 client credentials grant at `/oauth/token`.
+ */
+export type ClientCredentials = {
   readonly kind: 'client_credentials';
   readonly clientId: string;
-  readonly clientSecret: string;
   /** Ask for some of the client's scopes only, e.g. `['tracking:read']`. Default: all of them. */
   readonly scope?: readonly string[];
-}
+} & (
+  | { readonly clientSecret: string; readonly privateKey?: undefined }
+  | (Omit<AssertionKey, 'clientId'> & { readonly clientSecret?: undefined })
+);
 
 /** The access token the client holds, and when to renew it (this client's clock). */
 interface Held {
@@ -181,9 +187,18 @@ export class Session {
     const sentAt = this.#now();
     const form = new URLSearchParams({ grant_type: 'client_credentials' });
     if (credentials.scope !== undefined) form.set('scope', credentials.scope.join(' '));
-    const basic = btoa(`${formEncode(credentials.clientId)}:${formEncode(credentials.clientSecret)}`);
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+    if (credentials.clientSecret !== undefined) {
+      const basic = `${formEncode(credentials.clientId)}:${formEncode(credentials.clientSecret)}`;
+      headers.authorization = `Basic ${btoa(basic)}`;
+    } else if (credentials.privateKey !== undefined) {
+      // A new assertion for each request: the service spends each one once.
+      const key = { ...credentials, privateKey: credentials.privateKey };
+      form.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+      form.set('client_assertion', await signAssertion(key, this.#now()));
+    } else throw new TypeError('client credentials need a clientSecret or a privateKey');
     const response = await this.#transport.post('client-credentials', '/oauth/token', {
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers,
       body: form.toString(),
     });
     if (!response.ok)

@@ -16,11 +16,10 @@
  * an import writes (ops/accounts).
  */
 
-import * as v from 'valibot';
 import type { Owner } from '../aws/owned-items.ts';
 import { isScope, type Scope, sortScopes } from '../scopes.ts';
 import type { ClientRecord } from './clients.ts';
-import { ClientJwkSchema } from './keys.ts';
+import type { ClientJwk } from './keys.ts';
 import type { ClientSecret } from './secrets.ts';
 
 export const CLIENT_SK = 'CLIENT';
@@ -104,11 +103,12 @@ export const secretsOf = (map: unknown): ClientSecret[] =>
     .map(([id, secret]) => {
       const lastUsedAt = timeOf(secret.lastUsedAt);
       const expiresAt = timeOf(secret.expiresAt);
-      const jwk = v.safeParse(ClientJwkSchema, secret.jwk);
+      // A key's JWK was checked when it was registered (ClientJwkSchema); the authorizer reads
+      // client items too, and carries no schema of keys.
       return {
         id,
-        ...(jwk.success && typeof secret.kid === 'string'
-          ? { digest: '', key: { kid: secret.kid, jwk: jwk.output } }
+        ...(typeof secret.kid === 'string' && typeof secret.jwk === 'object' && secret.jwk !== null
+          ? { digest: '', key: { kid: secret.kid, jwk: secret.jwk as ClientJwk } }
           : { digest: String(secret.digest) }),
         createdAt: String(secret.createdAt),
         ...(lastUsedAt !== undefined && { lastUsedAt }),

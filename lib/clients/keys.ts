@@ -2,7 +2,7 @@
  * A client's public keys, for `private_key_jwt` (RFC 7523 section 2.2, OpenID Connect Core
  * section 9; docs/clients.md, "Keys instead of secrets"): a client registered with a JWK Set
  * holds no secret, and authenticates with a JWT it signs itself. A key is a credential of the
- * client as a secret is (secrets.ts, which also holds the JWK Set's rules), in the same slots: at
+ * client as a secret is (secrets.ts; the JWK Set's rules: jwks.ts), in the same slots: at
  * most MAX_LIVE_SECRETS live, its own id and last use, its tokens revoked when it goes. Only public keys of EdDSA (Ed25519), ES256
  * (P-256) and PS256 (RSA of 2048 bits or more) are taken, as node-oidc-provider's FAPI 2.0
  * profile allows; a private member (`d`, the primes) is refused, never stored.

@@ -6,9 +6,8 @@
  * what it read is unchanged.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import * as v from 'valibot';
 import type { Refusal } from '../errors.ts';
-import { ClientJwkSchema, type ClientKey, clientKeyOf } from './keys.ts';
+import type { ClientKey } from './keys.ts';
 import { generateSecretText } from './secret-format.ts';
 
 /** The one in use and its successor. */
@@ -33,34 +32,6 @@ export interface ClientSecret {
    */
   readonly expiresAt?: string;
 }
-
-/** A JWK Set a client registers: one key, or two for a rotation; no `kid` twice. */
-export const ClientJwksSchema = v.pipe(
-  v.strictObject({
-    keys: v.pipe(
-      v.array(ClientJwkSchema),
-      v.minLength(1, 'must hold a key'),
-      v.maxLength(MAX_LIVE_SECRETS, `must hold at most ${MAX_LIVE_SECRETS} keys`),
-    ),
-  }),
-  v.check(
-    ({ keys }) => new Set(keys.map((key) => key.kid)).size === keys.length,
-    'must not name two keys with one kid, or two keys without one',
-  ),
-);
-
-export type ClientJwks = v.InferOutput<typeof ClientJwksSchema>;
-
-/** A JWK Set's keys as a new client's credentials: each in a slot of its own, id'd as a secret (8 hex digits). */
-export const keyCredentials = async (jwks: ClientJwks, now: Date): Promise<ClientSecret[]> =>
-  Promise.all(
-    jwks.keys.map(async (jwk) => ({
-      id: randomBytes(4).toString('hex'),
-      digest: '',
-      key: await clientKeyOf(jwk),
-      createdAt: now.toISOString(),
-    })),
-  );
 
 /** Shown once. Its format lets secret scanners spot a leak (secret-format.ts); 256 random bits make guessing hopeless. */
 export function newClientSecret(now: Date): { readonly secret: string; readonly stored: ClientSecret } {

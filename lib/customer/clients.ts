@@ -14,8 +14,9 @@ import {
   userActor,
 } from '../audit/audit.ts';
 import { type ClientRecord, type CustomerClient, isPlatform, newClientId } from '../clients/clients.ts';
+import { type ClientJwks, keyCredentials } from '../clients/jwks.ts';
 import type { ClientJwk } from '../clients/keys.ts';
-import { type ClientJwks, type ClientSecret, keyCredentials, newClientSecret } from '../clients/secrets.ts';
+import { type ClientSecret, newClientSecret } from '../clients/secrets.ts';
 import { AppError } from '../errors.ts';
 import { type Scope, SELF_SERVICE_CLIENT_SCOPES } from '../scopes.ts';
 import { clientCounterKey } from '../throttle/counters.ts';

@@ -2,8 +2,8 @@
 import * as v from 'valibot';
 import { UsernameSchema } from '../accounts/repository.ts';
 import { ClientIdSchema, ClientNameSchema, SecretIdSchema } from '../clients/clients.ts';
+import { ClientJwksSchema } from '../clients/jwks.ts';
 import { ClientJwkSchema } from '../clients/keys.ts';
-import { ClientJwksSchema } from '../clients/secrets.ts';
 import { ConnectionIdSchema } from '../connections/connections.ts';
 import { type Scope, SELF_SERVICE_CLIENT_SCOPES, sortScopes } from '../scopes.ts';
 import { MAX_EXPIRE_OTHERS_SECONDS } from './administration.ts';

@@ -13,11 +13,9 @@ import {
   type NewCredentials,
   newClientId,
 } from '../../lib/clients/clients.ts';
+import { type ClientJwks, ClientJwksSchema, keyCredentials } from '../../lib/clients/jwks.ts';
 import {
-  type ClientJwks,
-  ClientJwksSchema,
   type ClientSecret,
-  keyCredentials,
   liveSecrets,
   MAX_LIVE_SECRETS,
   newClientSecret,

@@ -6,7 +6,8 @@
  */
 import * as v from 'valibot';
 import { isPlatform, newClientId, type PlatformClient } from '../../lib/clients/clients.ts';
-import { keyCredentials, newClientSecret } from '../../lib/clients/secrets.ts';
+import { keyCredentials } from '../../lib/clients/jwks.ts';
+import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { isAppError, type Refusal } from '../../lib/errors.ts';
 import { MAX_REDIRECT_URIS, redirectUrisSchema } from '../../lib/platforms/redirect-uris.ts';
 import { listedSecrets, printKeys, printSecret, readJwks, WITHIN_BOUND } from './clients.ts';

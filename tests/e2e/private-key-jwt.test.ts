@@ -4,7 +4,8 @@
  * library does (panva's oauth4webapi, `PrivateKeyJwt`) at the token endpoint, PAR, revocation
  * and introspection of the local stack; and assertions made by hand with jose: one replayed, one
  * for another audience, one lasting too long, one of a key the client does not hold, one of an
- * algorithm not taken, and a secret presented for a client of keys.
+ * algorithm not taken, and a secret presented for a client of keys. The integrators' client
+ * library signs its own assertions with WebCrypto.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
+import { ParcelClient } from '../../integrators/client/parcel-auth-client.ts';
 import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { send } from '../support/http.ts';
 import { discover, INSECURE, pushAuthorization } from '../support/platforms.ts';
@@ -182,6 +184,29 @@ describe('a client of keys', () => {
     expect(mixed.status).toBe(400);
     const typed = await grant({ client_assertion_type: 'urn:other', client_assertion: signed });
     expect(typed.status).toBe(400);
+  });
+});
+
+describe('the integrators’ client library', () => {
+  it('gets a client of keys’ token with its private key alone, a new assertion for each grant', async () => {
+    const api = new ParcelClient({
+      baseUrl: stack.baseUrl,
+      credentials: {
+        kind: 'client_credentials',
+        clientId,
+        privateKey: keys.privateKey,
+        kid: 'k1',
+        issuer: as.issuer,
+        scope: ['tracking:read'],
+      },
+    });
+    expect((await api.fetch('/tracking/12345678901234')).status).toBe(404);
+    // A second client, so a second grant: its assertion is its own (a replay would be 401).
+    const again = new ParcelClient({
+      baseUrl: stack.baseUrl,
+      credentials: { kind: 'client_credentials', clientId, privateKey: keys.privateKey, issuer: as.issuer },
+    });
+    expect((await again.fetch('/tracking/12345678901234')).status).toBe(404);
   });
 });
 

@@ -5,8 +5,8 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
+import { ClientJwksSchema } from '../../lib/clients/jwks.ts';
 import { type ClientKey, clientKeyOf, verifyAssertion } from '../../lib/clients/keys.ts';
-import { ClientJwksSchema } from '../../lib/clients/secrets.ts';
 
 const CLIENT = 'pcl_0123456789abcdef0123';
 const ISSUER = 'https://auth.example/prod';
