@@ -64,6 +64,7 @@ const CLIENT_FAILURE_REASONS = [
   'UnknownClient',
   'BadSecret',
   'BadAssertion',
+  'ReplayedAssertion',
   'Disabled',
   'Locked',
   'MalformedSecret',

@@ -16,7 +16,7 @@ import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import { createDynamoAssertionReplayStore } from '../../lib/clients/dynamodb-assertions.ts';
 import { ClientJwksSchema, keyCredentials } from '../../lib/clients/jwks.ts';
 import { JWT_BEARER_ASSERTION } from '../../lib/clients/keys.ts';
-import { assertionAudiences, TOKEN_PATH } from '../../lib/clients/metadata.ts';
+import { TOKEN_PATH } from '../../lib/clients/metadata.ts';
 import { GRANTABLE_SCOPES } from '../../lib/scopes.ts';
 import { loginEvent } from '../../tests/fixtures/events.ts';
 
@@ -96,7 +96,7 @@ export function keyCheck(options: {
       algorithms: ['EdDSA'],
       issuer: options.of.clientId,
       subject: options.of.clientId,
-      audience: assertionAudiences(options.issuer),
+      audience: options.issuer,
       requiredClaims: ['exp', 'jti'],
       clockTolerance: 5,
     });

@@ -36,8 +36,8 @@ export type ClientCredentials =
  * client once, until its `exp`, across every container.
  */
 export interface AssertionReplayStore {
-  /** True the first time (a resend of this very write included); false for a `jti` seen before. */
-  spend(clientId: string, jti: string, expiresAt: number, spender: string): Promise<boolean>;
+  /** True the first time (a resend of this very write included); false for a `jti` seen before. Kept until `keepUntil` (epoch seconds). */
+  spend(clientId: string, jti: string, keepUntil: number, spender: string): Promise<boolean>;
 }
 
 const invalidClient = (quota?: readonly QuotaState[]) =>
@@ -131,10 +131,10 @@ export interface ClientAuthDeps {
   /** Records the failures of clients that exist; never rejects. */
   readonly audit?: ClientAuthAudit;
   /**
-   * `private_key_jwt`: the `jti`s spent, and the `aud` an assertion must name (the issuer, its
-   * token endpoint). Absent, every assertion is refused (a test of secrets alone).
+   * `private_key_jwt`: the `jti`s spent, and the issuer, the one `aud` an assertion may name.
+   * Absent, every assertion is refused (a test of secrets alone).
    */
-  readonly assertions?: { readonly replay: AssertionReplayStore; readonly audiences: readonly string[] };
+  readonly assertions?: { readonly replay: AssertionReplayStore; readonly issuer: string };
 }
 
 export interface AuthenticatedClient {
@@ -196,7 +196,8 @@ export async function authenticateClient(
         : 'refused' in presented && presented.refused !== undefined && client !== null
           ? presented.refused
           : reason;
-    const presentedId = secretId ?? expiredId;
+    const presentedId =
+      secretId ?? expiredId ?? ('replayedWith' in presented ? (presented.replayedWith ?? null) : null);
     // The audit event beside the settle: no step more, and it never changes the answer.
     const [quota] = await Promise.all([
       deps.throttle.failed(attempt, reason, reservation),
@@ -219,9 +220,11 @@ export async function authenticateClient(
     metrics.count({
       name: 'ClientAuthFailed',
       reason:
-        request.assertion !== undefined && reason === 'bad secret'
-          ? 'BadAssertion'
-          : (FAILURE_METRIC[reason] ?? 'UnknownClient'),
+        request.assertion === undefined || reason !== 'bad secret'
+          ? (FAILURE_METRIC[reason] ?? 'UnknownClient')
+          : 'replayedWith' in presented && presented.replayedWith !== undefined
+            ? 'ReplayedAssertion'
+            : 'BadAssertion',
     });
     throw invalidClient(quota);
   }
@@ -238,18 +241,20 @@ async function checkAssertion(
   client: ClientRecord | null,
   assertion: string,
   now: Date,
-): Promise<{ readonly secretId: string | null; readonly refused?: string }> {
+): Promise<{ readonly secretId: string | null; readonly refused?: string; readonly replayedWith?: string }> {
   const keys = liveKeys(client?.secrets ?? [], now);
   if (client === null || keys.length === 0 || deps.assertions === undefined)
     return { secretId: null, refused: 'no key registered' };
   const checked = await verifyAssertion(
     assertion,
     keys.map((slot) => slot.key),
-    { clientId: client.clientId, audiences: deps.assertions.audiences, now },
+    { clientId: client.clientId, issuer: deps.assertions.issuer, now },
   );
   if (!checked.ok) return { secretId: null, refused: checked.reason };
-  const { kid, jti, expiresAt } = checked.assertion;
-  if (!(await deps.assertions.replay.spend(client.clientId, jti, expiresAt, randomUUID())))
-    return { secretId: null, refused: 'assertion replayed' };
-  return { secretId: keys.find((slot) => slot.key.kid === kid)?.id ?? null };
+  const { kid, jti, keepUntil } = checked.assertion;
+  const keyId = keys.find((slot) => slot.key.kid === kid)?.id ?? null;
+  // A replay is a stolen assertion, signed by this key: the trail names it.
+  if (!(await deps.assertions.replay.spend(client.clientId, jti, keepUntil, randomUUID())))
+    return { secretId: null, refused: 'assertion replayed', ...(keyId !== null && { replayedWith: keyId }) };
+  return { secretId: keyId };
 }

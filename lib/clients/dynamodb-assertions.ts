@@ -1,8 +1,8 @@
 /**
  * `private_key_jwt`'s spent `jti`s on the sessions table (beside the refresh sessions and the
- * passkey challenges, under a prefix of their own), one item per client and `jti`, kept until
- * the assertion's `exp` (DynamoDB's TTL removes it later; a spent one past its `exp` no longer
- * matters, as its assertion is refused for its age). Spent by one conditional write with the
+ * passkey challenges, under a prefix of their own), one item per client and `jti`, kept past
+ * the last moment its assertion could be taken (`keepUntil`: DynamoDB's TTL removes it later
+ * still; once gone, its assertion is refused for its age). Spent by one conditional write with the
  * spender's id, so the SDK's resend of our own write is ours, and any other a replay.
  */
 import { createHash } from 'node:crypto';
@@ -21,7 +21,7 @@ export const assertionKey = (clientId: string, jti: string) => ({
 export function createDynamoAssertionReplayStore(table: Table): AssertionReplayStore {
   const { client, tableName: TableName } = table;
   return {
-    async spend(clientId, jti, expiresAt, spender) {
+    async spend(clientId, jti, keepUntil, spender) {
       const spent = await conditional(() =>
         client.send(
           new UpdateCommand({
@@ -29,7 +29,7 @@ export function createDynamoAssertionReplayStore(table: Table): AssertionReplayS
             Key: assertionKey(clientId, jti),
             UpdateExpression: 'SET spentBy = :spender, expiresAt = :exp',
             ConditionExpression: 'attribute_not_exists(sessionId) OR spentBy = :spender',
-            ExpressionAttributeValues: { ':spender': spender, ':exp': expiresAt },
+            ExpressionAttributeValues: { ':spender': spender, ':exp': keepUntil },
           }),
         ),
       );

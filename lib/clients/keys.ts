@@ -7,6 +7,7 @@
  * (P-256) and PS256 (RSA of 2048 bits or more) are taken, as node-oidc-provider's FAPI 2.0
  * profile allows; a private member (`d`, the primes) is refused, never stored.
  */
+import { createPublicKey } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import * as v from 'valibot';
 
@@ -43,8 +44,31 @@ const use = {
   ext: v.optional(v.boolean()),
 };
 
+/**
+ * Whether node's crypto takes the JWK as the public key it says it is: a point on its curve, an
+ * RSA modulus of 2048 bits or more (its length in characters alone lets a leading zero byte
+ * through) and an odd public exponent of 65537 or more (an exponent of 1 makes every message
+ * its own signature).
+ */
+function isSoundPublicKey(jwk: { readonly kty: string }): boolean {
+  try {
+    const key = createPublicKey({ key: { ...jwk }, format: 'jwk' });
+    if (key.type !== 'public') return false;
+    if (jwk.kty !== 'RSA') return true;
+    const { modulusLength, publicExponent } = key.asymmetricKeyDetails ?? {};
+    return (
+      (modulusLength ?? 0) >= 2048 &&
+      publicExponent !== undefined &&
+      publicExponent >= 65537n &&
+      publicExponent % 2n === 1n
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** One public key of a client's JWK Set; the members of no key type (a private one's) are refused. */
-export const ClientJwkSchema = v.variant('kty', [
+const JwkShapeSchema = v.variant('kty', [
   v.strictObject({
     kty: v.literal('OKP'),
     crv: v.literal('Ed25519'),
@@ -69,6 +93,13 @@ export const ClientJwkSchema = v.variant('kty', [
     ...use,
   }),
 ]);
+export const ClientJwkSchema = v.pipe(
+  JwkShapeSchema,
+  v.check(
+    (jwk: v.InferOutput<typeof JwkShapeSchema>) => isSoundPublicKey(jwk),
+    'must be a sound public key: a point on its curve, or RSA of 2048 bits or more with an odd exponent of 65537 or more',
+  ),
+);
 export type ClientJwk = v.InferOutput<typeof ClientJwkSchema>;
 
 /** A key as a client holds it: the JWK, and the `kid` it is known by (its RFC 7638 thumbprint where it had none). */
@@ -78,8 +109,19 @@ export interface ClientKey {
 }
 
 /** The algorithms a key signs with. */
-export const algorithmsOf = (jwk: ClientJwk): readonly AssertionAlgorithm[] =>
-  jwk.kty === 'OKP' ? ['EdDSA', 'Ed25519'] : jwk.kty === 'EC' ? ['ES256'] : ['PS256'];
+export function algorithmsOf(jwk: ClientJwk): readonly AssertionAlgorithm[] {
+  // A stored key is read as written (lib/clients/dynamodb-items.ts): any other type signs nothing.
+  switch (jwk.kty) {
+    case 'OKP':
+      return ['EdDSA', 'Ed25519'];
+    case 'EC':
+      return ['ES256'];
+    case 'RSA':
+      return ['PS256'];
+    default:
+      return [];
+  }
+}
 
 /** The key as stored: its `kid` given, or its thumbprint. */
 export async function clientKeyOf(jwk: ClientJwk): Promise<ClientKey> {
@@ -91,24 +133,29 @@ export async function clientKeyOf(jwk: ClientJwk): Promise<ClientKey> {
 export interface VerifiedAssertion {
   readonly kid: string;
   readonly jti: string;
-  /** Epoch seconds. */
-  readonly expiresAt: number;
+  /** Epoch seconds: its `jti` is kept spent until then, past the last moment it could be taken. */
+  readonly keepUntil: number;
 }
 
 export type AssertionCheck =
   | { readonly ok: true; readonly assertion: VerifiedAssertion }
   | { readonly ok: false; readonly reason: string };
 
+/** How far a clock may be off: an assertion is taken until its `exp` and this many seconds. */
+export const ASSERTION_CLOCK_TOLERANCE_SECONDS = 5;
+
 /**
  * Whether `assertion` is a JWT one of `keys` signed for `clientId` (`iss` and `sub`), for this
- * server (`aud` one of `audiences`), expiring within MAX_ASSERTION_SECONDS of `now`, with a
- * `jti`. The key is the one its header's `kid` names; without a `kid`, each key of the
+ * server (`aud` the issuer alone, a string or a one-element array: rfc7523bis and FAPI 2.0
+ * section 5.3.2.1, so an assertion a client made for another server naming our token endpoint,
+ * or several audiences, is refused: the audience injection of CVE-2025-27370), expiring within
+ * MAX_ASSERTION_SECONDS of `now`, with a `jti`. The key is the one its header's `kid` names; without a `kid`, each key of the
  * header's algorithm in turn (two at most). The `jti`'s single use is the caller's.
  */
 export async function verifyAssertion(
   assertion: string,
   keys: readonly ClientKey[],
-  expected: { readonly clientId: string; readonly audiences: readonly string[]; readonly now: Date },
+  expected: { readonly clientId: string; readonly issuer: string; readonly now: Date },
 ): Promise<AssertionCheck> {
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
@@ -132,17 +179,23 @@ export async function verifyAssertion(
         algorithms: [header.alg as string],
         issuer: expected.clientId,
         subject: expected.clientId,
-        audience: [...expected.audiences],
+        audience: expected.issuer,
         requiredClaims: ['exp', 'jti'],
         currentDate: expected.now,
-        clockTolerance: 5,
+        clockTolerance: ASSERTION_CLOCK_TOLERANCE_SECONDS,
       });
-      const { exp, jti } = payload;
+      const { exp, jti, aud } = payload;
+      // jose takes an array that holds the issuer among others: one audience only.
+      if (Array.isArray(aud) && aud.length !== 1)
+        return { ok: false, reason: 'assertion audience not ours alone' };
       if (typeof exp !== 'number' || exp > nowSeconds + MAX_ASSERTION_SECONDS)
         return { ok: false, reason: 'assertion expires too late' };
       if (typeof jti !== 'string' || jti === '' || jti.length > 256)
         return { ok: false, reason: 'assertion jti invalid' };
-      return { ok: true, assertion: { kid: key.kid, jti, expiresAt: exp } };
+      return {
+        ok: true,
+        assertion: { kid: key.kid, jti, keepUntil: exp + ASSERTION_CLOCK_TOLERANCE_SECONDS + 60 },
+      };
     } catch (error) {
       reason = `assertion refused: ${(error as { code?: string }).code ?? 'invalid'}`;
     }

@@ -21,12 +21,6 @@ export const PAR_PATH = '/api/v1/oauth/par';
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
 
 /**
- * The `aud` a `private_key_jwt` assertion may name: the issuer (RFC 7523 section 3, as
- * oauth4webapi and FAPI 2.0 send it), or the token endpoint at the issuer's origin.
- */
-export const assertionAudiences = (issuer: string) => [issuer, `${issuer}${TOKEN_PATH}`];
-
-/**
  * `baseUrl`: where the API was reached, never from a header a caller chooses (a shared cache keeps it).
  * Served anywhere but at the issuer's own origin, clients cannot find it from the issuer (RFC 8414
  * section 3): `discovery_note` says so (docs/stages.md, "Issuer and discovery").

@@ -16,7 +16,15 @@ export const METRICS = {
   Logout: {},
   ClientTokenIssued: {},
   ClientAuthFailed: {
-    reason: ['UnknownClient', 'BadSecret', 'BadAssertion', 'Disabled', 'Locked', 'MalformedSecret'],
+    reason: [
+      'UnknownClient',
+      'BadSecret',
+      'BadAssertion',
+      'ReplayedAssertion',
+      'Disabled',
+      'Locked',
+      'MalformedSecret',
+    ],
   },
   ClientTokenRefused: { reason: ['InvalidScope', 'UnauthorizedClient'] },
   ClientTokenRevoked: {},

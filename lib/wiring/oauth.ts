@@ -12,7 +12,6 @@ import { createDynamoAssertionReplayStore } from '../clients/dynamodb-assertions
 import { createDynamoClientReader, createDynamoClientTokenRevoker } from '../clients/dynamodb-readers.ts';
 import type { GrantDeps } from '../clients/grant.ts';
 import type { IntrospectDeps } from '../clients/introspect.ts';
-import { assertionAudiences } from '../clients/metadata.ts';
 import type { RevokeDeps } from '../clients/revoke.ts';
 import type {
   OAuthAuthorizeConfig,
@@ -70,7 +69,7 @@ export async function clientAuthDeps(
         client: documentClient(config.data),
         tableName: config.sessionsTable,
       }),
-      audiences: assertionAudiences('issuer' in config ? config.issuer : config.tokens.issuer),
+      issuer: 'issuer' in config ? config.issuer : config.tokens.issuer,
     },
   };
 }

@@ -45,7 +45,7 @@ const REFUSED: Partial<Record<Refusal, string>> = {
   'last-live-secret':
     'this is the client’s last live secret: add its successor first, or disable or remove the client',
   'client-exists': 'a client with this id exists',
-  'secret-exists': 'the client has a secret with this id',
+  'secret-exists': 'the client has a secret with this id, or a live key with this kid',
 };
 
 /**
@@ -257,6 +257,21 @@ export async function runClientCommand(
       return;
     }
     case 'client secret add': {
+      if (command.jwksFile !== undefined) {
+        const jwks = await readJwks(command.jwksFile);
+        if (jwks.keys.length !== 1) throw failure(`${command.jwksFile} must hold the one next key`);
+        const [key] = await keyCredentials(jwks, context.now());
+        if (key === undefined) throw failure(`${command.jwksFile} must hold the one next key`);
+        await onClient(
+          `cannot add a key to client ${command.clientId}`,
+          () => clients.addClientSecret(command.clientId, key),
+          notFound(command.clientId),
+        );
+        context.print(
+          `added key ${key.id} (kid ${key.key?.kid ?? ''}) to client ${command.clientId}; its other key works until removed (client secret remove)`,
+        );
+        return;
+      }
       const { secret, stored } = newClientSecret(context.now());
       await onClient(
         `cannot add a secret to client ${command.clientId}`,

@@ -68,15 +68,10 @@ export type Command =
     }
   | { readonly name: 'client list'; readonly customerId: string | undefined }
   | {
-      readonly name:
-        | 'client disable'
-        | 'client enable'
-        | 'client remove'
-        | 'client show'
-        | 'client unlock'
-        | 'client secret add';
+      readonly name: 'client disable' | 'client enable' | 'client remove' | 'client show' | 'client unlock';
       readonly clientId: string;
     }
+  | { readonly name: 'client secret add'; readonly clientId: string; readonly jwksFile: string | undefined }
   | { readonly name: 'client secret remove'; readonly clientId: string; readonly secretId: string }
   | {
       readonly name: 'platform add';

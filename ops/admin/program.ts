@@ -182,7 +182,7 @@ export function addCommands(program: Program, run: (command: Command) => void): 
     .action((options: { customer?: string }) => run({ name: 'client list', customerId: options.customer }));
   const byClient = (
     parent: Program,
-    action: 'disable' | 'enable' | 'remove' | 'show' | 'unlock' | 'secret add',
+    action: 'disable' | 'enable' | 'remove' | 'show' | 'unlock',
     description: string,
   ) =>
     sub(parent, action.split(' ').at(-1) ?? action, CLIENTS, description)
@@ -210,11 +210,21 @@ export function addCommands(program: Program, run: (command: Command) => void): 
       'stay known; the counters of source addresses are not touched',
   );
   const secret = group(client, 'secret', CLIENTS, "manage a client's secrets");
-  byClient(
+  sub(
     secret,
-    'secret add',
+    'add',
+    CLIENTS,
     'a second live secret, printed once as with client add; refused when the client has two live ones (remove one first)',
-  );
+  )
+    .argument('<clientId>', undefined, clientId)
+    .option(
+      '--jwks <file>',
+      'for a client of keys: a JWK Set file of its one next public key (a rotation), instead of a secret',
+      once('jwks', String),
+    )
+    .action((id: string, options: { jwks?: string }) =>
+      run({ name: 'client secret add', clientId: id, jwksFile: options.jwks }),
+    );
   sub(
     secret,
     'remove',

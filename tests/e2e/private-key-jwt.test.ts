@@ -29,6 +29,8 @@ let as: oauth.AuthorizationServer;
 type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
 type Key = KeyPair['privateKey'];
 let keys: KeyPair;
+/** The kid of `keys`: the rotation below moves both on. */
+let kid = 'k1';
 let clientId: string;
 
 const files: string[] = [];
@@ -126,22 +128,21 @@ describe('a client of keys', () => {
     expect((await introspected(revoked.access_token)).active).toBe(false);
   });
 
-  it('takes an assertion once: the same one again is invalid_client, however soon', async () => {
+  it('takes an assertion once: the same one again is invalid_client, however soon, counted as a replay', async () => {
     const signed = await assertion(keys.privateKey);
     expect((await grant(asserted(signed))).status).toBe(200);
     const replayed = await grant(asserted(signed));
     expect(replayed.status).toBe(401);
     expect(await replayed.json()).toMatchObject({ error: 'invalid_client' });
+    // Counted apart from other refusals: a valid assertion sent twice was stolen.
+    await expect.poll(() => stack.output()).toContain('"reason":"ReplayedAssertion"');
   });
 
-  it('takes the token endpoint’s URL as its audience too, and refuses any other', async () => {
-    expect(
-      (await grant(asserted(await assertion(keys.privateKey, { aud: String(as.token_endpoint) })))).status,
-    ).toBe(200);
-    const other = await grant(
-      asserted(await assertion(keys.privateKey, { aud: 'https://elsewhere.example' })),
-    );
-    expect(other.status).toBe(401);
+  it('takes the issuer alone as its audience: the token endpoint’s URL, or another server, is refused', async () => {
+    for (const aud of [String(as.token_endpoint), 'https://elsewhere.example']) {
+      const answer = await grant(asserted(await assertion(keys.privateKey, { aud })));
+      expect(answer.status, aud).toBe(401);
+    }
   });
 
   it('refuses an assertion lasting over five minutes, one of a key it does not hold, one of HS256, and one naming another client', async () => {
@@ -187,6 +188,33 @@ describe('a client of keys', () => {
   });
 });
 
+describe('a key rotation', () => {
+  it('adds the next key beside the first, and removing the first refuses it and leaves the next working', async () => {
+    const next = await generateKeyPair('Ed25519');
+    const added = await stackAdmin(stack, [
+      'client',
+      'secret',
+      'add',
+      clientId,
+      '--jwks',
+      await jwksFile(next.publicKey, 'k2'),
+    ]);
+    const nextId = /added key ([0-9a-f]{8}) \(kid k2\)/.exec(added)?.[1];
+    expect(nextId).toBeDefined();
+    expect((await grant(asserted(await assertion(next.privateKey, { kid: 'k2' })))).status).toBe(200);
+    const shown = JSON.parse(await stackAdmin(stack, ['client', 'show', clientId])) as {
+      secrets: { id: string; kid?: string }[];
+    };
+    expect(shown.secrets.map((slot) => slot.kid)).toEqual(['k1', 'k2']);
+    const first = shown.secrets.find((slot) => slot.kid === 'k1')?.id ?? '';
+    await stackAdmin(stack, ['client', 'secret', 'remove', clientId, first]);
+    expect((await grant(asserted(await assertion(keys.privateKey)))).status).toBe(401);
+    expect((await grant(asserted(await assertion(next.privateKey, { kid: 'k2' })))).status).toBe(200);
+    keys = next;
+    kid = 'k2';
+  });
+});
+
 describe('the integrators’ client library', () => {
   it('gets a client of keys’ token with its private key alone, a new assertion for each grant', async () => {
     const api = new ParcelClient({
@@ -195,7 +223,7 @@ describe('the integrators’ client library', () => {
         kind: 'client_credentials',
         clientId,
         privateKey: keys.privateKey,
-        kid: 'k1',
+        kid,
         issuer: as.issuer,
         scope: ['tracking:read'],
       },

@@ -2,6 +2,7 @@
  * A client's public keys and the `private_key_jwt` assertions they verify (lib/clients/keys.ts),
  * with keys and signatures made by jose and WebCrypto, never mocked.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { type ClientKey, clientKeyOf, verifyAssertion } from '../../lib/clients/
 const CLIENT = 'pcl_0123456789abcdef0123';
 const ISSUER = 'https://auth.example/prod';
 const NOW = new Date('2026-12-02T12:00:00Z');
-const expected = { clientId: CLIENT, audiences: [ISSUER, `${ISSUER}/api/v1/oauth/token`], now: NOW };
+const expected = { clientId: CLIENT, issuer: ISSUER, now: NOW };
 const at = (seconds: number) => Math.floor(NOW.getTime() / 1000) + seconds;
 
 async function keyPair(alg: 'EdDSA' | 'ES256' | 'PS256', kid?: string) {
@@ -24,7 +25,7 @@ async function keyPair(alg: 'EdDSA' | 'ES256' | 'PS256', kid?: string) {
 const sign = (
   privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'],
   header: { alg: string; kid?: string },
-  claims: { aud?: string; exp?: number; jti?: string | undefined; iss?: string } = {},
+  claims: { aud?: string | string[]; exp?: number; jti?: string | undefined; iss?: string } = {},
 ) =>
   new SignJWT({
     ...('jti' in claims ? (claims.jti === undefined ? {} : { jti: claims.jti }) : { jti: 'a-1' }),
@@ -45,11 +46,19 @@ describe('a client’s JWK Set', () => {
     expect((await clientKeyOf(parsed)).kid).toBe(await calculateJwkThumbprint(jwk, 'sha256'));
   });
 
-  it('refuses a private key, a third key, two keys of one kid, and a key of a curve it does not take', async () => {
+  it('refuses a private key, a third key, two keys of one kid, a curve it does not take, a point off its curve, and RSA with exponent 1 or a short modulus', async () => {
     const ed = await generateKeyPair('EdDSA', { extractable: true });
     const pub = await exportJWK(ed.publicKey);
     const p384 = await exportJWK((await generateKeyPair('ES384')).publicKey);
+    const p256 = await exportJWK((await generateKeyPair('ES256')).publicKey);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' });
+    // 2048 bits' worth of characters, its first byte zero: a 2040-bit modulus.
+    const short = Buffer.from(String(rsa.n), 'base64url');
+    short[0] = 0;
     for (const keys of [
+      [{ ...p256, y: p256.x }],
+      [{ ...rsa, e: 'AQ' }],
+      [{ ...rsa, n: short.toString('base64url') }],
       [await exportJWK(ed.privateKey)],
       [
         { ...pub, kid: 'a' },
@@ -68,21 +77,38 @@ describe('a client’s JWK Set', () => {
 });
 
 describe('an assertion', () => {
-  it('is verified by the key its kid names, of each algorithm taken, with either audience', async () => {
+  it('is verified by the key its kid names, of each algorithm taken, for the issuer as a string or a one-element array', async () => {
     for (const alg of ['EdDSA', 'ES256', 'PS256'] as const) {
       const { privateKey, key } = await keyPair(alg, `k-${alg}`);
-      for (const aud of expected.audiences) {
-        const checked = await verifyAssertion(
-          await sign(privateKey, { alg, kid: key.kid }, { aud }),
-          [key],
-          expected,
-        );
-        expect(checked, `${alg} ${aud}`).toEqual({
+      for (const aud of [ISSUER, [ISSUER]]) {
+        const signed = await sign(privateKey, { alg, kid: key.kid }, { aud });
+        expect(await verifyAssertion(signed, [key], expected), `${alg} ${JSON.stringify(aud)}`).toEqual({
           ok: true,
-          assertion: { kid: key.kid, jti: 'a-1', expiresAt: at(60) },
+          // Kept spent past the last moment it could be taken: its exp and the clock's tolerance.
+          assertion: { kid: key.kid, jti: 'a-1', keepUntil: at(60) + 5 + 60 },
         });
       }
     }
+  });
+
+  it('is refused for the token endpoint’s URL, or for several audiences the issuer among them (audience injection)', async () => {
+    const { privateKey, key } = await keyPair('EdDSA', 'k1');
+    for (const aud of [`${ISSUER}/api/v1/oauth/token`, ['https://evil.example', ISSUER], [ISSUER, ISSUER]]) {
+      const signed = await sign(privateKey, { alg: 'EdDSA', kid: 'k1' }, { aud });
+      expect((await verifyAssertion(signed, [key], expected)).ok, JSON.stringify(aud)).toBe(false);
+    }
+  });
+
+  it('is refused when signed with HMAC under the public key’s own bytes', async () => {
+    const { key } = await keyPair('EdDSA', 'k1');
+    const forged = await new SignJWT({ jti: 'x' })
+      .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+      .setIssuer(CLIENT)
+      .setSubject(CLIENT)
+      .setAudience(ISSUER)
+      .setExpirationTime(at(60))
+      .sign(new TextEncoder().encode(JSON.stringify(key.jwk)));
+    expect((await verifyAssertion(forged, [key], expected)).ok).toBe(false);
   });
 
   it('without a kid, is tried against each of the client’s keys of its algorithm', async () => {
