@@ -31,6 +31,7 @@ import {
   type ClientRecord,
   SecretIdSchema,
 } from '../../lib/clients/clients.ts';
+import { ClientJwkSchema } from '../../lib/clients/keys.ts';
 import { liveSecrets, MAX_LIVE_SECRETS } from '../../lib/clients/secrets.ts';
 import { redirectUrisSchema } from '../../lib/platforms/redirect-uris.ts';
 import { GRANTABLE_SCOPES, isGrantableScope, type Scope, sortScopes } from '../../lib/scopes.ts';
@@ -72,7 +73,8 @@ const SecretDigestSchema = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{43}$/, 'mu
 
 /**
  * An API client as a backup carries it: its secrets' digests, never the secrets (nobody has
- * them but the integrator), so the imported client authenticates with the secrets it had. A
+ * them but the integrator), so the imported client authenticates with the secrets it had; a
+ * client of keys, its public keys (kid and JWK). A
  * platform (docs/platforms.md) has its redirect URIs and a name instead of a customer.
  */
 export const ClientImportSchema = v.pipe(
@@ -93,20 +95,41 @@ export const ClientImportSchema = v.pipe(
       v.transform((names) => sortScopes(names as Scope[])),
     ),
     enabled: v.optional(v.boolean(), true),
+    // A client of keys (private_key_jwt) carries its public keys in their slots instead.
     secrets: v.pipe(
       v.array(
-        v.strictObject({
-          id: SecretIdSchema,
-          digest: SecretDigestSchema,
-          createdAt: IsoTime,
-          expiresAt: v.optional(IsoTime),
-        }),
+        v.pipe(
+          v.strictObject({
+            id: SecretIdSchema,
+            digest: v.optional(SecretDigestSchema),
+            kid: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
+            jwk: v.optional(ClientJwkSchema),
+            createdAt: IsoTime,
+            expiresAt: v.optional(IsoTime),
+          }),
+          v.check(
+            (slot) =>
+              slot.digest === undefined
+                ? slot.kid !== undefined && slot.jwk !== undefined
+                : slot.kid === undefined && slot.jwk === undefined,
+            "needs a digest (a secret's), or a kid and a jwk (a key's)",
+          ),
+          v.transform(({ digest, kid, jwk, ...slot }) =>
+            kid !== undefined && jwk !== undefined
+              ? { ...slot, digest: '', key: { kid, jwk } }
+              : { ...slot, digest: digest ?? '' },
+          ),
+        ),
       ),
       v.minLength(1, 'must hold at least one secret'),
       v.maxLength(MAX_LIVE_SECRETS, `must hold at most ${MAX_LIVE_SECRETS} secrets`),
       v.check(
         (secrets) => new Set(secrets.map((secret) => secret.id)).size === secrets.length,
         'must not hold a secret id twice',
+      ),
+      v.check(
+        (secrets) => new Set(secrets.map((secret) => 'key' in secret)).size === 1,
+        'must hold secrets or keys, not both',
       ),
     ),
     createdAt: v.optional(IsoTime),
@@ -420,10 +443,15 @@ const sameSecrets = (record: ClientImportRecord, stored: ClientRecord, now: Date
   const recorded = liveSecrets(record.secrets, now);
   return (
     recorded.length === live.length &&
-    recorded.every(
-      (secret) =>
-        byId.get(secret.id)?.digest === secret.digest && byId.get(secret.id)?.expiresAt === secret.expiresAt,
-    )
+    recorded.every((secret) => {
+      const found = byId.get(secret.id);
+      const recordedKey = 'key' in secret ? secret.key : undefined;
+      return (
+        found?.digest === secret.digest &&
+        found.expiresAt === secret.expiresAt &&
+        JSON.stringify(found.key) === JSON.stringify(recordedKey)
+      );
+    })
   );
 };
 

@@ -14,7 +14,15 @@ export type ExportedUser = Omit<UserImportRecord, 'password' | 'passwordHash'> &
 
 /** Without the credentials option, a client's secrets are listed by id, age and end only. */
 export type ExportedClient = Omit<ClientImportRecord, 'secrets'> & {
-  secrets: { id: string; digest?: string; createdAt: string; expiresAt?: string }[];
+  secrets: {
+    id: string;
+    digest?: string;
+    /** A key's: public, so exported whatever the options. */
+    kid?: string;
+    jwk?: object;
+    createdAt: string;
+    expiresAt?: string;
+  }[];
 };
 
 export interface ExportOptions {
@@ -74,9 +82,11 @@ const clientRecord = (client: ClientRecord, options: ExportOptions, now: Date): 
   ...(client.name !== undefined && { name: client.name }),
   scopes: [...client.scopes],
   enabled: client.enabled,
-  secrets: liveSecrets(client.secrets, now).map(({ id, digest, createdAt, expiresAt }) => ({
+  secrets: liveSecrets(client.secrets, now).map(({ id, digest, key, createdAt, expiresAt }) => ({
     id,
-    ...(options.includePasswordHashes && { digest }),
+    ...(key === undefined
+      ? options.includePasswordHashes && { digest }
+      : { kid: key.kid, jwk: { ...key.jwk } }),
     createdAt,
     ...(expiresAt !== undefined && { expiresAt }),
   })),

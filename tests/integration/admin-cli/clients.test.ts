@@ -6,6 +6,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { matchSecret, newClientSecret } from '../../../lib/clients/secrets.ts';
 import { createLogger } from '../../../lib/log.ts';
@@ -588,6 +589,43 @@ describe('admin CLI: clients in export and import', () => {
     expect(await exportedClients(customerId, ['--include-password-hashes'])).toEqual(records);
   });
 
+  it('carries a client of keys through export and import, its public keys always (never a secret: it has none), and through rotation by client secret add --jwks', async () => {
+    const customerId = unique('C');
+    const jwksOf = async (kid: string) => {
+      const { publicKey } = await generateKeyPair('Ed25519');
+      return file(`${kid}.json`, [{ keys: [{ ...(await exportJWK(publicKey)), kid }] }]);
+    };
+    const made = await adminOk([
+      'client',
+      'add',
+      customerId,
+      '--scope',
+      'tracking:read',
+      '--jwks',
+      await jwksOf('k1'),
+    ]);
+    const clientId = /^client id: +(\S+)$/m.exec(made.stdout)?.[1] ?? '';
+    expect(made.stdout).not.toMatch(/^secret:/m);
+    // A secret for it is refused; its next key is taken, and a kid it has is not.
+    expect((await admin(['client', 'secret', 'add', clientId])).code).toBe(1);
+    await adminOk(['client', 'secret', 'add', clientId, '--jwks', await jwksOf('k2')]);
+    expect((await admin(['client', 'secret', 'add', clientId, '--jwks', await jwksOf('k2')])).code).toBe(1);
+    const before = await cli.clients.findClient(clientId);
+    expect(before?.secrets.map((slot) => slot.key?.kid)).toEqual(['k1', 'k2']);
+    const records = await exportedClients(customerId);
+    expect(records[0].secrets.map((slot: { kid: string }) => slot.kid)).toEqual(['k1', 'k2']);
+    await adminOk(['client', 'remove', clientId]);
+
+    const imported = await admin(['import', await file('keys.jsonl', records)]);
+
+    expect(lines(imported.stdout).at(-1)).toBe('created 1, unchanged 0, updated 0, skipped 0, failed 0');
+    expect((await cli.clients.findClient(clientId))?.secrets).toEqual(before?.secrets);
+    // Imported again, unchanged.
+    expect(lines((await admin(['import', await file('keys.jsonl', records)])).stdout).at(-1)).toContain(
+      'created 0, unchanged 1, updated 0, skipped 0, failed 0',
+    );
+  });
+
   it('carries a client’s name and its secrets’ ends through export and import, and leaves an expired secret behind', async () => {
     const customerId = unique('C');
     const { clientId, secretId } = printed(
@@ -706,7 +744,7 @@ describe('admin CLI: clients in export and import', () => {
 
     expect(run.code).toBe(1);
     expect(lines(run.stdout)).toEqual([
-      'line 1: secrets.0.digest is required',
+      "line 1: secrets.0 needs a digest (a secret's), or a kid and a jwk (a key's)",
       `line 2: scopes must name only the scopes ${GRANTABLE_SCOPES.join(', ')}`,
       'line 3: secrets must hold at most 2 secrets',
       `line 5: client ${clientId} is also on line 4`,
