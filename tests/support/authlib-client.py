@@ -149,20 +149,30 @@ def revoked():
 
 
 class PageForm(HTMLParser):
-    """The authorization page's form as a browser reads it: where it posts, and its hidden fields."""
+    """The authorization page's first form as a browser reads it: where it posts, and its hidden
+    fields (a browser posts one form; the sign-in page's second is the passkey's, its script's)."""
 
     def __init__(self, html):
         super().__init__()
         self.action = None
         self.fields = {}
+        self.forms = 0
+        self.inside = False
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
-        if tag == "form" and self.action is None:
-            self.action = attrs.get("action")
-        elif tag == "input" and attrs.get("type") == "hidden":
+        if tag == "form":
+            self.forms += 1
+            self.inside = self.forms == 1
+            if self.inside:
+                self.action = attrs.get("action")
+        elif tag == "input" and attrs.get("type") == "hidden" and self.inside:
             self.fields[attrs["name"]] = attrs.get("value") or ""
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self.inside = False
 
 
 def submitted(browser, page, fields):

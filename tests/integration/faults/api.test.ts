@@ -667,7 +667,8 @@ async function newKeyClient() {
     clientId,
     privateKey,
     keyId: keys[0]?.id ?? '',
-    sourceIp: `10.2.${Math.floor(clients / 250)}.${(clients % 250) + 1}`,
+    // A range of its own: 10.2 is the strangers'.
+    sourceIp: `10.3.${Math.floor(clients / 250)}.${(clients % 250) + 1}`,
   };
 }
 type KeyClient = Awaited<ReturnType<typeof newKeyClient>>;
