@@ -19,7 +19,7 @@ import type { ClientRepository } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
 import { SELF_SERVICE_CLIENT_SCOPES, scopeString } from '../../lib/scopes.ts';
 import { tableNames } from '../../lib/stage.ts';
-import { freePort } from '../support/ports.ts';
+import { freePorts } from '../support/ports.ts';
 import { runScript } from '../support/run-script.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -69,12 +69,10 @@ afterEach(async () => {
 async function stackEnv() {
   const dataDir = await mkdtemp(join(tmpdir(), 'parcel-auth-start-'));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const ports = {
-    PORT: await freePort(),
-    LAMBDA_PORT: await freePort(),
-    DYNAMODB_PORT: await freePort(),
-    DOCS_PORT: await freePort(),
-  };
+  // Four different ports: four asked one at a time may repeat one (the check that refuses two
+  // variables of one port then answers instead of the one under test).
+  const [PORT = 0, LAMBDA_PORT = 0, DYNAMODB_PORT = 0, DOCS_PORT = 0] = await freePorts(4);
+  const ports = { PORT, LAMBDA_PORT, DYNAMODB_PORT, DOCS_PORT };
   const workFolder = `.esbuild/start-${ports.PORT}`;
   cleanups.push(() => rm(join(ROOT, workFolder), { recursive: true, force: true }));
   return {
