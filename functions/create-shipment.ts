@@ -11,6 +11,7 @@ export const handler = endpoint({
   body: ShipmentRequestSchema,
   authorized: true,
   route: 'createShipment',
+  dpop: deps.dpop,
   handle: async ({ body, caller }) => {
     const { parcelNumber, status, createdAt } = await createShipment(deps, caller, body);
     return created({ parcelNumber, status, createdAt }, `/api/v1/tracking/${parcelNumber}`);

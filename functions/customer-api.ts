@@ -43,12 +43,16 @@ import { customerApiDeps } from '../lib/wiring/customer.ts';
 const deps = await customerApiDeps(readCustomerApiConfig());
 const common = {
   authorized: true,
+  dpop: deps.dpop,
   metrics: deps.metrics,
   // Every call: the caller is an administrator of its token's customer now (lib/customer/administrator.ts).
   actor: (caller, sourceIp) => administratorOf(deps, caller, sourceIp),
   // Every route refuses a query parameter it does not take (audit-events takes two).
   query: NoQuerySchema,
-} as const satisfies Pick<Parameters<typeof endpoint>[0], 'authorized' | 'metrics' | 'actor' | 'query'>;
+} as const satisfies Pick<
+  Parameters<typeof endpoint>[0],
+  'authorized' | 'dpop' | 'metrics' | 'actor' | 'query'
+>;
 const now = () => deps.clock();
 const clientUrl = (baseUrl: string, clientId: string) => `${baseUrl}/api/v1/customer/clients/${clientId}`;
 

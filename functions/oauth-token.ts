@@ -10,6 +10,7 @@ import {
   toTokenResponse,
 } from '../lib/clients/token-request.ts';
 import { readOAuthTokenConfig } from '../lib/config.ts';
+import { tokenRequestProof } from '../lib/dpop/binding.ts';
 import { oauthEndpoint } from '../lib/http/oauth-form.ts';
 import { ok } from '../lib/http/responses.ts';
 import { oauthTokenDeps } from '../lib/wiring/oauth.ts';
@@ -23,16 +24,30 @@ const deps = await oauthTokenDeps(readOAuthTokenConfig());
 export const handler = oauthEndpoint({
   metrics: deps.metrics,
   limits: deps.limits,
-  handle: async ({ form, authorization, sourceIp }) => {
+  handle: async ({ form, authorization, dpop, url, sourceIp }) => {
     const grantType = grantTypeOf(form);
+    // RFC 9449 section 5: a proof binds the access token to its key (lib/dpop/binding.ts).
+    const proof = await tokenRequestProof(dpop, { url, now: new Date() });
     if (grantType === AUTHORIZATION_CODE || grantType === REFRESH_TOKEN) {
       const grant =
         grantType === AUTHORIZATION_CODE
-          ? await exchangeCode(deps.platforms, { ...parseCodeExchange(form, authorization), sourceIp })
-          : await refreshConnection(deps.platforms, { ...parseRefreshGrant(form, authorization), sourceIp });
+          ? await exchangeCode(deps.platforms, {
+              ...parseCodeExchange(form, authorization),
+              sourceIp,
+              dpop: proof,
+            })
+          : await refreshConnection(deps.platforms, {
+              ...parseRefreshGrant(form, authorization),
+              sourceIp,
+              dpop: proof,
+            });
       return ok(toPlatformTokenResponse(grant), grant.quota);
     }
-    const grant = await grantClientToken(deps, { ...parseTokenRequest(form, authorization), sourceIp });
+    const grant = await grantClientToken(deps, {
+      ...parseTokenRequest(form, authorization),
+      sourceIp,
+      dpop: proof,
+    });
     return ok(toTokenResponse(grant), grant.quota);
   },
 });

@@ -11,6 +11,7 @@ export const handler = endpoint({
   params: TrackingParamsSchema,
   authorized: true,
   route: 'trackShipment',
+  dpop: deps.dpop,
   handle: async ({ params, caller }) => {
     const { parcelNumber, status, createdAt, shipment } = await trackShipment(
       deps,

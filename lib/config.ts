@@ -239,7 +239,7 @@ const clientTokenQueryVariables = () => ({
   ...THROTTLE,
   ...AUDIT,
   ACCOUNTS_TABLE,
-  // private_key_jwt's spent assertions (lib/clients/dynamodb-assertions.ts).
+  // private_key_jwt's spent assertions (lib/replay/dynamodb.ts).
   SESSIONS_TABLE,
   SIGNING_KEYRING,
   VERIFICATION_KEYS,
@@ -297,8 +297,15 @@ const jwksSchema = () =>
 // createShipment and trackShipment read the same (a test holds it).
 const shipmentsSchema = () =>
   v.pipe(
-    v.object(variablesOf('createShipment', { ...DATA, SHIPMENTS_TABLE })),
-    v.transform((env) => Object.freeze({ data: data(env), shipmentsTable: env.SHIPMENTS_TABLE })),
+    v.object(variablesOf('createShipment', { ...DATA, SHIPMENTS_TABLE, SESSIONS_TABLE })),
+    v.transform((env) =>
+      Object.freeze({
+        data: data(env),
+        shipmentsTable: env.SHIPMENTS_TABLE,
+        // The spent DPoP proofs of bound tokens (lib/replay/dynamodb.ts).
+        sessionsTable: env.SESSIONS_TABLE,
+      }),
+    ),
   );
 
 // The self-service API: clients, their counters (unlock: the counter secret is in the keyring) and the trail.
@@ -323,7 +330,7 @@ const customerApiSchema = () =>
         stage: env.STAGE,
         data: data(env),
         accountsTable: env.ACCOUNTS_TABLE,
-        // The passkey registrations' challenges.
+        // The passkey registrations' challenges, and the spent DPoP proofs of bound tokens.
         sessionsTable: env.SESSIONS_TABLE,
         // How long an ended connection's platform tokens are listed as revoked.
         clientAccessTtlSeconds: env.CLIENT_TOKEN_TTL,

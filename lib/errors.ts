@@ -35,6 +35,13 @@ export type ErrorCode =
   | 'RECENT_LOGIN_REQUIRED'
   /** The customer requires its administrators' sessions to begin with a passkey (RFC 9470 step-up). */
   | 'PASSKEY_REQUIRED'
+  /**
+   * A DPoP proof refused (RFC 9449): malformed, of another key, method or URL, stale or spent, or
+   * missing where the token or the client needs one. The detail names the check.
+   */
+  | 'INVALID_DPOP_PROOF'
+  /** A DPoP-bound access token sent as `Bearer`, or an unbound one as `DPoP` (RFC 9449 section 7.1). */
+  | 'INVALID_BOUND_TOKEN'
   /** A dependency failed or timed out: worth a retry. */
   | 'DEPENDENCY_UNAVAILABLE'
   /** Our own defect: a retry will not help. */

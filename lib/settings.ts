@@ -381,7 +381,7 @@ export const ENVIRONMENT = {
   },
   SESSIONS_TABLE: {
     value: '${self:custom.tables.sessions}',
-    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke oauthIntrospect oauthAuthorize customerApi`,
+    readBy: `${SESSION_STARTERS} refresh logout oauthToken oauthRevoke oauthIntrospect oauthAuthorize customerApi createShipment trackShipment`,
   },
   LOGIN_THROTTLE_TABLE: {
     value: '${self:custom.tables.loginThrottle}',

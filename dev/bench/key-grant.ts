@@ -13,10 +13,10 @@ import { exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT } f
 import * as v from 'valibot';
 import { newClientId } from '../../lib/clients/clients.ts';
 import { createDynamoClientRepository } from '../../lib/clients/dynamodb.ts';
-import { createDynamoAssertionReplayStore } from '../../lib/clients/dynamodb-assertions.ts';
 import { ClientJwksSchema, keyCredentials } from '../../lib/clients/jwks.ts';
 import { JWT_BEARER_ASSERTION } from '../../lib/clients/keys.ts';
 import { TOKEN_PATH } from '../../lib/clients/metadata.ts';
+import { ASSERTION_PREFIX, createDynamoReplayStore } from '../../lib/replay/dynamodb.ts';
 import { GRANTABLE_SCOPES } from '../../lib/scopes.ts';
 import { loginEvent } from '../../tests/fixtures/events.ts';
 
@@ -87,10 +87,10 @@ export function keyCheck(options: {
   readonly issuer: string;
   readonly of: KeyClient;
 }) {
-  const replay = createDynamoAssertionReplayStore({
-    client: options.client,
-    tableName: options.sessionsTable,
-  });
+  const replay = createDynamoReplayStore(
+    { client: options.client, tableName: options.sessionsTable },
+    ASSERTION_PREFIX,
+  );
   return async (assertion: string) => {
     const { payload } = await jwtVerify(assertion, options.of.publicKey, {
       algorithms: ['EdDSA'],

@@ -29,10 +29,13 @@ export const AuthorizerContextSchema = v.pipe(
     sessionId: v.optional(v.pipe(v.string(), v.nonEmpty())),
     /** `passkey` for a user's session a passkey began; absent for a password's, a client's and older decisions. */
     signIn: v.optional(v.literal('passkey')),
+    /** A client's token bound to a key (RFC 9449 `cnf.jkt`): its SHA-256 thumbprint; absent for a bearer token. */
+    jkt: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{43}$/))),
   }),
   v.check((context) => (context.username === '') !== (context.clientId === ''), 'one subject'),
   v.check((context) => context.scope !== undefined || context.clientId === '', 'a client has scopes'),
   v.check((context) => context.authTime === undefined || context.clientId === '', 'a client has no login'),
+  v.check((context) => context.jkt === undefined || context.clientId !== '', 'a user has no bound token'),
 );
 
 export type AuthorizerContext = v.InferOutput<typeof AuthorizerContextSchema>;

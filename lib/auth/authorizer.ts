@@ -7,8 +7,12 @@ import { ALL_SCOPES, allowedMethodArns, type Scope, scopeString } from '../scope
 import type { AccessClaims, AccessTokenVerifier } from '../tokens/verify.ts';
 import type { AuthorizerContext } from './authorizer-context.ts';
 
-/** RFC 6750 `Bearer` credentials; the scheme name is case-insensitive. */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+/**
+ * RFC 6750 `Bearer` and RFC 9449 `DPoP` credentials; scheme names are case-insensitive. Which
+ * scheme a token may come with, and its proof, the protected function checks on every call
+ * (lib/dpop/binding.ts): a decision cached for this header never sees the next request's proof.
+ */
+const CREDENTIALS = /^(?:Bearer|DPoP) +([A-Za-z0-9\-._~+/]+=*)$/i;
 
 // The one error API Gateway maps to 401 (a Deny would be 403). Stackless: the runtime logs a thrown
 // error's stack, and a refusal is ordinary traffic.
@@ -42,6 +46,8 @@ export const authorizerContext = (subject: AccessClaims, scope: string): Authori
   ...(subject.authTime !== undefined && { authTime: subject.authTime }),
   // A user's session, so a function that acts on a cached decision can check its revocation.
   ...(subject.kind === 'user' && subject.sessionId !== undefined && { sessionId: subject.sessionId }),
+  // A bound token's key, which the function checks each call's proof against (lib/dpop/binding.ts).
+  ...(subject.kind === 'client' && subject.jkt !== undefined && { jkt: subject.jkt }),
   // How it began, for the customer's passkey policy (lib/customer/administrator.ts).
   ...(subject.kind === 'user' && subject.method === 'passkey' && { signIn: 'passkey' as const }),
 });
@@ -135,8 +141,8 @@ export async function authorize(
       `${values.length} authorization headers`,
     );
   }
-  const match = BEARER.exec(values[0] ?? '');
-  if (match?.[1] === undefined) throw deny('MissingToken', 'no Bearer-scheme token');
+  const match = CREDENTIALS.exec(values[0] ?? '');
+  if (match?.[1] === undefined) throw deny('MissingToken', 'no Bearer- or DPoP-scheme token');
   let subject: AccessClaims;
   try {
     subject = await deps.verifier.verify(match[1]);

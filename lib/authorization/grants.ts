@@ -9,12 +9,15 @@ import { clientActor } from '../audit/audit.ts';
 import { authenticateClient, type ClientAuthDeps, type ClientCredentials } from '../clients/client-auth.ts';
 import { isPlatform, type PlatformClient } from '../clients/clients.ts';
 import { lastUseDue } from '../clients/secrets.ts';
+import { tokenTypeOf } from '../clients/token-request.ts';
 import {
   type Connection,
   type ConnectionStore,
   type EndConnectionDeps,
   endConnection,
 } from '../connections/connections.ts';
+import { type BindingDeps, grantBinding } from '../dpop/binding.ts';
+import type { DpopProof } from '../dpop/proof.ts';
 import { AppError } from '../errors.ts';
 import { describeError } from '../log.ts';
 import type { QuotaState } from '../quota.ts';
@@ -37,9 +40,12 @@ export interface PlatformGrantDeps extends ClientAuthDeps, Omit<EndConnectionDep
   readonly sessionSettings: SessionSettings;
   readonly tokens: ConnectionTokenIssuer;
   readonly refreshTokens: ConnectionRefreshTokenVerifier;
+  readonly dpop: BindingDeps;
 }
 
 export interface PlatformGrant extends IssuedConnectionTokens {
+  /** The access token's DPoP key, if it is bound to one. */
+  readonly jkt: string | undefined;
   readonly customerId: string;
   readonly scopes: readonly Scope[];
   readonly quota: readonly QuotaState[];
@@ -113,6 +119,8 @@ export type CodeExchange = ClientCredentials & {
   readonly redirectUri: string;
   readonly codeVerifier: string;
   readonly sourceIp: string;
+  /** The request's DPoP proof, checked, not yet spent (lib/dpop/binding.ts). */
+  readonly dpop?: DpopProof | undefined;
 };
 
 /** grant_type=authorization_code: a code once, by the platform it was issued to, with its PKCE verifier. */
@@ -124,6 +132,8 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
       quota,
       'The code_verifier is not 43 to 128 unreserved characters (RFC 7636 section 4.1).',
     );
+  // Before the code is spent: a refused proof leaves the code for a good one.
+  const jkt = await grantBinding(deps.dpop, client, request.dpop, quota);
   // All the code was issued for, in the one conditional write that spends it.
   const binding = {
     clientId: client.clientId,
@@ -169,6 +179,7 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
     authTime: code.approvedAt,
     issuedAt: issuedAtFor(client, readAt),
     notAfter: expiresAt,
+    jkt,
   });
   deps.logger.info('connection tokens issued', {
     grant: 'authorization_code',
@@ -177,7 +188,7 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
     sourceIp: request.sourceIp,
   });
   deps.metrics.count({ name: 'ConnectionTokenIssued', grant: 'AuthorizationCode' });
-  return { ...tokens, customerId: connection.customerId, scopes, quota };
+  return { ...tokens, jkt, customerId: connection.customerId, scopes, quota };
 }
 
 export type ConnectionRefresh = ClientCredentials & {
@@ -185,6 +196,7 @@ export type ConnectionRefresh = ClientCredentials & {
   /** Narrows this access token (RFC 6749 section 6); undefined: every approved scope. */
   readonly scopes?: readonly Scope[] | undefined;
   readonly sourceIp: string;
+  readonly dpop?: DpopProof | undefined;
 };
 
 /** Records the connection's use at most hourly; never refuses a refresh for its bookkeeping. */
@@ -230,6 +242,8 @@ export async function refreshConnection(
     throw new AppError('INVALID_SCOPE', { quota, detail: 'The scope is beyond what the customer approved.' });
   const scopes =
     request.scopes === undefined ? held : held.filter((scope) => request.scopes?.includes(scope));
+  // Before the rotation: a refused proof spends no refresh token.
+  const jkt = await grantBinding(deps.dpop, client, request.dpop, quota);
   const now = (deps.clock ?? systemClock)();
   const step = {
     sessionId: claims.sessionId,
@@ -258,17 +272,18 @@ export async function refreshConnection(
       authTime: claims.authTime,
       issuedAt: issuedAtFor(client, readAt),
       notAfter: outcome.session.expiresAt,
+      jkt,
     }),
     recordUse(deps, connection, now),
   ]);
   deps.metrics.count({ name: 'ConnectionTokenIssued', grant: 'RefreshToken' });
-  return { ...tokens, customerId: connection.customerId, scopes, quota };
+  return { ...tokens, jkt, customerId: connection.customerId, scopes, quota };
 }
 
 /** RFC 6749 section 5.1, with the refresh token and whom the platform acts for (`customer_id`). */
 export const toPlatformTokenResponse = (grant: PlatformGrant) => ({
   access_token: grant.accessToken,
-  token_type: 'Bearer',
+  token_type: tokenTypeOf(grant),
   expires_in: grant.expiresIn,
   refresh_token: grant.refreshToken,
   scope: grant.scopes.join(' '),

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as v from 'valibot';
 import { AppError, isAppError } from '../errors.ts';
-import { publicBaseUrl } from '../http/endpoint.ts';
+import { publicBaseUrl } from '../http/base-url.ts';
 import { header } from '../http/headers.ts';
 import { formParameters } from '../http/oauth-form.ts';
 import { problemOf } from '../http/problems.ts';

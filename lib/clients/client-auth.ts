@@ -16,6 +16,7 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { ClientAuthFailureReason, MetricsRecorder } from '../metrics/metrics.ts';
 import type { QuotaState } from '../quota.ts';
+import type { ReplayStore } from '../replay/replay.ts';
 import { beginAlongside, type FailureReason, type LoginThrottle } from '../throttle/throttle.ts';
 import { type Clock, systemClock } from '../time.ts';
 import { ClientIdSchema, type ClientReader, type ClientRecord, type ClientUseRecorder } from './clients.ts';
@@ -30,15 +31,6 @@ const MAX_SECRET_LENGTH = 256;
 export type ClientCredentials =
   | { readonly clientId: string; readonly clientSecret: string; readonly assertion?: undefined }
   | { readonly clientId: string; readonly assertion: string; readonly clientSecret?: undefined };
-
-/**
- * Where `private_key_jwt`'s assertions are spent (RFC 7523 section 3, item 7): each `jti` of a
- * client once, until its `exp`, across every container.
- */
-export interface AssertionReplayStore {
-  /** True the first time (a resend of this very write included); false for a `jti` seen before. Kept until `keepUntil` (epoch seconds). */
-  spend(clientId: string, jti: string, keepUntil: number, spender: string): Promise<boolean>;
-}
 
 const invalidClient = (quota?: readonly QuotaState[]) =>
   new AppError('INVALID_CLIENT', quota === undefined ? {} : { quota });
@@ -134,7 +126,7 @@ export interface ClientAuthDeps {
    * `private_key_jwt`: the `jti`s spent, and the issuer, the one `aud` an assertion may name.
    * Absent, every assertion is refused (a test of secrets alone).
    */
-  readonly assertions?: { readonly replay: AssertionReplayStore; readonly issuer: string };
+  readonly assertions?: { readonly replay: ReplayStore; readonly issuer: string };
 }
 
 export interface AuthenticatedClient {

@@ -21,6 +21,11 @@ interface ClientFields {
   readonly updatedAt: string;
   /** The latest of its secrets' `lastUsedAt`, a removed secret's included; absent until its first grant. */
   readonly lastUsedAt?: string;
+  /**
+   * RFC 9449 section 5.2's `dpop_bound_access_tokens`: true, and every token request must carry a
+   * DPoP proof (lib/dpop/binding.ts); absent or false, a proof is the client's choice.
+   */
+  readonly dpopBoundAccessTokens?: boolean;
 }
 
 /** A customer's API client: the client credentials grant, for the customer and its scopes. */
@@ -57,6 +62,7 @@ export type NewClient = NewCredentials & {
   readonly customerId: string;
   readonly name?: string;
   readonly scopes: readonly Scope[];
+  readonly dpopBoundAccessTokens?: boolean;
 };
 
 export type NewPlatform = NewCredentials & {
@@ -64,6 +70,7 @@ export type NewPlatform = NewCredentials & {
   readonly name: string;
   readonly scopes: readonly Scope[];
   readonly redirectUris: readonly string[];
+  readonly dpopBoundAccessTokens?: boolean;
 };
 
 export interface ClientReader {
@@ -169,13 +176,18 @@ export const ClientNameSchema = v.pipe(
 );
 
 /** What every new client and platform starts with: enabled, its one secret (or its keys), no earlier token to revoke. */
-const fresh = (scopes: readonly Scope[], credentials: NewCredentials, at: string) => ({
+const fresh = (
+  scopes: readonly Scope[],
+  credentials: NewCredentials & { readonly dpopBoundAccessTokens?: boolean },
+  at: string,
+) => ({
   scopes: sortScopes(scopes),
   enabled: true,
   secrets: credentials.keys === undefined ? [credentials.secret] : [...credentials.keys],
   revokedBefore: 0,
   createdAt: at,
   updatedAt: at,
+  ...(credentials.dpopBoundAccessTokens === true && { dpopBoundAccessTokens: true }),
 });
 
 export const newCustomerClient = (client: NewClient, at: string): CustomerClient => ({

@@ -46,6 +46,7 @@ export const CLIENT_ATTRIBUTES = [
   'createdAt',
   'updatedAt',
   'lastUsedAt',
+  'dpopBoundAccessTokens',
 ] as const;
 
 export const clientOwner = (clientId: string): Owner => ({ attribute: 'clientId', name: clientId });
@@ -66,6 +67,7 @@ export function clientItem(record: ClientRecord): Record<string, unknown> {
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
     ...(record.lastUsedAt !== undefined && { lastUsedAt: record.lastUsedAt }),
+    ...(record.dpopBoundAccessTokens === true && { dpopBoundAccessTokens: true }),
   };
 }
 
@@ -138,6 +140,7 @@ export function toClient(item: Record<string, unknown>): ClientRecord {
     createdAt: String(item.createdAt),
     updatedAt: String(item.updatedAt),
     ...(lastUsedAt !== undefined && { lastUsedAt }),
+    ...(item.dpopBoundAccessTokens === true && { dpopBoundAccessTokens: true }),
   };
   if (Array.isArray(item.redirectUris))
     return {

@@ -4,6 +4,8 @@
  * last use is recorded, at most once an hour (docs/clients.md, "Last use").
  */
 
+import { type BindingDeps, grantBinding } from '../dpop/binding.ts';
+import type { DpopProof } from '../dpop/proof.ts';
 import { AppError } from '../errors.ts';
 import { describeError } from '../log.ts';
 import type { QuotaState } from '../quota.ts';
@@ -21,16 +23,21 @@ import { lastUseDue } from './secrets.ts';
 
 export interface GrantDeps extends ClientAuthDeps {
   readonly tokens: ClientTokenIssuer;
+  readonly dpop: BindingDeps;
 }
 
 export type GrantRequest = ClientCredentials & {
   /** The scopes asked for; undefined: all of the client's. */
   readonly scopes: readonly Scope[] | undefined;
   readonly sourceIp: string;
+  /** The request's DPoP proof, checked, not yet spent (lib/dpop/binding.ts). */
+  readonly dpop?: DpopProof | undefined;
 };
 
 export interface Grant extends IssuedClientToken {
   readonly scopes: readonly Scope[];
+  /** The DPoP key the token is bound to, if any. */
+  readonly jkt: string | undefined;
   /** What is left of the grant's published limits (the RateLimit field). */
   readonly quota: readonly QuotaState[];
 }
@@ -72,6 +79,7 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
     metrics.count({ name: 'ClientTokenRefused', reason: 'InvalidScope' });
     throw new AppError('INVALID_SCOPE', { quota });
   }
+  const jkt = await grantBinding(deps.dpop, client, request.dpop, quota);
   // Beside the signing; awaited, as Lambda freezes whatever is still running once it has answered.
   const [token] = await Promise.all([
     deps.tokens.issue({
@@ -80,6 +88,7 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
       customerId: client.customerId,
       scopes,
       issuedAt: issuedAtFor(client, readAt),
+      jkt,
     }),
     recordLastUse(deps, authenticated),
   ]);
@@ -89,7 +98,8 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
     grantedWith: secretId,
     scope: scopes.join(' '),
     sourceIp: request.sourceIp,
+    ...(jkt !== undefined && { dpopJkt: jkt }),
   });
   metrics.count({ name: 'ClientTokenIssued' });
-  return { ...token, scopes, quota };
+  return { ...token, scopes, jkt, quota };
 }

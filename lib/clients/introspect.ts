@@ -32,7 +32,9 @@ export type Introspection =
       /** A user's token only: the username, as `sub`. */
       readonly username?: string;
       readonly customer_id?: string;
-      readonly token_type: 'Bearer';
+      /** RFC 9449 section 6.2: `DPoP`, with `cnf.jkt`, for a token bound to a key. */
+      readonly token_type: 'Bearer' | 'DPoP';
+      readonly cnf?: { readonly jkt: string };
       readonly exp: number;
       readonly iat: number;
       readonly iss: string;
@@ -53,7 +55,9 @@ function activeAnswer(claims: AccessClaims): Introspection {
     scope: scopeString(claims.scopes),
     ...subject,
     ...(claims.customerId !== null && { customer_id: claims.customerId }),
-    token_type: 'Bearer',
+    ...(claims.kind === 'client' && claims.jkt !== undefined
+      ? { token_type: 'DPoP', cnf: { jkt: claims.jkt } }
+      : { token_type: 'Bearer' }),
     exp: claims.expiresAt,
     iat: claims.issuedAt,
     iss: claims.issuer,

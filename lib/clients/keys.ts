@@ -10,14 +10,7 @@
 import { createPublicKey } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import * as v from 'valibot';
-
-/**
- * The algorithms an assertion may be signed with: the metadata's
- * `token_endpoint_auth_signing_alg_values_supported`. Ed25519 is EdDSA by its fully specified
- * name (RFC 9864), as WebCrypto-based clients (oauth4webapi) sign with an Ed25519 key.
- */
-export const ASSERTION_ALGORITHMS = ['EdDSA', 'Ed25519', 'ES256', 'PS256'] as const;
-export type AssertionAlgorithm = (typeof ASSERTION_ALGORITHMS)[number];
+import { ASSERTION_ALGORITHMS, type AssertionAlgorithm } from './algorithms.ts';
 
 /** RFC 7523 section 2.2. */
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';

@@ -5,7 +5,7 @@
  */
 import { S256 } from '../authorization/pkce.ts';
 import { GRANTABLE_SCOPES } from '../scopes.ts';
-import { ASSERTION_ALGORITHMS } from './keys.ts';
+import { ASSERTION_ALGORITHMS } from './algorithms.ts';
 import { GRANT_TYPES } from './token-request.ts';
 
 export const TOKEN_PATH = '/api/v1/oauth/token';
@@ -48,6 +48,8 @@ export const authorizationServerMetadata = (issuer: string, baseUrl: string) => 
   introspection_endpoint: `${baseUrl}${INTROSPECTION_PATH}`,
   introspection_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
   introspection_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
+  // RFC 9449 section 5.1: a token request's DPoP proof binds its access token (lib/dpop/).
+  dpop_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
   // Every scope a client may hold, tokens:introspect included; customer:admin is an administrator's only.
   scopes_supported: [...GRANTABLE_SCOPES],
   ...(issuer !== baseUrl && {

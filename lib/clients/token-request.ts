@@ -95,14 +95,19 @@ export function parseTokenQuery(form: Record<string, string>, authorization: rea
   return { ...credentials, token };
 }
 
+/** RFC 6750's, or RFC 9449's for a token bound to a DPoP key (section 5.1). */
+export const tokenTypeOf = (grant: { readonly jkt?: string | undefined }) =>
+  grant.jkt === undefined ? 'Bearer' : 'DPoP';
+
 /** The body of a successful answer (RFC 6749 section 5.1): no refresh token for this grant (section 4.4.3). */
 export const toTokenResponse = (grant: {
   accessToken: string;
   expiresIn: number;
   scopes: readonly Scope[];
+  jkt?: string | undefined;
 }) => ({
   access_token: grant.accessToken,
-  token_type: 'Bearer',
+  token_type: tokenTypeOf(grant),
   expires_in: grant.expiresIn,
   scope: grant.scopes.join(' '),
 });

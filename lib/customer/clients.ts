@@ -154,11 +154,13 @@ export async function createClient(
     readonly name: string;
     readonly scopes: readonly Scope[];
     readonly jwks?: ClientJwks | undefined;
+    readonly dpopBoundAccessTokens?: boolean | undefined;
   },
 ): Promise<CreatedSecret | { readonly client: CustomerClient }> {
   requireRecentLogin(deps, admin);
   requireWithinOwn(deps, admin, request.scopes);
   const clientId = newClientId();
+  const dpop = request.dpopBoundAccessTokens === true && { dpopBoundAccessTokens: true };
   if (request.jwks !== undefined) {
     const keys = await keyCredentials(request.jwks, deps.clock());
     const client = await deps.clients.createClient({
@@ -166,6 +168,7 @@ export async function createClient(
       customerId: admin.customerId,
       name: request.name,
       scopes: request.scopes,
+      ...dpop,
       keys,
     });
     await recordChange(deps, admin, 'client.created', { clientId, name: request.name });
@@ -178,6 +181,7 @@ export async function createClient(
     customerId: admin.customerId,
     name: request.name,
     scopes: request.scopes,
+    ...dpop,
     secret: stored,
   });
   await recordChange(deps, admin, 'client.created', { clientId, secretId: stored.id, name: request.name });

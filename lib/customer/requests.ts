@@ -23,10 +23,18 @@ const ClientScopesSchema = v.pipe(
 /** The message of an object with a member it does not know: valibot's own would say "must be never". */
 const ONLY = (members: string) => `must be an object of ${members} only`;
 
-/** With `jwks`, a client of keys (`private_key_jwt`), which gets no secret at all. */
+/**
+ * With `jwks`, a client of keys (`private_key_jwt`), which gets no secret at all; with
+ * `dpopBoundAccessTokens`, one whose every token request must carry a DPoP proof (RFC 9449).
+ */
 export const CreateClientSchema = v.strictObject(
-  { name: ClientNameSchema, scopes: ClientScopesSchema, jwks: v.optional(ClientJwksSchema) },
-  ONLY('name, scopes and jwks'),
+  {
+    name: ClientNameSchema,
+    scopes: ClientScopesSchema,
+    jwks: v.optional(ClientJwksSchema),
+    dpopBoundAccessTokens: v.optional(v.boolean()),
+  },
+  ONLY('name, scopes, jwks and dpopBoundAccessTokens'),
 );
 
 export const UpdateClientSchema = v.pipe(

@@ -10,6 +10,8 @@ export const clientView = (client: CustomerClient, now: Date) => ({
   name: client.name ?? null,
   scopes: [...client.scopes],
   enabled: client.enabled,
+  // RFC 9449's dpop_bound_access_tokens: every token request must carry a DPoP proof.
+  dpopBoundAccessTokens: client.dpopBoundAccessTokens === true,
   createdAt: client.createdAt,
   lastUsedAt: client.lastUsedAt ?? null,
   secrets: liveSecrets(client.secrets, now).map((secret) => ({

@@ -6,6 +6,7 @@ import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as v from 'valibot';
+import type { BindingDeps } from '../dpop/binding.ts';
 import { AppError, type InvalidParam } from '../errors.ts';
 import { logger as defaultLogger, type LambdaLogger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
@@ -14,9 +15,9 @@ import { type ProtectedFunction, scopeOf } from '../scopes.ts';
 import { type Clock, systemClock } from '../time.ts';
 import type { Caller } from '../tokens/claims.ts';
 import { type ActorContext, resolvedActor } from './actor.ts';
+import { publicBaseUrl } from './base-url.ts';
 import { absentBodyAsEmpty, guardBody } from './body.ts';
 import { authorizedCaller } from './caller.ts';
-import { header } from './headers.ts';
 import { mapErrors, problemResponse } from './problems.ts';
 import { rateLimitFields } from './rate-limit.ts';
 import { BASE_HEADERS, jsonResponse, type Reply } from './responses.ts';
@@ -60,23 +61,6 @@ export interface EndpointInput<TBody, TParams, TCaller, TQuery = undefined, TAct
   readonly baseUrl: string;
 }
 
-const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$/;
-
-/** The host: API Gateway's `domainName` (no caller picks it), else the checked Host header (local stack). */
-export function publicBaseUrl(
-  event: Pick<APIGatewayProxyEvent, 'headers' | 'path' | 'requestContext'>,
-): string {
-  const domain = event.requestContext?.domainName;
-  const host = domain !== undefined && HOST.test(domain) ? domain : (header(event.headers, 'host') ?? '');
-  if (!HOST.test(host))
-    throw new AppError('VALIDATION_FAILED', { detail: 'The Host header is not a host name.' });
-  const proto =
-    header(event.headers, 'x-forwarded-proto')?.split(',')[0]?.trim() === 'https' ? 'https' : 'http';
-  const fullPath = event.requestContext?.path ?? event.path;
-  const prefix = fullPath.endsWith(event.path) ? fullPath.slice(0, fullPath.length - event.path.length) : '';
-  return `${proto}://${host}${/^(\/[A-Za-z0-9._~-]+)*$/.test(prefix) ? prefix : ''}`;
-}
-
 type Output<TSchema> = TSchema extends v.GenericSchema ? v.InferOutput<TSchema> : undefined;
 
 export interface EndpointSpec<
@@ -96,6 +80,8 @@ export interface EndpointSpec<
   readonly authorized?: TAuthorized;
   /** The serverless.yml function name: the caller must hold the scope lib/scopes.json declares for it. */
   readonly route?: ProtectedFunction;
+  /** Where an authorized endpoint spends the DPoP proofs of bound tokens (lib/dpop/binding.ts). */
+  readonly dpop?: BindingDeps;
   /**
    * Who the authorized caller acts as, resolved once before the body is read (lib/http/actor.ts):
    * a check every route of a function shares, in one place. Its refusal is the answer.
@@ -127,8 +113,8 @@ export function endpoint<
   TActor = undefined,
 >(spec: EndpointSpec<TBody, TParams, TAuthorized, TQuery, TActor>) {
   type Input = Parameters<typeof spec.handle>[0];
-  if (spec.authorized === true && spec.route === undefined)
-    throw new Error('an authorized endpoint names its route');
+  if (spec.authorized === true && (spec.route === undefined || spec.dpop === undefined))
+    throw new Error('an authorized endpoint names its route and where it spends DPoP proofs');
   const log = spec.logger ?? defaultLogger;
   const clock = spec.clock ?? systemClock;
   const limits = rateLimitFields(spec.limits ?? []);
@@ -139,8 +125,8 @@ export function endpoint<
   // After mapErrors: middy runs `onError`s last to first, so a failed request's metrics are written too.
   if (spec.metrics !== undefined) chain.use(logMetrics(spec.metrics.powertools));
   // The caller before the body: an expired token gets its 401, not a verdict on the body.
-  if (spec.authorized === true)
-    chain.use(authorizedCaller(clock, log, spec.route === undefined ? undefined : scopeOf(spec.route)));
+  if (spec.authorized === true && spec.route !== undefined && spec.dpop !== undefined)
+    chain.use(authorizedCaller(clock, log, scopeOf(spec.route), spec.dpop, publicBaseUrl));
   if (spec.actor !== undefined) chain.use(resolvedActor(spec.actor));
   if (spec.body !== undefined) {
     if (spec.bodyOptional === true) chain.use(absentBodyAsEmpty);

@@ -10,6 +10,7 @@ import { AppError } from '../errors.ts';
 import { logger as defaultLogger, type LambdaLogger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
 import type { QuotaPolicy } from '../quota.ts';
+import { publicBaseUrl } from './base-url.ts';
 import { guardBody } from './body.ts';
 import { header, headerValues } from './headers.ts';
 import { mapErrors, oauthErrorResponse } from './problems.ts';
@@ -45,6 +46,10 @@ const safeName = (name: string) => (/^[a-z_]{1,32}$/.test(name) ? name : 'a para
 export interface OAuthInput {
   readonly form: Record<string, string>;
   readonly authorization: string[];
+  /** Every value of the DPoP header (RFC 9449 section 4.1). */
+  readonly dpop: string[];
+  /** The URL the client called, a DPoP proof's `htu`: read (and the Host checked) only when asked. */
+  readonly url: () => string;
   readonly sourceIp: string;
 }
 
@@ -66,6 +71,8 @@ export function oauthEndpoint(spec: {
     const reply = await spec.handle({
       form: formParameters(event),
       authorization: headerValues(event, 'authorization'),
+      dpop: headerValues(event, 'dpop'),
+      url: () => `${publicBaseUrl(event)}${event.path}`,
       sourceIp: event.requestContext?.identity?.sourceIp ?? '',
     });
     const headers = { ...reply.headers, ...limits(reply.quota) };

@@ -2,6 +2,7 @@
 // endpoints. Clients get fixed texts; a failure's cause goes to the log only.
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { ASSERTION_ALGORITHMS } from '../clients/algorithms.ts';
 import { AppError, type ErrorCode, isAppError, RECENT_LOGIN_SECONDS } from '../errors.ts';
 import { describeError, type Logger } from '../log.ts';
 import { PASSKEY_ACR } from '../tokens/claims.ts';
@@ -14,6 +15,9 @@ const PROBLEM_TYPE_PREFIX = 'urn:parcel-auth:problem:';
 /** RFC 6750 section 3.1, word for word API Gateway's UNAUTHORIZED (infra/gateway-responses.yml). */
 export const BEARER_INVALID_TOKEN =
   'Bearer error="invalid_token", error_description="The access token is missing, invalid, expired or revoked"';
+
+/** RFC 9449 section 7.1: the DPoP scheme's challenge, with the algorithms a proof may be signed with. */
+const dpopChallenge = (error: string) => `DPoP error="${error}", algs="${ASSERTION_ALGORITHMS.join(' ')}"`;
 
 interface ProblemDefinition {
   readonly status: number;
@@ -134,6 +138,21 @@ const PROBLEMS: Record<ErrorCode, ProblemDefinition> = {
       'WWW-Authenticate': `Bearer error="insufficient_user_authentication", error_description="A sign-in with a passkey is required", acr_values="${PASSKEY_ACR}"`,
     },
   },
+  // RFC 9449 section 7.1: the DPoP scheme's challenge, with the algorithms a proof may use.
+  INVALID_DPOP_PROOF: {
+    status: 401,
+    slug: 'invalid-dpop-proof',
+    title: 'Invalid DPoP proof',
+    detail: 'The DPoP proof is missing, malformed, stale, spent, or not for this request and token.',
+    headers: { 'WWW-Authenticate': dpopChallenge('invalid_dpop_proof') },
+  },
+  // The token is good but sent by the other scheme: the DPoP challenge, so a client learns to prove its key.
+  INVALID_BOUND_TOKEN: {
+    status: 401,
+    slug: 'unauthorized',
+    title: 'Unauthorized',
+    headers: { 'WWW-Authenticate': dpopChallenge('invalid_token') },
+  },
   DEPENDENCY_UNAVAILABLE: {
     status: 503,
     slug: 'service-unavailable',
@@ -251,6 +270,10 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
   CONFLICT: INVALID_REQUEST,
   RECENT_LOGIN_REQUIRED: INVALID_REQUEST,
   PASSKEY_REQUIRED: INVALID_REQUEST,
+  // RFC 9449 section 5: the token endpoint's own error for a refused proof.
+  INVALID_DPOP_PROOF: { status: 400, error: 'invalid_dpop_proof' },
+  // No OAuth endpoint takes an access token as its credential; as invalid_request for completeness.
+  INVALID_BOUND_TOKEN: INVALID_REQUEST,
   DEPENDENCY_UNAVAILABLE: {
     status: 503,
     error: 'temporarily_unavailable',
@@ -260,7 +283,12 @@ const OAUTH_ERRORS: Record<ErrorCode, OAuthErrorDefinition> = {
 };
 
 /** The codes whose own detail, where the domain gives one, says more than the code's description. */
-const DETAILED_OAUTH_ERRORS: readonly ErrorCode[] = ['INVALID_GRANT', 'INVALID_SCOPE', 'UNAUTHORIZED_CLIENT'];
+const DETAILED_OAUTH_ERRORS: readonly ErrorCode[] = [
+  'INVALID_GRANT',
+  'INVALID_SCOPE',
+  'UNAUTHORIZED_CLIENT',
+  'INVALID_DPOP_PROOF',
+];
 
 export function oauthErrorResponse(error: AppError): APIGatewayProxyResult {
   const definition = OAUTH_ERRORS[error.code];

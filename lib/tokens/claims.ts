@@ -22,6 +22,11 @@ export const SECRET_ID_CLAIM = 'secret_id';
  * place of `secret_id`; ending the connection stops it. Its refresh token's `sub`.
  */
 export const CONNECTION_CLAIM = 'connection_id';
+/**
+ * RFC 9449 section 6.1 (RFC 7800): a client's access token bound to a key holds `{ jkt }`, the
+ * key's SHA-256 thumbprint, and is taken only with a DPoP proof of that key (lib/dpop/).
+ */
+export const CONFIRMATION_CLAIM = 'cnf';
 /** RFC 9068 section 2.2.3, in every token; a user's signed before it was (until they expire) means the default scopes. */
 export const SCOPE_CLAIM = 'scope';
 /**

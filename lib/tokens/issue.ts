@@ -7,6 +7,7 @@ import {
   ACCESS_TOKEN_TYPE,
   AUTH_TIME_CLAIM,
   CLIENT_ID_CLAIM,
+  CONFIRMATION_CLAIM,
   CONNECTION_CLAIM,
   CUSTOMER_CLAIM,
   LOGIN_CLIENT_ID,
@@ -65,6 +66,8 @@ export interface ClientTokenRequest {
   readonly scopes: readonly Scope[];
   /** Epoch seconds: from when the client was read (`issuedAtFor`). */
   readonly issuedAt: number;
+  /** The thumbprint of the DPoP key the token is bound to (`cnf.jkt`); undefined: a bearer token. */
+  readonly jkt?: string | undefined;
 }
 
 export interface IssuedClientToken {
@@ -175,6 +178,7 @@ const clientAccess = (settings: TokenSettings, request: ClientTokenRequest): Uns
     ...('secretId' in request.grant
       ? { [SECRET_ID_CLAIM]: request.grant.secretId }
       : { [CONNECTION_CLAIM]: request.grant.connectionId }),
+    ...(request.jkt !== undefined && { [CONFIRMATION_CLAIM]: { jkt: request.jkt } }),
   },
   typ: ACCESS_TOKEN_TYPE,
   audience: settings.audience,
@@ -197,6 +201,8 @@ export interface ConnectionTokenRequest {
   readonly issuedAt: number;
   /** Epoch seconds: the session's end, which no refresh token outlives. */
   readonly notAfter: number;
+  /** The access token's DPoP key (`cnf.jkt`); the refresh token stays bound to the platform's credentials. */
+  readonly jkt?: string | undefined;
 }
 
 export interface IssuedConnectionTokens extends IssuedClientToken {

@@ -8,6 +8,7 @@ import {
   ACR_CLAIM,
   AUTH_TIME_CLAIM,
   CLIENT_ID_CLAIM,
+  CONFIRMATION_CLAIM,
   CONNECTION_CLAIM,
   CUSTOMER_CLAIM,
   LOGIN_CLIENT_ID,
@@ -60,6 +61,8 @@ export interface ClientAccessClaims extends VerifiedAccess {
   readonly kind: 'client';
   readonly clientId: string;
   readonly grant: ClientGrant;
+  /** The thumbprint of the key the token is bound to (`cnf.jkt`, RFC 9449); undefined for a bearer token. */
+  readonly jkt?: string | undefined;
   /** A client never logs in. */
   readonly authTime?: undefined;
 }
@@ -234,6 +237,23 @@ const isClientToken = (payload: JWTPayload) =>
 
 const isId = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
+const THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;
+
+/** `cnf` absent, or `{ jkt }` of a SHA-256 thumbprint and nothing else this service would have to honour. */
+function boundKeyOf(payload: JWTPayload): string | undefined {
+  const cnf = payload[CONFIRMATION_CLAIM];
+  if (cnf === undefined) return undefined;
+  const jkt = (cnf as { jkt?: unknown } | null)?.jkt;
+  if (
+    typeof cnf !== 'object' ||
+    Object.keys(cnf as object).length !== 1 ||
+    typeof jkt !== 'string' ||
+    !THUMBPRINT.test(jkt)
+  )
+    throw new TokenError('ERR_TOKEN_CLIENT', 'cnf is not one jkt');
+  return jkt;
+}
+
 /** Exactly one of `secret_id` and `connection_id`. */
 function grantOf(payload: JWTPayload): ClientGrant {
   const secretId = payload[SECRET_ID_CLAIM];
@@ -282,6 +302,7 @@ export const createAccessTokenVerifier = (
           kind: 'client',
           clientId: payload.sub,
           grant: grantOf(payload),
+          jkt: boundKeyOf(payload),
           customerId,
           // No client is given customer:admin; one that says it has it is not believed.
           scopes: scopesOf(payload[SCOPE_CLAIM], false, isGrantableScope),
@@ -296,6 +317,8 @@ export const createAccessTokenVerifier = (
       if (authTime !== undefined && !isEpochSeconds(authTime))
         throw new TokenError('ERR_TOKEN_AUTH_TIME', 'auth_time is not an integer');
       const scope = payload[SCOPE_CLAIM];
+      if (payload[CONFIRMATION_CLAIM] !== undefined)
+        throw new TokenError('ERR_TOKEN_CLIENT', 'a user token bound to a key');
       if (payload[CLIENT_ID_CLAIM] === LOGIN_CLIENT_ID && scope === undefined)
         throw new TokenError('ERR_TOKEN_SCOPE', 'a user token with client_id has no scope');
       return {

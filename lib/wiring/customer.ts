@@ -10,12 +10,13 @@ import { createDynamoConnectionStore } from '../connections/dynamodb.ts';
 import type { AdministrationDeps } from '../customer/administration.ts';
 import type { CustomerConnectionDeps } from '../customer/connections.ts';
 import type { PasskeyDeps } from '../customer/passkeys.ts';
+import type { BindingDeps } from '../dpop/binding.ts';
 import { logger } from '../log.ts';
 import { createDynamoChallengeStore, createDynamoPasskeyStore } from '../passkeys/dynamodb.ts';
 import { createDynamoThrottleStore } from '../throttle/dynamodb.ts';
 import { systemClock } from '../time.ts';
 import { counterSecretOf } from '../tokens/keys.ts';
-import { documentClient, emfMetrics, type Measured, signingKeyring } from './shared.ts';
+import { documentClient, dpopDeps, emfMetrics, type Measured, signingKeyring } from './shared.ts';
 
 /** The self-service API's stores on `client` (the template test gives one that records its requests). */
 export const administrationStores = (
@@ -57,11 +58,13 @@ export const administrationDeps = (
   ...context,
 });
 
-export async function customerApiDeps(
-  config: CustomerApiConfig,
-): Promise<
+export async function customerApiDeps(config: CustomerApiConfig): Promise<
   AdministrationDeps &
-    Measured & { readonly connections: CustomerConnectionDeps; readonly passkeys: PasskeyDeps }
+    Measured & {
+      readonly connections: CustomerConnectionDeps;
+      readonly passkeys: PasskeyDeps;
+      readonly dpop: BindingDeps;
+    }
 > {
   // The keyring only for the throttle's counter secret (unlock): this function signs nothing.
   const keyring = await signingKeyring(config.keys, config.data.region);
@@ -74,6 +77,7 @@ export async function customerApiDeps(
   return {
     ...administration,
     metrics,
+    dpop: dpopDeps({ client: accounts.client, tableName: config.sessionsTable }),
     connections: {
       recorder: administration.recorder,
       connections: createDynamoConnectionStore(accounts),

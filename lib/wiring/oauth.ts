@@ -8,7 +8,6 @@ import {
 import { createDynamoAuthorizationStore } from '../authorization/dynamodb.ts';
 import type { PlatformGrantDeps } from '../authorization/grants.ts';
 import type { ClientAuthDeps } from '../clients/client-auth.ts';
-import { createDynamoAssertionReplayStore } from '../clients/dynamodb-assertions.ts';
 import { createDynamoClientReader, createDynamoClientTokenRevoker } from '../clients/dynamodb-readers.ts';
 import type { GrantDeps } from '../clients/grant.ts';
 import type { IntrospectDeps } from '../clients/introspect.ts';
@@ -22,6 +21,7 @@ import type {
 import { createDynamoConnectionStore } from '../connections/dynamodb.ts';
 import { logger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
+import { ASSERTION_PREFIX, createDynamoReplayStore, DPOP_PREFIX } from '../replay/dynamodb.ts';
 import { createDynamoSessionStore } from '../sessions/dynamodb.ts';
 import { createClientTokenIssuer, createConnectionTokenIssuer } from '../tokens/issue.ts';
 import { createConnectionRefreshTokenVerifier } from '../tokens/verify.ts';
@@ -65,10 +65,10 @@ export async function clientAuthDeps(
     metrics,
     audit: createClientAuthAudit(recorder),
     assertions: {
-      replay: createDynamoAssertionReplayStore({
-        client: documentClient(config.data),
-        tableName: config.sessionsTable,
-      }),
+      replay: createDynamoReplayStore(
+        { client: documentClient(config.data), tableName: config.sessionsTable },
+        ASSERTION_PREFIX,
+      ),
       issuer: 'issuer' in config ? config.issuer : config.tokens.issuer,
     },
   };
@@ -84,9 +84,11 @@ export async function oauthTokenDeps(
   const signingKey = async () => (await keyring()).signingKey;
   const recorder = auditRecorder(config, metrics);
   const clientAuth = await clientAuthDeps(config, keyring, metrics, recorder);
+  const dpop = { replay: createDynamoReplayStore({ client, tableName: config.sessionsTable }, DPOP_PREFIX) };
   return {
     ...clientAuth,
     tokens: createClientTokenIssuer({ signingKey, settings: config.tokens }),
+    dpop,
     metrics,
     limits: publishedLimits(config, true),
     platforms: {
@@ -101,6 +103,7 @@ export async function oauthTokenDeps(
         keys: await verificationKeys(config.keys, config.data.region),
         settings: config.tokens,
       }),
+      dpop,
     },
   };
 }

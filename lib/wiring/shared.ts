@@ -1,11 +1,14 @@
 /** What every function's dependencies are built with, once per container: one DynamoDB client, key material re-read every `keys.reloadMs`, the EMF metrics, the access token verifier. */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient, type DataSettings } from '../aws/dynamodb.ts';
+import type { Table } from '../aws/owned-items.ts';
 import { type Reloading, reloading } from '../cache.ts';
 import type { AuthorizerConfig, OAuthRevokeConfig } from '../config.ts';
+import type { BindingDeps } from '../dpop/binding.ts';
 import { describeError, logger } from '../log.ts';
 import { createEmfMetrics, type FlushingMetrics } from '../metrics/powertools.ts';
 import type { QuotaPolicy } from '../quota.ts';
+import { createDynamoReplayStore, DPOP_PREFIX } from '../replay/dynamodb.ts';
 import {
   importSigningKey,
   importVerificationKeys,
@@ -31,6 +34,11 @@ export function documentClient(data: DataSettings): DynamoDBDocumentClient {
   }
   return client;
 }
+
+/** Where an authorized endpoint spends the DPoP proofs of bound tokens: the sessions table. */
+export const dpopDeps = (sessions: Table): BindingDeps => ({
+  replay: createDynamoReplayStore(sessions, DPOP_PREFIX),
+});
 
 /** Re-read every `reloadMs`; converted again only when it changed. */
 export function keyMaterial<T>(

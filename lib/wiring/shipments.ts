@@ -1,13 +1,13 @@
 import type { ShipmentsConfig } from '../config.ts';
+import type { BindingDeps } from '../dpop/binding.ts';
 import { createDynamoShipmentRepository } from '../shipments/dynamodb.ts';
 import type { ShipmentDeps } from '../shipments/shipments.ts';
-import { documentClient } from './shared.ts';
+import { documentClient, dpopDeps } from './shared.ts';
 
-export function shipmentDeps(config: ShipmentsConfig): ShipmentDeps {
+export function shipmentDeps(config: ShipmentsConfig): ShipmentDeps & { readonly dpop: BindingDeps } {
+  const client = documentClient(config.data);
   return {
-    shipments: createDynamoShipmentRepository({
-      client: documentClient(config.data),
-      tableName: config.shipmentsTable,
-    }),
+    shipments: createDynamoShipmentRepository({ client, tableName: config.shipmentsTable }),
+    dpop: dpopDeps({ client, tableName: config.sessionsTable }),
   };
 }

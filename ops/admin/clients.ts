@@ -137,6 +137,7 @@ const listed = (client: CustomerClient, now: Date) => ({
   scopes: [...client.scopes],
   enabled: client.enabled,
   secrets: listedSecrets(client.secrets, now),
+  dpopBoundAccessTokens: client.dpopBoundAccessTokens === true,
   createdAt: client.createdAt,
   lastUsedAt: client.lastUsedAt ?? null,
 });
@@ -176,19 +177,25 @@ export async function runClientCommand(
             customerId,
             ...(clientName !== undefined && { name: clientName }),
             scopes,
+            ...(command.dpop && { dpopBoundAccessTokens: true }),
             ...credentials,
           }),
         );
+      const dpop = command.dpop ? ', DPoP-bound tokens only' : '';
       if (command.jwksFile !== undefined) {
         const keys = await keyCredentials(await readJwks(command.jwksFile), context.now());
         await created({ keys });
-        context.print(`created client ${clientId} for customer ${customerId}, scopes ${scopes.join(' ')}`);
+        context.print(
+          `created client ${clientId} for customer ${customerId}, scopes ${scopes.join(' ')}${dpop}`,
+        );
         printKeys(context, clientId, keys);
         return;
       }
       const { secret, stored } = newClientSecret(context.now());
       await created({ secret: stored });
-      context.print(`created client ${clientId} for customer ${customerId}, scopes ${scopes.join(' ')}`);
+      context.print(
+        `created client ${clientId} for customer ${customerId}, scopes ${scopes.join(' ')}${dpop}`,
+      );
       printSecret(context, clientId, stored.id, secret);
       return;
     }

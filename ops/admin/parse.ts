@@ -65,6 +65,8 @@ export type Command =
       readonly clientName: string | undefined;
       /** A JWK Set's file: a client of keys (private_key_jwt), no secret. */
       readonly jwksFile: string | undefined;
+      /** Every token request must carry a DPoP proof (`dpop_bound_access_tokens`). */
+      readonly dpop: boolean;
     }
   | { readonly name: 'client list'; readonly customerId: string | undefined }
   | {
@@ -79,6 +81,7 @@ export type Command =
       readonly redirectUris: readonly string[];
       readonly scopes: readonly Scope[];
       readonly jwksFile: string | undefined;
+      readonly dpop: boolean;
     }
   | { readonly name: 'platform list' }
   | {
@@ -115,6 +118,11 @@ export const valid =
 export const JWKS_OPTION =
   'a JWK Set file of its public keys (one, or two for a rotation; EdDSA, ES256 or PS256): it then ' +
   'authenticates with private_key_jwt and gets no secret (docs/clients.md)';
+
+/** `client add`'s and `platform add`'s `--dpop`. */
+export const DPOP_OPTION =
+  'require DPoP-bound tokens (RFC 9449 dpop_bound_access_tokens): a token request without a DPoP ' +
+  'proof is refused (docs/clients.md)';
 
 /** A commander option parser for an option given at most once (commander keeps the last). */
 export const once =

@@ -49,6 +49,7 @@ const listed = (platform: PlatformClient, now: Date) => ({
   redirectUris: [...platform.platform.redirectUris],
   enabled: platform.enabled,
   secrets: listedSecrets(platform.secrets, now),
+  dpopBoundAccessTokens: platform.dpopBoundAccessTokens === true,
   createdAt: platform.createdAt,
   lastUsedAt: platform.lastUsedAt ?? null,
 });
@@ -99,11 +100,12 @@ export async function runPlatformCommand(command: PlatformCommand, context: Comm
           name: command.platformName,
           scopes: command.scopes,
           redirectUris: command.redirectUris,
+          ...(command.dpop && { dpopBoundAccessTokens: true }),
           ...(issued === undefined ? { keys: keys ?? [] } : { secret: issued.stored }),
         }),
       );
       context.print(
-        `registered platform ${clientId} (${JSON.stringify(command.platformName)}), scopes ${command.scopes.join(' ')}`,
+        `registered platform ${clientId} (${JSON.stringify(command.platformName)}), scopes ${command.scopes.join(' ')}${command.dpop ? ', DPoP-bound tokens only' : ''}`,
       );
       if (issued === undefined) printKeys(context, clientId, keys ?? []);
       else printSecret(context, clientId, issued.stored.id, issued.secret, 'the platform');

@@ -10,7 +10,7 @@ import { isPlatformScope, PLATFORM_SCOPES } from '../../lib/platforms/platforms.
 import { MAX_REDIRECT_URIS } from '../../lib/platforms/redirect-uris.ts';
 import { usageError } from './errors.ts';
 import { group, sub } from './help.ts';
-import { type Command, collect, JWKS_OPTION, once, scopesOf, valid } from './parse.ts';
+import { type Command, collect, DPOP_OPTION, JWKS_OPTION, once, scopesOf, valid } from './parse.ts';
 
 const clientId = valid(ClientIdSchema, 'clientId');
 const uri = valid(v.pipe(v.string(), v.nonEmpty('must not be empty')), 'uri');
@@ -46,14 +46,17 @@ export function addPlatformCommands(program: Program, run: (command: Command) =>
     )
     .requiredOption('--scope <scope>', 'a scope customers may approve for it; repeated for more', collect)
     .option('--jwks <file>', JWKS_OPTION, once('jwks', String))
-    .action((name: string, options: { redirectUri: string[]; scope: string[]; jwks?: string }) =>
-      run({
-        name: 'platform add',
-        platformName: name,
-        redirectUris: options.redirectUri,
-        scopes: platformScopes(options.scope),
-        jwksFile: options.jwks,
-      }),
+    .option('--dpop', DPOP_OPTION)
+    .action(
+      (name: string, options: { redirectUri: string[]; scope: string[]; jwks?: string; dpop?: boolean }) =>
+        run({
+          name: 'platform add',
+          platformName: name,
+          redirectUris: options.redirectUri,
+          scopes: platformScopes(options.scope),
+          jwksFile: options.jwks,
+          dpop: options.dpop === true,
+        }),
     );
   sub(
     platform,

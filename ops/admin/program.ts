@@ -10,7 +10,7 @@ import { ClientIdSchema, ClientNameSchema, SecretIdSchema } from '../../lib/clie
 import { ALL_SCOPES } from '../../lib/scopes.ts';
 import { usageError } from './errors.ts';
 import { group, sub } from './help.ts';
-import { type Command, collect, flagOnce, JWKS_OPTION, once, scopesOf, valid } from './parse.ts';
+import { type Command, collect, DPOP_OPTION, flagOnce, JWKS_OPTION, once, scopesOf, valid } from './parse.ts';
 import { addAuditCommands } from './program-audit.ts';
 import { addKeyCommands } from './program-keys.ts';
 import { addPasskeyCommands, PASSKEY_OR_ALL } from './program-passkeys.ts';
@@ -162,13 +162,15 @@ export function addCommands(program: Program, run: (command: Command) => void): 
       once('name', valid(ClientNameSchema, '--name')),
     )
     .option('--jwks <file>', JWKS_OPTION, once('jwks', String))
-    .action((id: string, options: { scope: string[]; name?: string; jwks?: string }) =>
+    .option('--dpop', DPOP_OPTION)
+    .action((id: string, options: { scope: string[]; name?: string; jwks?: string; dpop?: boolean }) =>
       run({
         name: 'client add',
         customerId: id,
         scopes: scopesOf(options.scope, 'client add'),
         clientName: options.name,
         jwksFile: options.jwks,
+        dpop: options.dpop === true,
       }),
     );
   sub(

@@ -18,7 +18,6 @@ import {
 import { createDynamoAuditTrail } from '../../lib/audit/dynamodb.ts';
 import { createAuditRecorder, createClientAuthAudit, logAuditFailure } from '../../lib/audit/recorder.ts';
 import { createDynamoAuthorizationStore } from '../../lib/authorization/dynamodb.ts';
-import { createDynamoAssertionReplayStore } from '../../lib/clients/dynamodb-assertions.ts';
 import { clientItem } from '../../lib/clients/dynamodb-items.ts';
 import {
   createDynamoClientReader,
@@ -59,6 +58,7 @@ import { createLogger } from '../../lib/log.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { createDynamoChallengeStore, createDynamoPasskeyStore } from '../../lib/passkeys/dynamodb.ts';
 import { relyingPartyOf } from '../../lib/passkeys/webauthn.ts';
+import { ASSERTION_PREFIX, createDynamoReplayStore } from '../../lib/replay/dynamodb.ts';
 import { MAX_REVOKED_SESSIONS } from '../../lib/revocation/revocation.ts';
 import { PROTECTED_ROUTES } from '../../lib/scopes.ts';
 import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
@@ -1121,7 +1121,7 @@ describe('the prod CloudFormation template', () => {
       const challengeStore = createDynamoChallengeStore({ client, tableName: tables.sessions });
       // private_key_jwt's assertion, spent at PAR and at the token endpoint alike.
       const assertionSpent = await sentBy(() =>
-        createDynamoAssertionReplayStore({ client, tableName: tables.sessions }).spend(
+        createDynamoReplayStore({ client, tableName: tables.sessions }, ASSERTION_PREFIX).spend(
           'pcl_0123456789abcdef0123',
           'jti-1',
           2_000_000_000,

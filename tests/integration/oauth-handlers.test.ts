@@ -409,6 +409,7 @@ describe('GET /.well-known/oauth-authorization-server', () => {
         'private_key_jwt',
       ],
       introspection_endpoint_auth_signing_alg_values_supported: ['EdDSA', 'Ed25519', 'ES256', 'PS256'],
+      dpop_signing_alg_values_supported: ['EdDSA', 'Ed25519', 'ES256', 'PS256'],
       scopes_supported: ['tracking:read', 'shipments:write', 'tokens:introspect'],
       discovery_note: `The issuer ${process.env.TOKEN_ISSUER} is an identifier on this stage, not where this document is served (https://abc123.execute-api.eu-central-1.amazonaws.com/prod/.well-known/oauth-authorization-server): configure OAuth clients with this document's URL or the token endpoint.`,
     });

@@ -20,6 +20,7 @@ import { newClientSecret } from '../../lib/clients/secrets.ts';
 import { createDynamoConnectionStore } from '../../lib/connections/dynamodb.ts';
 import type { AppError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
+import { createDynamoReplayStore, DPOP_PREFIX } from '../../lib/replay/dynamodb.ts';
 import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
 import { createDynamoThrottleStore } from '../../lib/throttle/dynamodb.ts';
 import { createLoginThrottle } from '../../lib/throttle/login-throttle.ts';
@@ -107,6 +108,12 @@ beforeAll(async () => {
       clock,
     }),
     sessions: createDynamoSessionStore({ client: dynamo.documentClient, tableName: dynamo.tables.sessions }),
+    dpop: {
+      replay: createDynamoReplayStore(
+        { client: dynamo.documentClient, tableName: dynamo.tables.sessions },
+        DPOP_PREFIX,
+      ),
+    },
     sessionSettings: { maxLifetimeSeconds: 30 * 86_400, reuseGraceSeconds: 30 },
     tokens: createConnectionTokenIssuer({ signingKey: keys.signer, settings }),
     refreshTokens: createConnectionRefreshTokenVerifier({ keys: keys.verifiers, settings, clock }),

@@ -436,7 +436,7 @@ describe('authorizer log lines', () => {
       () => authorizerEvent([`Bearer ${tokens.accessToken}`, 'Bearer junk']),
       '2 authorization headers',
     ],
-    ['another scheme', () => authorizerEvent('Basic YWxpY2U6c2VjcmV0'), 'no Bearer-scheme token'],
+    ['another scheme', () => authorizerEvent('Basic YWxpY2U6c2VjcmV0'), 'no Bearer- or DPoP-scheme token'],
     [
       'a refresh token',
       () => authorizerEvent(`Bearer ${tokens.refreshToken}`),

@@ -40,6 +40,7 @@ import { authorizeEvent } from '../support/authorizer.ts';
 import { COUNTER_SECRET, TOKEN_SETTINGS, testKeys, tokenRequest } from '../support/keys.ts';
 import { memoryClients, noConnections } from '../support/memory-clients.ts';
 import { createMemoryMetrics, noMetrics } from '../support/memory-metrics.ts';
+import { memoryReplay } from '../support/memory-replay.ts';
 import { memoryStatuses } from '../support/memory-statuses.ts';
 import { memoryThrottleStore } from '../support/memory-throttle.ts';
 import { methodArns } from '../support/routes.ts';
@@ -276,6 +277,7 @@ describe('client credentials grant', () => {
     const deps: GrantDeps = {
       clients,
       tokens: createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }),
+      dpop: { replay: memoryReplay() },
       throttle: createLoginThrottle({
         metrics,
         store,
@@ -559,6 +561,7 @@ describe('client secrets of no format we issue, at the grant', () => {
     const deps: GrantDeps = {
       clients,
       tokens: createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }),
+      dpop: { replay: memoryReplay() },
       throttle: createLoginThrottle({
         metrics,
         store,

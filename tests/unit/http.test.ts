@@ -19,6 +19,7 @@ import {
   tokenEvent,
   trackingEvent,
 } from '../fixtures/events.ts';
+import { memoryReplay } from '../support/memory-replay.ts';
 
 const EXP = 1_795_260_000;
 const lines: string[] = [];
@@ -28,6 +29,7 @@ const protectedEndpoint = (now: Date) =>
   endpoint({
     authorized: true,
     route: 'createShipment',
+    dpop: { replay: memoryReplay() },
     body: v.object({ a: v.number() }),
     logger,
     clock: () => now,
@@ -112,6 +114,7 @@ describe('the caller of an administrator’s route (customer:admin)', () => {
     endpoint({
       authorized: true,
       route: 'customerListClients',
+      dpop: { replay: memoryReplay() },
       logger,
       clock: () => now,
       handle: async ({ caller }) => ok({ caller }),

@@ -31,7 +31,8 @@ import { NO_SUCH_CONNECTION } from '../../lib/customer/connections.ts';
 import { PASSKEY_REFUSALS } from '../../lib/customer/passkeys.ts';
 import { ClientParamsSchema, CreateClientSchema } from '../../lib/customer/requests.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
-import { endpoint, publicBaseUrl, validate } from '../../lib/http/endpoint.ts';
+import { publicBaseUrl } from '../../lib/http/base-url.ts';
+import { endpoint, validate } from '../../lib/http/endpoint.ts';
 import { oauthEndpoint } from '../../lib/http/oauth-form.ts';
 import { oauthErrorResponse, problemResponse } from '../../lib/http/problems.ts';
 import { ok, type Reply } from '../../lib/http/responses.ts';
@@ -161,10 +162,19 @@ const ERROR_CODES = Object.keys({
   METHOD_NOT_ALLOWED: 0,
   UNAUTHORIZED_CLIENT: 0,
   INVALID_GRANT: 0,
+  INVALID_DPOP_PROOF: 0,
+  INVALID_BOUND_TOKEN: 0,
 } satisfies Record<ErrorCode, 0>) as ErrorCode[];
 /** What POST on the token endpoint can answer: all but the 405 of another method and the self-service API's own. */
 const POST_ERROR_CODES = ERROR_CODES.filter(
-  (code) => !['METHOD_NOT_ALLOWED', 'CONFLICT', 'RECENT_LOGIN_REQUIRED', 'PASSKEY_REQUIRED'].includes(code),
+  (code) =>
+    ![
+      'METHOD_NOT_ALLOWED',
+      'CONFLICT',
+      'RECENT_LOGIN_REQUIRED',
+      'PASSKEY_REQUIRED',
+      'INVALID_BOUND_TOKEN',
+    ].includes(code),
 );
 
 /**
@@ -182,6 +192,7 @@ const OAUTH_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
         'UNAUTHORIZED_CLIENT',
         'INVALID_REFRESH_TOKEN',
         'INVALID_GRANT',
+        'INVALID_DPOP_PROOF',
       ].includes(code),
   ),
   [INTROSPECTION_PATH]: POST_ERROR_CODES.filter(
@@ -192,6 +203,7 @@ const OAUTH_ERROR_CODES: Record<string, readonly ErrorCode[]> = {
         'UNAUTHORIZED_CLIENT',
         'INVALID_REFRESH_TOKEN',
         'INVALID_GRANT',
+        'INVALID_DPOP_PROOF',
       ].includes(code),
   ),
 };

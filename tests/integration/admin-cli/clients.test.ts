@@ -215,6 +215,7 @@ describe('admin CLI: client list', () => {
           expiresAt: null,
           lastUsedAt: null,
         })),
+        dpopBoundAccessTokens: false,
         createdAt: expect.any(String),
         lastUsedAt: null,
       })),
@@ -833,6 +834,7 @@ describe('admin CLI: client show and unlock', () => {
       scopes: ['tracking:read'],
       enabled: true,
       secrets: [{ id: secretId, createdAt: stored?.createdAt, expiresAt: null, lastUsedAt: null }],
+      dpopBoundAccessTokens: false,
       createdAt: expect.any(String),
       lastUsedAt: null,
       failedAuthentications: {
