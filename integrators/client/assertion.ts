@@ -23,15 +23,15 @@ export interface AssertionKey {
 /** How long an assertion is good for: the service takes at most five minutes. */
 const LIFETIME_SECONDS = 60;
 
-const base64url = (bytes: Uint8Array) =>
+export const base64url = (bytes: Uint8Array) =>
   btoa(String.fromCharCode(...bytes))
     .replaceAll('+', '-')
     .replaceAll('/', '_')
     .replace(/=+$/, '');
-const encodeJson = (value: unknown) => base64url(new TextEncoder().encode(JSON.stringify(value)));
+export const encodeJson = (value: unknown) => base64url(new TextEncoder().encode(JSON.stringify(value)));
 
 /** The JWS algorithm of a key, and the WebCrypto parameters that sign with it. */
-function algorithmOf(key: SigningKey): { readonly alg: string; readonly params: SigningAlgorithm } {
+export function algorithmOf(key: SigningKey): { readonly alg: string; readonly params: SigningAlgorithm } {
   const algorithm = key.algorithm as { name: string; namedCurve?: string; hash?: { name: string } };
   const { name } = algorithm;
   if (name === 'Ed25519') return { alg: 'EdDSA', params: { name } };

@@ -32,6 +32,7 @@ export {
   type RateLimits,
 } from './rate-limits.ts';
 export { retryAfterMs } from './retry-after.ts';
+export type { DpopKeys } from './dpop.ts';
 export type { ClientCredentials, PasswordCredentials } from './session.ts';
 
 export interface ParcelClientOptions {
@@ -143,8 +144,10 @@ export class ParcelClient {
 
     let used = '';
     const send = async () => {
-      used = await this.#session.accessToken(signal);
-      headers.set('authorization', `Bearer ${used}`);
+      // A DPoP-bound token's proof is new for each sending, a retry's too (the service spends it).
+      const authorization = await this.#session.authorization(method, url, signal);
+      used = authorization.token;
+      for (const [name, value] of Object.entries(authorization.headers)) headers.set(name, value);
       return this.#transport.send('request', url, { ...rest, method, headers, body: body ?? null, signal });
     };
     const retry503 = idempotent ?? IDEMPOTENT.has(method);

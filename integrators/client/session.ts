@@ -5,6 +5,7 @@
  */
 import { discard, errorOf, isRecord, MAX_SMALL_ANSWER_BYTES, readJson } from './answers.ts';
 import { type AssertionKey, signAssertion } from './assertion.ts';
+import { type DpopKeys, signProof } from './dpop.ts';
 import { CredentialsRefusedError, ParcelApiError, refusesCredentials } from './errors.ts';
 import { lifetimeOf, renewAt, wholeSecondsLifetime } from './lifetime.ts';
 import { abortable } from './signals.ts';
@@ -28,6 +29,11 @@ export type ClientCredentials = {
   readonly clientId: string;
   /** Ask for some of the client's scopes only, e.g. `['tracking:read']`. Default: all of them. */
   readonly scope?: readonly string[];
+  /**
+   * A key pair to bind the tokens to (DPoP, RFC 9449): each request then carries a proof of it,
+   * and a copied token is useless without the private key. Required by a client registered for DPoP.
+   */
+  readonly dpopKeys?: DpopKeys;
 } & (
   | { readonly clientSecret: string; readonly privateKey?: undefined }
   | (Omit<AssertionKey, 'clientId'> & { readonly clientSecret?: undefined })
@@ -38,6 +44,14 @@ interface Held {
   readonly token: string;
   readonly refreshToken: string | undefined;
   readonly renewAt: number;
+  /** The key a DPoP token is bound to; undefined for a bearer token. */
+  readonly dpopKeys?: DpopKeys | undefined;
+}
+
+/** What a call sends for its token: `Authorization`, and a DPoP-bound token's proof. */
+export interface Authorization {
+  readonly token: string;
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 export class Session {
@@ -68,6 +82,15 @@ export class Session {
     if (this.#renewal === undefined && held !== undefined && this.#now() < held.renewAt) return held.token;
     this.#renewal ??= this.#renew();
     return (await abortable(this.#renewal, signal)).token;
+  }
+
+  /** The headers that send the held (or renewed) token on `method` `url`: a new DPoP proof each call. */
+  async authorization(method: string, url: URL, signal: AbortSignal): Promise<Authorization> {
+    const token = await this.accessToken(signal);
+    const keys = this.#held?.token === token ? this.#held.dpopKeys : undefined;
+    if (keys === undefined) return { token, headers: { authorization: `Bearer ${token}` } };
+    const proof = await signProof(keys, { method, url, accessToken: token }, this.#now());
+    return { token, headers: { authorization: `DPoP ${token}`, dpop: proof } };
   }
 
   /** A 401 to `used`: renew, unless another call renewed since it was sent. */
@@ -197,6 +220,13 @@ export class Session {
       form.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
       form.set('client_assertion', await signAssertion(key, this.#now()));
     } else throw new TypeError('client credentials need a clientSecret or a privateKey');
+    const { dpopKeys } = credentials;
+    if (dpopKeys !== undefined)
+      headers.dpop = await signProof(
+        dpopKeys,
+        { method: 'POST', url: this.#transport.url('/oauth/token') },
+        this.#now(),
+      );
     const response = await this.#transport.post('client-credentials', '/oauth/token', {
       headers,
       body: form.toString(),
@@ -208,7 +238,7 @@ export class Session {
       !isRecord(body) ||
       typeof body.access_token !== 'string' ||
       typeof body.token_type !== 'string' ||
-      body.token_type.toLowerCase() !== 'bearer'
+      body.token_type.toLowerCase() !== (dpopKeys === undefined ? 'bearer' : 'dpop')
     )
       throw new ParcelApiError({
         operation: 'client-credentials',
@@ -219,7 +249,12 @@ export class Session {
       typeof body.expires_in === 'number'
         ? wholeSecondsLifetime(body.expires_in)
         : lifetimeOf(body.access_token, sentAt, Number.NaN);
-    const held = { token: body.access_token, refreshToken: undefined, renewAt: renewAt(sentAt, lifetimeMs) };
+    const held = {
+      token: body.access_token,
+      refreshToken: undefined,
+      renewAt: renewAt(sentAt, lifetimeMs),
+      dpopKeys,
+    };
     if (generation === this.#generation) this.#held = held;
     return held;
   }

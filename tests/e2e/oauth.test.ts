@@ -48,6 +48,7 @@ const MetadataSchema = v.strictObject({
   introspection_endpoint: v.string(),
   introspection_endpoint_auth_methods_supported: v.array(v.string()),
   introspection_endpoint_auth_signing_alg_values_supported: v.array(v.string()),
+  dpop_signing_alg_values_supported: v.array(v.string()),
   scopes_supported: v.array(v.string()),
   response_types_supported: v.array(v.string()),
 });
@@ -152,6 +153,7 @@ describe('the authorization server metadata (RFC 8414)', () => {
         'private_key_jwt',
       ],
       introspection_endpoint_auth_signing_alg_values_supported: ['EdDSA', 'Ed25519', 'ES256', 'PS256'],
+      dpop_signing_alg_values_supported: ['EdDSA', 'Ed25519', 'ES256', 'PS256'],
       scopes_supported: [...GRANTABLE_SCOPES],
       response_types_supported: ['code'],
     });

@@ -58,7 +58,7 @@ import { createLogger } from '../../lib/log.ts';
 import { METRICS } from '../../lib/metrics/metrics.ts';
 import { createDynamoChallengeStore, createDynamoPasskeyStore } from '../../lib/passkeys/dynamodb.ts';
 import { relyingPartyOf } from '../../lib/passkeys/webauthn.ts';
-import { ASSERTION_PREFIX, createDynamoReplayStore } from '../../lib/replay/dynamodb.ts';
+import { ASSERTION_PREFIX, createDynamoReplayStore, DPOP_PREFIX } from '../../lib/replay/dynamodb.ts';
 import { MAX_REVOKED_SESSIONS } from '../../lib/revocation/revocation.ts';
 import { PROTECTED_ROUTES } from '../../lib/scopes.ts';
 import { createDynamoSessionStore } from '../../lib/sessions/dynamodb.ts';
@@ -327,6 +327,7 @@ describe('the prod CloudFormation template', () => {
       createdAt: at,
       updatedAt: at,
       lastUsedAt: at,
+      dpopBoundAccessTokens: true,
     });
     const user = accountItems.user({
       username: 'Alice',
@@ -732,9 +733,20 @@ describe('the prod CloudFormation template', () => {
           StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
         },
       ]);
+      // Each protected function spends the DPoP proofs of bound tokens (dpop#), nothing else there.
+      const dpopSpend = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['dpop#*'] } };
+      for (const role of ['CreateShipmentRole', 'TrackShipmentRole', 'CustomerApiRole'])
+        expect(
+          statementsOf(resources, role)
+            .filter((statement) => JSON.stringify(statement.Resource).includes('"SessionsTable"'))
+            .filter((statement) => JSON.stringify(statement.Condition).includes('dpop#'))
+            .map((statement) => [statement.Action, statement.Condition]),
+          role,
+        ).toEqual([[['dynamodb:UpdateItem'], dpopSpend]]);
       expect(grants('CreateShipmentRole')).toEqual([
         'dynamodb:GetItem on ShipmentsTable',
         'dynamodb:PutItem on ShipmentsTable',
+        'dynamodb:UpdateItem on SessionsTable',
       ]);
       // The authorizer reads user, client and connection items only, and only the attributes it
       // projects: never a hash (a client's revokedTokens: the tokens it revoked itself; a
@@ -763,7 +775,10 @@ describe('the prod CloudFormation template', () => {
           StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
         },
       });
-      expect(grants('TrackShipmentRole')).toEqual(['dynamodb:GetItem on ShipmentsTable']);
+      expect(grants('TrackShipmentRole')).toEqual([
+        'dynamodb:GetItem on ShipmentsTable',
+        'dynamodb:UpdateItem on SessionsTable',
+      ]);
       // The administrators' API: its customer's users' administration, its clients and connections
       // (their lists by the byCustomer index; a connection ended on its platform's item, then
       // deleted: CLIENT# items all), the clients' failed-authentication counters (unlock), the
@@ -785,6 +800,8 @@ describe('the prod CloudFormation template', () => {
           'dynamodb:DeleteItem on AccountsTable',
           'dynamodb:PutItem on AccountsTable',
           'dynamodb:PutItem on SessionsTable',
+          'dynamodb:UpdateItem on SessionsTable',
+          // A DPoP-bound token's proof spent.
           'dynamodb:UpdateItem on SessionsTable',
           // The customer's security policy, read and set.
           'dynamodb:GetItem on AccountsTable',
@@ -934,6 +951,13 @@ describe('the prod CloudFormation template', () => {
           Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
           Resource: [{ 'Fn::GetAtt': ['SessionsTable', 'Arn'] }],
           Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['webauthn#*'] } },
+        },
+        // A DPoP-bound token's proof spent (lib/dpop/binding.ts).
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:UpdateItem'],
+          Resource: [{ 'Fn::GetAtt': ['SessionsTable', 'Arn'] }],
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['dpop#*'] } },
         },
         // The customer's clients and administrators: the index, never a Query or Scan of the
         // table but of the caller's passkeys' partition; the index holds users too, so in named
@@ -1524,6 +1548,18 @@ describe('the prod CloudFormation template', () => {
       await run((admin) =>
         setPolicy(deps, { ...admin, signInMethod: 'passkey' }, { administratorsRequirePasskey: true }),
       );
+      // A DPoP-bound token's proof spent, as customerApiDeps wires it (no client token reaches
+      // these routes' scope, but the binding is checked before the scope).
+      sent.push(
+        ...(await sentBy(() =>
+          createDynamoReplayStore({ client, tableName: config.sessionsTable }, DPOP_PREFIX).spend(
+            'a'.repeat(43),
+            'jti-1',
+            2_000_000_000,
+            'spender-1',
+          ),
+        )),
+      );
       // An end refused after its mark takes the mark back.
       sent.push(...(await sentBy(() => deps.administrations.unmark('Carl', { id: 'end-1', until: 0 }))));
       // A grant whose condition failed: the user is no longer the customer's.
@@ -1547,7 +1583,7 @@ describe('the prod CloudFormation template', () => {
         ),
       );
       expect(granted.filter((grant) => !used.has(grant))).toEqual([]);
-      expect(granted).toHaveLength(23);
+      expect(granted).toHaveLength(24);
     });
 
     it('lets login (and the authorization page’s sign-in) update only a user item’s password hash and the digest of the hash it replaced, a passkey sign-in only its passkey’s counter, refresh and logout only its revokedSessions and cutoff, revocation only a client item’s revokedTokens, the token endpoint only its last use and its connections’ ends, the authorization page only a connection’s approval, and the administrators’ API a user’s administration and client items', () => {

@@ -5,7 +5,7 @@
  * cookie jar; the connection's tokens in front of the real authorizer and handlers; the
  * customer's administrator lists and ends the connection through the self-service API.
  */
-import { decodeJwt } from 'jose';
+import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../dev/local/stack.ts';
@@ -75,20 +75,15 @@ async function authorize(options: { username: string; decision: 'approve' | 'den
   return { verifier, state, signIn, consent, decided, page, request };
 }
 
-async function exchange(location: string, state: string, verifier: string) {
+async function exchange(location: string, state: string, verifier: string, DPoP?: oauth.DPoPHandle) {
   const params = oauth.validateAuthResponse(as, platform, new URL(location), state);
   return oauth.processAuthorizationCodeResponse(
     as,
     platform,
-    await oauth.authorizationCodeGrantRequest(
-      as,
-      platform,
-      platformAuth,
-      params,
-      REDIRECT_URI,
-      verifier,
-      insecure,
-    ),
+    await oauth.authorizationCodeGrantRequest(as, platform, platformAuth, params, REDIRECT_URI, verifier, {
+      ...insecure,
+      ...(DPoP !== undefined && { DPoP }),
+    }),
   );
 }
 
@@ -269,6 +264,52 @@ describe('a platform connects to a customer with the authorization code, PKCE an
     expect((await send(stack, 'GET', '/tracking/X1', { headers: bearer(tokens.access_token) })).status).toBe(
       401,
     );
+  });
+});
+
+describe('a platform binds its access tokens to a key (DPoP, RFC 9449)', () => {
+  it('exchanges its code and refreshes with oauth4webapi’s proofs: DPoP tokens that create shipments only with a proof', async () => {
+    const keys = (await generateKeyPair('ES256', { extractable: true })) as oauth.CryptoKeyPair;
+    const DPoP = oauth.DPoP(platform, keys);
+    const flow = await authorize({ username: 'pf-admin', decision: 'approve' });
+    const tokens = await exchange(
+      flow.decided.headers.get('location') ?? '',
+      flow.state,
+      flow.verifier,
+      DPoP,
+    );
+    expect(tokens.token_type).toBe('dpop');
+    expect(decodeJwt(tokens.access_token).cnf).toEqual({
+      jkt: await calculateJwkThumbprint(await exportJWK(keys.publicKey)),
+    });
+    const shipments = new URL(`${stack.baseUrl}/shipments`);
+    const create = (token: string, options: oauth.ProtectedResourceRequestOptions) =>
+      oauth.protectedResourceRequest(
+        token,
+        'POST',
+        shipments,
+        new Headers({ 'content-type': 'application/json' }),
+        JSON.stringify(SHIPMENT),
+        { ...insecure, ...options },
+      );
+    expect((await create(tokens.access_token, { DPoP })).status).toBe(201);
+    const asBearer = await send(stack, 'POST', '/shipments', {
+      headers: bearer(tokens.access_token),
+      body: SHIPMENT,
+    });
+    expect(asBearer.status).toBe(401);
+    // The refresh token stays the platform's (bound to its credentials, RFC 9449 section 5): a
+    // refresh with a proof binds the next access token, one without gets a bearer token.
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      platform,
+      await oauth.refreshTokenGrantRequest(as, platform, platformAuth, String(tokens.refresh_token), {
+        ...insecure,
+        DPoP,
+      }),
+    );
+    expect(refreshed.token_type).toBe('dpop');
+    expect((await create(refreshed.access_token, { DPoP })).status).toBe(201);
   });
 });
 
