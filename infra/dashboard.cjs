@@ -86,6 +86,8 @@ const OTHER_CHANGES = [
   'passkey.removed',
   'policy.passkeys.required',
   'policy.passkeys.optional',
+  'policy.dpop.required',
+  'policy.dpop.optional',
 ];
 const ADMINISTRATION_REFUSALS = [
   ['NotAdministrator', 'Not (or no longer) an administrator'],

@@ -17,6 +17,7 @@ import { type ClientCredentials, type PasswordCredentials, Session } from './ses
 import { sleep, withTimeout } from './signals.ts';
 import { Transport } from './transport.ts';
 
+export type { DpopKeys } from './dpop.ts';
 export {
   CredentialsRefusedError,
   type Operation,
@@ -32,7 +33,6 @@ export {
   type RateLimits,
 } from './rate-limits.ts';
 export { retryAfterMs } from './retry-after.ts';
-export type { DpopKeys } from './dpop.ts';
 export type { ClientCredentials, PasswordCredentials } from './session.ts';
 
 export interface ParcelClientOptions {

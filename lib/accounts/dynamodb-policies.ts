@@ -18,14 +18,17 @@ export function createDynamoSecurityPolicies({ client, tableName: TableName }: T
           new GetCommand({
             TableName,
             Key: policyKey(customerId),
-            ProjectionExpression: 'administratorsRequirePasskey',
+            ProjectionExpression: 'administratorsRequirePasskey, shipmentsWriteRequiresDpop',
             ConsistentRead: true,
           }),
         ),
       );
       return Item === undefined
         ? DEFAULT_SECURITY_POLICY
-        : { administratorsRequirePasskey: Item.administratorsRequirePasskey === true };
+        : {
+            administratorsRequirePasskey: Item.administratorsRequirePasskey === true,
+            shipmentsWriteRequiresDpop: Item.shipmentsWriteRequiresDpop === true,
+          };
     },
 
     async set(customerId, policy, by) {
@@ -36,6 +39,7 @@ export function createDynamoSecurityPolicies({ client, tableName: TableName }: T
             Item: {
               ...policyKey(customerId),
               administratorsRequirePasskey: policy.administratorsRequirePasskey,
+              shipmentsWriteRequiresDpop: policy.shipmentsWriteRequiresDpop,
               updatedBy: by.actor,
               updatedAt: by.at.toISOString(),
             },

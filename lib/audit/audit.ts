@@ -33,6 +33,9 @@ export const AUDIT_EVENT_TYPES = [
   /** The customer's administrators must sign in with a passkey, or no longer must. */
   'policy.passkeys.required',
   'policy.passkeys.optional',
+  /** The customer's clients and platforms need DPoP-bound tokens for shipments:write, or no longer do. */
+  'policy.dpop.required',
+  'policy.dpop.optional',
   /** An administrator's call from a password's session, refused under that policy. */
   'administration.password.refused',
 ] as const;
@@ -55,6 +58,8 @@ export const ADMINISTRATOR_CHANGES = [
   'passkey.removed',
   'policy.passkeys.required',
   'policy.passkeys.optional',
+  'policy.dpop.required',
+  'policy.dpop.optional',
 ] as const satisfies readonly AuditEventType[];
 
 /** Why a connection ended, as its event says. */

@@ -16,7 +16,7 @@ import {
   type EndConnectionDeps,
   endConnection,
 } from '../connections/connections.ts';
-import { type BindingDeps, grantBinding } from '../dpop/binding.ts';
+import { type GrantBindingDeps, grantBinding } from '../dpop/binding.ts';
 import type { DpopProof } from '../dpop/proof.ts';
 import { AppError } from '../errors.ts';
 import { describeError } from '../log.ts';
@@ -40,7 +40,7 @@ export interface PlatformGrantDeps extends ClientAuthDeps, Omit<EndConnectionDep
   readonly sessionSettings: SessionSettings;
   readonly tokens: ConnectionTokenIssuer;
   readonly refreshTokens: ConnectionRefreshTokenVerifier;
-  readonly dpop: BindingDeps;
+  readonly dpop: GrantBindingDeps;
 }
 
 export interface PlatformGrant extends IssuedConnectionTokens {
@@ -132,8 +132,6 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
       quota,
       'The code_verifier is not 43 to 128 unreserved characters (RFC 7636 section 4.1).',
     );
-  // Before the code is spent: a refused proof leaves the code for a good one.
-  const jkt = await grantBinding(deps.dpop, client, request.dpop, quota);
   // All the code was issued for, in the one conditional write that spends it.
   const binding = {
     clientId: client.clientId,
@@ -157,6 +155,11 @@ export async function exchangeCode(deps: PlatformGrantDeps, request: CodeExchang
   if (!same) throw invalidGrant(quota, 'The connection the code was issued for has ended.');
   const scopes = heldScopes(client, code);
   if (scopes.length === 0) throw noScope(quota);
+  const jkt = await grantBinding(
+    deps.dpop,
+    { client, customerId: connection.customerId, scopes, quota },
+    request.dpop,
+  );
   // Its own prefix, so the token endpoint's role reaches connections' sessions and codes alone.
   const sessionId = `${CONNECTION_SESSION_PREFIX}${randomUUID()}`;
   const refreshJti = randomUUID();
@@ -243,7 +246,11 @@ export async function refreshConnection(
   const scopes =
     request.scopes === undefined ? held : held.filter((scope) => request.scopes?.includes(scope));
   // Before the rotation: a refused proof spends no refresh token.
-  const jkt = await grantBinding(deps.dpop, client, request.dpop, quota);
+  const jkt = await grantBinding(
+    deps.dpop,
+    { client, customerId: connection.customerId, scopes, quota },
+    request.dpop,
+  );
   const now = (deps.clock ?? systemClock)();
   const step = {
     sessionId: claims.sessionId,

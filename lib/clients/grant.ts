@@ -4,7 +4,7 @@
  * last use is recorded, at most once an hour (docs/clients.md, "Last use").
  */
 
-import { type BindingDeps, grantBinding } from '../dpop/binding.ts';
+import { type GrantBindingDeps, grantBinding } from '../dpop/binding.ts';
 import type { DpopProof } from '../dpop/proof.ts';
 import { AppError } from '../errors.ts';
 import { describeError } from '../log.ts';
@@ -23,7 +23,7 @@ import { lastUseDue } from './secrets.ts';
 
 export interface GrantDeps extends ClientAuthDeps {
   readonly tokens: ClientTokenIssuer;
-  readonly dpop: BindingDeps;
+  readonly dpop: GrantBindingDeps;
 }
 
 export type GrantRequest = ClientCredentials & {
@@ -79,7 +79,11 @@ export async function grantClientToken(deps: GrantDeps, request: GrantRequest): 
     metrics.count({ name: 'ClientTokenRefused', reason: 'InvalidScope' });
     throw new AppError('INVALID_SCOPE', { quota });
   }
-  const jkt = await grantBinding(deps.dpop, client, request.dpop, quota);
+  const jkt = await grantBinding(
+    deps.dpop,
+    { client, customerId: client.customerId, scopes, quota },
+    request.dpop,
+  );
   // Beside the signing; awaited, as Lambda freezes whatever is still running once it has answered.
   const [token] = await Promise.all([
     deps.tokens.issue({

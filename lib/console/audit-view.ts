@@ -30,6 +30,8 @@ const EVENT_NAMES = {
   'passkey.removed': 'Passkey removed',
   'policy.passkeys.required': 'Passkeys required of administrators',
   'policy.passkeys.optional': 'Passkeys no longer required',
+  'policy.dpop.required': 'DPoP required for shipments:write',
+  'policy.dpop.optional': 'DPoP no longer required for shipments:write',
   'administration.password.refused': 'Password sign-in refused (passkeys required)',
 } as const satisfies Record<AuditEventType, string>;
 

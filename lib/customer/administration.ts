@@ -17,13 +17,20 @@ import type { LockRules } from '../throttle/locks.ts';
 import type { ThrottleStore } from '../throttle/throttle.ts';
 import type { Clock } from '../time.ts';
 
-/** A customer's security policy (lib/customer/security-policy.ts): a passkey required of its administrators. */
+/**
+ * A customer's security policy (lib/customer/security-policy.ts): a passkey required of its
+ * administrators; DPoP-bound tokens required of its clients and platforms for shipments:write.
+ */
 export interface SecurityPolicy {
   readonly administratorsRequirePasskey: boolean;
+  readonly shipmentsWriteRequiresDpop: boolean;
 }
 
 /** A customer that never set one. */
-export const DEFAULT_SECURITY_POLICY: SecurityPolicy = { administratorsRequirePasskey: false };
+export const DEFAULT_SECURITY_POLICY: SecurityPolicy = {
+  administratorsRequirePasskey: false,
+  shipmentsWriteRequiresDpop: false,
+};
 
 export interface SecurityPolicies {
   /** The customer's policy, DEFAULT_SECURITY_POLICY if it has none: a consistent read. */

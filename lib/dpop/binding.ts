@@ -25,23 +25,45 @@ export interface BindingDeps {
   readonly replay: ReplayStore;
 }
 
+/** The scope whose tokens a customer may require to be bound (its security policy). */
+export const DPOP_POLICY_SCOPE = 'shipments:write';
+
+export interface GrantBindingDeps extends BindingDeps {
+  /**
+   * Whether the customer requires DPoP-bound tokens of every client holding DPOP_POLICY_SCOPE
+   * (lib/customer/security-policy.ts): read only for a grant of that scope without a proof.
+   */
+  readonly customerRequiresDpop: (customerId: string) => Promise<boolean>;
+}
+
+const dpopRefused = (quota: readonly QuotaState[], detail: string) =>
+  new AppError('INVALID_DPOP_PROOF', { quota, detail });
+
 /**
  * The thumbprint the grant's tokens are bound to (`cnf.jkt`): the proof's, its `jti` spent now,
  * once the client is known and the grant otherwise good, so a refused grant spends nothing.
- * Undefined without a proof, unless the client is registered for DPoP (`dpop_bound_access_tokens`).
+ * Undefined without a proof, unless the client is registered for DPoP (`dpop_bound_access_tokens`)
+ * or its customer requires DPoP for the grant's shipments:write.
  */
 export async function grantBinding(
-  deps: BindingDeps,
-  client: { readonly dpopBoundAccessTokens?: boolean },
+  deps: GrantBindingDeps,
+  grant: {
+    readonly client: { readonly dpopBoundAccessTokens?: boolean };
+    readonly customerId: string;
+    readonly scopes: readonly string[];
+    readonly quota: readonly QuotaState[];
+  },
   proof: DpopProof | undefined,
-  quota: readonly QuotaState[],
 ): Promise<string | undefined> {
+  const { quota } = grant;
   if (proof === undefined) {
-    if (client.dpopBoundAccessTokens === true)
-      throw new AppError('INVALID_DPOP_PROOF', {
+    if (grant.client.dpopBoundAccessTokens === true)
+      throw dpopRefused(quota, 'This client is registered for DPoP-bound tokens: send a DPoP proof.');
+    if (grant.scopes.includes(DPOP_POLICY_SCOPE) && (await deps.customerRequiresDpop(grant.customerId)))
+      throw dpopRefused(
         quota,
-        detail: 'This client is registered for DPoP-bound tokens: send a DPoP proof.',
-      });
+        `The customer requires DPoP-bound tokens for ${DPOP_POLICY_SCOPE}: send a DPoP proof, or ask for other scopes.`,
+      );
     return undefined;
   }
   try {

@@ -1,3 +1,4 @@
+import { createDynamoSecurityPolicies } from '../accounts/dynamodb-policies.ts';
 import { createDynamoAuditTrail } from '../audit/dynamodb.ts';
 import {
   type AuditRecorder,
@@ -84,7 +85,12 @@ export async function oauthTokenDeps(
   const signingKey = async () => (await keyring()).signingKey;
   const recorder = auditRecorder(config, metrics);
   const clientAuth = await clientAuthDeps(config, keyring, metrics, recorder);
-  const dpop = { replay: createDynamoReplayStore({ client, tableName: config.sessionsTable }, DPOP_PREFIX) };
+  const policies = createDynamoSecurityPolicies(accounts);
+  const dpop = {
+    replay: createDynamoReplayStore({ client, tableName: config.sessionsTable }, DPOP_PREFIX),
+    customerRequiresDpop: async (customerId: string) =>
+      (await policies.find(customerId)).shipmentsWriteRequiresDpop,
+  };
   return {
     ...clientAuth,
     tokens: createClientTokenIssuer({ signingKey, settings: config.tokens }),

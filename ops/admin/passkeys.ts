@@ -17,8 +17,9 @@ type PasskeyCommand = Extract<
 
 export async function runPasskeyCommand(command: PasskeyCommand, context: CommandContext): Promise<void> {
   if (command.name === 'customer policy') {
-    const policy = { administratorsRequirePasskey: command.requirePasskey };
     const current = await context.policies().find(command.customerId);
+    // The DPoP rule stays as the customer's administrators set it.
+    const policy = { ...current, administratorsRequirePasskey: command.requirePasskey };
     if (current.administratorsRequirePasskey === command.requirePasskey) {
       context.print(`customer ${command.customerId}'s policy is already that; nothing changed`);
       return;

@@ -283,3 +283,36 @@ describe('a token request', () => {
     expect(asDpop.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_token"/);
   });
 });
+
+describe('the customer’s policy', () => {
+  it('requires DPoP of its clients for shipments:write once an administrator sets it, and leaves tracking:read alone', async () => {
+    const password = 'correct horse battery staple';
+    await stackAdmin(stack, ['user', 'add', 'dpop-admin', '--customer', CUSTOMER], `${password}\n`);
+    await stackAdmin(stack, ['user', 'admin', 'grant', 'dpop-admin']);
+    const login = await fetch(`${stack.baseUrl}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'dpop-admin', password }),
+    });
+    const { token } = (await login.json()) as { token: string };
+    const setPolicy = (shipmentsWriteRequiresDpop: boolean) =>
+      fetch(`${stack.baseUrl}/customer/security-policy`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ shipmentsWriteRequiresDpop }),
+      });
+    expect((await setPolicy(true)).status).toBe(200);
+    const ask = (scope: string, options: oauth.TokenEndpointRequestOptions = {}) =>
+      oauth.clientCredentialsGrantRequest(as, client, auth, { scope }, { ...INSECURE, ...options });
+    const refused = await ask('tracking:read shipments:write');
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({
+      error: 'invalid_dpop_proof',
+      error_description: expect.stringContaining('shipments:write'),
+    });
+    expect((await ask('tracking:read')).status).toBe(200);
+    expect((await ask('tracking:read shipments:write', { DPoP: dpop })).status).toBe(200);
+    expect((await setPolicy(false)).status).toBe(200);
+    expect((await ask('tracking:read shipments:write')).status).toBe(200);
+  });
+});

@@ -11,6 +11,7 @@ import { functionEnvironment, functionNames } from '../../infra/function-env.ts'
 import { readStageParams } from '../../infra/stage-params.ts';
 import { createDynamoAccountRepository, createDynamoAdministrations } from '../../lib/accounts/dynamodb.ts';
 import { accountItems } from '../../lib/accounts/dynamodb-items.ts';
+import { createDynamoSecurityPolicies } from '../../lib/accounts/dynamodb-policies.ts';
 import {
   createDynamoSessionTokenRevoker,
   createDynamoStatusReader,
@@ -586,6 +587,8 @@ describe('the prod CloudFormation template', () => {
       expect(grants('OAuthTokenRole')).toEqual(
         [
           'dynamodb:GetItem on AccountsTable',
+          // The customer's security policy (DPoP for shipments:write), in its projection.
+          'dynamodb:GetItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:UpdateItem on AccountsTable',
           'dynamodb:DeleteItem on AccountsTable',
@@ -927,7 +930,14 @@ describe('the prod CloudFormation template', () => {
           Condition: {
             'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CUSTOMER#*'] },
             'ForAllValues:StringEquals': {
-              'dynamodb:Attributes': ['pk', 'sk', 'administratorsRequirePasskey', 'updatedBy', 'updatedAt'],
+              'dynamodb:Attributes': [
+                'pk',
+                'sk',
+                'administratorsRequirePasskey',
+                'shipmentsWriteRequiresDpop',
+                'updatedBy',
+                'updatedAt',
+              ],
             },
           },
         },
@@ -1254,6 +1264,16 @@ describe('the prod CloudFormation template', () => {
           ...clientRead,
           ...(await sentBy(() => createDynamoClientReader(accounts).recordUse(clientId, '0a1b2c3d', now))),
           ...assertionSpent,
+          // A DPoP proof spent, and the customer's policy read for a grant without one.
+          ...(await sentBy(() =>
+            createDynamoReplayStore({ client, tableName: tables.sessions }, DPOP_PREFIX).spend(
+              'a'.repeat(43),
+              'jti-1',
+              2_000_000_000,
+              'spender-1',
+            ),
+          )),
+          ...(await sentBy(() => createDynamoSecurityPolicies(accounts).find('C-1001'))),
           ...(await sentBy(() => requests.redeemCode(code.digest, code, 'redemption-1', now))),
           ...(await sentBy(() => connections.find(clientId, 'C-1001'))),
           ...(await sentBy(() =>
@@ -1707,7 +1727,14 @@ describe('the prod CloudFormation template', () => {
         Condition: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CUSTOMER#*'] },
           'ForAllValues:StringEquals': {
-            'dynamodb:Attributes': ['pk', 'sk', 'administratorsRequirePasskey', 'updatedBy', 'updatedAt'],
+            'dynamodb:Attributes': [
+              'pk',
+              'sk',
+              'administratorsRequirePasskey',
+              'shipmentsWriteRequiresDpop',
+              'updatedBy',
+              'updatedAt',
+            ],
           },
         },
       };

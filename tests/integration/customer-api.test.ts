@@ -902,6 +902,7 @@ describe('the customer’s passkey policy', () => {
     const alice = await signIn('admin-alice');
     expect(bodyOf(await call(api, request(alice, 'GET', POLICY)))).toEqual({
       administratorsRequirePasskey: false,
+      shipmentsWriteRequiresDpop: false,
     });
 
     const fromPassword = await call(
@@ -912,6 +913,7 @@ describe('the customer’s passkey policy', () => {
     expect(fromPassword.headers?.['WWW-Authenticate']).toBe(STEP_UP);
     expect(bodyOf(await call(api, request(alice, 'GET', POLICY)))).toEqual({
       administratorsRequirePasskey: false,
+      shipmentsWriteRequiresDpop: false,
     });
 
     const on = await call(
@@ -944,11 +946,27 @@ describe('the customer’s passkey policy', () => {
     expect((await call(api, request(alice, 'GET', CLIENTS))).statusCode).toBe(200);
   });
 
-  it('refuses a body other than administratorsRequirePasskey, true or false, and changes nothing', async () => {
+  it('sets the DPoP rule alone, keeping the passkey rule, in the trail', async () => {
+    const alice = await signIn('admin-alice');
+    const on = await call(api, request(alice, 'PUT', POLICY, { body: { shipmentsWriteRequiresDpop: true } }));
+    expect(bodyOf(on)).toEqual({ administratorsRequirePasskey: false, shipmentsWriteRequiresDpop: true });
+    const off = await call(
+      api,
+      request(alice, 'PUT', POLICY, { body: { shipmentsWriteRequiresDpop: false } }),
+    );
+    expect(bodyOf(off)).toEqual({ administratorsRequirePasskey: false, shipmentsWriteRequiresDpop: false });
+    const { events } = await trail.list({ customerId: 'C-2001', limit: 100 });
+    expect(events.map((event) => event.type)).toEqual(
+      expect.arrayContaining(['policy.dpop.required', 'policy.dpop.optional']),
+    );
+  });
+
+  it('refuses a body that sets no rule, or another, or not true or false, and changes nothing', async () => {
     const alice = withPasskey(await signIn('admin-alice'));
     for (const body of [
       {},
       { administratorsRequirePasskey: 'yes' },
+      { shipmentsWriteRequiresDpop: 1 },
       { administratorsRequirePasskey: true, more: 1 },
     ]) {
       const answer = await call(api, request(alice, 'PUT', POLICY, { body }));
@@ -956,6 +974,7 @@ describe('the customer’s passkey policy', () => {
     }
     expect(bodyOf(await call(api, request(alice, 'GET', POLICY)))).toEqual({
       administratorsRequirePasskey: false,
+      shipmentsWriteRequiresDpop: false,
     });
   });
 });

@@ -113,6 +113,7 @@ beforeAll(async () => {
         { client: dynamo.documentClient, tableName: dynamo.tables.sessions },
         DPOP_PREFIX,
       ),
+      customerRequiresDpop: async () => false,
     },
     sessionSettings: { maxLifetimeSeconds: 30 * 86_400, reuseGraceSeconds: 30 },
     tokens: createConnectionTokenIssuer({ signingKey: keys.signer, settings }),

@@ -277,7 +277,7 @@ describe('client credentials grant', () => {
     const deps: GrantDeps = {
       clients,
       tokens: createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }),
-      dpop: { replay: memoryReplay() },
+      dpop: { replay: memoryReplay(), customerRequiresDpop: async () => false },
       throttle: createLoginThrottle({
         metrics,
         store,
@@ -561,7 +561,7 @@ describe('client secrets of no format we issue, at the grant', () => {
     const deps: GrantDeps = {
       clients,
       tokens: createClientTokenIssuer({ signingKey: keys.signer, settings: CLIENT_SETTINGS }),
-      dpop: { replay: memoryReplay() },
+      dpop: { replay: memoryReplay(), customerRequiresDpop: async () => false },
       throttle: createLoginThrottle({
         metrics,
         store,

@@ -131,25 +131,53 @@ describe('a DPoP proof at the token endpoint', () => {
   });
 });
 
+const grantOf = (client: { dpopBoundAccessTokens?: boolean }, scopes: string[] = ['tracking:read']) => ({
+  client,
+  customerId: 'C-1001',
+  scopes,
+  quota: [],
+});
+
 describe('a grant’s binding', () => {
   it('binds to the proof’s key and spends its jti: the same proof again is refused', async () => {
-    const deps = { replay: memoryReplay() };
+    const deps = { replay: memoryReplay(), customerRequiresDpop: async () => false };
     const checked = await verifyProof(await proof(), atToken);
-    await expect(grantBinding(deps, {}, checked, [])).resolves.toBe(checked.jkt);
-    await expect(grantBinding(deps, {}, checked, [])).rejects.toMatchObject({
+    await expect(grantBinding(deps, grantOf({}), checked)).resolves.toBe(checked.jkt);
+    await expect(grantBinding(deps, grantOf({}), checked)).rejects.toMatchObject({
       ...refused,
       detail: 'The DPoP proof was used before.',
     });
   });
 
   it('refuses a client registered for DPoP without a proof, and binds nothing for another', async () => {
-    const deps = { replay: memoryReplay() };
-    await expect(grantBinding(deps, { dpopBoundAccessTokens: true }, undefined, [])).rejects.toMatchObject({
+    const deps = { replay: memoryReplay(), customerRequiresDpop: async () => false };
+    await expect(
+      grantBinding(deps, grantOf({ dpopBoundAccessTokens: true }), undefined),
+    ).rejects.toMatchObject({
       ...refused,
       detail: expect.stringMatching(/registered for DPoP/),
     });
-    await expect(grantBinding(deps, {}, undefined, [])).resolves.toBeUndefined();
+    await expect(grantBinding(deps, grantOf({}), undefined)).resolves.toBeUndefined();
     expect(deps.replay.spent.size).toBe(0);
+  });
+
+  it('refuses a grant of shipments:write without a proof where the customer requires DPoP, reading its policy only then', async () => {
+    const asked: string[] = [];
+    const deps = {
+      replay: memoryReplay(),
+      customerRequiresDpop: async (customerId: string) => {
+        asked.push(customerId);
+        return true;
+      },
+    };
+    await expect(grantBinding(deps, grantOf({}, ['shipments:write']), undefined)).rejects.toMatchObject({
+      ...refused,
+      detail: expect.stringMatching(/customer requires DPoP-bound tokens for shipments:write/),
+    });
+    await expect(grantBinding(deps, grantOf({}, ['tracking:read']), undefined)).resolves.toBeUndefined();
+    const checked = await verifyProof(await proof(), atToken);
+    await expect(grantBinding(deps, grantOf({}, ['shipments:write']), checked)).resolves.toBe(checked.jkt);
+    expect(asked).toEqual(['C-1001']);
   });
 });
 

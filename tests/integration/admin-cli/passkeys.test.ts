@@ -112,18 +112,24 @@ describe('admin CLI: customer policy', () => {
     const policies = createDynamoSecurityPolicies(accounts());
     await policies.set(
       customerId,
-      { administratorsRequirePasskey: true },
+      { administratorsRequirePasskey: true, shipmentsWriteRequiresDpop: false },
       { actor: 'user:x', at: new Date() },
     );
 
     const off = await admin(['customer', 'policy', customerId, '--require-passkey', 'false']);
     expect(off).toMatchObject({ code: 0, stderr: [] });
     expect(off.stdout).toBe(`customer ${customerId}'s administrators may sign in with a password again`);
-    await expect(policies.find(customerId)).resolves.toEqual({ administratorsRequirePasskey: false });
+    await expect(policies.find(customerId)).resolves.toEqual({
+      administratorsRequirePasskey: false,
+      shipmentsWriteRequiresDpop: false,
+    });
     const again = await adminOk(['customer', 'policy', customerId, '--require-passkey', 'false']);
     expect(again.stdout).toBe(`customer ${customerId}'s policy is already that; nothing changed`);
     await adminOk(['customer', 'policy', customerId, '--require-passkey', 'true']);
-    await expect(policies.find(customerId)).resolves.toEqual({ administratorsRequirePasskey: true });
+    await expect(policies.find(customerId)).resolves.toEqual({
+      administratorsRequirePasskey: true,
+      shipmentsWriteRequiresDpop: false,
+    });
 
     expect(
       (await eventsOf(customerId))
