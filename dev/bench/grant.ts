@@ -21,6 +21,9 @@
  * grant's floor with a key's work in place of the secret check: a jose jwtVerify of the
  * assertion and its jti's conditional UpdateItem.
  *
+ * So is a protected call with a DPoP-bound token (dev/bench/dpop.ts): the authorizer's handler
+ * and the protected function's proof check, against two jose verifies and one conditional write.
+ *
  * So is the first grant of a secret's hour, which records the secret's last use
  * (dev/bench/last-use.ts), against the grant's floor with the store's own last-use write
  * (a conditional UpdateItem) beside the sign, as the grant runs it.
@@ -43,6 +46,7 @@ import {
   SCOPE_CLAIM,
   SECRET_ID_CLAIM,
 } from '../../lib/tokens/claims.ts';
+import { createClientTokenIssuer } from '../../lib/tokens/issue.ts';
 import {
   importSigningKey,
   importVerificationKeys,
@@ -54,9 +58,11 @@ import { CLOCK_TOLERANCE_SECONDS } from '../../lib/tokens/verify.ts';
 import { lambdaContext } from '../../tests/fixtures/events.ts';
 import { bareClientAuthentication, storedSecrets } from './client-auth.ts';
 import { type BareAttempt, bareCounters } from './counters.ts';
+import { dpopVariants } from './dpop.ts';
 import {
   BENCH_SOURCE,
   grant200,
+  importAuthorizer,
   importOAuthIntrospect,
   importOAuthToken,
   introspectActive,
@@ -224,6 +230,28 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
     const introspectTemplate = introspectionEvent(stage.client, issued);
     let introspectEvents: APIGatewayProxyEvent[] = [];
 
+    // DPoP: a token of the bench client bound to a key, through the authorizer and the proof check.
+    const dpop = await dpopVariants({
+      client,
+      sessionsTable: tables.sessions,
+      authorizer: await importAuthorizer(),
+      boundToken: async (jkt) =>
+        (
+          await createClientTokenIssuer({
+            signingKey: async () => signingKey,
+            settings: config.tokens,
+          }).issue({
+            clientId,
+            grant: { secretId: String(claims[SECRET_ID_CLAIM]) },
+            customerId: String(claims[CUSTOMER_CLAIM]),
+            scopes: ['tracking:read'],
+            issuedAt: Math.floor(Date.now() / 1000),
+            jkt,
+          })
+        ).accessToken,
+      verify: (token) => jwtVerify(token, verificationKey, verifyOptions),
+    });
+
     const context = lambdaContext();
     /** The token handler on each batch's own events: the middleware chain rewrites their headers. */
     const grantVariant = <TName extends string>(
@@ -294,6 +322,7 @@ export async function grantPart(options: { endpoint: string; plan: Plan }): Prom
             await keyGrantFloor(assertion);
           },
         },
+        ...dpop,
         grantVariant('knownSourceGrant', copies(colleague)),
         { name: 'knownSourceFloor', run: knownSourceFloor },
         grantVariant('lastUseGrant', async (calls) => (await due.setBack(calls)).map(tokenRequestEvent)),

@@ -106,6 +106,8 @@ function measured(results: BenchResults): Map<string, number> {
   const { keyGrant, keyGrantFloor } = results.grant.samples;
   set('keyGrantRatio', keyGrant.medianUs / keyGrantFloor.medianUs);
   set('keyGrantOverGrant', keyGrant.medianUs / grant.medianUs);
+  const { dpopCall, dpopFloor } = results.grant.samples;
+  set('dpopCallRatio', dpopCall.medianUs / dpopFloor.medianUs);
   set(
     'introspectionRatio',
     results.grant.samples.introspect.medianUs / results.grant.samples.introspectFloor.medianUs,

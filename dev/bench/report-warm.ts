@@ -119,6 +119,8 @@ export function grantSection(result: GrantResult): string {
     lastUseFloor,
     keyGrant,
     keyGrantFloor,
+    dpopCall,
+    dpopFloor,
   } = result.samples;
   const bare = secretCheck.medianUs + getItem.medianUs + sign.medianUs;
   const derived = [
@@ -145,6 +147,8 @@ export function grantSection(result: GrantResult): string {
     ['private_key_jwt grant − its floor (own work)', ms(keyGrant.medianUs - keyGrantFloor.medianUs)],
     ['private_key_jwt grant ÷ the secret’s grant', times(keyGrant.medianUs / grant.medianUs)],
     ['private_key_jwt grant − the secret’s grant (a key’s cost)', ms(keyGrant.medianUs - grant.medianUs)],
+    ['DPoP call ÷ its floor', times(dpopCall.medianUs / dpopFloor.medianUs)],
+    ['DPoP call − its floor (own work)', ms(dpopCall.medianUs - dpopFloor.medianUs)],
   ];
   return [
     '## 9. Client credentials grant and token introspection, warm (embedded DynamoDB on loopback)',
@@ -158,7 +162,10 @@ export function grantSection(result: GrantResult): string {
     'a secret’s hour, which writes the secret’s [last use](clients.md#last-use) beside the sign,',
     'against the floor with that write beside its sign; and a client of keys’ `private_key_jwt`',
     'grant, against the floor with the assertion’s jwtVerify and its `jti`’s conditional write',
-    'in place of the secret check ([keys](clients.md#keys-instead-of-secrets)).',
+    'in place of the secret check ([keys](clients.md#keys-instead-of-secrets)); and a protected',
+    'call with a DPoP-bound token of the client (the authorizer’s handler, then the protected',
+    'function’s proof check), against two jose verifies and the proof’s conditional write',
+    '([tokens bound to a key](clients.md#tokens-bound-to-a-key)).',
     '',
     table(SAMPLE_HEADER, [
       sampleRow('Token handler, client credentials grant (form body, HTTP Basic)', grant),
@@ -192,6 +199,14 @@ export function grantSection(result: GrantResult): string {
       sampleRow(
         'private_key_jwt floor: the two DynamoDB steps around the assertion’s jwtVerify and its jti’s conditional UpdateItem, then the sign',
         keyGrantFloor,
+      ),
+      sampleRow(
+        'A call with a DPoP-bound token: the authorizer’s handler, then the protected function’s proof check (an ES256 proof)',
+        dpopCall,
+      ),
+      sampleRow(
+        'DPoP floor: jwtVerify of the token, jwtVerify of the proof with its embedded key, its jti’s conditional UpdateItem',
+        dpopFloor,
       ),
     ]),
     '',

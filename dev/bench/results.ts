@@ -59,6 +59,10 @@ export interface GrantResult {
     readonly keyGrant: Sample;
     /** Its floor: the grant's two DynamoDB steps around the assertion's jwtVerify and its jti's conditional UpdateItem, then the sign. */
     readonly keyGrantFloor: Sample;
+    /** A call with a DPoP-bound token: the authorizer's handler, then the protected function's proof check (dev/bench/dpop.ts). */
+    readonly dpopCall: Sample;
+    /** Its floor: jose jwtVerify of the token, of the proof with its embedded key, and the proof's jti's conditional UpdateItem. */
+    readonly dpopFloor: Sample;
     /** The grant from a source the client knows, while strangers have locked the client. */
     readonly knownSourceGrant: Sample;
     /** Its floor: the secret check between the known-source path's eight requests made bare, then the sign. */

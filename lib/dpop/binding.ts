@@ -27,6 +27,11 @@ export interface BindingDeps {
 
 /** The scope whose tokens a customer may require to be bound (its security policy). */
 export const DPOP_POLICY_SCOPE = 'shipments:write';
+/**
+ * How long a token endpoint's container trusts a customer's DPoP rule once read: the warm grant
+ * reads nothing more, and a change of the rule lands within this bound (docs/administrators.md).
+ */
+export const DPOP_POLICY_CACHE_SECONDS = 30;
 
 export interface GrantBindingDeps extends BindingDeps {
   /**

@@ -8,6 +8,7 @@ import {
 } from '../audit/recorder.ts';
 import { createDynamoAuthorizationStore } from '../authorization/dynamodb.ts';
 import type { PlatformGrantDeps } from '../authorization/grants.ts';
+import { expiringCache } from '../cache.ts';
 import type { ClientAuthDeps } from '../clients/client-auth.ts';
 import { createDynamoClientReader, createDynamoClientTokenRevoker } from '../clients/dynamodb-readers.ts';
 import type { GrantDeps } from '../clients/grant.ts';
@@ -20,6 +21,7 @@ import type {
   OAuthTokenConfig,
 } from '../config.ts';
 import { createDynamoConnectionStore } from '../connections/dynamodb.ts';
+import { DPOP_POLICY_CACHE_SECONDS } from '../dpop/binding.ts';
 import { logger } from '../log.ts';
 import type { FlushingMetrics } from '../metrics/powertools.ts';
 import { ASSERTION_PREFIX, createDynamoReplayStore, DPOP_PREFIX } from '../replay/dynamodb.ts';
@@ -86,10 +88,14 @@ export async function oauthTokenDeps(
   const recorder = auditRecorder(config, metrics);
   const clientAuth = await clientAuthDeps(config, keyring, metrics, recorder);
   const policies = createDynamoSecurityPolicies(accounts);
+  const rules = expiringCache<string, boolean>({
+    ttlMs: DPOP_POLICY_CACHE_SECONDS * 1000,
+    maxEntries: 1000,
+  });
   const dpop = {
     replay: createDynamoReplayStore({ client, tableName: config.sessionsTable }, DPOP_PREFIX),
-    customerRequiresDpop: async (customerId: string) =>
-      (await policies.find(customerId)).shipmentsWriteRequiresDpop,
+    customerRequiresDpop: (customerId: string) =>
+      rules.get(customerId, async () => (await policies.find(customerId)).shipmentsWriteRequiresDpop),
   };
   return {
     ...clientAuth,

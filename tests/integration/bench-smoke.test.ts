@@ -102,7 +102,7 @@ describe('npm run bench -- --quick', () => {
     // platform's code exchange and refresh against theirs and its three grants against
     // node-oidc-provider's, 17 functions' bundled ÷ unbundled import, the load test's errors,
     // the bulk import's throughput.
-    expect(targets).toHaveLength(40);
+    expect(targets).toHaveLength(41);
     expect(targets.map(([name]) => name)).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^Client credentials grant warm ÷ its floor/),
@@ -177,7 +177,7 @@ describe('npm run bench -- --quick', () => {
     }
   });
 
-  it('times the client credentials grant and token introspection against their floors, the secret check, one GetItem, the sign and the verify, and the grant that records its last use and the private_key_jwt grant against their own', () => {
+  it('times the client credentials grant and token introspection against their floors, the secret check, one GetItem, the sign and the verify, and the grant that records its last use, the private_key_jwt grant and a DPoP-bound call against their own', () => {
     const rows = rowsAfter('## 9. Client credentials grant');
     const timed = rows.filter((row) => row.length === 4);
     expect(timed.map(([variant]) => variant)).toEqual([
@@ -195,6 +195,8 @@ describe('npm run bench -- --quick', () => {
       expect.stringMatching(/^First-of-the-hour floor: .*UpdateItem beside the sign$/),
       expect.stringMatching(/^Token handler, private_key_jwt grant/),
       expect.stringMatching(/^private_key_jwt floor: .*jwtVerify.*conditional UpdateItem/),
+      expect.stringMatching(/^A call with a DPoP-bound token: the authorizer’s handler, then/),
+      expect.stringMatching(/^DPoP floor: jwtVerify of the token, jwtVerify of the proof/),
     ]);
     for (const [variant, median, spread, plan] of timed) {
       expect(median, variant).toMatch(/^\d+\.\d+ (µs|ms)$/);
@@ -225,6 +227,8 @@ describe('npm run bench -- --quick', () => {
       'private_key_jwt grant − its floor (own work)',
       'private_key_jwt grant ÷ the secret’s grant',
       'private_key_jwt grant − the secret’s grant (a key’s cost)',
+      'DPoP call ÷ its floor',
+      'DPoP call − its floor (own work)',
     ]);
     for (const [name, value] of derived) expect(value, name).toMatch(/^-?\d+\.\d\d(×| ms)$/);
   });
